@@ -1,0 +1,34 @@
+package dev.jitzoo.space.domain;
+
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+
+/** Reads and checks the dimensions of an op, so that every caller sees the same rules. */
+public record OpShapes(OpKind kind, int batch, int m, int k, int n) {
+
+    /** Checks an op and names its dimensions; throws {@link InvalidOpException} with the reason. */
+    public static OpShapes of(OpSpec op) {
+        int rank = switch (op.getKind()) {
+            case OP_KIND_MATMUL -> 3;
+            case OP_KIND_BATCH_MATMUL -> 4;
+            default -> throw new InvalidOpException("unknown op kind " + op.getKindValue());
+        };
+        if (op.getShapeCount() != rank) {
+            throw new InvalidOpException(op.getKind() + " needs " + rank + " dimensions, got " + op.getShapeCount());
+        }
+        for (int i = 0; i < rank; i++) {
+            int d = op.getShape(i);
+            if (d <= 0) {
+                throw new InvalidOpException("dimension " + i + " must be positive, got " + Integer.toUnsignedString(d));
+            }
+        }
+        int off = rank - 3;
+        return new OpShapes(op.getKind(), off == 1 ? op.getShape(0) : 1,
+                op.getShape(off), op.getShape(off + 1), op.getShape(off + 2));
+    }
+
+    /** Floating-point operations of one run. */
+    public long flops() {
+        return 2L * batch * m * k * n;
+    }
+}

@@ -1,0 +1,11 @@
+package dev.jitzoo.zoo.domain;
+
+import java.util.Optional;
+
+/** Fast lookup of elected kernels, in front of the {@link ReportStore}. */
+public interface BestKernelCache {
+
+    Optional<BestKernel> get(ZooKey key);
+
+    void put(ZooKey key, BestKernel best);
+}

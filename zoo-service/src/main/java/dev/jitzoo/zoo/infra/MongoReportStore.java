@@ -1,0 +1,119 @@
+package dev.jitzoo.zoo.infra;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.InsertManyOptions;
+import com.mongodb.client.model.ReplaceOptions;
+import com.mongodb.client.model.Sorts;
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.zoo.domain.BestKernel;
+import dev.jitzoo.zoo.domain.ReportStore;
+import dev.jitzoo.zoo.domain.ZooKey;
+import java.util.List;
+import java.util.Optional;
+import org.bson.Document;
+import org.bson.types.Binary;
+
+/**
+ * Reports in MongoDB: one document per measurement (so elections are plain aggregations) and
+ * one per key for its elected kernel. Uses only what MongoDB and its wire-compatible embedded
+ * stand-in both accept: no transactions, no change streams, no partial indexes.
+ */
+public class MongoReportStore implements ReportStore {
+
+    private final MongoCollection<Document> measurements;
+    private final MongoCollection<Document> best;
+
+    public MongoReportStore(MongoDatabase database) {
+        this.measurements = database.getCollection("measurements");
+        this.best = database.getCollection("best");
+        measurements.createIndex(Indexes.ascending("key", "sessionId", "kernelId"), new IndexOptions().unique(true));
+        measurements.createIndex(Indexes.ascending("fingerprint"));
+    }
+
+    @Override
+    public void addMeasurements(List<Measurement> batch) {
+        List<Document> docs = batch.stream().map(MongoReportStore::toDocument).toList();
+        try {
+            measurements.insertMany(docs, new InsertManyOptions().ordered(false));
+        } catch (MongoBulkWriteException e) {
+            // a redelivered report: its measurements are stored already
+            boolean onlyDuplicates = e.getWriteErrors().stream()
+                    .allMatch(w -> ErrorCategory.fromErrorCode(w.getCode()) == ErrorCategory.DUPLICATE_KEY);
+            if (!onlyDuplicates) {
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public Optional<BestKernel> elect(ZooKey key) {
+        Document winner = measurements.aggregate(List.of(
+                Aggregates.match(Filters.eq("key", key.asString())),
+                Aggregates.group("$kernelId",
+                        Accumulators.avg("meanMs", "$medianMs"),
+                        Accumulators.sum("reports", 1),
+                        Accumulators.first("ref", "$ref")),
+                Aggregates.sort(Sorts.ascending("meanMs")),
+                Aggregates.limit(1))).first();
+        if (winner == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new BestKernel(parseRef(winner.get("ref", Binary.class)),
+                winner.getDouble("meanMs"), winner.getInteger("reports")));
+    }
+
+    @Override
+    public void saveBest(ZooKey key, BestKernel kernel) {
+        Document doc = new Document("_id", key.asString())
+                .append("fingerprint", key.fingerprint())
+                .append("kernelId", kernel.kernel().getKernelId())
+                .append("ref", new Binary(kernel.kernel().toByteArray()))
+                .append("medianMs", kernel.medianMs())
+                .append("reports", kernel.reports());
+        best.replaceOne(Filters.eq("_id", key.asString()), doc, new ReplaceOptions().upsert(true));
+    }
+
+    @Override
+    public Optional<BestKernel> findBest(ZooKey key) {
+        Document doc = best.find(Filters.eq("_id", key.asString())).first();
+        if (doc == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new BestKernel(parseRef(doc.get("ref", Binary.class)),
+                doc.getDouble("medianMs"), doc.getInteger("reports")));
+    }
+
+    @Override
+    public long countMeasurements(String fingerprint) {
+        return measurements.countDocuments(Filters.eq("fingerprint", fingerprint));
+    }
+
+    private static Document toDocument(Measurement m) {
+        return new Document("key", m.key().asString())
+                .append("fingerprint", m.key().fingerprint())
+                .append("sessionId", m.sessionId())
+                .append("kernelId", m.kernel().getKernelId())
+                .append("ref", new Binary(m.kernel().toByteArray()))
+                .append("rank", m.rank())
+                .append("medianMs", m.medianMs())
+                .append("samples", m.samples())
+                .append("receivedAtMs", m.receivedAtMs());
+    }
+
+    private static KernelRef parseRef(Binary binary) {
+        try {
+            return KernelRef.parseFrom(binary.getData());
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("stored kernel reference is corrupt", e);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package dev.jitzoo.zoo.web;
+
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.zoo.domain.InvalidReportException;
+import dev.jitzoo.zoo.domain.Zoo;
+import jakarta.ws.rs.BadRequestException;
+import jakarta.ws.rs.DefaultValue;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.NotFoundException;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.util.Arrays;
+import java.util.Locale;
+
+/** Read-only JSON queries for analysts and for `./jitzoo zoo`. */
+@Path("/api/v1")
+@Produces(MediaType.APPLICATION_JSON)
+public class ZooResource {
+
+    private final Zoo zoo;
+
+    public ZooResource(Zoo zoo) {
+        this.zoo = zoo;
+    }
+
+    public record BestView(String kernelId, double medianMs, int reports, String schedule) {
+    }
+
+    public record CountView(String fingerprint, long count) {
+    }
+
+    /** The elected kernel of one op on one device kind; 404 when the zoo knows none. */
+    @GET
+    @Path("/best")
+    public BestView best(@QueryParam("fingerprint") String fingerprint,
+                         @QueryParam("op") @DefaultValue("matmul") String op,
+                         @QueryParam("shape") String shape,
+                         @QueryParam("backend") @DefaultValue("wasm") String backend,
+                         @QueryParam("rho") @DefaultValue("") String primitiveVector) {
+        try {
+            DeviceProfile device = DeviceProfile.newBuilder()
+                    .setFingerprint(fingerprint == null ? "" : fingerprint)
+                    .setPrimitiveVector(primitiveVector).build();
+            return zoo.resolve(parseOp(op, shape), parseBackend(backend), device)
+                    .map(b -> new BestView(b.kernel().getKernelId(), b.medianMs(), b.reports(),
+                            b.kernel().getSchedule().toString().replace('\n', ' ').trim()))
+                    .orElseThrow(() -> new NotFoundException("no kernel elected for this key yet"));
+        } catch (InvalidReportException e) {
+            throw new BadRequestException(e.getMessage());
+        }
+    }
+
+    /** How many measurements devices with this fingerprint have contributed. */
+    @GET
+    @Path("/reports/count")
+    public CountView count(@QueryParam("fingerprint") String fingerprint) {
+        if (fingerprint == null || fingerprint.isBlank()) {
+            throw new BadRequestException("fingerprint is required");
+        }
+        return new CountView(fingerprint, zoo.countMeasurements(fingerprint));
+    }
+
+    private static OpSpec parseOp(String op, String shape) {
+        if (shape == null || shape.isBlank()) {
+            throw new InvalidReportException("shape is required, e.g. shape=128,256,96");
+        }
+        try {
+            OpKind kind = OpKind.valueOf("OP_KIND_" + op.toUpperCase(Locale.ROOT));
+            return OpSpec.newBuilder().setKind(kind)
+                    .addAllShape(Arrays.stream(shape.split("[,x]")).map(Integer::valueOf).toList())
+                    .build();
+        } catch (IllegalArgumentException e) {
+            throw new InvalidReportException("bad op or shape: " + op + " " + shape);
+        }
+    }
+
+    private static Backend parseBackend(String backend) {
+        try {
+            return Backend.valueOf("BACKEND_" + backend.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new InvalidReportException("unknown backend " + backend);
+        }
+    }
+}

@@ -1,0 +1,185 @@
+package dev.jitzoo.zoo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.localstack.MalformedGrpc;
+import dev.jitzoo.localstack.TestInfra;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.Measurement;
+import dev.jitzoo.proto.zoo.v1.ResolveRequest;
+import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
+import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The zoo against real Kafka, MongoDB-wire and Redis servers, through its gRPC and HTTP edges. */
+@QuarkusTest
+@QuarkusTestResource(ZooInfraResource.class)
+class ZooServiceTest {
+
+    private static final OpSpec OP = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+            .addShape(64).addShape(32).addShape(48).build();
+
+    @TestHTTPResource("/")
+    URL base;
+
+    private ManagedChannel channel;
+    private ZooServiceGrpc.ZooServiceBlockingStub zoo;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeEach
+    void connect() {
+        channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
+        zoo = ZooServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void close() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void electsTheFastestReportedKernelAndServesItToTheNextDevice() throws Exception {
+        DeviceProfile device = device();
+        assertFalse(resolve(device).getFound(), "a new device kind starts with nothing");
+
+        publish(report(device, "session-a", Map.of("kslow", 2.0, "kmid", 1.5)));
+        ResolvedKernel first = awaitBest(device, "kmid");
+        assertEquals(1.5, first.getMedianMs(), 1e-9);
+
+        publish(report(device, "session-b", Map.of("kfast", 0.5, "kslow", 2.2)));
+        ResolvedKernel second = awaitBest(device, "kfast");
+        assertEquals(1, second.getReports());
+        assertEquals(OP, second.getKernel().getOp());
+        assertEquals(4, second.getKernel().getSchedule().getY0(), "the full kernel reference round-trips");
+
+        HttpResponse<String> best = get("api/v1/best?fingerprint=" + device.getFingerprint() + "&shape=64,32,48");
+        assertEquals(200, best.statusCode());
+        assertTrue(best.body().contains("\"kernelId\":\"kfast\""), best.body());
+        assertEquals("{\"fingerprint\":\"" + device.getFingerprint() + "\",\"count\":4}",
+                get("api/v1/reports/count?fingerprint=" + device.getFingerprint()).body());
+    }
+
+    @Test
+    void skipsGarbageAndRefusedRecordsAndKeepsConsuming() throws Exception {
+        DeviceProfile device = device();
+        publish(new byte[] {(byte) 0xff, 0x01, 0x02, 0x7f});
+        publish(report(device, "", Map.of("kbad", 1.0)).toByteArray()); // no session id: refused
+        publish(report(device, "session-ok", Map.of("kgood", 3.0)));
+        awaitBest(device, "kgood");
+        assertEquals("{\"fingerprint\":\"" + device.getFingerprint() + "\",\"count\":1}",
+                get("api/v1/reports/count?fingerprint=" + device.getFingerprint()).body(),
+                "only the valid report is stored");
+    }
+
+    @Test
+    void redeliveredReportIsStoredOnce() throws Exception {
+        DeviceProfile device = device();
+        KernelReport report = report(device, "session-r", Map.of("kone", 1.0));
+        publish(report);
+        awaitBest(device, "kone");
+        publish(report);
+        publish(report(device, "session-s", Map.of("kone", 3.0)));
+        Instant deadline = Instant.now().plusSeconds(20);
+        while (resolve(device).getReports() < 2 && Instant.now().isBefore(deadline)) {
+            Thread.sleep(100);
+        }
+        assertEquals(2, resolve(device).getReports(), "two sessions, not three reports");
+        assertEquals(2.0, resolve(device).getMedianMs(), 1e-9);
+    }
+
+    @Test
+    void refusesMalformedRequestsWithAReasonAndKeepsServing() throws Exception {
+        StatusRuntimeException noFingerprint = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,
+                () -> zoo.resolve(ResolveRequest.newBuilder().setBackend(Backend.BACKEND_WASM).addOps(OP).build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, noFingerprint.getStatus().getCode());
+        assertTrue(noFingerprint.getStatus().getDescription().contains("fingerprint"));
+
+        StatusRuntimeException garbage = MalformedGrpc.callExpectingError(channel,
+                "jitzoo.zoo.v1.ZooService/Resolve", new byte[] {0x0a, (byte) 0xff, 0x01});
+        assertTrue(garbage.getStatus().getDescription() != null, "the status carries a reason");
+
+        assertFalse(resolve(device()).getFound(), "still serving after bad requests");
+        assertEquals(400, get("api/v1/best?fingerprint=x&shape=1,2,zero").statusCode());
+        assertEquals(400, get("api/v1/reports/count").statusCode());
+        assertEquals(404, get("api/v1/best?fingerprint=nobody&shape=64,32,48").statusCode());
+    }
+
+    private static DeviceProfile device() {
+        return DeviceProfile.newBuilder().setFingerprint("test-" + UUID.randomUUID()).build();
+    }
+
+    private ResolvedKernel resolve(DeviceProfile device) {
+        return zoo.resolve(ResolveRequest.newBuilder().setDevice(device).setBackend(Backend.BACKEND_WASM)
+                .addOps(OP).build()).getKernels(0);
+    }
+
+    private ResolvedKernel awaitBest(DeviceProfile device, String kernelId) throws InterruptedException {
+        Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
+        ResolvedKernel resolved = resolve(device);
+        while (!(resolved.getFound() && resolved.getKernel().getKernelId().equals(kernelId))) {
+            if (Instant.now().isAfter(deadline)) {
+                throw new AssertionError("zoo never elected " + kernelId + "; last answer: " + resolved);
+            }
+            Thread.sleep(100);
+            resolved = resolve(device);
+        }
+        return resolved;
+    }
+
+    private static KernelReport report(DeviceProfile device, String session, Map<String, Double> timings) {
+        KernelReport.Builder report = KernelReport.newBuilder().setSessionId(session).setDevice(device)
+                .setOp(OP).setBackend(Backend.BACKEND_WASM).setReceivedAtMs(System.currentTimeMillis());
+        timings.entrySet().stream().sorted(Map.Entry.comparingByValue()).forEach(e -> report.addRanked(
+                Measurement.newBuilder().setMedianMs(e.getValue()).setSamples(5).setKernel(KernelRef.newBuilder()
+                        .setKernelId(e.getKey()).setBackend(Backend.BACKEND_WASM).setOp(OP).setAbiVersion(1)
+                        .setSchedule(Schedule.newBuilder().setY0(4).setX0(8).setVectorize(true)))));
+        return report.build();
+    }
+
+    private static void publish(KernelReport report) throws Exception {
+        publish(report.toByteArray());
+    }
+
+    private static void publish(byte[] payload) throws Exception {
+        try (var producer = new KafkaProducer<>(Map.<String, Object>of("bootstrap.servers", TestInfra.kafkaBootstrap()),
+                new StringSerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>("kernel-reports", "test", payload)).get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base.toString() + path)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}
