@@ -1,0 +1,30 @@
+package dev.jitzoo.gateway;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+
+/** Settings of the gateway. Addresses of the three services are Quarkus gRPC client keys. */
+@ConfigMapping(prefix = "jitzoo.gateway")
+public interface GatewayConfig {
+
+    /** Most ops one Hello may ask to tune. */
+    @WithDefault("16")
+    int maxOpsPerSession();
+
+    /** Largest number of elements any one operand of a requested op may have. */
+    @WithDefault("67108864")
+    long maxOperandElements();
+
+    /** Most kernels a report may rank (the client's top-N). */
+    @WithDefault("5")
+    int maxRankedPerReport();
+
+    /** Offers buffered per session before the client grants credit; generation waits beyond it. */
+    @WithDefault("64")
+    int maxQueuedOffers();
+
+    /** Deadline of each call to the space, codegen and zoo services. */
+    @WithDefault("PT15S")
+    Duration rpcTimeout();
+}

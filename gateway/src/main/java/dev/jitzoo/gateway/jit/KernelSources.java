@@ -1,0 +1,114 @@
+package dev.jitzoo.gateway.jit;
+
+import dev.jitzoo.gateway.GatewayConfig;
+import dev.jitzoo.proto.codegen.v1.CodegenService;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateResponse;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.InitialKernel;
+import dev.jitzoo.proto.kernel.v1.KernelArtifact;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.ComposeRequest;
+import dev.jitzoo.proto.space.v1.SpaceService;
+import dev.jitzoo.proto.zoo.v1.ResolveRequest;
+import dev.jitzoo.proto.zoo.v1.ResolveResponse;
+import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
+import dev.jitzoo.proto.zoo.v1.ZooService;
+import io.quarkus.grpc.GrpcClient;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jboss.logging.Logger;
+
+/**
+ * Where a session's kernels come from: the zoo's best (or a safe default) for the Welcome, then
+ * the space's ordered candidates compiled by codegen, streamed as they are generated.
+ */
+@ApplicationScoped
+public class KernelSources {
+
+    private static final Logger LOG = Logger.getLogger(KernelSources.class);
+
+    /** The default when the zoo knows nothing: one row, one SIMD vector, valid for any shape. */
+    static final Schedule SAFE_DEFAULT = Schedule.newBuilder().setY0(1).setX0(4).setVectorize(true).build();
+
+    private final ZooService zoo;
+    private final SpaceService space;
+    private final CodegenService codegen;
+    private final GatewayConfig config;
+
+    public KernelSources(@GrpcClient("zoo") ZooService zoo,
+                         @GrpcClient("space") SpaceService space,
+                         @GrpcClient("codegen") CodegenService codegen,
+                         GatewayConfig config) {
+        this.zoo = zoo;
+        this.space = space;
+        this.codegen = codegen;
+        this.config = config;
+    }
+
+    /**
+     * One initial kernel per op. A zoo that does not answer costs the session its head start,
+     * not its inference: the safe default is used instead.
+     */
+    public Uni<List<InitialKernel>> initialKernels(Hello hello) {
+        ResolveRequest request = ResolveRequest.newBuilder()
+                .setDevice(hello.getDevice()).setBackend(hello.getBackend()).addAllOps(hello.getOpsList()).build();
+        return zoo.resolve(request)
+                .ifNoItem().after(config.rpcTimeout()).fail()
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.warnf("zoo unavailable, starting from defaults: %s", failure.toString());
+                    return ResolveResponse.getDefaultInstance();
+                })
+                .chain(resolved -> {
+                    List<Uni<InitialKernel>> initial = new ArrayList<>();
+                    for (int i = 0; i < hello.getOpsCount(); i++) {
+                        OpSpec op = hello.getOps(i);
+                        ResolvedKernel known = i < resolved.getKernelsCount() ? resolved.getKernels(i) : null;
+                        boolean fromZoo = known != null && known.getFound() && known.getKernel().getOp().equals(op);
+                        Schedule schedule = fromZoo ? known.getKernel().getSchedule() : SAFE_DEFAULT;
+                        initial.add(generate(request(hello, op, schedule))
+                                .map(artifact -> InitialKernel.newBuilder()
+                                        .setArtifact(artifact).setFromZoo(fromZoo).build()));
+                    }
+                    return Uni.join().all(initial).andFailFast();
+                });
+    }
+
+    /** Every candidate of every op, compiled, in the space's order within each op. */
+    public Multi<Offer> candidates(Hello hello) {
+        return Multi.createFrom().iterable(hello.getOpsList())
+                .onItem().transformToMultiAndConcatenate(op -> space
+                        .compose(ComposeRequest.newBuilder()
+                                .setOp(op).setDevice(hello.getDevice()).setBackend(hello.getBackend()).build())
+                        .ifNoItem().after(config.rpcTimeout()).fail()
+                        .onItem().transformToMulti(composed -> {
+                            GenerateBatchRequest.Builder batch = GenerateBatchRequest.newBuilder();
+                            for (Candidate candidate : composed.getCandidatesList()) {
+                                batch.addRequests(request(hello, op, candidate.getSchedule()));
+                            }
+                            AtomicInteger rank = new AtomicInteger();
+                            return codegen.generateBatch(batch.build())
+                                    .map(generated -> new Offer(generated.getArtifact(), rank.getAndIncrement()));
+                        }));
+    }
+
+    /** A generated candidate and its place in its op's ordering. */
+    public record Offer(KernelArtifact artifact, int rank) {
+    }
+
+    private Uni<KernelArtifact> generate(GenerateRequest request) {
+        return codegen.generate(request).ifNoItem().after(config.rpcTimeout()).fail()
+                .map(GenerateResponse::getArtifact);
+    }
+
+    private static GenerateRequest request(Hello hello, OpSpec op, Schedule schedule) {
+        return GenerateRequest.newBuilder().setOp(op).setSchedule(schedule).setBackend(hello.getBackend()).build();
+    }
+}

@@ -1,0 +1,58 @@
+package dev.jitzoo.gateway.session;
+
+import dev.jitzoo.proto.gateway.v1.ErrorCode;
+
+/**
+ * A frame the gateway refuses. {@link #fatal()} ones end the session with {@link #closeCode()};
+ * the others are answered with an Error frame and the session goes on.
+ */
+public class ProtocolException extends RuntimeException {
+
+    /** WebSocket close codes (RFC 6455, section 7.4.1). */
+    public static final int INVALID_PAYLOAD = 1007;
+    public static final int POLICY_VIOLATION = 1008;
+    public static final int UNSUPPORTED_DATA = 1003;
+    public static final int INTERNAL_ERROR = 1011;
+
+    private final ErrorCode code;
+    private final int closeCode;
+
+    private ProtocolException(ErrorCode code, int closeCode, String message) {
+        super(message);
+        this.code = code;
+        this.closeCode = closeCode;
+    }
+
+    public static ProtocolException malformed(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_MALFORMED_FRAME, INVALID_PAYLOAD, message);
+    }
+
+    public static ProtocolException protocol(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_PROTOCOL, POLICY_VIOLATION, message);
+    }
+
+    public static ProtocolException invalidHello(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_INVALID_HELLO, POLICY_VIOLATION, message);
+    }
+
+    /** Not fatal: the session stays open. */
+    public static ProtocolException invalidReport(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_INVALID_REPORT, 0, message);
+    }
+
+    public static ProtocolException unavailable(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, INTERNAL_ERROR, message);
+    }
+
+    public ErrorCode code() {
+        return code;
+    }
+
+    public int closeCode() {
+        return closeCode;
+    }
+
+    public boolean fatal() {
+        return closeCode != 0;
+    }
+}

@@ -1,0 +1,143 @@
+package dev.jitzoo.gateway.session;
+
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.KernelOffer;
+import dev.jitzoo.proto.gateway.v1.RankedKernel;
+import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.Measurement;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+
+/**
+ * One browser session: what it asked for, which kernels it was given (the only ids its reports
+ * may name), and the offers waiting for credit. Plain Java; callers synchronize on it.
+ */
+public final class Session {
+
+    private final String id;
+    private final Hello hello;
+    private final Map<String, KernelRef> issuedKernels = new HashMap<>();
+    private final Set<Integer> reportedOps = new HashSet<>();
+    private final Queue<KernelOffer> pendingOffers = new ArrayDeque<>();
+    private long credits;
+    private int offersSent;
+    private boolean generationDone;
+    private boolean doneSent;
+
+    public Session(String id, Hello hello) {
+        this.id = id;
+        this.hello = hello;
+        this.credits = hello.getCredits();
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public Hello hello() {
+        return hello;
+    }
+
+    /** Remembers a kernel the gateway gave this session, initial or offered. */
+    public void issue(KernelRef kernel) {
+        issuedKernels.put(kernel.getKernelId(), kernel);
+    }
+
+    public void enqueue(KernelOffer offer) {
+        issue(offer.getArtifact().getRef());
+        pendingOffers.add(offer);
+    }
+
+    public int pendingOfferCount() {
+        return pendingOffers.size();
+    }
+
+    public void grant(long more) {
+        credits += more;
+    }
+
+    /** Offers that may go out now, within the client's credit. */
+    public List<KernelOffer> takeSendable() {
+        List<KernelOffer> out = new java.util.ArrayList<>();
+        while (credits > 0 && !pendingOffers.isEmpty()) {
+            out.add(pendingOffers.poll());
+            credits--;
+            offersSent++;
+        }
+        return out;
+    }
+
+    public void markGenerationDone() {
+        generationDone = true;
+    }
+
+    /** True once, when every generated offer has been sent: time for OffersDone. */
+    public boolean takeDone() {
+        if (generationDone && pendingOffers.isEmpty() && !doneSent) {
+            doneSent = true;
+            return true;
+        }
+        return false;
+    }
+
+    public int offersSent() {
+        return offersSent;
+    }
+
+    /**
+     * Turns a client's report into the zoo's record of it, with the full kernel references the
+     * gateway issued. Refuses ops never asked for, ids never issued for that op, bad timings, and
+     * a second report of the same op.
+     */
+    public KernelReport acceptReport(Report report, int maxRanked, long nowMs) {
+        int opIndex = hello.getOpsList().indexOf(report.getOp());
+        if (opIndex < 0) {
+            throw ProtocolException.invalidReport("op " + report.getOp().getKind() + report.getOp().getShapeList()
+                    + " was never offered in this session");
+        }
+        if (report.getRankedCount() == 0 || report.getRankedCount() > maxRanked) {
+            throw ProtocolException.invalidReport("a report ranks 1 to " + maxRanked + " kernels, got "
+                    + report.getRankedCount());
+        }
+        if (reportedOps.contains(opIndex)) {
+            throw ProtocolException.invalidReport("this op was reported already in this session");
+        }
+        KernelReport.Builder out = KernelReport.newBuilder()
+                .setSessionId(id)
+                .setDevice(hello.getDevice())
+                .setOp(report.getOp())
+                .setBackend(hello.getBackend())
+                .setReceivedAtMs(nowMs);
+        Set<String> seen = new HashSet<>();
+        for (RankedKernel ranked : report.getRankedList()) {
+            KernelRef kernel = issuedKernels.get(ranked.getKernelId());
+            if (kernel == null || !kernel.getOp().equals(report.getOp())) {
+                throw ProtocolException.invalidReport("kernel " + abbreviate(ranked.getKernelId())
+                        + " was not issued for this op in this session");
+            }
+            if (!seen.add(ranked.getKernelId())) {
+                throw ProtocolException.invalidReport("kernel " + ranked.getKernelId() + " is ranked twice");
+            }
+            if (!(ranked.getMedianMs() > 0) || Double.isInfinite(ranked.getMedianMs())) {
+                throw ProtocolException.invalidReport("kernel " + ranked.getKernelId() + " has no positive latency");
+            }
+            out.addRanked(Measurement.newBuilder()
+                    .setKernel(kernel)
+                    .setMedianMs(ranked.getMedianMs())
+                    .setSamples(ranked.getSamples()));
+        }
+        reportedOps.add(opIndex);
+        return out.build();
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 64 ? s : s.substring(0, 64) + "…";
+    }
+}

@@ -1,0 +1,200 @@
+package dev.jitzoo.gateway.session;
+
+import dev.jitzoo.gateway.GatewayConfig;
+import dev.jitzoo.gateway.jit.KernelSources;
+import dev.jitzoo.gateway.reports.ReportPublisher;
+import dev.jitzoo.proto.gateway.v1.ClientFrame;
+import dev.jitzoo.proto.gateway.v1.Error;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.KernelOffer;
+import dev.jitzoo.proto.gateway.v1.OffersDone;
+import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.gateway.v1.ReportAck;
+import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import dev.jitzoo.proto.gateway.v1.Welcome;
+import io.quarkus.websockets.next.CloseReason;
+import io.quarkus.websockets.next.OnBinaryMessage;
+import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnTextMessage;
+import io.quarkus.websockets.next.WebSocket;
+import io.quarkus.websockets.next.WebSocketConnection;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+
+/**
+ * The browser's WebSocket: one binary protobuf frame per message. Converts frames, keeps one
+ * {@link Session} per connection, and hands the work to {@link KernelSources} and
+ * {@link ReportPublisher}. A bad frame costs only its own session.
+ */
+@WebSocket(path = "/v1/session")
+public class SessionSocket {
+
+    private static final Logger LOG = Logger.getLogger(SessionSocket.class);
+
+    private final KernelSources kernels;
+    private final ReportPublisher publisher;
+    private final GatewayConfig config;
+    private final FrameRules rules;
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final Map<String, Cancellable> generation = new ConcurrentHashMap<>();
+
+    public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config) {
+        this.kernels = kernels;
+        this.publisher = publisher;
+        this.config = config;
+        this.rules = new FrameRules(config.maxOpsPerSession(), config.maxOperandElements());
+    }
+
+    @OnBinaryMessage
+    public Uni<Void> onFrame(byte[] message, WebSocketConnection connection) {
+        try {
+            ClientFrame frame = rules.parse(message);
+            Session session = sessions.get(connection.id());
+            return switch (frame.getFrameCase()) {
+                case HELLO -> onHello(frame.getHello(), session, connection);
+                case CREDIT -> {
+                    requireSession(session, "Credit");
+                    synchronized (session) {
+                        session.grant(frame.getCredit().getCredits());
+                    }
+                    yield flush(session, connection);
+                }
+                case REPORT -> onReport(frame.getReport(), requireSession(session, "Report"), connection);
+                case FRAME_NOT_SET -> throw ProtocolException.malformed("frame carries no known message");
+            };
+        } catch (ProtocolException e) {
+            return refuse(e, connection);
+        }
+    }
+
+    @OnTextMessage
+    public Uni<Void> onText(String message, WebSocketConnection connection) {
+        return refuse(ProtocolException.malformed("text messages are not spoken here: send binary ClientFrame protobuf"),
+                connection);
+    }
+
+    @OnClose
+    public void onClose(WebSocketConnection connection) {
+        sessions.remove(connection.id());
+        Cancellable running = generation.remove(connection.id());
+        if (running != null) {
+            running.cancel();
+        }
+    }
+
+    private Uni<Void> onHello(Hello hello, Session existing, WebSocketConnection connection) {
+        if (existing != null) {
+            throw ProtocolException.protocol("Hello was sent twice");
+        }
+        rules.checkHello(hello);
+        Session session = new Session(UUID.randomUUID().toString(), hello);
+        sessions.put(connection.id(), session);
+        LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
+        return kernels.initialKernels(hello)
+                .chain(initial -> {
+                    synchronized (session) {
+                        initial.forEach(k -> session.issue(k.getArtifact().getRef()));
+                    }
+                    return send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
+                            .setSessionId(session.id()).addAllInitial(initial)).build());
+                })
+                .invoke(() -> startGeneration(session, connection))
+                .onFailure(f -> !(f instanceof ProtocolException))
+                .transform(f -> ProtocolException.unavailable("kernel services unavailable: " + f.getMessage()))
+                .onFailure(ProtocolException.class).recoverWithUni(f -> refuse((ProtocolException) f, connection));
+    }
+
+    private void startGeneration(Session session, WebSocketConnection connection) {
+        Cancellable running = kernels.candidates(session.hello())
+                .onItem().transformToUniAndConcatenate(offer -> {
+                    synchronized (session) {
+                        session.enqueue(KernelOffer.newBuilder()
+                                .setArtifact(offer.artifact()).setRank(offer.rank()).build());
+                    }
+                    return flush(session, connection);
+                })
+                .subscribe().with(
+                        ignored -> { },
+                        failure -> {
+                            LOG.warnf("session %s: generation failed: %s", session.id(), failure.toString());
+                            refuse(ProtocolException.unavailable("kernel generation failed: " + failure.getMessage()),
+                                    connection).subscribe().with(v -> { }, e -> { });
+                        },
+                        () -> {
+                            synchronized (session) {
+                                session.markGenerationDone();
+                            }
+                            flush(session, connection).subscribe().with(v -> { }, e -> { });
+                        });
+        generation.put(connection.id(), running);
+    }
+
+    /** Sends what the client's credit allows, then OffersDone once everything went out. */
+    private Uni<Void> flush(Session session, WebSocketConnection connection) {
+        List<KernelOffer> sendable;
+        boolean done;
+        synchronized (session) {
+            sendable = session.takeSendable();
+            done = session.takeDone();
+        }
+        Uni<Void> chain = Uni.createFrom().voidItem();
+        for (KernelOffer offer : sendable) {
+            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(offer).build()));
+        }
+        if (done) {
+            int sent = session.offersSent();
+            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder()
+                    .setOffersDone(OffersDone.newBuilder().setOffersSent(sent)).build()));
+        }
+        return chain;
+    }
+
+    private Uni<Void> onReport(Report report, Session session, WebSocketConnection connection) {
+        var accepted = session.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis());
+        return publisher.publish(accepted)
+                .chain(() -> send(connection, ServerFrame.newBuilder()
+                        .setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build()))
+                .onFailure().recoverWithUni(f -> {
+                    LOG.warnf("session %s: report not published: %s", session.id(), f.toString());
+                    return send(connection, error(ProtocolException.unavailable("report not stored, try again later")));
+                });
+    }
+
+    private static Session requireSession(Session session, String frame) {
+        if (session == null) {
+            throw ProtocolException.protocol(frame + " before Hello");
+        }
+        return session;
+    }
+
+    private Uni<Void> refuse(ProtocolException e, WebSocketConnection connection) {
+        LOG.debugf("connection %s: %s", connection.id(), e.getMessage());
+        Uni<Void> sent = send(connection, error(e)).onFailure().recoverWithNull();
+        if (!e.fatal()) {
+            return sent;
+        }
+        return sent.chain(() -> connection.close(new CloseReason(e.closeCode(), closeReason(e.getMessage()))));
+    }
+
+    private static ServerFrame error(ProtocolException e) {
+        return ServerFrame.newBuilder().setError(Error.newBuilder().setCode(e.code()).setMessage(e.getMessage())).build();
+    }
+
+    private static Uni<Void> send(WebSocketConnection connection, ServerFrame frame) {
+        return connection.sendBinary(frame.toByteArray());
+    }
+
+    /** A close reason must fit in 123 bytes of UTF-8. */
+    private static String closeReason(String message) {
+        String reason = message;
+        while (reason.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 123) {
+            reason = reason.substring(0, reason.length() - 2);
+        }
+        return reason;
+    }
+}

@@ -1,0 +1,109 @@
+package dev.jitzoo.space;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.localstack.MalformedGrpc;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.ComposeRequest;
+import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.space.v1.SpaceServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import grpc.health.v1.HealthOuterClass.HealthCheckRequest;
+import grpc.health.v1.HealthOuterClass.HealthCheckResponse;
+import grpc.health.v1.HealthGrpc;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.net.URL;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The space service over a real gRPC channel. */
+@QuarkusTest
+class SpaceServiceTest {
+
+    @TestHTTPResource("/")
+    URL base;
+
+    private ManagedChannel channel;
+    private SpaceServiceGrpc.SpaceServiceBlockingStub space;
+
+    @BeforeEach
+    void connect() {
+        channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
+        space = SpaceServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void close() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void composesOrderedCandidatesWithinTheRegisterBudget() {
+        ComposeResponse response = space.compose(request(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                .addShape(384).addShape(768).addShape(768).build(), true));
+        assertTrue(response.getCandidatesCount() >= 4, "a handful of tilings");
+        assertTrue(response.getNaiveSpaceSize() > 10_000L * response.getCandidatesCount());
+        for (int i = 1; i < response.getCandidatesCount(); i++) {
+            assertTrue(response.getCandidates(i - 1).getScore() >= response.getCandidates(i).getScore(), "best first");
+        }
+        for (Candidate c : response.getCandidatesList()) {
+            assertTrue(c.getSchedule().getY0() * c.getSchedule().getX0() / 4 <= 12, "fits the SIMD registers");
+            assertTrue(c.getSchedule().getVectorize());
+        }
+    }
+
+    @Test
+    void withoutSimdNoCandidateIsVectorized() {
+        ComposeResponse response = space.compose(request(OpSpec.newBuilder().setKind(OpKind.OP_KIND_BATCH_MATMUL)
+                .addShape(12).addShape(384).addShape(64).addShape(384).build(), false));
+        assertFalse(response.getCandidatesList().isEmpty());
+        assertTrue(response.getCandidatesList().stream().noneMatch(c -> c.getSchedule().getVectorize()));
+    }
+
+    @Test
+    void refusesImpossibleOpsWithTheReason() {
+        assertInvalid(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(4).addShape(0).addShape(4).build(),
+                "positive");
+        assertInvalid(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(4).addShape(4).build(), "3 dimensions");
+        assertInvalid(OpSpec.newBuilder().setKindValue(99).addShape(4).addShape(4).addShape(4).build(), "unknown op");
+        StatusRuntimeException noOp = assertThrows(StatusRuntimeException.class,
+                () -> space.compose(ComposeRequest.getDefaultInstance()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, noOp.getStatus().getCode());
+    }
+
+    @Test
+    void survivesGarbageBytesAndReportsHealth() {
+        StatusRuntimeException garbage = MalformedGrpc.callExpectingError(channel,
+                "jitzoo.space.v1.SpaceService/Compose", new byte[] {0x12, 0x7f, 0x01});
+        assertTrue(garbage.getStatus().getDescription() != null, "a reason comes back");
+        HealthCheckResponse health = HealthGrpc.newBlockingStub(channel)
+                .check(HealthCheckRequest.newBuilder().setService("").build());
+        assertEquals(HealthCheckResponse.ServingStatus.SERVING, health.getStatus());
+    }
+
+    private void assertInvalid(OpSpec op, String reason) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> space.compose(request(op, true)));
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().contains(reason), e.getStatus().getDescription());
+    }
+
+    private static ComposeRequest request(OpSpec op, boolean simd) {
+        return ComposeRequest.newBuilder().setOp(op).setBackend(Backend.BACKEND_WASM)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("test")
+                        .setWasm(WasmFeatures.newBuilder().setSimd(simd))).build();
+    }
+}
