@@ -8,6 +8,10 @@ import java.time.Duration;
 @ConfigMapping(prefix = "jitzoo.gateway")
 public interface GatewayConfig {
 
+    /** Largest client frame accepted; a larger one ends the session with close code 1009. */
+    @WithDefault("65536")
+    int maxFrameBytes();
+
     /** Most ops one Hello may ask to tune. */
     @WithDefault("16")
     int maxOpsPerSession();

@@ -11,16 +11,21 @@ public final class FrameRules {
 
     public static final int PROTOCOL_VERSION = 1;
 
+    private final int maxFrameBytes;
     private final int maxOps;
     private final long maxOperandElements;
 
-    public FrameRules(int maxOps, long maxOperandElements) {
+    public FrameRules(int maxFrameBytes, int maxOps, long maxOperandElements) {
+        this.maxFrameBytes = maxFrameBytes;
         this.maxOps = maxOps;
         this.maxOperandElements = maxOperandElements;
     }
 
     /** Parses one binary WebSocket message; garbage, truncation or an empty oneof is malformed. */
     public ClientFrame parse(byte[] message) {
+        if (message.length > maxFrameBytes) {
+            throw ProtocolException.tooBig(message.length, maxFrameBytes);
+        }
         ClientFrame frame;
         try {
             frame = ClientFrame.parseFrom(message);

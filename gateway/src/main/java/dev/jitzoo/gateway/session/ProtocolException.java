@@ -12,6 +12,7 @@ public class ProtocolException extends RuntimeException {
     public static final int INVALID_PAYLOAD = 1007;
     public static final int POLICY_VIOLATION = 1008;
     public static final int UNSUPPORTED_DATA = 1003;
+    public static final int MESSAGE_TOO_BIG = 1009;
     public static final int INTERNAL_ERROR = 1011;
 
     private final ErrorCode code;
@@ -25,6 +26,11 @@ public class ProtocolException extends RuntimeException {
 
     public static ProtocolException malformed(String message) {
         return new ProtocolException(ErrorCode.ERROR_CODE_MALFORMED_FRAME, INVALID_PAYLOAD, message);
+    }
+
+    public static ProtocolException tooBig(int size, int limit) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_MALFORMED_FRAME, MESSAGE_TOO_BIG,
+                "frame of " + size + " bytes exceeds the limit of " + limit);
     }
 
     public static ProtocolException protocol(String message) {

@@ -47,7 +47,7 @@ public class SessionSocket {
         this.kernels = kernels;
         this.publisher = publisher;
         this.config = config;
-        this.rules = new FrameRules(config.maxOpsPerSession(), config.maxOperandElements());
+        this.rules = new FrameRules(config.maxFrameBytes(), config.maxOpsPerSession(), config.maxOperandElements());
     }
 
     @OnBinaryMessage

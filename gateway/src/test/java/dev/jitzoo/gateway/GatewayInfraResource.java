@@ -1,0 +1,19 @@
+package dev.jitzoo.gateway;
+
+import dev.jitzoo.localstack.TestInfra;
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import java.util.Map;
+
+/** A real Kafka for the gateway's report producer (see {@link TestInfra}). */
+public class GatewayInfraResource implements QuarkusTestResourceLifecycleManager {
+
+    @Override
+    public Map<String, String> start() {
+        return Map.of("kafka.bootstrap.servers", TestInfra.kafkaBootstrap());
+    }
+
+    @Override
+    public void stop() {
+        // shared by the JVM; stops when it exits
+    }
+}

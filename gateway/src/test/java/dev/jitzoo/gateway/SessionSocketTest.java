@@ -1,0 +1,136 @@
+package dev.jitzoo.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.jitzoo.proto.gateway.v1.ClientFrame;
+import dev.jitzoo.proto.gateway.v1.ErrorCode;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Bad input over a real WebSocket: each refused frame gets an Error frame and a close code with
+ * a reason, and the gateway goes on serving. (The full thread with the three services runs in
+ * the end-to-end suite.)
+ */
+@QuarkusTest
+@QuarkusTestResource(GatewayInfraResource.class)
+class SessionSocketTest {
+
+    @TestHTTPResource("/v1/session")
+    URL endpoint;
+
+    @Test
+    void garbageClosesWith1007() throws Exception {
+        Outcome outcome = exchange(ByteBuffer.wrap(new byte[] {(byte) 0xff, 0x00, 0x13, 0x37}));
+        assertEquals(1007, outcome.closeCode);
+        assertEquals(ErrorCode.ERROR_CODE_MALFORMED_FRAME, outcome.error.getError().getCode());
+        assertFalse(outcome.reason.isBlank());
+    }
+
+    @Test
+    void truncatedHelloClosesWith1007() throws Exception {
+        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1)
+                .setBackend(Backend.BACKEND_WASM).addOps(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                        .addShape(128).addShape(256).addShape(96))).build().toByteArray();
+        Outcome outcome = exchange(ByteBuffer.wrap(hello, 0, hello.length - 3));
+        assertEquals(1007, outcome.closeCode);
+    }
+
+    @Test
+    void helloWithoutFingerprintClosesWith1008() throws Exception {
+        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1)
+                .setBackend(Backend.BACKEND_WASM).addOps(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                        .addShape(8).addShape(8).addShape(8))).build().toByteArray();
+        Outcome outcome = exchange(ByteBuffer.wrap(hello));
+        assertEquals(1008, outcome.closeCode);
+        assertEquals(ErrorCode.ERROR_CODE_INVALID_HELLO, outcome.error.getError().getCode());
+        assertEquals("device.fingerprint is required", outcome.reason);
+    }
+
+    @Test
+    void reportBeforeHelloClosesWith1008() throws Exception {
+        byte[] report = ClientFrame.newBuilder().setReport(Report.newBuilder()).build().toByteArray();
+        Outcome outcome = exchange(ByteBuffer.wrap(report));
+        assertEquals(1008, outcome.closeCode);
+        assertEquals(ErrorCode.ERROR_CODE_PROTOCOL, outcome.error.getError().getCode());
+    }
+
+    @Test
+    void textClosesWith1007() throws Exception {
+        Outcome outcome = exchange(null);
+        assertEquals(1007, outcome.closeCode);
+    }
+
+    @Test
+    void oversizedFrameIsRefused() throws Exception {
+        Outcome outcome = exchange(ByteBuffer.wrap(new byte[80 * 1024]));
+        assertEquals(1009, outcome.closeCode);
+    }
+
+    /** What came back for one frame: the Error frame, if any, and the close. */
+    private record Outcome(ServerFrame error, int closeCode, String reason) {
+    }
+
+    /** Opens a connection, sends one binary frame (or a text one when null), waits for the close. */
+    private Outcome exchange(ByteBuffer frame) throws Exception {
+        CompletableFuture<Outcome> closed = new CompletableFuture<>();
+        WebSocket.Listener listener = new WebSocket.Listener() {
+            private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+            private ServerFrame error;
+
+            @Override
+            public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
+                byte[] bytes = new byte[data.remaining()];
+                data.get(bytes);
+                buffer.writeBytes(bytes);
+                if (last) {
+                    try {
+                        error = ServerFrame.parseFrom(buffer.toByteArray());
+                    } catch (Exception e) {
+                        closed.completeExceptionally(e);
+                    }
+                    buffer.reset();
+                }
+                ws.request(1);
+                return null;
+            }
+
+            @Override
+            public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+                closed.complete(new Outcome(error, statusCode, reason));
+                return null;
+            }
+
+            @Override
+            public void onError(WebSocket ws, Throwable failure) {
+                closed.completeExceptionally(failure);
+            }
+        };
+        URI uri = URI.create(endpoint.toString().replace("http://", "ws://"));
+        WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder().buildAsync(uri, listener).get(10, TimeUnit.SECONDS);
+        if (frame == null) {
+            ws.sendText("hello?", true);
+        } else {
+            ws.sendBinary(frame, true);
+        }
+        return closed.get(15, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,71 @@
+package dev.jitzoo.gateway.session;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.proto.gateway.v1.ClientFrame;
+import dev.jitzoo.proto.gateway.v1.ErrorCode;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class FrameRulesTest {
+
+    private final FrameRules rules = new FrameRules(1024, 4, 1 << 20);
+
+    private static Hello.Builder validHello() {
+        return Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("fp"))
+                .addOps(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(3).addShape(5).addShape(7));
+    }
+
+    @Test
+    void parsesAValidHello() {
+        byte[] bytes = ClientFrame.newBuilder().setHello(validHello()).build().toByteArray();
+        ClientFrame frame = rules.parse(bytes);
+        rules.checkHello(frame.getHello());
+        assertEquals("fp", frame.getHello().getDevice().getFingerprint());
+    }
+
+    @Test
+    void garbageTruncationAndEmptyFramesAreMalformed() {
+        byte[] hello = ClientFrame.newBuilder().setHello(validHello()).build().toByteArray();
+        assertMalformed(Arrays.copyOf(hello, hello.length / 2));
+        assertMalformed(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff});
+        assertMalformed(new byte[0]);
+        ProtocolException tooBig = assertThrows(ProtocolException.class, () -> rules.parse(new byte[1025]));
+        assertEquals(ProtocolException.MESSAGE_TOO_BIG, tooBig.closeCode());
+    }
+
+    @Test
+    void refusesHellosItCannotServe() {
+        assertBadHello(validHello().clearDevice(), "fingerprint");
+        assertBadHello(validHello().setProtocolVersion(2), "protocol_version");
+        assertBadHello(validHello().setBackend(Backend.BACKEND_WGSL), "backend");
+        assertBadHello(validHello().clearOps(), "1 to 4 ops");
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                .addShape(3).addShape(0).addShape(7)), "positive");
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                .addShape(4096).addShape(4096).addShape(7)), "exceeds");
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKindValue(77)
+                .addShape(3).addShape(3).addShape(7)), "unknown op");
+    }
+
+    private void assertMalformed(byte[] bytes) {
+        ProtocolException e = assertThrows(ProtocolException.class, () -> rules.parse(bytes));
+        assertEquals(ErrorCode.ERROR_CODE_MALFORMED_FRAME, e.code());
+        assertEquals(ProtocolException.INVALID_PAYLOAD, e.closeCode());
+    }
+
+    private void assertBadHello(Hello.Builder hello, String reason) {
+        ProtocolException e = assertThrows(ProtocolException.class, () -> rules.checkHello(hello.build()));
+        assertEquals(ErrorCode.ERROR_CODE_INVALID_HELLO, e.code());
+        assertEquals(ProtocolException.POLICY_VIOLATION, e.closeCode());
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
+    }
+}

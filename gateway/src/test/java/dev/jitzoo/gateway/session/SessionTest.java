@@ -1,0 +1,98 @@
+package dev.jitzoo.gateway.session;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.proto.gateway.v1.ErrorCode;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.KernelOffer;
+import dev.jitzoo.proto.gateway.v1.RankedKernel;
+import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.KernelArtifact;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.zoo.v1.KernelReport;
+import org.junit.jupiter.api.Test;
+
+class SessionTest {
+
+    private static final OpSpec OP = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+            .addShape(8).addShape(8).addShape(8).build();
+    private static final OpSpec OTHER_OP = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+            .addShape(9).addShape(9).addShape(9).build();
+
+    private final Session session = new Session("s1", Hello.newBuilder().setProtocolVersion(1)
+            .setDevice(DeviceProfile.newBuilder().setFingerprint("fp")).setBackend(Backend.BACKEND_WASM)
+            .addOps(OP).addOps(OTHER_OP).setCredits(2).build());
+
+    @Test
+    void sendsOnlyWhatTheCreditAllowsThenSaysDone() {
+        for (int i = 0; i < 3; i++) {
+            session.enqueue(offer("k" + i, OP));
+        }
+        assertEquals(2, session.takeSendable().size());
+        assertTrue(session.takeSendable().isEmpty(), "credit spent");
+        session.markGenerationDone();
+        assertFalse(session.takeDone(), "one offer still waits");
+        session.grant(5);
+        assertEquals(1, session.takeSendable().size());
+        assertTrue(session.takeDone());
+        assertFalse(session.takeDone(), "done is said once");
+        assertEquals(3, session.offersSent());
+    }
+
+    @Test
+    void acceptsAReportOfIssuedKernelsWithTheirFullReferences() {
+        session.enqueue(offer("k1", OP));
+        session.issue(ref("k0", OP));
+        KernelReport report = session.acceptReport(report(OP, "k1", "k0"), 5, 42);
+        assertEquals("s1", report.getSessionId());
+        assertEquals("fp", report.getDevice().getFingerprint());
+        assertEquals(OP, report.getRanked(0).getKernel().getOp());
+        assertEquals("k0", report.getRanked(1).getKernel().getKernelId());
+        assertEquals(42, report.getReceivedAtMs());
+    }
+
+    @Test
+    void refusesForgedIdsForeignOpsRepeatsAndBadTimings() {
+        session.enqueue(offer("k1", OP));
+        session.enqueue(offer("k9", OTHER_OP));
+        assertRefused(report(OP, "forged"), "not issued");
+        assertRefused(report(OP, "k9"), "not issued");
+        assertRefused(report(OpSpec.newBuilder(OP).setShape(0, 7).build(), "k1"), "never offered");
+        assertRefused(report(OP, "k1", "k1"), "twice");
+        assertRefused(report(OP), "1 to 5");
+        assertRefused(Report.newBuilder().setOp(OP).addRanked(RankedKernel.newBuilder().setKernelId("k1")
+                .setMedianMs(Double.NaN)).build(), "latency");
+        session.acceptReport(report(OP, "k1"), 5, 0);
+        assertRefused(report(OP, "k1"), "already");
+    }
+
+    private void assertRefused(Report report, String reason) {
+        ProtocolException e = assertThrows(ProtocolException.class, () -> session.acceptReport(report, 5, 0));
+        assertEquals(ErrorCode.ERROR_CODE_INVALID_REPORT, e.code());
+        assertFalse(e.fatal(), "a bad report does not end the session");
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
+    }
+
+    private static Report report(OpSpec op, String... ids) {
+        Report.Builder report = Report.newBuilder().setOp(op);
+        for (String id : ids) {
+            report.addRanked(RankedKernel.newBuilder().setKernelId(id).setMedianMs(1.0).setSamples(3));
+        }
+        return report.build();
+    }
+
+    private static KernelOffer offer(String id, OpSpec op) {
+        return KernelOffer.newBuilder().setArtifact(KernelArtifact.newBuilder().setRef(ref(id, op))).build();
+    }
+
+    private static KernelRef ref(String id, OpSpec op) {
+        return KernelRef.newBuilder().setKernelId(id).setOp(op).setBackend(Backend.BACKEND_WASM).build();
+    }
+}
