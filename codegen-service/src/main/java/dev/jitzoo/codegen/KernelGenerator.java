@@ -1,0 +1,81 @@
+package dev.jitzoo.codegen;
+
+import dev.jitzoo.codegen.infra.RedisArtifactCache;
+import dev.jitzoo.codegen.kernel.GeneratedKernel;
+import dev.jitzoo.codegen.kernel.InvalidKernelException;
+import dev.jitzoo.codegen.kernel.KernelIds;
+import dev.jitzoo.codegen.kernel.Op;
+import dev.jitzoo.codegen.kernel.OpKind;
+import dev.jitzoo.codegen.kernel.Schedule;
+import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.proto.codegen.v1.GenerateRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateResponse;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.KernelArtifact;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Turns a request into an artifact: the cached one when this exact kernel was generated before,
+ * else a fresh compile, cached for the next client.
+ */
+@ApplicationScoped
+public class KernelGenerator {
+
+    private final WasmCompiler compiler = new WasmCompiler();
+    private final RedisArtifactCache cache;
+    private final Timer compileTimer;
+
+    public KernelGenerator(RedisArtifactCache cache, MeterRegistry metrics) {
+        this.cache = cache;
+        this.compileTimer = metrics.timer("jitzoo.codegen.compile");
+    }
+
+    public GenerateResponse generate(GenerateRequest request) {
+        if (request.getBackend() != Backend.BACKEND_WASM) {
+            throw new InvalidKernelException("backend " + request.getBackend() + " is not supported yet; use BACKEND_WASM");
+        }
+        Op op = toOp(request.getOp());
+        Schedule schedule = toSchedule(request.getSchedule());
+        String kernelId = KernelIds.of(op, schedule, dev.jitzoo.codegen.kernel.Backend.WASM, WasmCompiler.ABI_VERSION);
+        Optional<KernelArtifact> cached = cache.get(kernelId);
+        if (cached.isPresent()) {
+            return GenerateResponse.newBuilder().setArtifact(cached.get()).build();
+        }
+        GeneratedKernel kernel = compiler.compile(op, schedule);
+        compileTimer.record(kernel.generationNanos(), TimeUnit.NANOSECONDS);
+        KernelArtifact artifact = KernelArtifact.newBuilder()
+                .setRef(KernelRef.newBuilder()
+                        .setKernelId(kernel.kernelId())
+                        .setBackend(request.getBackend())
+                        .setOp(request.getOp())
+                        .setSchedule(request.getSchedule())
+                        .setAbiVersion(WasmCompiler.ABI_VERSION))
+                .setWasm(com.google.protobuf.ByteString.copyFrom(kernel.wasm()))
+                .setMetadataJson(kernel.metadataJson())
+                .build();
+        cache.put(artifact);
+        return GenerateResponse.newBuilder()
+                .setArtifact(artifact)
+                .setGenerationMicros(TimeUnit.NANOSECONDS.toMicros(kernel.generationNanos()))
+                .build();
+    }
+
+    private static Op toOp(dev.jitzoo.proto.kernel.v1.OpSpec spec) {
+        OpKind kind = switch (spec.getKind()) {
+            case OP_KIND_MATMUL -> OpKind.MATMUL;
+            case OP_KIND_BATCH_MATMUL -> OpKind.BATCH_MATMUL;
+            default -> throw new InvalidKernelException("unknown op kind " + spec.getKindValue());
+        };
+        return new Op(kind, spec.getShapeList().stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    private static Schedule toSchedule(dev.jitzoo.proto.kernel.v1.Schedule s) {
+        return new Schedule(s.getX0(), s.getY0(), s.getR0(), s.getX1(), s.getY1(), s.getR1(),
+                s.getVectorize(), s.getUnroll());
+    }
+}

@@ -1,0 +1,48 @@
+package dev.jitzoo.codegen.grpc;
+
+import dev.jitzoo.codegen.KernelGenerator;
+import dev.jitzoo.codegen.kernel.InvalidKernelException;
+import dev.jitzoo.proto.codegen.v1.CodegenService;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateResponse;
+import io.grpc.Status;
+import io.quarkus.grpc.GrpcService;
+import io.smallrye.common.annotation.Blocking;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** gRPC edge of the compiler: converts requests and errors, nothing more. */
+@GrpcService
+public class CodegenGrpcService implements CodegenService {
+
+    private final KernelGenerator generator;
+
+    public CodegenGrpcService(KernelGenerator generator) {
+        this.generator = generator;
+    }
+
+    @Override
+    @Blocking
+    public Uni<GenerateResponse> generate(GenerateRequest request) {
+        return Uni.createFrom().item(() -> generateOrRefuse(request, ""));
+    }
+
+    /** In the order given, each response as soon as its kernel is ready. */
+    @Override
+    @Blocking
+    public Multi<GenerateResponse> generateBatch(GenerateBatchRequest batch) {
+        AtomicInteger index = new AtomicInteger();
+        return Multi.createFrom().iterable(batch.getRequestsList())
+                .map(request -> generateOrRefuse(request, "requests[" + index.getAndIncrement() + "]: "));
+    }
+
+    private GenerateResponse generateOrRefuse(GenerateRequest request, String where) {
+        try {
+            return generator.generate(request);
+        } catch (InvalidKernelException e) {
+            throw Status.INVALID_ARGUMENT.withDescription(where + e.getMessage()).asRuntimeException();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.jitzoo.codegen.wasm;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/** A growable byte buffer with the encodings the Wasm binary format uses (LEB128, IEEE 754 LE). */
+public final class ByteWriter {
+
+    private byte[] bytes = new byte[256];
+    private int size;
+
+    public ByteWriter u8(int value) {
+        ensure(1);
+        bytes[size++] = (byte) value;
+        return this;
+    }
+
+    /** Unsigned LEB128. */
+    public ByteWriter varU32(long value) {
+        if (value < 0 || value > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("not a u32: " + value);
+        }
+        do {
+            int b = (int) (value & 0x7F);
+            value >>>= 7;
+            u8(value != 0 ? b | 0x80 : b);
+        } while (value != 0);
+        return this;
+    }
+
+    /** Signed LEB128. */
+    public ByteWriter varS32(int value) {
+        return varS64(value);
+    }
+
+    public ByteWriter varS64(long value) {
+        while (true) {
+            int b = (int) (value & 0x7F);
+            value >>= 7;
+            boolean done = (value == 0 && (b & 0x40) == 0) || (value == -1 && (b & 0x40) != 0);
+            u8(done ? b : b | 0x80);
+            if (done) {
+                return this;
+            }
+        }
+    }
+
+    public ByteWriter f32(float value) {
+        int bits = Float.floatToRawIntBits(value);
+        return u8(bits).u8(bits >>> 8).u8(bits >>> 16).u8(bits >>> 24);
+    }
+
+    public ByteWriter bytes(byte[] data) {
+        ensure(data.length);
+        System.arraycopy(data, 0, bytes, size, data.length);
+        size += data.length;
+        return this;
+    }
+
+    /** A length-prefixed UTF-8 name. */
+    public ByteWriter name(String name) {
+        byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
+        return varU32(utf8.length).bytes(utf8);
+    }
+
+    /** A length-prefixed block of bytes (a section body, a function body). */
+    public ByteWriter sized(ByteWriter body) {
+        return varU32(body.size).bytes(body.toByteArray());
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public byte[] toByteArray() {
+        return Arrays.copyOf(bytes, size);
+    }
+
+    private void ensure(int more) {
+        if (size + more > bytes.length) {
+            bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + more));
+        }
+    }
+}

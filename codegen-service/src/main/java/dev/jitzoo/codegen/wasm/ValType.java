@@ -1,0 +1,12 @@
+package dev.jitzoo.codegen.wasm;
+
+/** Value types, with their byte values. */
+public enum ValType {
+    I32(0x7F), F32(0x7D), V128(0x7B);
+
+    public final int code;
+
+    ValType(int code) {
+        this.code = code;
+    }
+}

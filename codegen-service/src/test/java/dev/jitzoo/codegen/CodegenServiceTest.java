@@ -1,0 +1,121 @@
+package dev.jitzoo.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.codegen.wasm.WasmSections;
+import dev.jitzoo.localstack.MalformedGrpc;
+import dev.jitzoo.proto.codegen.v1.CodegenServiceGrpc;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateResponse;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.net.URL;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The compiler service over a real gRPC channel, with its Redis cache. */
+@QuarkusTest
+@QuarkusTestResource(CodegenInfraResource.class)
+class CodegenServiceTest {
+
+    @TestHTTPResource("/")
+    URL base;
+
+    private ManagedChannel channel;
+    private CodegenServiceGrpc.CodegenServiceBlockingStub codegen;
+
+    @BeforeEach
+    void connect() {
+        channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
+        codegen = CodegenServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void close() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void generatesOnceThenServesTheCachedKernel() {
+        GenerateRequest request = request(matmul(31, 17, 13 + (int) (System.nanoTime() % 1000)), 2, 8, 0);
+        GenerateResponse first = codegen.generate(request);
+        GenerateResponse second = codegen.generate(request);
+        byte[] wasm = first.getArtifact().getWasm().toByteArray();
+        assertTrue(first.getGenerationMicros() > 0, "compiled");
+        assertEquals(0, second.getGenerationMicros(), "cached");
+        assertEquals(first.getArtifact(), second.getArtifact());
+        assertEquals(request.getOp(), first.getArtifact().getRef().getOp());
+        assertEquals(first.getArtifact().getMetadataJson(), WasmSections.customSection(wasm, "jitzoo.abi"));
+    }
+
+    @Test
+    void streamsABatchInTheOrderGiven() {
+        GenerateBatchRequest.Builder batch = GenerateBatchRequest.newBuilder();
+        int[][] tiles = {{1, 4}, {4, 8}, {2, 16}, {1, 8}};
+        for (int[] t : tiles) {
+            batch.addRequests(request(matmul(64, 64, 64), t[0], t[1], 0));
+        }
+        List<GenerateResponse> responses = new ArrayList<>();
+        codegen.generateBatch(batch.build()).forEachRemaining(responses::add);
+        assertEquals(tiles.length, responses.size());
+        for (int i = 0; i < tiles.length; i++) {
+            Schedule s = responses.get(i).getArtifact().getRef().getSchedule();
+            assertEquals(tiles[i][0], s.getY0());
+            assertEquals(tiles[i][1], s.getX0());
+        }
+    }
+
+    @Test
+    void refusesImpossibleRequestsWithTheReason() {
+        assertInvalid(request(matmul(8, 0, 8), 1, 4, 0), "positive");
+        assertInvalid(request(matmul(8, 8, 8), 8, 16, 0), "accumulators");
+        assertInvalid(request(OpSpec.newBuilder().setKindValue(42).addShape(1).addShape(1).addShape(1).build(), 1, 4, 0),
+                "unknown op");
+        assertInvalid(GenerateRequest.newBuilder(request(matmul(8, 8, 8), 1, 4, 0))
+                .setBackend(Backend.BACKEND_WGSL).build(), "not supported");
+        StatusRuntimeException inBatch = assertThrows(StatusRuntimeException.class, () -> codegen.generateBatch(
+                GenerateBatchRequest.newBuilder().addRequests(request(matmul(8, 8, 8), 1, 4, 0))
+                        .addRequests(request(matmul(8, 8, 8), 1, 5, 0)).build()).forEachRemaining(r -> { }));
+        assertEquals(Status.Code.INVALID_ARGUMENT, inBatch.getStatus().getCode());
+        assertTrue(inBatch.getStatus().getDescription().startsWith("requests[1]"), inBatch.getStatus().getDescription());
+    }
+
+    @Test
+    void survivesGarbageBytes() {
+        StatusRuntimeException garbage = MalformedGrpc.callExpectingError(channel,
+                "jitzoo.codegen.v1.CodegenService/Generate", new byte[] {0x0a, 0x7f});
+        assertTrue(garbage.getStatus().getDescription() != null);
+        assertTrue(codegen.generate(request(matmul(3, 3, 3), 1, 4, 0)).getArtifact().hasRef(), "still serving");
+    }
+
+    private void assertInvalid(GenerateRequest request, String reason) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> codegen.generate(request));
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().contains(reason), e.getStatus().getDescription());
+    }
+
+    private static OpSpec matmul(int m, int k, int n) {
+        return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(k).addShape(n).build();
+    }
+
+    private static GenerateRequest request(OpSpec op, int y0, int x0, int unroll) {
+        return GenerateRequest.newBuilder().setOp(op).setBackend(Backend.BACKEND_WASM)
+                .setSchedule(Schedule.newBuilder().setY0(y0).setX0(x0).setVectorize(true).setUnroll(unroll)).build();
+    }
+}
