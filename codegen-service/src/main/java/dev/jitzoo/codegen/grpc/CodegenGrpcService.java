@@ -4,6 +4,7 @@ import dev.jitzoo.codegen.KernelGenerator;
 import dev.jitzoo.codegen.kernel.InvalidKernelException;
 import dev.jitzoo.proto.codegen.v1.CodegenService;
 import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchResponse;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import io.grpc.Status;
@@ -32,10 +33,13 @@ public class CodegenGrpcService implements CodegenService {
     /** In the order given, each response as soon as its kernel is ready. */
     @Override
     @Blocking
-    public Multi<GenerateResponse> generateBatch(GenerateBatchRequest batch) {
-        AtomicInteger index = new AtomicInteger();
-        return Multi.createFrom().iterable(batch.getRequestsList())
-                .map(request -> generateOrRefuse(request, "requests[" + index.getAndIncrement() + "]: "));
+    public Multi<GenerateBatchResponse> generateBatch(GenerateBatchRequest batch) {
+        AtomicInteger next = new AtomicInteger();
+        return Multi.createFrom().iterable(batch.getRequestsList()).map(request -> {
+            int index = next.getAndIncrement();
+            return GenerateBatchResponse.newBuilder().setIndex(index)
+                    .setResult(generateOrRefuse(request, "requests[" + index + "]: ")).build();
+        });
     }
 
     private GenerateResponse generateOrRefuse(GenerateRequest request, String where) {

@@ -23,7 +23,6 @@ import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jboss.logging.Logger;
 
 /**
@@ -93,9 +92,8 @@ public class KernelSources {
                             for (Candidate candidate : composed.getCandidatesList()) {
                                 batch.addRequests(request(hello, op, candidate.getSchedule()));
                             }
-                            AtomicInteger rank = new AtomicInteger();
                             return codegen.generateBatch(batch.build())
-                                    .map(generated -> new Offer(generated.getArtifact(), rank.getAndIncrement()));
+                                    .map(generated -> new Offer(generated.getResult().getArtifact(), generated.getIndex()));
                         }));
     }
 
