@@ -137,6 +137,11 @@ public final class Session {
         return out.build();
     }
 
+    /** Lets the op be reported again, when its report could not be stored. */
+    public void withdrawReport(Report report) {
+        reportedOps.remove(hello.getOpsList().indexOf(report.getOp()));
+    }
+
     private static String abbreviate(String s) {
         return s.length() <= 64 ? s : s.substring(0, 64) + "…";
     }

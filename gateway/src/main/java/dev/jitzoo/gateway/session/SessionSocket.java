@@ -12,6 +12,7 @@ import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.gateway.v1.ReportAck;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import dev.jitzoo.proto.gateway.v1.Welcome;
+import dev.jitzoo.proto.zoo.v1.KernelReport;
 import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
@@ -155,12 +156,18 @@ public class SessionSocket {
     }
 
     private Uni<Void> onReport(Report report, Session session, WebSocketConnection connection) {
-        var accepted = session.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis());
+        KernelReport accepted;
+        synchronized (session) {
+            accepted = session.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis());
+        }
         return publisher.publish(accepted)
                 .chain(() -> send(connection, ServerFrame.newBuilder()
                         .setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build()))
                 .onFailure().recoverWithUni(f -> {
                     LOG.warnf("session %s: report not published: %s", session.id(), f.toString());
+                    synchronized (session) {
+                        session.withdrawReport(report);
+                    }
                     return send(connection, error(ProtocolException.unavailable("report not stored, try again later")));
                 });
     }
