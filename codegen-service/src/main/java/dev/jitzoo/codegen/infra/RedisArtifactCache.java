@@ -1,6 +1,7 @@
 package dev.jitzoo.codegen.infra;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.jitzoo.codegen.kernel.WasmCompiler;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -8,13 +9,14 @@ import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
- * Generated kernels in Redis under {@code jitzoo:codegen:<kernel id>}. The id is a hash of
- * everything the bytes depend on, so identical requests from many clients compile once.
+ * Generated kernels in Redis under {@code jitzoo:codegen:r<emitter revision>:<kernel id>}. The id
+ * is a hash of everything the request says; the revision stands for the compiler itself. Identical
+ * requests from many clients compile once.
  */
 public class RedisArtifactCache {
 
     private static final Logger LOG = Logger.getLogger(RedisArtifactCache.class);
-    private static final String PREFIX = "jitzoo:codegen:";
+    private static final String PREFIX = "jitzoo:codegen:r" + WasmCompiler.EMITTER_REVISION + ":";
 
     private final RedisCommands<String, byte[]> redis;
     private final Duration ttl;

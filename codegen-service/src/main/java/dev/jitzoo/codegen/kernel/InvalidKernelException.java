@@ -1,8 +1,13 @@
 package dev.jitzoo.codegen.kernel;
 
-/** An op or schedule no correct kernel can be generated for, with the reason. */
+/** An op or schedule no correct kernel can be generated for; the message gives the reason. */
 public class InvalidKernelException extends IllegalArgumentException {
+
     public InvalidKernelException(String reason) {
         super(reason);
+    }
+
+    public InvalidKernelException(String reason, Throwable cause) {
+        super(reason, cause);
     }
 }

@@ -1,211 +1,186 @@
 package dev.jitzoo.codegen.kernel;
 
+import static dev.jitzoo.codegen.kernel.MatMulPlan.FLOAT_BYTES;
+
+import dev.jitzoo.codegen.kernel.MatMulPlan.Blocking;
+import dev.jitzoo.codegen.wasm.FuncType;
 import dev.jitzoo.codegen.wasm.FunctionBuilder;
 import dev.jitzoo.codegen.wasm.Opcode;
-import dev.jitzoo.codegen.wasm.SimdOpcode;
 import dev.jitzoo.codegen.wasm.ValType;
+import java.util.function.Consumer;
 
 /**
- * Emits a (batch) matmul straight to Wasm instructions. C is cut into bands of y0 rows; each band
- * into tiles of x0 columns whose y0 x x0 accumulators live in locals (v128 when vectorized, four
- * columns each). Per step of the reduction, each B vector is loaded once and each A element once
- * (splat), then multiplied into every accumulator that needs it. Rows and columns that do not fill
- * a whole tile are done by narrower scalar code, so no access leaves the operands.
+ * Emits the body of a (batch) matmul entry {@code (a, b, c)}: per batch, the interior as a loop nest
+ * over cache blocks then register tiles, then the right and bottom edges with narrower tiles.
  *
- * <p>Shapes are constants: every trip count and every row stride is baked in, and strides reach
- * memory through the memarg offset of the load, not through address arithmetic.
+ * <pre>
+ * for each batch
+ *   for row block (y1)  for column block (x1)  for k block (r1)      interior
+ *     for band of y0 rows  for tile of x0 columns  register tile over the k block
+ *   for band of y0 rows: tile of N%x0 columns over all of K          right edge
+ *   for tile of x0 columns, then N%x0: tile of M%y0 rows over all K   bottom edge
+ * </pre>
+ *
+ * Shapes are constants, so every loop has a fixed trip count except where a cache tile does not
+ * divide its axis: there the last block is shorter, and its length is computed at run time once per
+ * block. Pointers advance by constant strides and are read only where they address an operand
+ * (after its last use a pointer may step past the end, never to be dereferenced).
  */
 final class MatMulEmitter {
 
-    private static final int F32 = 4;
     static final int PARAM_A = 0;
     static final int PARAM_B = 1;
     static final int PARAM_C = 2;
 
-    private final Op op;
-    private final Schedule schedule;
-    private final FunctionBuilder f = new FunctionBuilder(3);
-    private final int lanes;
-    private final int rowBytesA;
-    private final int rowBytesB;
-    private final int rowBytesC;
+    private final MatMulPlan plan;
+    private final FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(3));
+    private final LocalPool locals = new LocalPool(f);
+    private final RegisterTileEmitter tiles;
 
-    // pointer locals
-    private final int aBand = f.local(ValType.I32);
-    private final int cBand = f.local(ValType.I32);
-    private final int bTile = f.local(ValType.I32);
-    private final int cTile = f.local(ValType.I32);
-    private final int pA = f.local(ValType.I32);
-    private final int pB = f.local(ValType.I32);
-    // loop counters, one per nesting level
-    private final int batchCount = f.local(ValType.I32);
-    private final int bandCount = f.local(ValType.I32);
-    private final int tileCount = f.local(ValType.I32);
-    private final int kCount = f.local(ValType.I32);
-    private final int[] acc;
-    private final int[] bVec;
-    private final int aSplat;
-    private final int scalarAcc = f.local(ValType.F32);
-
-    MatMulEmitter(Op op, Schedule schedule) {
-        this.op = op;
-        this.schedule = schedule;
-        this.lanes = schedule.vectorize() ? 4 : 1;
-        this.rowBytesA = op.k() * F32;
-        this.rowBytesB = op.n() * F32;
-        this.rowBytesC = op.n() * F32;
-        ValType lane = schedule.vectorize() ? ValType.V128 : ValType.F32;
-        int vectorsPerRow = schedule.x0() / lanes;
-        this.acc = new int[schedule.y0() * vectorsPerRow];
-        for (int i = 0; i < acc.length; i++) {
-            acc[i] = f.local(lane);
-        }
-        this.bVec = new int[vectorsPerRow];
-        for (int i = 0; i < bVec.length; i++) {
-            bVec[i] = f.local(lane);
-        }
-        this.aSplat = f.local(lane);
+    private MatMulEmitter(MatMulPlan plan) {
+        this.plan = plan;
+        this.tiles = new RegisterTileEmitter(f, plan, locals);
     }
 
-    FunctionBuilder emit() {
-        int y0 = schedule.y0();
-        f.repeat(op.batch(), batchCount, () -> {
-            f.get(PARAM_A).set(aBand);
-            f.get(PARAM_C).set(cBand);
-            rowBands(y0, op.m() / y0);
-            rowBands(op.m() % y0, 1);
-            f.addTo(PARAM_A, op.m() * rowBytesA);
-            f.addTo(PARAM_B, op.k() * rowBytesB);
-            f.addTo(PARAM_C, op.m() * rowBytesC);
+    static FunctionBuilder emit(MatMulPlan plan) {
+        return new MatMulEmitter(plan).body();
+    }
+
+    private FunctionBuilder body() {
+        Op op = plan.op();
+        Loops.repeat(f, Trips.fixed(op.batch()), i32("batch.counter"), () -> {
+            interior();
+            rightEdge();
+            bottomEdge();
+            Loops.add(f, PARAM_A, op.m() * plan.rowBytesA());
+            Loops.add(f, PARAM_B, op.k() * plan.rowBytesB());
+            Loops.add(f, PARAM_C, op.m() * plan.rowBytesC());
         });
         return f;
     }
 
-    /** {@code count} bands of {@code rows} rows each, starting at aBand/cBand. */
-    private void rowBands(int rows, int count) {
-        if (rows == 0) {
+    /** Whole register tiles, in cache blocks: row block, column block, k block, band, tile. */
+    private void interior() {
+        Blocking bands = plan.rowBands();
+        Blocking columns = plan.columnTiles();
+        Blocking reduction = plan.reduction();
+        if (bands.units() == 0 || columns.units() == 0) {
             return;
         }
-        f.repeat(count, bandCount, () -> {
-            f.get(PARAM_B).set(bTile);
-            f.get(cBand).set(cTile);
-            int x0 = schedule.x0();
-            f.repeat(op.n() / x0, tileCount, () -> {
-                registerTile(rows);
-                f.addTo(bTile, x0 * F32);
-                f.addTo(cTile, x0 * F32);
+        int x0 = plan.schedule().x0();
+        int y0 = plan.schedule().y0();
+        int rowBlockA = i32("rowBlock.a"), rowBlockC = i32("rowBlock.c");
+        int colBlockB = i32("colBlock.b"), colBlockC = i32("colBlock.c");
+        int kBlockA = i32("kBlock.a"), kBlockB = i32("kBlock.b");
+        int bandA = i32("band.a"), bandC = i32("band.c");
+        int tileB = i32("tile.b"), tileC = i32("tile.c");
+        Runnable firstKBlock = reduction.blocks() == 1 ? null
+                : () -> f.localGet(kBlockA).localGet(rowBlockA).op(Opcode.I32_EQ);
+
+        f.localGet(PARAM_A).localSet(rowBlockA);
+        f.localGet(PARAM_C).localSet(rowBlockC);
+        overBlocks(bands, "rowBlock", bandsHere -> {
+            f.localGet(PARAM_B).localSet(colBlockB);
+            f.localGet(rowBlockC).localSet(colBlockC);
+            overBlocks(columns, "colBlock", tilesHere -> {
+                f.localGet(rowBlockA).localSet(kBlockA);
+                f.localGet(colBlockB).localSet(kBlockB);
+                overBlocks(reduction, "kBlock", kStepsHere -> {
+                    f.localGet(kBlockA).localSet(bandA);
+                    f.localGet(colBlockC).localSet(bandC);
+                    Loops.repeat(f, bandsHere, i32("band.counter"), () -> {
+                        f.localGet(kBlockB).localSet(tileB);
+                        f.localGet(bandC).localSet(tileC);
+                        Loops.repeat(f, tilesHere, i32("tile.counter"), () -> {
+                            tiles.emit(plan.interiorTile(), bandA, tileB, tileC, kStepsHere, firstKBlock);
+                            Loops.add(f, tileB, x0 * FLOAT_BYTES);
+                            Loops.add(f, tileC, x0 * FLOAT_BYTES);
+                        });
+                        Loops.add(f, bandA, y0 * plan.rowBytesA());
+                        Loops.add(f, bandC, y0 * plan.rowBytesC());
+                    });
+                }, () -> {
+                    Loops.add(f, kBlockA, reduction.perBlock() * FLOAT_BYTES);
+                    Loops.add(f, kBlockB, reduction.perBlock() * plan.rowBytesB());
+                });
+            }, () -> {
+                Loops.add(f, colBlockB, columns.perBlock() * x0 * FLOAT_BYTES);
+                Loops.add(f, colBlockC, columns.perBlock() * x0 * FLOAT_BYTES);
             });
-            f.repeat(op.n() % x0, tileCount, () -> {
-                scalarColumn(rows);
-                f.addTo(bTile, F32);
-                f.addTo(cTile, F32);
-            });
-            f.addTo(aBand, rows * rowBytesA);
-            f.addTo(cBand, rows * rowBytesC);
+        }, () -> {
+            Loops.add(f, rowBlockA, bands.perBlock() * y0 * plan.rowBytesA());
+            Loops.add(f, rowBlockC, bands.perBlock() * y0 * plan.rowBytesC());
         });
     }
 
-    /** C[rows, x0] at cTile = A[rows, :] at aBand times B[:, x0] at bTile. */
-    private void registerTile(int rows) {
-        int vectors = bVec.length;
-        for (int r = 0; r < rows; r++) {
-            for (int v = 0; v < vectors; v++) {
-                zero(acc[r * vectors + v]);
-            }
+    /** The last N % x0 columns beside the interior, one narrow tile per band of y0 rows. */
+    private void rightEdge() {
+        int bands = plan.fullRows() / plan.schedule().y0();
+        if (bands == 0 || plan.rightEdgeTile().isEmpty()) {
+            return;
         }
-        f.get(aBand).set(pA);
-        f.get(bTile).set(pB);
-        int unroll = Math.max(1, Math.min(schedule.unroll(), op.k()));
-        f.repeat(op.k() / unroll, kCount, () -> {
-            for (int u = 0; u < unroll; u++) {
-                reductionStep(rows, u);
-            }
-            f.addTo(pA, unroll * F32);
-            f.addTo(pB, unroll * rowBytesB);
+        int bandA = i32("band.a"), tileB = i32("tile.b"), tileC = i32("tile.c");
+        int columnBytes = plan.fullColumns() * FLOAT_BYTES;
+        f.localGet(PARAM_A).localSet(bandA);
+        Loops.copyPlus(f, PARAM_B, columnBytes, tileB);
+        Loops.copyPlus(f, PARAM_C, columnBytes, tileC);
+        Loops.repeat(f, Trips.fixed(bands), i32("band.counter"), () -> {
+            tiles.emit(plan.rightEdgeTile(), bandA, tileB, tileC, Trips.fixed(plan.op().k()), null);
+            Loops.add(f, bandA, plan.schedule().y0() * plan.rowBytesA());
+            Loops.add(f, tileC, plan.schedule().y0() * plan.rowBytesC());
         });
-        f.repeat(op.k() % unroll, kCount, () -> {
-            reductionStep(rows, 0);
-            f.addTo(pA, F32);
-            f.addTo(pB, rowBytesB);
-        });
-        for (int r = 0; r < rows; r++) {
-            for (int v = 0; v < vectors; v++) {
-                f.get(cTile).get(acc[r * vectors + v]);
-                store(r * rowBytesC + v * lanes * F32);
-            }
-        }
     }
 
-    /** One k: acc[r][v] += A[r, k] * B[k, v], with k = (pA, pB) advanced by {@code u} steps. */
-    private void reductionStep(int rows, int u) {
-        int vectors = bVec.length;
-        for (int v = 0; v < vectors; v++) {
-            f.get(pB);
-            load(u * rowBytesB + v * lanes * F32);
-            f.set(bVec[v]);
+    /** The last M % y0 rows across the full width: x0-wide tiles, then the corner. */
+    private void bottomEdge() {
+        if (plan.bottomEdgeTile().isEmpty()) {
+            return;
         }
-        for (int r = 0; r < rows; r++) {
-            f.get(pA);
-            if (lanes == 4) {
-                f.memory(SimdOpcode.V128_LOAD32_SPLAT, r * rowBytesA + u * F32);
-            } else {
-                f.memory(Opcode.F32_LOAD, r * rowBytesA + u * F32);
-            }
-            f.set(aSplat);
-            for (int v = 0; v < vectors; v++) {
-                int a = acc[r * vectors + v];
-                f.get(a).get(aSplat).get(bVec[v]);
-                if (lanes == 4) {
-                    f.simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_ADD);
-                } else {
-                    f.op(Opcode.F32_MUL).op(Opcode.F32_ADD);
-                }
-                f.set(a);
-            }
-        }
+        int x0 = plan.schedule().x0();
+        int bandA = i32("band.a"), tileB = i32("tile.b"), tileC = i32("tile.c");
+        Trips allK = Trips.fixed(plan.op().k());
+        Loops.copyPlus(f, PARAM_A, plan.fullRows() * plan.rowBytesA(), bandA);
+        f.localGet(PARAM_B).localSet(tileB);
+        Loops.copyPlus(f, PARAM_C, plan.fullRows() * plan.rowBytesC(), tileC);
+        Loops.repeat(f, Trips.fixed(plan.fullColumns() / x0), i32("tile.counter"), () -> {
+            tiles.emit(plan.bottomEdgeTile(), bandA, tileB, tileC, allK, null);
+            Loops.add(f, tileB, x0 * FLOAT_BYTES);
+            Loops.add(f, tileC, x0 * FLOAT_BYTES);
+        });
+        // after the loop tileB and tileC stand at column fullColumns: the corner
+        tiles.emit(plan.cornerTile(), bandA, tileB, tileC, allK, null);
     }
 
-    /** One column of C (rows of it) at cTile, by scalar dot products. */
-    private void scalarColumn(int rows) {
-        for (int r = 0; r < rows; r++) {
-            f.f32(0f).set(scalarAcc);
-            f.get(aBand).set(pA);
-            f.get(bTile).set(pB);
-            final int row = r;
-            f.repeat(op.k(), kCount, () -> {
-                f.get(scalarAcc);
-                f.get(pA).memory(Opcode.F32_LOAD, row * rowBytesA);
-                f.get(pB).memory(Opcode.F32_LOAD, 0);
-                f.op(Opcode.F32_MUL).op(Opcode.F32_ADD).set(scalarAcc);
-                f.addTo(pA, F32);
-                f.addTo(pB, rowBytesB);
+    /**
+     * One pass over the blocks of an axis: {@code body} gets the units of the current block, then
+     * {@code advance} moves the block pointers. Without blocking (one block) neither loop nor
+     * advance is emitted; when blocks are all equal their length is a constant; otherwise it is
+     * min(perBlock, units left), computed per block.
+     */
+    private void overBlocks(Blocking axis, String role, Consumer<Trips> body, Runnable advance) {
+        if (axis.blocks() == 1) {
+            body.accept(Trips.fixed(axis.units()));
+            return;
+        }
+        int counter = i32(role + ".counter");
+        if (!axis.ragged()) {
+            Loops.repeat(f, Trips.fixed(axis.blocks()), counter, () -> {
+                body.accept(Trips.fixed(axis.perBlock()));
+                advance.run();
             });
-            f.get(cTile).get(scalarAcc).memory(Opcode.F32_STORE, r * rowBytesC);
+            return;
         }
+        int left = i32(role + ".left"), here = i32(role + ".here");
+        Loops.set(f, left, axis.units());
+        Loops.repeat(f, Trips.fixed(axis.blocks()), counter, () -> {
+            Loops.minOf(f, axis.perBlock(), left, here);
+            f.localGet(left).localGet(here).op(Opcode.I32_SUB).localSet(left);
+            body.accept(Trips.inLocal(here));
+            advance.run();
+        });
     }
 
-    private void zero(int local) {
-        if (lanes == 4) {
-            f.v128Zero();
-        } else {
-            f.f32(0f);
-        }
-        f.set(local);
-    }
-
-    private void load(int offset) {
-        if (lanes == 4) {
-            f.memory(SimdOpcode.V128_LOAD, offset);
-        } else {
-            f.memory(Opcode.F32_LOAD, offset);
-        }
-    }
-
-    private void store(int offset) {
-        if (lanes == 4) {
-            f.memory(SimdOpcode.V128_STORE, offset);
-        } else {
-            f.memory(Opcode.F32_STORE, offset);
-        }
+    private int i32(String role) {
+        return locals.one(role, ValType.I32);
     }
 }

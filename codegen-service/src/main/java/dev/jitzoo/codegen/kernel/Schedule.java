@@ -2,12 +2,48 @@ package dev.jitzoo.codegen.kernel;
 
 /**
  * A point in the kernel space, field for field the proto's {@code jitzoo.kernel.v1.Schedule}.
- * Register tile: y0 rows by x0 columns of C held in registers; r0 splits the reduction.
- * Cache tiles x1, y1, r1. Zero means "not split". unroll: copies of the reduction body (0, 1: none).
+ *
+ * <ul>
+ *   <li>{@code y0 x x0}: the register tile, rows by columns of C whose sums stay in locals
+ *       (x0 a multiple of 4 when vectorized: one v128 per 4 columns).</li>
+ *   <li>{@code r0}: k steps per register-tile step; their A and B values are loaded together
+ *       before the multiply-adds (paper, Table 1). 0 means not split (1).</li>
+ *   <li>{@code x1, y1, r1}: the cache tile, columns, rows and k steps of one block, looped over
+ *       outside the register tiles. 0 means not split (the whole extent).</li>
+ *   <li>{@code unroll}: copies of the r0 step in one iteration of the innermost loop (0 or 1: none).</li>
+ * </ul>
+ * Validity against a kernel's limits is checked by the compiler; this record only refuses negatives
+ * (a proto uint32 above 2^31 arrives here negative).
  */
 public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll) {
 
+    public Schedule {
+        if (x0 < 0 || y0 < 0 || r0 < 0 || x1 < 0 || y1 < 0 || r1 < 0 || unroll < 0) {
+            throw new InvalidKernelException("schedule fields must be 0 or positive (below 2^31), got " + describe(
+                    x0, y0, r0, x1, y1, r1, vectorize, unroll));
+        }
+    }
+
+    /** A register tile only: {@code y0} rows by {@code x0} columns (note the order: rows first). */
     public static Schedule registerTile(int y0, int x0, boolean vectorize, int unroll) {
         return new Schedule(x0, y0, 0, 0, 0, 0, vectorize, unroll);
+    }
+
+    public Schedule withReductionTile(int r0) {
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll);
+    }
+
+    public Schedule withCacheTile(int x1, int y1, int r1) {
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll);
+    }
+
+    @Override
+    public String toString() {
+        return describe(x0, y0, r0, x1, y1, r1, vectorize, unroll);
+    }
+
+    private static String describe(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll) {
+        return "Schedule[x0=" + x0 + ", y0=" + y0 + ", r0=" + r0 + ", x1=" + x1 + ", y1=" + y1 + ", r1=" + r1
+                + ", vectorize=" + vectorize + ", unroll=" + unroll + "]";
     }
 }

@@ -2,52 +2,56 @@ package dev.jitzoo.codegen.kernel;
 
 import dev.jitzoo.codegen.wasm.KernelTooLargeException;
 import dev.jitzoo.codegen.wasm.ModuleEncoder;
+import java.nio.charset.StandardCharsets;
 
-/** op + schedule → a Wasm kernel module following ABI v1 (docs/kernel-abi.md). Thread-safe. */
-public final class WasmCompiler {
+/**
+ * op + schedule → a Wasm kernel module following ABI v1 (docs/kernel-abi.md), lowered straight to
+ * bytecode by our own encoder. Stateless and thread-safe; the bytes are a pure function of the
+ * arguments, which is what lets a kernel id stand for them.
+ */
+public final class WasmCompiler implements KernelCompiler {
 
     public static final int ABI_VERSION = 1;
+    /**
+     * Revision of the emitted code. Bump it whenever the bytes for a given kernel id change, so that
+     * caches keyed by id and revision never serve a kernel an older compiler made.
+     */
+    public static final int EMITTER_REVISION = 2;
     public static final String ABI_SECTION = "jitzoo.abi";
-    /** Size budget per kernel. */
+    public static final String MEMORY_MODULE = "env";
+    public static final String MEMORY_NAME = "memory";
+    /** Size budget per kernel: the paper's kernels are 5–30 KB, and browsers' top tiers choke on giant functions. */
     public static final int MAX_KERNEL_BYTES = 32 * 1024;
-    /** Accumulators a register tile may hold: x86-64 V8 has 16 SIMD registers, some go to B and A. */
-    public static final int MAX_ACCUMULATORS = 16;
+    /** Accumulators a register tile may hold (v128 when vectorized, f32 otherwise). */
+    public static final int MAX_ACCUMULATORS = MatMulPlan.MAX_ACCUMULATORS;
 
+    @Override
+    public Backend backend() {
+        return Backend.WASM;
+    }
+
+    @Override
     public GeneratedKernel compile(Op op, Schedule schedule) {
         long start = System.nanoTime();
-        check(schedule);
+        MatMulPlan plan = MatMulPlan.of(op, schedule);
         String metadata = AbiMetadata.json(op, schedule, ABI_VERSION);
         byte[] wasm;
         try {
-            wasm = ModuleEncoder.encode(3, new MatMulEmitter(op, schedule).emit(), op.kind().abiName,
-                    ABI_SECTION, metadata, MAX_KERNEL_BYTES);
+            wasm = new ModuleEncoder()
+                    .importMemory(MEMORY_MODULE, MEMORY_NAME, 1)
+                    .function(MatMulEmitter.emit(plan), op.kind().abiName)
+                    .customSection(ABI_SECTION, metadata.getBytes(StandardCharsets.UTF_8))
+                    .encode(MAX_KERNEL_BYTES);
         } catch (KernelTooLargeException e) {
-            throw new InvalidKernelException(e.getMessage() + "; choose a smaller tile or unroll factor");
+            throw new InvalidKernelException(e.getMessage() + " for " + op + " " + schedule
+                    + "; choose a smaller register tile, r0 or unroll", e);
         }
         String id = KernelIds.of(op, schedule, Backend.WASM, ABI_VERSION);
         return new GeneratedKernel(id, wasm, metadata, System.nanoTime() - start);
     }
 
-    static void check(Schedule s) {
-        if (s.y0() < 1 || s.y0() > 8) {
-            throw new InvalidKernelException("y0 must be 1 to 8 rows, got " + s.y0());
-        }
-        if (s.x0() < 1 || s.x0() > 32) {
-            throw new InvalidKernelException("x0 must be 1 to 32 columns, got " + s.x0());
-        }
-        if (s.vectorize() && s.x0() % 4 != 0) {
-            throw new InvalidKernelException("a vectorized x0 must be a multiple of 4, got " + s.x0());
-        }
-        int accumulators = s.y0() * (s.vectorize() ? s.x0() / 4 : s.x0());
-        if (accumulators > MAX_ACCUMULATORS) {
-            throw new InvalidKernelException("register tile " + s.y0() + "x" + s.x0() + " needs " + accumulators
-                    + " accumulators; at most " + MAX_ACCUMULATORS + " fit the registers");
-        }
-        if (s.unroll() < 0 || s.unroll() > 16) {
-            throw new InvalidKernelException("unroll must be 0 to 16, got " + s.unroll());
-        }
-        if (s.r0() != 0 || s.x1() != 0 || s.y1() != 0 || s.r1() != 0) {
-            throw new InvalidKernelException("cache-level tiles (x1, y1, r1) and r0 are not supported yet; set them to 0");
-        }
+    /** Throws {@link InvalidKernelException} with the reason unless {@link #compile} can follow this schedule for any shape. */
+    public static void checkSchedule(Schedule schedule) {
+        MatMulPlan.check(schedule);
     }
 }

@@ -1,44 +1,98 @@
 package dev.jitzoo.codegen.wasm;
 
-import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Writes a kernel module: one function over i32 parameters, importing {@code env.memory} and
- * exported under one name, plus one custom section of metadata.
+ * Writes a module: an imported memory, functions (each optionally exported) and custom sections,
+ * in the section order the binary format requires. Kernels use one memory import, one exported
+ * function and one custom section; nothing here assumes that.
  */
 public final class ModuleEncoder {
 
     private static final byte[] HEADER = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00};
-    private static final int FUNC_TYPE = 0x60;
-    private static final int IMPORT_MEMORY = 0x02;
-    private static final int EXPORT_FUNC = 0x00;
+    private static final int IMPORT_KIND_MEMORY = 0x02;
+    private static final int EXPORT_KIND_FUNC = 0x00;
+    private static final int LIMITS_MIN_ONLY = 0x00;
 
-    private ModuleEncoder() {
+    private record MemoryImport(String module, String name, int minPages) {
     }
 
-    public static byte[] encode(int paramCount, FunctionBuilder function, String exportName,
-                                String customSectionName, String customSectionText, int sizeLimit) {
+    private record Function(FunctionBuilder body, String exportName) {
+    }
+
+    private record Custom(String name, byte[] payload) {
+    }
+
+    private final List<MemoryImport> memories = new ArrayList<>();
+    private final List<Function> functions = new ArrayList<>();
+    private final List<Custom> customs = new ArrayList<>();
+
+    /** Imports a linear memory with a minimum size in 64 KiB pages and no maximum. */
+    public ModuleEncoder importMemory(String module, String name, int minPages) {
+        if (!memories.isEmpty()) {
+            throw new IllegalStateException("Wasm 1.0 allows one memory");
+        }
+        memories.add(new MemoryImport(module, name, minPages));
+        return this;
+    }
+
+    /** Adds a function; a non-null {@code exportName} exports it. Returns this for chaining. */
+    public ModuleEncoder function(FunctionBuilder body, String exportName) {
+        functions.add(new Function(body, exportName));
+        return this;
+    }
+
+    public ModuleEncoder customSection(String name, byte[] payload) {
+        customs.add(new Custom(name, payload.clone()));
+        return this;
+    }
+
+    /** The module's bytes; throws {@link KernelTooLargeException} past {@code sizeLimit} bytes. */
+    public byte[] encode(int sizeLimit) {
         ByteWriter out = new ByteWriter().bytes(HEADER);
 
-        ByteWriter types = new ByteWriter().varU32(1).u8(FUNC_TYPE).varU32(paramCount);
-        for (int i = 0; i < paramCount; i++) {
-            types.u8(ValType.I32.code);
+        List<FuncType> types = new ArrayList<>();
+        for (Function function : functions) {
+            if (!types.contains(function.body.type())) {
+                types.add(function.body.type());
+            }
         }
-        types.varU32(0);
-        section(out, SectionId.TYPE, types);
+        ByteWriter typeSection = new ByteWriter().varU32(types.size());
+        types.forEach(t -> t.encode(typeSection));
+        section(out, SectionId.TYPE, typeSection);
 
-        ByteWriter imports = new ByteWriter().varU32(1).name("env").name("memory")
-                .u8(IMPORT_MEMORY).u8(0x00).varU32(1); // limits: min 1 page, no max
-        section(out, SectionId.IMPORT, imports);
+        if (!memories.isEmpty()) {
+            ByteWriter imports = new ByteWriter().varU32(memories.size());
+            for (MemoryImport memory : memories) {
+                imports.name(memory.module).name(memory.name).u8(IMPORT_KIND_MEMORY)
+                        .u8(LIMITS_MIN_ONLY).varU32(memory.minPages);
+            }
+            section(out, SectionId.IMPORT, imports);
+        }
 
-        section(out, SectionId.FUNCTION, new ByteWriter().varU32(1).varU32(0));
-        section(out, SectionId.EXPORT, new ByteWriter().varU32(1).name(exportName).u8(EXPORT_FUNC).varU32(0));
-        section(out, SectionId.CODE, new ByteWriter().varU32(1).sized(function.encode()));
+        ByteWriter functionSection = new ByteWriter().varU32(functions.size());
+        functions.forEach(fn -> functionSection.varU32(types.indexOf(fn.body.type())));
+        section(out, SectionId.FUNCTION, functionSection);
 
-        ByteWriter custom = new ByteWriter().name(customSectionName)
-                .bytes(customSectionText.getBytes(StandardCharsets.UTF_8));
-        section(out, SectionId.CUSTOM, custom);
+        List<Integer> exported = new ArrayList<>();
+        for (int i = 0; i < functions.size(); i++) {
+            if (functions.get(i).exportName != null) {
+                exported.add(i);
+            }
+        }
+        ByteWriter exports = new ByteWriter().varU32(exported.size());
+        // function indices count imported functions first; this module imports none
+        exported.forEach(i -> exports.name(functions.get(i).exportName).u8(EXPORT_KIND_FUNC).varU32(i));
+        section(out, SectionId.EXPORT, exports);
+
+        ByteWriter code = new ByteWriter().varU32(functions.size());
+        functions.forEach(fn -> code.sized(fn.body.encode()));
+        section(out, SectionId.CODE, code);
+
+        for (Custom custom : customs) {
+            section(out, SectionId.CUSTOM, new ByteWriter().name(custom.name).bytes(custom.payload));
+        }
 
         if (out.size() > sizeLimit) {
             throw new KernelTooLargeException(out.size(), sizeLimit);
@@ -48,10 +102,5 @@ public final class ModuleEncoder {
 
     private static void section(ByteWriter out, SectionId id, ByteWriter body) {
         out.u8(id.id).sized(body);
-    }
-
-    /** Names of the sections of a module, in order: for tests and tools. */
-    public static List<String> sectionNames(byte[] module) {
-        return WasmSections.read(module).stream().map(WasmSections.Section::name).toList();
     }
 }

@@ -2,7 +2,7 @@ package dev.jitzoo.codegen.wasm;
 
 /** Value types, with their byte values. */
 public enum ValType {
-    I32(0x7F), F32(0x7D), V128(0x7B);
+    I32(0x7F), I64(0x7E), F32(0x7D), F64(0x7C), V128(0x7B);
 
     public final int code;
 

@@ -1,5 +1,6 @@
 package dev.jitzoo.codegen.kernel;
 
+import io.github.kawamuray.wasmtime.Engine;
 import io.github.kawamuray.wasmtime.Extern;
 import io.github.kawamuray.wasmtime.Instance;
 import io.github.kawamuray.wasmtime.Memory;
@@ -10,57 +11,76 @@ import io.github.kawamuray.wasmtime.Val;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
+import java.util.Map;
 
 /**
- * Runs a kernel artifact in wasmtime the way any ABI v1 harness would: operands placed one after
- * another in the imported memory, 16-byte aligned, a canary region after C that must survive.
+ * Runs a kernel the way any ABI v1 harness would, using only the artifact: it creates the memory,
+ * grows it to fit the operands, imports it as {@code env.memory}, calls the entry the metadata names
+ * with the operands' byte offsets in the metadata's operand order.
+ *
+ * <p>Guards: every byte that is not an operand is filled with a NaN canary, and C with NaNs, before
+ * the call. Afterwards every byte outside C must be unchanged (no stray write, inputs untouched);
+ * a stray read of a canary makes the result NaN, which the caller's comparison catches.
  */
 final class WasmtimeRunner {
 
-    static final float CANARY = -12345.678f;
-    private static final int CANARY_FLOATS = 64;
+    /** A quiet NaN with a payload no arithmetic produces, so a copied canary is recognisable. */
+    private static final int CANARY_BITS = 0x7FC0_DEAD;
+    private static final int GUARD_BYTES = 256;
+    private static final int PAGE = 65536;
+    private static final Engine ENGINE = new Engine();
 
     private WasmtimeRunner() {
     }
 
-    /** Returns C; fails if the kernel wrote outside C. */
+    /** Runs with 16-byte aligned operands; returns C. */
     static float[] run(GeneratedKernel kernel, Op op, float[] a, float[] b) {
+        return run(kernel, op, a, b, 0);
+    }
+
+    /** Runs with every operand {@code skew} bytes past a 16-byte boundary (a multiple of 4). */
+    static float[] run(GeneratedKernel kernel, Op op, float[] a, float[] b, int skew) {
+        Map<String, Object> meta = MiniJson.object(kernel.metadataJson());
+        String entry = (String) meta.get("entry");
+        if (!List.of("A", "B", "C").equals(meta.get("operands"))) {
+            throw new AssertionError("unexpected operand order " + meta.get("operands"));
+        }
         int cFloats = op.batch() * op.m() * op.n();
-        int offA = 64;
-        int offB = align(offA + a.length * 4);
-        int offC = align(offB + b.length * 4);
-        int offCanary = offC + cFloats * 4;
-        long bytes = offCanary + CANARY_FLOATS * 4L;
-        long pages = (bytes + 65535) / 65536;
-        try (Store<Void> store = Store.withoutData();
-             Module module = new Module(store.engine(), kernel.wasm());
-             Memory memory = new Memory(store, new MemoryType(pages, false))) {
+        int offA = align(GUARD_BYTES) + skew;
+        int offB = align(offA + a.length * 4 + GUARD_BYTES) + skew;
+        int offC = align(offB + b.length * 4 + GUARD_BYTES) + skew;
+        int end = offC + cFloats * 4;
+        long pages = (end + GUARD_BYTES + PAGE - 1) / PAGE;
+
+        try (Store<Void> store = new Store<>(null, ENGINE);
+             Module module = new Module(ENGINE, kernel.wasm());
+             Memory memory = new Memory(store, new MemoryType(1, false))) {
+            memory.grow(store, pages - 1);
             ByteBuffer buffer = memory.buffer(store).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < a.length; i++) {
-                buffer.putFloat(offA + i * 4, a[i]);
+            int size = buffer.capacity();
+            for (int at = 0; at + 4 <= size; at += 4) {
+                buffer.putInt(at, CANARY_BITS);
             }
-            for (int i = 0; i < b.length; i++) {
-                buffer.putFloat(offB + i * 4, b[i]);
-            }
+            put(buffer, offA, a);
+            put(buffer, offB, b);
             for (int i = 0; i < cFloats; i++) {
                 buffer.putFloat(offC + i * 4, Float.NaN); // the kernel must write every element
             }
-            for (int i = 0; i < CANARY_FLOATS; i++) {
-                buffer.putFloat(offCanary + i * 4, CANARY);
-            }
-            buffer.putFloat(offA - 4, CANARY);
+            byte[] before = new byte[size];
+            buffer.get(0, before);
+
             try (Instance instance = new Instance(store, module, List.of(Extern.fromMemory(memory)))) {
-                instance.getFunc(store, op.kind().abiName).orElseThrow()
+                instance.getFunc(store, entry).orElseThrow(() -> new AssertionError("no export " + entry))
                         .call(store, Val.fromI32(offA), Val.fromI32(offB), Val.fromI32(offC));
             }
+
             buffer = memory.buffer(store).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < CANARY_FLOATS; i++) {
-                if (buffer.getFloat(offCanary + i * 4) != CANARY) {
-                    throw new AssertionError(kernel.kernelId() + " wrote past C at float " + i);
+            for (int at = 0; at < size; at++) {
+                boolean inC = at >= offC && at < end;
+                if (!inC && buffer.get(at) != before[at]) {
+                    throw new AssertionError(kernel.kernelId() + " " + op + " changed byte " + at + " outside C ("
+                            + region(at, offA, a.length, offB, b.length, offC) + ")");
                 }
-            }
-            if (buffer.getFloat(offA - 4) != CANARY) {
-                throw new AssertionError(kernel.kernelId() + " wrote before A");
             }
             float[] c = new float[cFloats];
             for (int i = 0; i < cFloats; i++) {
@@ -68,6 +88,22 @@ final class WasmtimeRunner {
             }
             return c;
         }
+    }
+
+    private static void put(ByteBuffer buffer, int offset, float[] values) {
+        for (int i = 0; i < values.length; i++) {
+            buffer.putFloat(offset + i * 4, values[i]);
+        }
+    }
+
+    private static String region(int at, int offA, int aFloats, int offB, int bFloats, int offC) {
+        if (at >= offA && at < offA + aFloats * 4) {
+            return "inside A";
+        }
+        if (at >= offB && at < offB + bFloats * 4) {
+            return "inside B";
+        }
+        return at < offC ? "a guard before C" : "the guard after C";
     }
 
     private static int align(int offset) {

@@ -1,0 +1,68 @@
+package dev.jitzoo.codegen.kernel;
+
+import java.util.List;
+import java.util.StringJoiner;
+import java.util.stream.Collectors;
+
+/** Just enough JSON for metadata: an object whose keys come out in the order they are put. */
+final class JsonObjectWriter {
+
+    private final StringJoiner fields = new StringJoiner(",", "{", "}");
+
+    JsonObjectWriter put(String key, long value) {
+        return raw(key, Long.toString(value));
+    }
+
+    JsonObjectWriter put(String key, boolean value) {
+        return raw(key, Boolean.toString(value));
+    }
+
+    JsonObjectWriter put(String key, String value) {
+        return raw(key, quote(value));
+    }
+
+    JsonObjectWriter put(String key, JsonObjectWriter value) {
+        return raw(key, value.toString());
+    }
+
+    JsonObjectWriter putInts(String key, List<Integer> values) {
+        return raw(key, values.stream().map(String::valueOf).collect(Collectors.joining(",", "[", "]")));
+    }
+
+    JsonObjectWriter putStrings(String key, List<String> values) {
+        return raw(key, values.stream().map(JsonObjectWriter::quote).collect(Collectors.joining(",", "[", "]")));
+    }
+
+    @Override
+    public String toString() {
+        return fields.toString();
+    }
+
+    private JsonObjectWriter raw(String key, String json) {
+        fields.add(quote(key) + ":" + json);
+        return this;
+    }
+
+    /** A JSON string literal (RFC 8259): quote, backslash and control characters escaped. */
+    static String quote(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char ch = text.charAt(i);
+            switch (ch) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (ch < 0x20) {
+                        out.append(String.format("\\u%04x", (int) ch));
+                    } else {
+                        out.append(ch);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+}
