@@ -1,8 +1,10 @@
 import { defineConfig } from "vitest/config";
 
+// Unit tests: no servers needed. The end-to-end tests have their own config (vitest.e2e.config.ts).
 export default defineConfig({
   test: {
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    include: ["test/**/*.test.ts"],
+    exclude: ["test/e2e/**", "**/node_modules/**"],
+    testTimeout: 30_000,
   },
 });

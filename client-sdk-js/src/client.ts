@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { ConnectError, ConnectionClosed, GatewayError } from "./errors.js";
 import {
   ClientFrameSchema,
-  ErrorCode,
   ServerFrameSchema,
   type KernelOffer,
   type OffersDone,
@@ -9,39 +9,37 @@ import {
   type Welcome,
 } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 
-/** An Error frame from the gateway. */
-export class GatewayError extends Error {
-  constructor(readonly code: ErrorCode, message: string) {
-    super(`${ErrorCode[code] ?? code}: ${message}`);
-    this.name = "GatewayError";
-  }
-}
-
-/** The connection closed; `code` is the WebSocket close code. */
-export class ConnectionClosed extends Error {
-  constructor(readonly code: number, readonly reason: string) {
-    super(`connection closed (${code}${reason ? `: ${reason}` : ""})`);
-    this.name = "ConnectionClosed";
-  }
-}
-
 /** Events a client emits, with their payloads. */
 export interface ClientEvents {
+  /** The gateway's answer to Hello. */
   welcome: Welcome;
+  /** A candidate kernel. */
   offer: KernelOffer;
+  /** Every planned offer has been sent. */
   offersDone: OffersDone;
+  /** A report was accepted. */
   reportAck: ReportAck;
+  /** An Error frame. */
   error: GatewayError;
+  /** The connection closed (always the last event). */
   close: ConnectionClosed;
 }
 
-type Listener<T> = (value: T) => void;
-type ClientFrameInit = MessageInitShape<typeof ClientFrameSchema>;
+/** A name of a {@link ClientEvents} event. */
+export type ClientEvent = keyof ClientEvents;
 
-/** The minimal WebSocket surface used here: the browser's, or the `ws` package's in Node. */
-interface SocketLike {
+/** A callback for one event. */
+export type Listener<E extends ClientEvent> = (value: ClientEvents[E]) => void;
+
+/** What {@link JitzooClient.send} takes: a ClientFrame in protobuf-es init form. */
+export type ClientFrameInit = MessageInitShape<typeof ClientFrameSchema>;
+
+/** Where a client stands. */
+export type ClientState = "idle" | "connecting" | "open" | "closed";
+
+/** The WebSocket surface the client needs: the browser's, or the `ws` package's in Node. */
+export interface SocketLike {
   binaryType: string;
-  readyState: number;
   send(data: Uint8Array): void;
   close(code?: number, reason?: string): void;
   onopen: ((ev: unknown) => void) | null;
@@ -50,93 +48,202 @@ interface SocketLike {
   onerror: ((ev: unknown) => void) | null;
 }
 
+/** A WebSocket constructor. */
+export type SocketConstructor = new (url: string) => SocketLike;
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** The WebSocket implementation; default: the global `WebSocket`, else the `ws` package. */
+  WebSocket?: SocketConstructor;
+  /** Give up connecting after this long (default 10 000 ms). */
+  connectTimeoutMs?: number;
+}
+
 /** A session with the gateway. Create it with {@link createClient}. */
 export interface JitzooClient {
-  /** Resolves once connected; at once when already connected. */
+  /** The gateway address. */
+  readonly url: string;
+  /** Where the connection stands. */
+  readonly state: ClientState;
+  /** Connects if not yet connecting; resolves once open (at once when already open). */
   ready(): Promise<void>;
-  /** Sends one ClientFrame. */
+  /**
+   * Sends one ClientFrame, connecting first if needed (frames keep their order).
+   * @throws ConnectionClosed when the connection has already closed
+   */
   send(frame: ClientFrameInit): void;
-  on<E extends keyof ClientEvents>(event: E, listener: Listener<ClientEvents[E]>): void;
-  off<E extends keyof ClientEvents>(event: E, listener: Listener<ClientEvents[E]>): void;
-  /** The next `event`; rejects with the connection's close if it comes first. */
-  once<E extends keyof ClientEvents>(event: E): Promise<ClientEvents[E]>;
-  close(): void;
+  /** Calls `listener` on every `event`; returns a function that cancels the subscription. */
+  on<E extends ClientEvent>(event: E, listener: Listener<E>): () => void;
+  /** Cancels a subscription made with {@link JitzooClient.on}. */
+  off<E extends ClientEvent>(event: E, listener: Listener<E>): void;
+  /** The next `event`; rejects with {@link ConnectionClosed} if the connection closes first. */
+  once<E extends ClientEvent>(event: E): Promise<ClientEvents[E]>;
+  /**
+   * The next `event`, rejecting with the {@link GatewayError} or {@link ConnectionClosed} that
+   * comes first: the way to await the answer to a request.
+   */
+  next<E extends Exclude<ClientEvent, "error" | "close">>(event: E): Promise<ClientEvents[E]>;
+  /** Closes the connection (normal closure unless told otherwise). */
+  close(code?: number, reason?: string): void;
 }
 
-async function openSocket(url: string): Promise<SocketLike> {
-  const native = (globalThis as { WebSocket?: new (url: string) => SocketLike }).WebSocket;
-  if (native) return new native(url);
+/** Creates a client for the gateway at `url` (e.g. `ws://127.0.0.1:8080/v1/session`). Connects lazily. */
+export function createClient(url: string, options: ClientOptions = {}): JitzooClient {
+  return new GatewayClient(url, options);
+}
+
+const NORMAL_CLOSURE = 1000;
+const INVALID_PAYLOAD = 1007;
+
+async function socketConstructor(options: ClientOptions): Promise<SocketConstructor> {
+  if (options.WebSocket) return options.WebSocket;
+  const native = (globalThis as { WebSocket?: SocketConstructor }).WebSocket;
+  if (native) return native;
   const { default: WebSocket } = await import("ws");
-  return new WebSocket(url) as unknown as SocketLike;
+  return WebSocket as unknown as SocketConstructor;
 }
 
-/** Creates a client for the gateway at `url` (e.g. ws://127.0.0.1:8080/v1/session). Connects lazily. */
-export function createClient(url: string): JitzooClient {
-  const listeners = new Map<keyof ClientEvents, Set<Listener<never>>>();
-  let closed: ConnectionClosed | undefined;
-  let socket: Promise<SocketLike> | undefined;
+/** The bytes of a binary message (ArrayBuffer, or a view such as a Node Buffer); null for text. */
+function asBytes(data: unknown): Uint8Array | null {
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (Object.prototype.toString.call(data) === "[object ArrayBuffer]") return new Uint8Array(data as ArrayBuffer);
+  return null;
+}
 
-  const emit = <E extends keyof ClientEvents>(event: E, value: ClientEvents[E]) => {
-    for (const l of [...(listeners.get(event) ?? [])]) (l as Listener<ClientEvents[E]>)(value);
-  };
+class GatewayClient implements JitzooClient {
+  state: ClientState = "idle";
+  private readonly listeners = new Map<ClientEvent, Set<Listener<never>>>();
+  private socket?: Promise<SocketLike>;
+  private closed?: ConnectionClosed;
 
-  const connect = () =>
-    (socket ??= openSocket(url).then(
-      (ws) =>
-        new Promise<SocketLike>((resolve, reject) => {
-          ws.binaryType = "arraybuffer";
-          ws.onopen = () => resolve(ws);
-          ws.onerror = () => reject(new Error(`cannot connect to ${url}`));
-          ws.onclose = (ev) => {
-            closed = new ConnectionClosed(ev.code, ev.reason);
-            reject(closed);
-            emit("close", closed);
-          };
-          ws.onmessage = (ev) => {
-            const frame = fromBinary(ServerFrameSchema, new Uint8Array(ev.data as ArrayBuffer));
-            switch (frame.frame.case) {
-              case "welcome": return emit("welcome", frame.frame.value);
-              case "offer": return emit("offer", frame.frame.value);
-              case "offersDone": return emit("offersDone", frame.frame.value);
-              case "reportAck": return emit("reportAck", frame.frame.value);
-              case "error": return emit("error", new GatewayError(frame.frame.value.code, frame.frame.value.message));
-            }
-          };
-        }),
-    ));
+  constructor(readonly url: string, private readonly options: ClientOptions) {}
 
-  const client: JitzooClient = {
-    ready: () => connect().then(() => undefined),
-    send(frame) {
-      void connect().then((ws) => ws.send(toBinary(ClientFrameSchema, create(ClientFrameSchema, frame))));
-    },
-    on(event, listener) {
-      if (!listeners.has(event)) listeners.set(event, new Set());
-      listeners.get(event)!.add(listener as Listener<never>);
-    },
-    off(event, listener) {
-      listeners.get(event)?.delete(listener as Listener<never>);
-    },
-    once(event) {
-      return new Promise((resolve, reject) => {
-        if (closed && event !== "close") return reject(closed);
-        const done = (value: ClientEvents[typeof event]) => {
-          client.off(event, done);
-          client.off("close", fail);
-          resolve(value);
-        };
-        const fail = (c: ConnectionClosed) => {
-          client.off(event, done);
-          client.off("close", fail);
-          reject(c);
-        };
-        client.on(event, done);
-        if (event !== "close") client.on("close", fail);
-      });
-    },
-    close() {
-      void socket?.then((ws) => ws.close(1000, "done"), () => undefined);
-    },
-  };
-  return client;
+  ready(): Promise<void> {
+    return this.connect().then(() => undefined);
+  }
+
+  send(frame: ClientFrameInit): void {
+    if (this.closed) throw this.closed;
+    const bytes = toBinary(ClientFrameSchema, create(ClientFrameSchema, frame));
+    // A failed connect is reported by ready() and the close event, not here.
+    this.connect().then((ws) => ws.send(bytes), () => undefined);
+  }
+
+  on<E extends ClientEvent>(event: E, listener: Listener<E>): () => void {
+    let set = this.listeners.get(event);
+    if (!set) this.listeners.set(event, (set = new Set()));
+    set.add(listener as Listener<never>);
+    return () => this.off(event, listener);
+  }
+
+  off<E extends ClientEvent>(event: E, listener: Listener<E>): void {
+    this.listeners.get(event)?.delete(listener as Listener<never>);
+  }
+
+  once<E extends ClientEvent>(event: E): Promise<ClientEvents[E]> {
+    return this.waitFor(event, false);
+  }
+
+  next<E extends Exclude<ClientEvent, "error" | "close">>(event: E): Promise<ClientEvents[E]> {
+    return this.waitFor(event, true);
+  }
+
+  close(code = NORMAL_CLOSURE, reason = "done"): void {
+    this.socket?.then((ws) => ws.close(code, reason), () => undefined);
+  }
+
+  private waitFor<E extends ClientEvent>(event: E, failOnError: boolean): Promise<ClientEvents[E]> {
+    if (this.closed) {
+      return event === "close" ? Promise.resolve(this.closed as ClientEvents[E]) : Promise.reject(this.closed);
+    }
+    return new Promise((resolve, reject) => {
+      const cancels: (() => void)[] = [];
+      const settle = (fn: () => void) => {
+        cancels.forEach((cancel) => cancel());
+        fn();
+      };
+      cancels.push(this.on(event, (value) => settle(() => resolve(value))));
+      if (event !== "close") cancels.push(this.on("close", (c) => settle(() => reject(c))));
+      if (failOnError) cancels.push(this.on("error", (e) => settle(() => reject(e))));
+    });
+  }
+
+  private emit<E extends ClientEvent>(event: E, value: ClientEvents[E]): void {
+    for (const listener of [...(this.listeners.get(event) ?? [])]) (listener as Listener<E>)(value);
+  }
+
+  private connect(): Promise<SocketLike> {
+    if (this.closed) return Promise.reject(this.closed);
+    this.socket ??= socketConstructor(this.options).then((Socket) => this.open(Socket));
+    return this.socket;
+  }
+
+  private open(Socket: SocketConstructor): Promise<SocketLike> {
+    this.state = "connecting";
+    return new Promise<SocketLike>((resolve, reject) => {
+      let ws: SocketLike;
+      try {
+        ws = new Socket(this.url);
+      } catch (e) {
+        this.finish(new ConnectionClosed(1006, "invalid address"));
+        return reject(new ConnectError(this.url, (e as Error).message));
+      }
+      const timer = setTimeout(() => {
+        reject(new ConnectError(this.url, `no answer within ${this.connectTimeoutMs()} ms`));
+        ws.close();
+      }, this.connectTimeoutMs());
+      ws.binaryType = "arraybuffer";
+      ws.onopen = () => {
+        clearTimeout(timer);
+        this.state = "open";
+        resolve(ws);
+      };
+      ws.onerror = (ev) => {
+        clearTimeout(timer);
+        reject(new ConnectError(this.url, (ev as { message?: string }).message || "connection failed"));
+      };
+      ws.onclose = (ev) => {
+        clearTimeout(timer);
+        const closed = new ConnectionClosed(ev.code, ev.reason);
+        reject(closed);
+        this.finish(closed);
+      };
+      ws.onmessage = (ev) => this.receive(ws, ev.data);
+    });
+  }
+
+  private receive(ws: SocketLike, data: unknown): void {
+    const bytes = asBytes(data);
+    if (!bytes) {
+      ws.close(INVALID_PAYLOAD, "the gateway sent a text frame");
+      return;
+    }
+    let frame;
+    try {
+      frame = fromBinary(ServerFrameSchema, bytes);
+    } catch {
+      ws.close(INVALID_PAYLOAD, "the gateway sent a malformed frame");
+      return;
+    }
+    const f = frame.frame;
+    switch (f.case) {
+      case "welcome": return this.emit("welcome", f.value);
+      case "offer": return this.emit("offer", f.value);
+      case "offersDone": return this.emit("offersDone", f.value);
+      case "reportAck": return this.emit("reportAck", f.value);
+      case "error": return this.emit("error", new GatewayError(f.value.code, f.value.message));
+      default: return; // a frame kind newer than this SDK
+    }
+  }
+
+  private finish(closed: ConnectionClosed): void {
+    if (this.closed) return;
+    this.closed = closed;
+    this.state = "closed";
+    this.emit("close", closed);
+  }
+
+  private connectTimeoutMs(): number {
+    return this.options.connectTimeoutMs ?? 10_000;
+  }
 }

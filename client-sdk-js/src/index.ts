@@ -1,7 +1,19 @@
-export { createClient, ConnectionClosed, GatewayError, type ClientEvents, type JitzooClient } from "./client.js";
+export {
+  createClient,
+  type ClientEvent, type ClientEvents, type ClientFrameInit, type ClientOptions, type ClientState,
+  type JitzooClient, type Listener, type SocketConstructor, type SocketLike,
+} from "./client.js";
+export { ConnectError, ConnectionClosed, GatewayError } from "./errors.js";
 export { probeDevice, probeFeatures, fingerprintOf, type DeviceFeatures } from "./probe.js";
-export { tune, TOLERANCE, REPORT_TOP_N, type TuneResult, type OpResult, type TuneOptions } from "./tuner.js";
-export { WORKLOADS, type Workload } from "./workloads.js";
-export { loadKernel, readMetadata, OperandMemory, type LoadedKernel, type KernelMetadata } from "./wasm-executor.js";
-export { referenceMatMul, maxRelativeError, dimsOf, flopsOf, seededFloats } from "./reference.js";
-export { time, type Timing } from "./timing.js";
+export {
+  tune, TOLERANCE, REPORT_TOP_N, DEFAULT_CREDITS, type TuneResult, type OpResult, type TuneOptions,
+} from "./tuner.js";
+export { OpBench, type KernelTiming, type KernelVerdict } from "./op-bench.js";
+export { WORKLOADS, matmul, batchMatmul, type Workload } from "./workloads.js";
+export { loadKernel, readMetadata, OperandMemory, ABI_SECTION, type LoadedKernel, type KernelMetadata } from "./wasm-executor.js";
+export {
+  referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, dimsOf, flopsOf, opName, seededFloats, type MatMulDims,
+} from "./reference.js";
+export { time, median, type Timing, type TimingOptions } from "./timing.js";
+export * as gateway from "./gen/jitzoo/gateway/v1/gateway_pb.js";
+export * as kernel from "./gen/jitzoo/kernel/v1/kernel_pb.js";

@@ -1,58 +1,89 @@
 import { create } from "@bufbuild/protobuf";
 import { DeviceProfileSchema, type DeviceProfile } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 
-// Smallest modules that use one feature each; WebAssembly.validate tells whether the engine has it.
-const SIMD_PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03,
-  0x02, 0x01, 0x00, 0x0a, 0x16, 0x01, 0x14, 0x00, 0xfd, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-  0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0b,
-]);
-// (func (result v128) v128.const 0 v128.const 0 v128.const 0 f32x4.relaxed_madd)
+// The smallest modules that use one feature each: WebAssembly.validate tells whether the engine has it.
+const WASM_HEADER = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+const V128_ZERO = [0xfd, 0x0c, ...new Array<number>(16).fill(0x00)];
+// One function type () -> v128, one function of that type.
+const V128_FUNC_HEADER = [0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00];
+
+/** (func (result v128) v128.const 0) */
+const SIMD_PROBE = new Uint8Array([...WASM_HEADER, ...V128_FUNC_HEADER, 0x0a, 0x16, 0x01, 0x14, 0x00, ...V128_ZERO, 0x0b]);
+
+/** (func (result v128) v128.const 0 v128.const 0 v128.const 0 f32x4.relaxed_madd) */
 const RELAXED_SIMD_PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03,
-  0x02, 0x01, 0x00, 0x0a, 0x3d, 0x01, 0x3b, 0x00,
-  0xfd, 0x0c, ...new Array(16).fill(0x00),
-  0xfd, 0x0c, ...new Array(16).fill(0x00),
-  0xfd, 0x0c, ...new Array(16).fill(0x00),
-  0xfd, 0x85, 0x02, 0x0b,
-]);
-// (memory 1 1 shared)
-const THREADS_PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x05, 0x04, 0x01, 0x03, 0x01, 0x01,
+  ...WASM_HEADER, ...V128_FUNC_HEADER, 0x0a, 0x3d, 0x01, 0x3b, 0x00,
+  ...V128_ZERO, ...V128_ZERO, ...V128_ZERO, 0xfd, 0x85, 0x02, 0x0b,
 ]);
 
-/** What the probe learned about the engine and machine. */
+/** (memory 1 1 shared) */
+const THREADS_PROBE = new Uint8Array([...WASM_HEADER, 0x05, 0x04, 0x01, 0x03, 0x01, 0x01]);
+
+/** What the probe learned about the engine and the machine. */
 export interface DeviceFeatures {
+  /** Wasm SIMD128. */
   simd: boolean;
+  /** Wasm relaxed SIMD (`f32x4.relaxed_madd` and friends). */
   relaxedSimd: boolean;
+  /** Wasm threads (shared memories and atomics). */
   threads: boolean;
+  /** Logical cores the page or process may use. */
   logicalCores: number;
+  /** The browser's user agent, or `node/<version> <platform>-<arch>` in Node. */
   userAgent: string;
 }
 
-/** Detects Wasm features and the machine's core count, in a browser or in Node. */
-export function probeFeatures(): DeviceFeatures {
-  const nav = (globalThis as { navigator?: { hardwareConcurrency?: number; userAgent?: string } }).navigator;
-  const proc = (globalThis as { process?: { version: string; platform: string; arch: string } }).process;
+interface NavigatorLike {
+  hardwareConcurrency?: number;
+  userAgent?: string;
+}
+
+interface ProcessLike {
+  version: string;
+  platform: string;
+  arch: string;
+  versions?: { node?: string };
+}
+
+const isNode = (proc: ProcessLike | undefined): proc is ProcessLike => proc?.versions?.node !== undefined;
+
+async function nodeCores(): Promise<number> {
+  const os = await import("node:os");
+  return typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
+}
+
+/** Detects Wasm features, the core count and the user agent, in a browser or in Node. */
+export async function probeFeatures(): Promise<DeviceFeatures> {
+  const nav = (globalThis as { navigator?: NavigatorLike }).navigator;
+  const proc = (globalThis as { process?: ProcessLike }).process;
+  // Node 21+ has a navigator too; its user agent ("Node.js/21") says less than the process does.
+  const node = isNode(proc);
+  const cores = nav?.hardwareConcurrency ?? (node ? await nodeCores() : 1);
   return {
     simd: WebAssembly.validate(SIMD_PROBE),
     relaxedSimd: WebAssembly.validate(RELAXED_SIMD_PROBE),
     threads: WebAssembly.validate(THREADS_PROBE),
-    logicalCores: nav?.hardwareConcurrency ?? 1,
-    userAgent: nav?.userAgent ?? (proc ? `node/${proc.version} ${proc.platform}-${proc.arch}` : "unknown"),
+    logicalCores: Math.max(1, cores),
+    userAgent: node ? `node/${proc.version} ${proc.platform}-${proc.arch}` : (nav?.userAgent ?? "unknown"),
   };
 }
 
-/** A stable id of the device kind: the first 32 hex digits of SHA-256 over its features. */
+/**
+ * A stable id of the device kind: the first 32 hex digits of SHA-256 (WebCrypto) over the
+ * features, so every device with the same engine, features and core count shares one id.
+ */
 export async function fingerprintOf(features: DeviceFeatures): Promise<string> {
   const text = JSON.stringify([features.simd, features.relaxedSimd, features.threads, features.logicalCores, features.userAgent]);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("").slice(0, 32);
 }
 
-/** The device profile sent in Hello. `fingerprint` overrides the derived one (tests, fleets). */
+/**
+ * Probes the device and builds the profile sent in Hello. `fingerprint` overrides the derived
+ * one (tests, or fleets that name their device kinds themselves).
+ */
 export async function probeDevice(fingerprint?: string): Promise<DeviceProfile> {
-  const features = probeFeatures();
+  const features = await probeFeatures();
   return create(DeviceProfileSchema, {
     fingerprint: fingerprint ?? (await fingerprintOf(features)),
     primitiveVector: "",

@@ -1,20 +1,44 @@
-/** A latency measurement: the median over samples, each the mean of `repetitions` calls. */
+/** A latency measurement. */
 export interface Timing {
+  /** Median over the samples of the mean time of one call, in milliseconds. */
   medianMs: number;
+  /** How many samples the median was taken over. */
   samples: number;
+  /** Calls per sample. */
+  repetitions: number;
+}
+
+/** How {@link time} measures. */
+export interface TimingOptions {
+  /** Calls before measuring, at least (default 3). */
+  warmups?: number;
+  /**
+   * Keep warming up until this long has passed (default 20 ms): engines compile Wasm with a
+   * baseline tier first and swap in optimized code once a function is hot.
+   */
+  warmupMs?: number;
+  /** Samples to take the median of (default 7). */
+  samples?: number;
+  /** Target duration of one sample; calls are repeated to reach it (default 5 ms). */
+  sampleMs?: number;
 }
 
 const now = () => performance.now();
 
 /**
- * Times `run`: two warm-up calls, then `samples` samples of enough calls to last about
- * `sampleMs` each. The median resists the noise of a busy machine.
+ * Times `run`: a few warm-up calls, then `samples` samples, each the mean of enough calls to
+ * last about `sampleMs`. The median resists the noise of a busy machine.
  */
-export function time(run: () => void, samples = 7, sampleMs = 5): Timing {
-  run();
-  const t0 = now();
-  run();
-  const once = Math.max(now() - t0, 1e-3);
+export function time(run: () => void, options: TimingOptions = {}): Timing {
+  const { warmups = 3, warmupMs = 20, samples = 7, sampleMs = 5 } = options;
+  const warmupEnd = now() + warmupMs;
+  let once = 0;
+  for (let i = 0; i < warmups || now() < warmupEnd; i++) {
+    const t0 = now();
+    run();
+    once = now() - t0; // the last warm-up call sizes the samples
+  }
+  once = Math.max(once, 1e-3);
   const repetitions = Math.max(1, Math.round(sampleMs / once));
   const perCall: number[] = [];
   for (let s = 0; s < samples; s++) {
@@ -22,6 +46,13 @@ export function time(run: () => void, samples = 7, sampleMs = 5): Timing {
     for (let r = 0; r < repetitions; r++) run();
     perCall.push((now() - start) / repetitions);
   }
-  perCall.sort((x, y) => x - y);
-  return { medianMs: perCall[Math.floor(perCall.length / 2)], samples };
+  return { medianMs: median(perCall), samples, repetitions };
+}
+
+/** The median of `values` (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  if (values.length === 0) throw new Error("median of nothing");
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

@@ -1,30 +1,35 @@
-import { createClient } from "./client.js";
+import { createClient, type ClientOptions, type JitzooClient } from "./client.js";
 import type { KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
-import type { KernelArtifact, OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import type { OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { OpBench } from "./op-bench.js";
 import { probeDevice } from "./probe.js";
-import { dimsOf, flopsOf, maxRelativeError, referenceMatMul, seededFloats } from "./reference.js";
-import { time } from "./timing.js";
-import { loadKernel, OperandMemory, type LoadedKernel } from "./wasm-executor.js";
+import { flopsOf, opName } from "./reference.js";
+import type { TimingOptions } from "./timing.js";
 import type { Workload } from "./workloads.js";
 
 /** Kernels whose output differs from the reference by more than this are refused. */
 export const TOLERANCE = 1e-4;
-/** How many kernels a report ranks. */
+/** How many kernels a report ranks at most. */
 export const REPORT_TOP_N = 5;
-/** Offers the client lets the gateway send ahead of what it has consumed. */
-const CREDIT_WINDOW = 4;
+/** Offers the gateway may send ahead of what the client has consumed. */
+export const DEFAULT_CREDITS = 4;
 
 /** What tuning one op achieved. */
 export interface OpResult {
+  /** `matmul` or `batch_matmul`. */
   op: string;
   shape: number[];
+  /** The fastest correct kernel. */
   bestKernelId: string;
   bestMs: number;
+  /** 2·batch·M·K·N over the best latency, in GFLOP/s. */
   gflops: number;
-  /** Milliseconds from connecting to the moment the final best kernel was found. */
+  /** Milliseconds from connecting to the moment the final best kernel was timed. */
   timeToBestMs: number;
+  /** Whether the Welcome's initial kernel came from the zoo. */
   initialFromZoo: boolean;
   initialKernelId: string;
+  /** Latency of the initial kernel; NaN when it was wrong. */
   initialMs: number;
 }
 
@@ -32,160 +37,191 @@ export interface OpResult {
 export interface TuneResult {
   workload: string;
   fingerprint: string;
+  sessionId: string;
+  /** Rounds of offers (one per session for now). */
   rounds: number;
+  /** Offers the gateway said it sent, in OffersDone. */
+  offersSent: number;
+  /** Offers received (initial kernels not counted). */
   kernelsReceived: number;
+  /** Kernels that matched the reference, initial kernels included. */
   kernelsValidated: number;
+  /** Kernels refused: wrong output, or not loadable. */
   kernelsInvalid: number;
+  /** Kernels timed (every validated one). */
   kernelsTimed: number;
+  /** Inferences run with the incumbent between offers, as a page would. */
   inferences: number;
   reportsAcked: number;
+  /** True when every op's initial kernel came from the zoo. */
   initialFromZoo: boolean;
   ops: OpResult[];
 }
 
+/** Options of {@link tune}. */
 export interface TuneOptions {
   /** Overrides the probed fingerprint. */
   fingerprint?: string;
-  /** Progress lines. */
+  /** Offers the gateway may send ahead (default {@link DEFAULT_CREDITS}). */
+  credits?: number;
+  /** Largest accepted relative error (default {@link TOLERANCE}). */
+  tolerance?: number;
+  /** How kernels are timed. */
+  timing?: TimingOptions;
+  /** Give up when the gateway sends nothing for this long while offers are due (default 120 000 ms). */
+  idleTimeoutMs?: number;
+  /** Passed to {@link createClient}. */
+  client?: ClientOptions;
+  /** Receives progress lines. */
   log?: (line: string) => void;
 }
 
-/** One op's tuning state: its operands, reference output, incumbent and every timing. */
-class OpTuner {
-  readonly operands: OperandMemory;
-  readonly expected: Float32Array;
-  readonly timings = new Map<string, { ms: number; samples: number; error: number }>();
-  incumbent!: LoadedKernel;
-  incumbentMs = Infinity;
-  bestFoundAt = 0;
-
-  constructor(readonly op: OpSpec, seed: number) {
-    const d = dimsOf(op);
-    const a = seededFloats(d.batch * d.m * d.k, seed);
-    const b = seededFloats(d.batch * d.k * d.n, seed + 1);
-    this.operands = new OperandMemory(d, a, b);
-    this.expected = referenceMatMul(d, a, b);
-  }
-
-  /** Runs the kernel once against the reference; returns it timed, or null when it is wrong. */
-  async tryKernel(artifact: KernelArtifact, at: number): Promise<{ kernel: LoadedKernel; error: number } | null> {
-    const kernel = await loadKernel(artifact, this.operands);
-    this.operands.poisonOutput();
-    kernel.run();
-    const error = maxRelativeError(this.operands.readOutput(), this.expected);
-    if (!(error <= TOLERANCE)) return null;
-    const t = time(kernel.run);
-    this.timings.set(kernel.kernelId, { ms: t.medianMs, samples: t.samples, error });
-    if (t.medianMs < this.incumbentMs) {
-      this.incumbent = kernel;
-      this.incumbentMs = t.medianMs;
-      this.bestFoundAt = at;
-    }
-    return { kernel, error };
-  }
-
-  ranked() {
-    return [...this.timings.entries()]
-      .sort((x, y) => x[1].ms - y[1].ms)
-      .slice(0, REPORT_TOP_N)
-      .map(([kernelId, t]) => ({ kernelId, medianMs: t.ms, samples: t.samples, maxRelError: t.error }));
-  }
-}
-
 /**
- * The JIT loop: Hello; run the Welcome's initial kernels; for every offer, check it against the
- * reference, time it, swap it in when faster, and run one inference with the incumbent, as a
- * page would between frames; then report each op's top kernels.
+ * The JIT loop for a workload: Hello; check and time the Welcome's initial kernels; for every
+ * offer, check it against the reference, time it, keep the fastest, run one inference with the
+ * incumbent and grant one more credit; after OffersDone report each op's top kernels and wait
+ * for the acknowledgements.
+ * @throws GatewayError, ConnectionClosed or ConnectError when the session fails
  */
 export async function tune(url: string, workload: Workload, options: TuneOptions = {}): Promise<TuneResult> {
   const log = options.log ?? (() => undefined);
-  const start = performance.now();
-  const since = () => performance.now() - start;
+  const tolerance = options.tolerance ?? TOLERANCE;
   const device = await probeDevice(options.fingerprint);
-  const client = createClient(url);
-  const tuners = workload.ops.map((op, i) => new OpTuner(op, 1000 + i));
+  const benches = workload.ops.map((op, i) => new OpBench(op, 1000 + i, tolerance, options.timing));
+  const bestAt = new Map<OpBench, number>();
+  const client = createClient(url, options.client);
   const result: TuneResult = {
-    workload: workload.name, fingerprint: device.fingerprint, rounds: 1, kernelsReceived: 0,
-    kernelsValidated: 0, kernelsInvalid: 0, kernelsTimed: 0, inferences: 0, reportsAcked: 0,
-    initialFromZoo: true, ops: [],
+    workload: workload.name, fingerprint: device.fingerprint, sessionId: "", rounds: 1,
+    offersSent: 0, kernelsReceived: 0, kernelsValidated: 0, kernelsInvalid: 0, kernelsTimed: 0,
+    inferences: 0, reportsAcked: 0, initialFromZoo: false, ops: [],
   };
 
-  const offers: KernelOffer[] = [];
-  let wake: () => void = () => undefined;
-  let offersDone = false;
-  client.on("offer", (offer) => { offers.push(offer); result.kernelsReceived++; wake(); });
-  client.on("offersDone", () => { offersDone = true; wake(); });
-  const errors: Error[] = [];
-  client.on("error", (e) => { errors.push(e); wake(); });
-  client.on("close", () => wake());
-
+  const inbox = new OfferInbox(client, options.idleTimeoutMs ?? 120_000, log);
+  const start = performance.now();
   try {
     await client.ready();
-    const welcomed = client.once("welcome");
+    const welcomed = client.next("welcome");
     client.send({ frame: { case: "hello", value: {
-      protocolVersion: 1, device, backend: workload.backend, ops: workload.ops, credits: CREDIT_WINDOW,
+      protocolVersion: 1, device, backend: workload.backend, ops: workload.ops, credits: options.credits ?? DEFAULT_CREDITS,
     } } });
-    const welcome = await Promise.race([welcomed, client.once("error").then((e) => { throw e; })]);
+    const welcome = await welcomed;
+    result.sessionId = welcome.sessionId;
     log(`session ${welcome.sessionId}: ${welcome.initial.length} initial kernels`);
-
-    const initial: { id: string; fromZoo: boolean; ms: number }[] = [];
-    for (const [i, k] of welcome.initial.entries()) {
-      const artifact = k.artifact!;
-      const tried = await tuners[i].tryKernel(artifact, since());
-      if (!tried) throw new Error(`initial kernel ${artifact.ref?.kernelId} is wrong`);
-      result.kernelsValidated++;
-      result.kernelsTimed++;
-      initial.push({ id: tried.kernel.kernelId, fromZoo: k.fromZoo, ms: tuners[i].incumbentMs });
-      log(`  initial ${tried.kernel.kernelId} (${k.fromZoo ? "from the zoo" : "default"}): ${tuners[i].incumbentMs.toFixed(3)} ms`);
+    if (welcome.initial.length !== benches.length) {
+      throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${benches.length} ops`);
     }
 
-    while (!offersDone || offers.length > 0) {
-      if (errors.length) throw errors[0];
-      const offer = offers.shift();
-      if (!offer) {
-        await new Promise<void>((r) => { wake = r; });
-        continue;
+    const tryOn = async (bench: OpBench, offer: { artifact?: KernelOffer["artifact"] }, label: string) => {
+      const verdict = await bench.tryKernel(offer.artifact!);
+      if (!verdict.ok) {
+        result.kernelsInvalid++;
+        log(`  ${label} ${verdict.kernelId}: refused (${verdict.why})`);
+        return;
       }
-      const artifact = offer.artifact!;
-      const tuner = tuners.find((t) => sameOp(t.op, artifact.ref!.op!));
-      if (!tuner) throw new Error(`offer ${artifact.ref?.kernelId} is for an op this session did not ask for`);
-      const tried = await tuner.tryKernel(artifact, since());
-      if (tried) {
-        result.kernelsValidated++;
-        result.kernelsTimed++;
-        log(`  offer #${offer.rank} ${tried.kernel.kernelId}: ${tuner.timings.get(tried.kernel.kernelId)!.ms.toFixed(3)} ms`);
+      result.kernelsValidated++;
+      result.kernelsTimed++;
+      if (verdict.isNewBest) bestAt.set(bench, performance.now() - start);
+      log(`  ${label} ${verdict.kernelId}: ${verdict.medianMs.toFixed(3)} ms${verdict.isNewBest ? " (new best)" : ""}`);
+    };
+
+    const initial: { fromZoo: boolean; id: string; ms: number }[] = [];
+    for (const [i, k] of welcome.initial.entries()) {
+      await tryOn(benches[i], k, `initial (${k.fromZoo ? "from the zoo" : "default"})`);
+      const id = k.artifact?.ref?.kernelId ?? "";
+      initial.push({ fromZoo: k.fromZoo, id, ms: benches[i].timingOf(id)?.medianMs ?? NaN });
+    }
+
+    for (let offer = await inbox.take(); offer; offer = await inbox.take()) {
+      result.kernelsReceived++;
+      const op = offer.artifact?.ref?.op;
+      const bench = op && benches.find((b) => sameOp(b.op, op));
+      if (bench) {
+        await tryOn(bench, offer, `offer #${offer.rank}`);
       } else {
         result.kernelsInvalid++;
-        log(`  offer #${offer.rank} ${artifact.ref?.kernelId}: WRONG OUTPUT, refused`);
+        log(`  offer #${offer.rank} ${offer.artifact?.ref?.kernelId}: refused (an op this session did not ask for)`);
       }
-      tuner.incumbent.run(); // the page's next inference, on the best kernel so far
-      result.inferences++;
+      for (const b of benches) {
+        b.incumbent?.run(); // the page's next inference, on the best kernel so far
+        result.inferences++;
+      }
       client.send({ frame: { case: "credit", value: { credits: 1 } } });
     }
 
-    for (const tuner of tuners) {
-      const acked = client.once("reportAck");
-      const refused = client.once("error");
-      client.send({ frame: { case: "report", value: { op: tuner.op, ranked: tuner.ranked() } } });
-      await Promise.race([acked, refused.then((e) => { throw e; })]);
+    result.offersSent = inbox.offersSent;
+    log(`offers done: ${inbox.offersSent} sent, ${result.kernelsReceived} received`);
+
+    for (const bench of benches) {
+      const ranked = bench.ranked(REPORT_TOP_N);
+      if (ranked.length === 0) throw new Error(`no correct kernel for ${opName(bench.op.kind)} [${bench.op.shape}]`);
+      const acked = client.next("reportAck");
+      client.send({ frame: { case: "report", value: { op: bench.op, ranked } } });
+      await acked;
       result.reportsAcked++;
     }
 
-    result.ops = tuners.map((t, i) => ({
-      op: dimsOf(t.op).batch > 1 || t.op.shape.length === 4 ? "batch_matmul" : "matmul",
-      shape: [...t.op.shape],
-      bestKernelId: t.incumbent.kernelId,
-      bestMs: t.incumbentMs,
-      gflops: flopsOf(t.op) / (t.incumbentMs / 1000) / 1e9,
-      timeToBestMs: t.bestFoundAt,
-      initialFromZoo: initial[i].fromZoo,
-      initialKernelId: initial[i].id,
-      initialMs: initial[i].ms,
-    }));
+    result.ops = benches.map((bench, i) => {
+      const best = bench.incumbent!;
+      return {
+        op: opName(bench.op.kind),
+        shape: [...bench.op.shape],
+        bestKernelId: best.kernelId,
+        bestMs: best.medianMs,
+        gflops: flopsOf(bench.op) / (best.medianMs / 1000) / 1e9,
+        timeToBestMs: bestAt.get(bench) ?? NaN,
+        initialFromZoo: initial[i].fromZoo,
+        initialKernelId: initial[i].id,
+        initialMs: initial[i].ms,
+      };
+    });
     result.initialFromZoo = result.ops.every((o) => o.initialFromZoo);
     return result;
   } finally {
+    inbox.dispose();
     client.close();
+  }
+}
+
+/** Queues offers as they arrive; `take` yields them in order and undefined after OffersDone. */
+class OfferInbox {
+  private readonly offers: KernelOffer[] = [];
+  private done = false;
+  /** What OffersDone said. */
+  offersSent = 0;
+  private failure?: Error;
+  private wake: () => void = () => undefined;
+  private readonly cancels: (() => void)[];
+
+  constructor(client: JitzooClient, private readonly idleTimeoutMs: number, log: (line: string) => void) {
+    const notify = () => this.wake();
+    this.cancels = [
+      client.on("offer", (offer) => { this.offers.push(offer); notify(); }),
+      client.on("offersDone", (d) => {
+        this.offersSent = d.offersSent;
+        this.done = true;
+        notify();
+      }),
+      // Errors while offers flow are logged: a fatal one is followed by a close, which ends the loop.
+      client.on("error", (e) => log(`  ${e.message}`)),
+      client.on("close", (c) => { this.failure = c; notify(); }),
+    ];
+  }
+
+  async take(): Promise<KernelOffer | undefined> {
+    for (;;) {
+      const offer = this.offers.shift();
+      if (offer) return offer;
+      if (this.done) return undefined;
+      if (this.failure) throw this.failure;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no offer for ${this.idleTimeoutMs} ms`)), this.idleTimeoutMs);
+        this.wake = () => { clearTimeout(timer); resolve(); };
+      });
+    }
+  }
+
+  dispose(): void {
+    this.cancels.forEach((cancel) => cancel());
   }
 }
 

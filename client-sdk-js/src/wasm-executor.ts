@@ -1,85 +1,130 @@
 import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import type { MatMulDims } from "./reference.js";
 
-/** The ABI v1 metadata of a kernel (docs/kernel-abi.md). */
+/** The ABI v1 metadata of a Wasm kernel (docs/kernel-abi.md); unknown keys are ignored. */
 export interface KernelMetadata {
+  /** ABI version; only 1 is understood. */
   abi: number;
+  /** `matmul` or `batch_matmul`. */
   op: string;
+  /** `[M, K, N]` or `[batch, M, K, N]`. */
   shape: number[];
+  /** Name of the exported entry function. */
   entry: string;
+  /** Operand names in the order of the entry's parameters, e.g. `["A","B","C"]`. */
   operands: string[];
-  operandShapes: Record<string, number[]>;
 }
 
-const PAGE = 65536;
-const align16 = (n: number) => (n + 15) & ~15;
+/** The name of the custom section that repeats the metadata inside the module. */
+export const ABI_SECTION = "jitzoo.abi";
 
-/** Reads and checks an artifact's metadata, cross-checked with its `jitzoo.abi` custom section. */
+const PAGE_BYTES = 65536;
+/** Offsets are 16-byte aligned: what vectorized kernels are tuned for. */
+const align16 = (n: number) => (n + 15) & ~15;
+/** Operands start past a small unused head, so no operand sits at address 0. */
+const FIRST_OFFSET = 64;
+
+/**
+ * Parses and checks an artifact's metadata. When `module` is given and carries a `jitzoo.abi`
+ * custom section, that section must equal the metadata byte for byte.
+ */
 export function readMetadata(artifact: KernelArtifact, module?: WebAssembly.Module): KernelMetadata {
-  const meta = JSON.parse(artifact.metadataJson) as KernelMetadata;
-  if (meta.abi !== 1) throw new Error(`kernel ABI ${meta.abi} is not supported`);
+  let meta: KernelMetadata;
+  try {
+    meta = JSON.parse(artifact.metadataJson) as KernelMetadata;
+  } catch {
+    throw new Error("the kernel's metadata_json is not JSON");
+  }
+  if (meta?.abi !== 1) throw new Error(`kernel ABI ${meta?.abi} is not supported`);
+  if (typeof meta.entry !== "string" || !meta.entry) throw new Error("the kernel's metadata names no entry");
+  if (!Array.isArray(meta.operands) || !Array.isArray(meta.shape)) throw new Error("the kernel's metadata lacks operands or shape");
   if (module) {
-    const sections = WebAssembly.Module.customSections(module, "jitzoo.abi");
-    if (sections.length !== 1 || new TextDecoder().decode(sections[0]) !== artifact.metadataJson) {
-      throw new Error("the jitzoo.abi section disagrees with the artifact's metadata");
+    const sections = WebAssembly.Module.customSections(module, ABI_SECTION);
+    if (sections.length > 1) throw new Error(`the kernel has ${sections.length} ${ABI_SECTION} sections`);
+    if (sections.length === 1 && new TextDecoder().decode(sections[0]) !== artifact.metadataJson) {
+      throw new Error(`the ${ABI_SECTION} section disagrees with the artifact's metadata`);
     }
   }
   return meta;
 }
 
 /**
- * One op's operands in one Wasm memory, shared by every kernel of that op: inputs are written
- * once, each kernel is instantiated against the same memory, and C is read back after a run.
+ * One op's operands in one Wasm memory, shared by every kernel of that op: A and B are written
+ * once, each kernel is instantiated against the same memory, C is read back after a run.
+ * Operands lie one after another, each at a 16-byte aligned offset.
  */
 export class OperandMemory {
+  /** The memory every kernel of this op imports as `env.memory`. */
   readonly memory: WebAssembly.Memory;
-  readonly offsets: Record<string, number>;
-  private readonly cFloats: number;
+  /** Byte offset of each operand (`A`, `B`, `C`). */
+  readonly offsets: Readonly<Record<string, number>>;
+  private readonly outputFloats: number;
 
+  /** Lays out A ([batch,M,K]) and B ([batch,K,N]) and room for C ([batch,M,N]). */
   constructor(readonly dims: MatMulDims, a: Float32Array, b: Float32Array) {
     const { batch, m, k, n } = dims;
-    this.cFloats = batch * m * n;
-    const offA = 64;
+    if (a.length !== batch * m * k || b.length !== batch * k * n) throw new Error("operand sizes do not match the op");
+    this.outputFloats = batch * m * n;
+    const offA = FIRST_OFFSET;
     const offB = align16(offA + a.byteLength);
     const offC = align16(offB + b.byteLength);
-    const end = offC + this.cFloats * 4;
-    this.memory = new WebAssembly.Memory({ initial: Math.ceil(end / PAGE) + 1 });
+    const end = offC + this.outputFloats * 4;
+    this.memory = new WebAssembly.Memory({ initial: 1 });
+    const missing = Math.ceil(end / PAGE_BYTES) - 1;
+    if (missing > 0) this.memory.grow(missing);
     this.offsets = { A: offA, B: offB, C: offC };
     new Float32Array(this.memory.buffer, offA, a.length).set(a);
     new Float32Array(this.memory.buffer, offB, b.length).set(b);
-    if (a.length !== batch * m * k || b.length !== batch * k * n) throw new Error("operand sizes do not match the op");
   }
 
-  /** Fills C with NaN, so that an element a kernel forgets to write shows up as an error. */
+  /** Fills C with NaN, so that any element a kernel leaves unwritten shows up as an error. */
   poisonOutput(): void {
-    new Float32Array(this.memory.buffer, this.offsets.C, this.cFloats).fill(NaN);
+    this.output().fill(NaN);
   }
 
+  /** A copy of C. */
   readOutput(): Float32Array {
-    return new Float32Array(this.memory.buffer, this.offsets.C, this.cFloats).slice();
+    return this.output().slice();
+  }
+
+  // A fresh view each time: growing a memory detaches its old buffer.
+  private output(): Float32Array {
+    return new Float32Array(this.memory.buffer, this.offsets.C, this.outputFloats);
   }
 }
 
-/** A kernel ready to call: `run()` executes it once over the shared operands. */
+/** A kernel ready to call. */
 export interface LoadedKernel {
+  /** The server-issued id (empty when the artifact carries none). */
   readonly kernelId: string;
+  /** The artifact's parsed metadata. */
   readonly metadata: KernelMetadata;
+  /** Executes the kernel once over the shared operands (writes C). */
   run(): void;
 }
 
-/** Compiles and instantiates a Wasm artifact against an op's operand memory. */
+/**
+ * Compiles and instantiates a Wasm artifact against an op's operand memory. Throws when the
+ * artifact is not Wasm, does not compile, its metadata does not fit `operands`, or its entry
+ * function is missing.
+ */
 export async function loadKernel(artifact: KernelArtifact, operands: OperandMemory): Promise<LoadedKernel> {
   if (artifact.code.case !== "wasm") throw new Error("not a Wasm artifact");
   const module = await WebAssembly.compile(artifact.code.value as Uint8Array<ArrayBuffer>);
   const metadata = readMetadata(artifact, module);
-  const instance = await WebAssembly.instantiate(module, { env: { memory: operands.memory } });
-  const entry = instance.exports[metadata.entry];
-  if (typeof entry !== "function") throw new Error(`kernel exports no function ${metadata.entry}`);
+  const { batch, m, k, n } = operands.dims;
+  const expectedShape = metadata.shape.length === 4 ? [batch, m, k, n] : [m, k, n];
+  if ((metadata.shape.length === 3 && batch !== 1) || metadata.shape.join(",") !== expectedShape.join(",")) {
+    throw new Error(`kernel shape [${metadata.shape}] does not match the operands [${expectedShape}]`);
+  }
   const args = metadata.operands.map((name) => {
     const offset = operands.offsets[name];
     if (offset === undefined) throw new Error(`unknown operand ${name}`);
     return offset;
   });
+  const instance = await WebAssembly.instantiate(module, { env: { memory: operands.memory } });
+  const entry = instance.exports[metadata.entry];
+  if (typeof entry !== "function") throw new Error(`kernel exports no function ${metadata.entry}`);
   const fn = entry as (...offsets: number[]) => void;
   return { kernelId: artifact.ref?.kernelId ?? "", metadata, run: () => fn(...args) };
 }

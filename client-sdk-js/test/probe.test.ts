@@ -1,17 +1,29 @@
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { fingerprintOf, probeDevice, probeFeatures } from "../src/probe.js";
 
 describe("probe", () => {
-  it("finds SIMD in this engine and derives a stable 32-hex fingerprint", async () => {
-    const features = probeFeatures();
-    expect(features.simd).toBe(true);
-    expect(features.logicalCores).toBeGreaterThan(0);
-    const fp = await fingerprintOf(features);
-    expect(fp).toMatch(/^[0-9a-f]{32}$/);
-    expect(await fingerprintOf(probeFeatures())).toBe(fp);
+  it("finds SIMD and the cores of this machine", async () => {
+    const features = await probeFeatures();
+    expect(features.simd).toBe(true); // on by default since Node 16
+    expect(features.threads).toBe(true);
+    expect(features.logicalCores).toBe(availableParallelism());
+    expect(features.userAgent).toBe(`node/${process.version} ${process.platform}-${process.arch}`);
   });
 
-  it("lets a caller override the fingerprint", async () => {
+  it("derives a stable 32-hex fingerprint that changes with the features", async () => {
+    const features = await probeFeatures();
+    const fp = await fingerprintOf(features);
+    expect(fp).toMatch(/^[0-9a-f]{32}$/);
+    expect(await fingerprintOf(await probeFeatures())).toBe(fp);
+    expect(await fingerprintOf({ ...features, logicalCores: features.logicalCores + 1 })).not.toBe(fp);
+  });
+
+  it("builds the Hello's device profile, with an optional fingerprint override", async () => {
+    const device = await probeDevice();
+    expect(device.fingerprint).toMatch(/^[0-9a-f]{32}$/);
+    expect(device.wasm?.simd).toBe(true);
+    expect(device.primitiveVector).toBe("");
     expect((await probeDevice("fleet-a")).fingerprint).toBe("fleet-a");
   });
 });

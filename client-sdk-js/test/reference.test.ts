@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
+import { OpKind } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
+import { dimsOf, flopsOf, maxRelativeError, opName, referenceMatMul, seededFloats } from "../src/reference.js";
+import { matmul } from "../src/workloads.js";
 
 describe("reference matmul", () => {
   it("matches a hand-computed product", () => {
@@ -8,17 +10,48 @@ describe("reference matmul", () => {
     expect([...c]).toEqual([21, 24, 27, 47, 54, 61]);
   });
 
-  it("keeps batches apart", () => {
-    const a = new Float32Array([1, 2]); // two 1x1 matrices
-    const b = new Float32Array([3, 4]);
-    expect([...referenceMatMul({ batch: 2, m: 1, k: 1, n: 1 }, a, b)]).toEqual([3, 8]);
+  it("multiplies each batch on its own", () => {
+    // batch 0: [1 2] x [3; 4] = [11]; batch 1: [-1 0.5] x [2; 6] = [1]
+    const c = referenceMatMul({ batch: 2, m: 1, k: 2, n: 1 }, new Float32Array([1, 2, -1, 0.5]), new Float32Array([3, 4, 2, 6]));
+    expect([...c]).toEqual([11, 1]);
+  });
+
+  it("accumulates in float64", () => {
+    // In float32, 2^24 + 1 - 2^24 loses the 1.
+    const c = referenceMatMul({ batch: 1, m: 1, k: 3, n: 1 }, new Float32Array([2 ** 24, 1, -(2 ** 24)]), new Float32Array([1, 1, 1]));
+    expect(c[0]).toBe(1);
+  });
+
+  it("refuses operands that do not fit the dims", () => {
+    expect(() => referenceMatMul({ batch: 1, m: 2, k: 2, n: 2 }, new Float32Array(3), new Float32Array(4))).toThrow(/do not fit/);
+  });
+});
+
+describe("op shapes", () => {
+  it("reads matmul and batch matmul shapes and counts their flops", () => {
+    expect(dimsOf(matmul(128, 256, 96))).toEqual({ batch: 1, m: 128, k: 256, n: 96 });
+    const batched = { kind: OpKind.BATCH_MATMUL, shape: [4, 2, 3, 5] } as Parameters<typeof dimsOf>[0];
+    expect(dimsOf(batched)).toEqual({ batch: 4, m: 2, k: 3, n: 5 });
+    expect(flopsOf(batched)).toBe(2 * 4 * 2 * 3 * 5);
+    expect(opName(OpKind.BATCH_MATMUL)).toBe("batch_matmul");
+    expect(() => dimsOf({ kind: OpKind.MATMUL, shape: [1, 2] } as Parameters<typeof dimsOf>[0])).toThrow(/unsupported/);
+    expect(() => dimsOf(matmul(0, 2, 2))).toThrow(/at least 1/);
   });
 });
 
 describe("maxRelativeError", () => {
-  it("is relative for large values and absolute near zero", () => {
-    expect(maxRelativeError(new Float32Array([101]), new Float32Array([100]))).toBeCloseTo(0.01);
-    expect(maxRelativeError(new Float32Array([0.001]), new Float32Array([0]))).toBeCloseTo(0.001);
+  it("is relative for values above the floor and absolute below it", () => {
+    expect(maxRelativeError(new Float32Array([101]), new Float32Array([100]))).toBeCloseTo(0.01, 6);
+    expect(maxRelativeError(new Float32Array([0.001]), new Float32Array([0]))).toBeCloseTo(0.001, 6);
+    expect(maxRelativeError(new Float32Array([0.5, 2]), new Float32Array([0.25, 2]))).toBeCloseTo(0.25, 6);
+  });
+
+  it("takes the worst element, with a configurable floor", () => {
+    const actual = new Float32Array([1, 0.0011]);
+    const expected = new Float32Array([1, 0.001]);
+    expect(maxRelativeError(actual, expected)).toBeCloseTo(0.0001, 6);
+    expect(maxRelativeError(actual, expected, 1e-3)).toBeCloseTo(0.1, 4);
+    expect(maxRelativeError(expected, expected)).toBe(0);
   });
 
   it("treats NaN and a length mismatch as infinitely wrong", () => {
@@ -31,6 +64,7 @@ describe("seededFloats", () => {
   it("is deterministic and within [-1, 1)", () => {
     const x = seededFloats(1000, 7);
     expect([...x]).toEqual([...seededFloats(1000, 7)]);
+    expect([...x]).not.toEqual([...seededFloats(1000, 8)]);
     expect(Math.min(...x)).toBeGreaterThanOrEqual(-1);
     expect(Math.max(...x)).toBeLessThan(1);
   });

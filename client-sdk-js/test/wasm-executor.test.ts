@@ -1,51 +1,104 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { KernelArtifactSchema } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { loadKernel, OperandMemory } from "../src/wasm-executor.js";
+import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
+import { loadKernel, OperandMemory, readMetadata } from "../src/wasm-executor.js";
+import { matmulMetadata, naiveMatmulArtifact } from "./support/wasm.js";
 
-const name = (s: string) => [s.length, ...new TextEncoder().encode(s)];
 const leb = (n: number): number[] => (n < 0x80 ? [n] : [(n & 0x7f) | 0x80, ...leb(n >>> 7)]);
+const name = (s: string) => [s.length, ...new TextEncoder().encode(s)];
 const section = (id: number, body: number[]) => [id, ...leb(body.length), ...body];
 
 /**
- * A hand-assembled ABI v1 kernel for 1x1x1 "matmul": C[0] = A[0] * B[0].
- * (import "env" "memory" (memory 1)) (func (export "matmul") (param i32 i32 i32) ...)
+ * A hand-assembled ABI v1 kernel for a 1x1x1 matmul, C[0] = A[0] * B[0]:
+ *   (import "env" "memory" (memory 1))
+ *   (func (export "matmul") (param $a i32) (param $b i32) (param $c i32)
+ *     (f32.store (local.get $c) (f32.mul (f32.load (local.get $a)) (f32.load (local.get $b)))))
+ *   (@custom "jitzoo.abi" metadata)
  */
-function tinyKernel(metadata: string): Uint8Array {
-  const body = [0x00, 0x20, 0x02, 0x20, 0x00, 0x2a, 0x02, 0x00, 0x20, 0x01, 0x2a, 0x02, 0x00, 0x94, 0x38, 0x02, 0x00, 0x0b];
+function tinyKernel(metadata?: string, exportName = "matmul"): Uint8Array {
+  const body = [
+    0x00, // no locals
+    0x20, 0x02, // local.get $c
+    0x20, 0x00, 0x2a, 0x02, 0x00, // local.get $a, f32.load align=4
+    0x20, 0x01, 0x2a, 0x02, 0x00, // local.get $b, f32.load align=4
+    0x94, // f32.mul
+    0x38, 0x02, 0x00, // f32.store align=4
+    0x0b, // end
+  ];
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 3, 0x7f, 0x7f, 0x7f, 0]),
-    ...section(2, [1, ...name("env"), ...name("memory"), 0x02, 0x00, 1]),
-    ...section(3, [1, 0]),
-    ...section(7, [1, ...name("matmul"), 0x00, 0]),
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+    ...section(1, [1, 0x60, 3, 0x7f, 0x7f, 0x7f, 0]), // type: (i32, i32, i32) -> ()
+    ...section(2, [1, ...name("env"), ...name("memory"), 0x02, 0x00, 1]), // import env.memory, min 1 page
+    ...section(3, [1, 0]), // one function of type 0
+    ...section(7, [1, ...name(exportName), 0x00, 0]), // export it
     ...section(10, [1, body.length, ...body]),
-    ...section(0, [...name("jitzoo.abi"), ...new TextEncoder().encode(metadata)]),
+    ...(metadata ? section(0, [...name("jitzoo.abi"), ...new TextEncoder().encode(metadata)]) : []),
   ]);
 }
 
-const METADATA = JSON.stringify({ abi: 1, op: "matmul", shape: [1, 1, 1], entry: "matmul", operands: ["A", "B", "C"],
-  operandShapes: { A: [1, 1], B: [1, 1], C: [1, 1] } });
+const TINY = matmulMetadata(1, 1, 1);
+const ONE = { batch: 1, m: 1, k: 1, n: 1 };
+const tinyArtifact = (bytes: Uint8Array, metadataJson = TINY) =>
+  create(KernelArtifactSchema, { ref: { kernelId: "ktiny" }, code: { case: "wasm", value: bytes }, metadataJson });
 
 describe("wasm executor", () => {
   it("runs an ABI v1 kernel over operands in the shared memory", async () => {
-    const operands = new OperandMemory({ batch: 1, m: 1, k: 1, n: 1 }, new Float32Array([3]), new Float32Array([7]));
-    const artifact = create(KernelArtifactSchema, {
-      ref: { kernelId: "ktiny" }, code: { case: "wasm", value: tinyKernel(METADATA) }, metadataJson: METADATA,
-    });
-    const kernel = await loadKernel(artifact, operands);
+    const operands = new OperandMemory(ONE, new Float32Array([3]), new Float32Array([7]));
+    const kernel = await loadKernel(tinyArtifact(tinyKernel(TINY)), operands);
+    expect(kernel.kernelId).toBe("ktiny");
+    expect(kernel.metadata).toMatchObject({ entry: "matmul", operands: ["A", "B", "C"] });
     operands.poisonOutput();
     expect(Number.isNaN(operands.readOutput()[0])).toBe(true);
     kernel.run();
     expect([...operands.readOutput()]).toEqual([21]);
-    expect(kernel.kernelId).toBe("ktiny");
   });
 
-  it("refuses an artifact whose custom section disagrees with its metadata", async () => {
-    const operands = new OperandMemory({ batch: 1, m: 1, k: 1, n: 1 }, new Float32Array([1]), new Float32Array([1]));
-    const artifact = create(KernelArtifactSchema, {
-      code: { case: "wasm", value: tinyKernel(METADATA) }, metadataJson: METADATA.replace("matmul", "other"),
-    });
+  it("places operands one after another at 16-byte aligned offsets, growing memory to fit", () => {
+    const dims = { batch: 1, m: 3, k: 5, n: 7 };
+    const operands = new OperandMemory(dims, new Float32Array(15), new Float32Array(35));
+    const { A, B, C } = operands.offsets;
+    for (const offset of [A, B, C]) expect(offset % 16).toBe(0);
+    expect(B).toBeGreaterThanOrEqual(A + 15 * 4);
+    expect(C).toBeGreaterThanOrEqual(B + 35 * 4);
+    const big = new OperandMemory({ batch: 1, m: 128, k: 256, n: 96 }, new Float32Array(128 * 256), new Float32Array(256 * 96));
+    expect(big.memory.buffer.byteLength).toBeGreaterThanOrEqual(big.offsets.C + 128 * 96 * 4);
+  });
+
+  it("computes a matmul that matches the reference", async () => {
+    const dims = { batch: 1, m: 3, k: 4, n: 5 };
+    const a = seededFloats(12, 1);
+    const b = seededFloats(20, 2);
+    const operands = new OperandMemory(dims, a, b);
+    const kernel = await loadKernel(naiveMatmulArtifact("knaive", [3, 4, 5]), operands);
+    kernel.run();
+    expect(maxRelativeError(operands.readOutput(), referenceMatMul(dims, a, b))).toBeLessThan(1e-6);
+  });
+
+  it("accepts a module without the custom section", async () => {
+    const operands = new OperandMemory(ONE, new Float32Array([2]), new Float32Array([4]));
+    (await loadKernel(tinyArtifact(tinyKernel()), operands)).run();
+    expect([...operands.readOutput()]).toEqual([8]);
+  });
+
+  it("refuses a custom section that disagrees with the metadata", async () => {
+    const operands = new OperandMemory(ONE, new Float32Array([1]), new Float32Array([1]));
+    const artifact = tinyArtifact(tinyKernel(TINY), TINY.replace('"schedule":{}', '"schedule":{"x0":4}'));
     await expect(loadKernel(artifact, operands)).rejects.toThrow(/disagrees/);
+  });
+
+  it("refuses kernels that do not fit the operands or the ABI", async () => {
+    const operands = new OperandMemory(ONE, new Float32Array([1]), new Float32Array([1]));
+    await expect(loadKernel(naiveMatmulArtifact("kbig", [2, 2, 2]), operands)).rejects.toThrow(/does not match/);
+    await expect(loadKernel(tinyArtifact(tinyKernel(undefined, "other")), operands)).rejects.toThrow(/no function matmul/);
+    await expect(loadKernel(tinyArtifact(new Uint8Array([1, 2, 3])), operands)).rejects.toThrow();
+    const wgsl = create(KernelArtifactSchema, { code: { case: "wgsl", value: "" }, metadataJson: TINY });
+    await expect(loadKernel(wgsl, operands)).rejects.toThrow(/not a Wasm artifact/);
+  });
+
+  it("reads the metadata and refuses other ABI versions", () => {
+    expect(readMetadata(tinyArtifact(new Uint8Array()))).toMatchObject({ abi: 1, op: "matmul", shape: [1, 1, 1] });
+    expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2')))).toThrow(/ABI 2/);
+    expect(() => readMetadata(tinyArtifact(new Uint8Array(), "not json"))).toThrow(/not JSON/);
   });
 });

@@ -1,81 +1,121 @@
 #!/usr/bin/env node
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { fingerprintOf, probeFeatures } from "../probe.js";
 import { tune, type TuneResult } from "../tuner.js";
 import { WORKLOADS } from "../workloads.js";
 
+/** Where the CLI writes: stdout lines, stderr lines, and its environment. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+}
+
+const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
+
 const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--fingerprint F] [--json]
        tune --print-fingerprint
-workloads: ${Object.keys(WORKLOADS).join(", ")}`;
+  --url          gateway WebSocket address (default: $JITZOO_GATEWAY_URL, else ${DEFAULT_URL})
+  --fingerprint  device kind to report as (default: derived from this machine)
+  --json         end stdout with one line of JSON
+workloads: ${Object.keys(WORKLOADS).join(", ")}
+exit codes: 0 done, 1 the session failed (gateway unreachable, refused, closed), 2 bad usage`;
 
-function table(r: TuneResult): string {
-  const rows = r.ops.map((o) =>
-    `  ${o.op}[${o.shape.join(",")}]  initial ${o.initialMs.toFixed(3)} ms (${o.initialFromZoo ? "zoo" : "default"})  ` +
-    `best ${o.bestMs.toFixed(3)} ms = ${o.gflops.toFixed(2)} GFLOP/s  ${o.bestKernelId}  found after ${o.timeToBestMs.toFixed(0)} ms`);
+/** The human summary: what was tried and the best kernel of each op. */
+export function table(r: TuneResult): string {
+  const header = ["op", "shape", "initial", "initial ms", "best kernel", "best ms", "GFLOP/s", "best after ms"];
+  const rows = r.ops.map((o) => [
+    o.op, `[${o.shape.join(",")}]`, o.initialFromZoo ? "zoo" : "default", o.initialMs.toFixed(3),
+    o.bestKernelId, o.bestMs.toFixed(3), o.gflops.toFixed(2), o.timeToBestMs.toFixed(0),
+  ]);
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
+  const line = (cells: string[]) => cells.map((cell, c) => cell.padEnd(widths[c])).join("  ").trimEnd();
   return [
-    `workload ${r.workload}, device ${r.fingerprint}`,
-    `kernels: ${r.kernelsReceived} offered, ${r.kernelsValidated} validated, ${r.kernelsInvalid} wrong, ` +
+    `workload ${r.workload}, device ${r.fingerprint}, session ${r.sessionId}`,
+    `kernels: ${r.kernelsReceived} offered, ${r.kernelsValidated} validated (initial included), ${r.kernelsInvalid} refused, ` +
       `${r.kernelsTimed} timed; ${r.inferences} inferences; ${r.reportsAcked} reports acknowledged`,
-    ...rows,
+    line(header),
+    ...rows.map(line),
   ].join("\n");
 }
 
-async function main(): Promise<number> {
+/** The `--json` object (snake_case keys, numbers rounded to 4 decimals). */
+export function toJson(r: TuneResult): Record<string, unknown> {
+  return {
+    workload: r.workload, fingerprint: r.fingerprint, session_id: r.sessionId, rounds: r.rounds,
+    offers_sent: r.offersSent, kernels_received: r.kernelsReceived, kernels_validated: r.kernelsValidated,
+    kernels_invalid: r.kernelsInvalid, kernels_timed: r.kernelsTimed,
+    inferences: r.inferences, reports_acked: r.reportsAcked, initial_from_zoo: r.initialFromZoo,
+    ops: r.ops.map((o) => ({
+      op: o.op, shape: o.shape, best_kernel_id: o.bestKernelId, best_ms: round(o.bestMs),
+      gflops: round(o.gflops), time_to_best_ms: round(o.timeToBestMs), initial_from_zoo: o.initialFromZoo,
+      initial_kernel_id: o.initialKernelId, initial_ms: round(o.initialMs),
+    })),
+  };
+}
+
+const round = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e4) / 1e4 : null);
+
+/** Runs the CLI; resolves to the exit code. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
   let args;
   try {
     args = parseArgs({
+      args: argv,
       options: {
         workload: { type: "string" },
-        url: { type: "string", default: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session" },
+        url: { type: "string" },
         fingerprint: { type: "string" },
         json: { type: "boolean", default: false },
         "print-fingerprint": { type: "boolean", default: false },
-        help: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
       },
     }).values;
   } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
+    io.err(`${(e as Error).message}\n${USAGE}`);
     return 2;
   }
   if (args.help) {
-    console.log(USAGE);
+    io.out(USAGE);
     return 0;
   }
   if (args["print-fingerprint"]) {
-    console.log(await fingerprintOf(probeFeatures()));
+    io.out(await fingerprintOf(await probeFeatures()));
     return 0;
   }
   const workload = args.workload ? WORKLOADS[args.workload] : undefined;
   if (!workload) {
-    console.error(`${args.workload ? `unknown workload ${args.workload}` : "--workload is required"}\n${USAGE}`);
+    io.err(`${args.workload ? `unknown workload "${args.workload}"` : "--workload is required"}\n${USAGE}`);
     return 2;
   }
-  const log = (line: string) => console.error(line);
-  log(`tuning ${workload.name} against ${args.url}`);
+  const url = args.url ?? io.env.JITZOO_GATEWAY_URL ?? DEFAULT_URL;
+  io.err(`tuning ${workload.name} against ${url}`);
+  let result: TuneResult;
   try {
-    const result = await tune(args.url!, workload, { fingerprint: args.fingerprint, log });
-    console.log(table(result));
-    if (args.json) {
-      const o = result.ops;
-      console.log(JSON.stringify({
-        workload: result.workload, fingerprint: result.fingerprint, rounds: result.rounds,
-        kernels_received: result.kernelsReceived, kernels_validated: result.kernelsValidated,
-        kernels_invalid: result.kernelsInvalid, kernels_timed: result.kernelsTimed,
-        inferences: result.inferences, reports_acked: result.reportsAcked, initial_from_zoo: result.initialFromZoo,
-        ops: o.map((x) => ({
-          op: x.op, shape: x.shape, best_kernel_id: x.bestKernelId, best_ms: round(x.bestMs),
-          gflops: round(x.gflops), time_to_best_ms: round(x.timeToBestMs), initial_from_zoo: x.initialFromZoo,
-          initial_kernel_id: x.initialKernelId, initial_ms: round(x.initialMs),
-        })),
-      }));
-    }
-    return 0;
+    result = await tune(url, workload, { fingerprint: args.fingerprint, log: io.err });
   } catch (e) {
-    console.error(`tune failed: ${(e as Error).message}`);
+    io.err(`tune failed: ${(e as Error).message}`);
     return 1;
+  }
+  io.out(table(result));
+  if (args.json) io.out(JSON.stringify(toJson(result)));
+  return 0;
+}
+
+function invokedDirectly(): boolean {
+  try {
+    return !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
   }
 }
 
-const round = (x: number) => Math.round(x * 1e4) / 1e4;
-
-process.exitCode = await main();
+if (invokedDirectly()) {
+  process.exitCode = await main(process.argv.slice(2), {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+    env: process.env,
+  });
+}

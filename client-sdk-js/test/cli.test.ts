@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { main, type CliIo } from "../src/cli/tune.js";
+import { FakeGateway } from "./support/fake-gateway.js";
+import { naiveMatmulArtifact } from "./support/wasm.js";
+
+function io(env: Record<string, string> = {}): CliIo & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, env, out: (l) => stdout.push(...l.split("\n")), err: (l) => stderr.push(...l.split("\n")) };
+}
+
+let gateway: FakeGateway | undefined;
+afterEach(async () => {
+  await gateway?.stop();
+  gateway = undefined;
+});
+
+describe("tune CLI", () => {
+  it("refuses an unknown or missing workload with exit code 2", async () => {
+    const unknown = io();
+    expect(await main(["--workload", "nope"], unknown)).toBe(2);
+    expect(unknown.stderr[0]).toBe('unknown workload "nope"');
+    expect(await main([], io())).toBe(2);
+    expect(await main(["--bogus"], io())).toBe(2);
+  });
+
+  it("exits 1 with a clear message when the gateway is unreachable", async () => {
+    const run = io({ JITZOO_GATEWAY_URL: "ws://127.0.0.1:1/v1/session" });
+    expect(await main(["--workload", "skeleton"], run)).toBe(1);
+    expect(run.stderr.at(-1)).toMatch(/^tune failed: cannot connect to ws:\/\/127\.0\.0\.1:1\/v1\/session/);
+  });
+
+  it("tunes the skeleton workload and ends stdout with one JSON line", async () => {
+    const shape: [number, number, number] = [128, 256, 96];
+    gateway = await FakeGateway.start({
+      initial: () => ({ artifact: naiveMatmulArtifact("kinit", shape), fromZoo: false }),
+      offers: [naiveMatmulArtifact("k1", shape), naiveMatmulArtifact("k2", shape, 2)],
+    });
+    const run = io({ JITZOO_GATEWAY_URL: gateway.url });
+    expect(await main(["--workload", "skeleton", "--fingerprint", "cli-test", "--json"], run)).toBe(0);
+    const json = JSON.parse(run.stdout.at(-1)!);
+    expect(json).toMatchObject({
+      workload: "skeleton", fingerprint: "cli-test", rounds: 1, kernels_received: 2, kernels_validated: 2,
+      kernels_invalid: 1, kernels_timed: 2, reports_acked: 1, initial_from_zoo: false,
+    });
+    expect(json.ops).toHaveLength(1);
+    expect(json.ops[0]).toMatchObject({ op: "matmul", shape, initial_from_zoo: false });
+    expect(["kinit", "k1"]).toContain(json.ops[0].best_kernel_id);
+    for (const key of ["best_ms", "gflops", "time_to_best_ms"]) expect(json.ops[0][key]).toBeGreaterThan(0);
+    expect(run.stdout.some((l) => l.startsWith("op ") && l.includes("GFLOP/s"))).toBe(true);
+  });
+
+  it("prints the device fingerprint", async () => {
+    const run = io();
+    expect(await main(["--print-fingerprint"], run)).toBe(0);
+    expect(run.stdout).toHaveLength(1);
+    expect(run.stdout[0]).toMatch(/^[0-9a-f]{32}$/);
+  });
+});

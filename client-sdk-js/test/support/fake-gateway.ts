@@ -1,0 +1,105 @@
+// An in-process stand-in for the gateway: enough of the protocol to drive the tuner in unit tests.
+import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer, type WebSocket } from "ws";
+import {
+  ClientFrameSchema, ErrorCode, ServerFrameSchema, type ClientFrame, type Report,
+} from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { KernelArtifact, OpSpec } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
+
+export interface FakeGatewayOptions {
+  /** The Welcome's kernel for each op. */
+  initial: (op: OpSpec) => { artifact: KernelArtifact; fromZoo: boolean };
+  /** The offers, in order. */
+  offers: KernelArtifact[];
+  /** Close the session (code 1011) after sending this many offers. */
+  closeAfterOffers?: number;
+  /** Refuse every report with INVALID_REPORT. */
+  refuseReports?: boolean;
+}
+
+const key = (op: OpSpec | undefined) => `${op?.kind}:${op?.shape.join(",")}`;
+
+export class FakeGateway {
+  /** Every frame clients sent, in order. */
+  readonly received: ClientFrame[] = [];
+  /** Reports accepted. */
+  readonly acked: Report[] = [];
+
+  private constructor(private readonly server: WebSocketServer, private readonly options: FakeGatewayOptions) {
+    server.on("connection", (ws) => this.serve(ws));
+  }
+
+  static async start(options: FakeGatewayOptions): Promise<FakeGateway> {
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    return new FakeGateway(server, options);
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/session`;
+  }
+
+  async stop(): Promise<void> {
+    for (const ws of this.server.clients) ws.terminate();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private serve(ws: WebSocket): void {
+    const send = (frame: MessageInitShape<typeof ServerFrameSchema>) =>
+      ws.send(toBinary(ServerFrameSchema, create(ServerFrameSchema, frame)));
+    const fail = (code: ErrorCode, message: string, close?: number) => {
+      send({ frame: { case: "error", value: { code, message } } });
+      if (close) ws.close(close, message);
+    };
+    let credits = 0;
+    let sent = 0;
+    let requested = new Set<string>();
+    const issued = new Set<string>();
+    const pump = () => {
+      while (credits > 0 && sent < this.options.offers.length) {
+        if (sent === this.options.closeAfterOffers) return void ws.close(1011, "the fake gateway gives up");
+        const artifact = this.options.offers[sent];
+        issued.add(artifact.ref!.kernelId);
+        send({ frame: { case: "offer", value: { artifact, rank: sent } } });
+        sent++;
+        credits--;
+        if (sent === this.options.offers.length) send({ frame: { case: "offersDone", value: { offersSent: sent } } });
+      }
+    };
+
+    ws.on("message", (data: Buffer, isBinary) => {
+      if (!isBinary) return void ws.close(1003, "binary frames only");
+      let frame: ClientFrame;
+      try {
+        frame = fromBinary(ClientFrameSchema, new Uint8Array(data));
+      } catch {
+        return fail(ErrorCode.MALFORMED_FRAME, "not a ClientFrame", 1007);
+      }
+      this.received.push(frame);
+      const f = frame.frame;
+      if (f.case === "hello") {
+        if (!f.value.device?.fingerprint) return fail(ErrorCode.INVALID_HELLO, "device.fingerprint is required", 1008);
+        requested = new Set(f.value.ops.map(key));
+        const initial = f.value.ops.map((op) => this.options.initial(op));
+        initial.forEach((k) => issued.add(k.artifact.ref!.kernelId));
+        send({ frame: { case: "welcome", value: { sessionId: "fake-session", initial } } });
+        credits = f.value.credits;
+        if (this.options.offers.length === 0) send({ frame: { case: "offersDone", value: { offersSent: 0 } } });
+        pump();
+      } else if (f.case === "credit") {
+        credits += f.value.credits;
+        pump();
+      } else if (f.case === "report") {
+        if (this.options.refuseReports) return fail(ErrorCode.INVALID_REPORT, "reports are refused today");
+        if (!requested.has(key(f.value.op))) return fail(ErrorCode.INVALID_REPORT, "op never requested");
+        const forged = f.value.ranked.find((r) => !issued.has(r.kernelId));
+        if (forged) return fail(ErrorCode.INVALID_REPORT, `kernel ${forged.kernelId} was never offered`);
+        this.acked.push(f.value);
+        send({ frame: { case: "reportAck", value: { op: f.value.op } } });
+      } else {
+        fail(ErrorCode.PROTOCOL, "empty frame", 1008);
+      }
+    });
+  }
+}

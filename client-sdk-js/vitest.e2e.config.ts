@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+// End-to-end tests against a running suite; they skip unless JITZOO_GATEWAY_URL is set.
+export default defineConfig({
+  test: {
+    include: ["test/e2e/**/*.test.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
+    fileParallelism: false,
+  },
+});
