@@ -76,6 +76,6 @@ public class KernelGenerator {
 
     private static Schedule toSchedule(dev.jitzoo.proto.kernel.v1.Schedule s) {
         return new Schedule(s.getX0(), s.getY0(), s.getR0(), s.getX1(), s.getY1(), s.getR1(),
-                s.getVectorize(), s.getUnroll());
+                s.getVectorize(), s.getUnroll(), s.getRelaxedSimd(), s.getPackB());
     }
 }

@@ -1,9 +1,12 @@
 package dev.jitzoo.codegen.kernel;
 
+import dev.jitzoo.codegen.wasm.passes.Pass;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 
 /** The ABI v1 metadata of a kernel as JSON, keys in a fixed order (docs/kernel-abi.md). */
-final class AbiMetadata {
+public final class AbiMetadata {
 
     /** Parameter order of every matmul entry: the byte offsets of A, B and C. */
     static final List<String> OPERANDS = List.of("A", "B", "C");
@@ -11,7 +14,22 @@ final class AbiMetadata {
     private AbiMetadata() {
     }
 
-    static String json(Op op, Schedule s, int abiVersion) {
+    /** Wasm metadata: the common keys, the passes that ran, and the pack function when B is packed. */
+    static String wasm(Op op, Schedule s, int abiVersion, Set<Pass> passes) {
+        JsonObjectWriter json = common(op, s, abiVersion, op.kind().abiName)
+                .putStrings("passes", Arrays.stream(Pass.values()).filter(passes::contains).map(p -> p.label).toList());
+        if (s.packB()) {
+            json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY)
+                    .put("floats", (long) op.batch() * op.k() * op.n()));
+        }
+        return json.toString();
+    }
+
+    /**
+     * The keys every backend writes, in order, up to {@code flops}; a backend appends its own keys
+     * (WGSL: {@code workgroupSize}, {@code dispatch}) after them.
+     */
+    public static JsonObjectWriter common(Op op, Schedule s, int abiVersion, String entry) {
         boolean batched = op.kind() == OpKind.BATCH_MATMUL;
         JsonObjectWriter shapes = new JsonObjectWriter()
                 .putInts("A", batched ? List.of(op.batch(), op.m(), op.k()) : List.of(op.m(), op.k()))
@@ -20,16 +38,16 @@ final class AbiMetadata {
         JsonObjectWriter schedule = new JsonObjectWriter()
                 .put("x0", s.x0()).put("y0", s.y0()).put("r0", s.r0())
                 .put("x1", s.x1()).put("y1", s.y1()).put("r1", s.r1())
-                .put("vectorize", s.vectorize()).put("unroll", s.unroll());
+                .put("vectorize", s.vectorize()).put("unroll", s.unroll())
+                .put("relaxedSimd", s.relaxedSimd()).put("packB", s.packB());
         return new JsonObjectWriter()
                 .put("abi", abiVersion)
                 .put("op", op.kind().abiName)
                 .putInts("shape", op.dims())
-                .put("entry", op.kind().abiName)
+                .put("entry", entry)
                 .putStrings("operands", OPERANDS)
                 .put("operandShapes", shapes)
                 .put("schedule", schedule)
-                .put("flops", op.flops())
-                .toString();
+                .put("flops", op.flops());
     }
 }

@@ -5,31 +5,31 @@ import java.util.StringJoiner;
 import java.util.stream.Collectors;
 
 /** Just enough JSON for metadata: an object whose keys come out in the order they are put. */
-final class JsonObjectWriter {
+public final class JsonObjectWriter {
 
     private final StringJoiner fields = new StringJoiner(",", "{", "}");
 
-    JsonObjectWriter put(String key, long value) {
+    public JsonObjectWriter put(String key, long value) {
         return raw(key, Long.toString(value));
     }
 
-    JsonObjectWriter put(String key, boolean value) {
+    public JsonObjectWriter put(String key, boolean value) {
         return raw(key, Boolean.toString(value));
     }
 
-    JsonObjectWriter put(String key, String value) {
+    public JsonObjectWriter put(String key, String value) {
         return raw(key, quote(value));
     }
 
-    JsonObjectWriter put(String key, JsonObjectWriter value) {
+    public JsonObjectWriter put(String key, JsonObjectWriter value) {
         return raw(key, value.toString());
     }
 
-    JsonObjectWriter putInts(String key, List<Integer> values) {
+    public JsonObjectWriter putInts(String key, List<Integer> values) {
         return raw(key, values.stream().map(String::valueOf).collect(Collectors.joining(",", "[", "]")));
     }
 
-    JsonObjectWriter putStrings(String key, List<String> values) {
+    public JsonObjectWriter putStrings(String key, List<String> values) {
         return raw(key, values.stream().map(JsonObjectWriter::quote).collect(Collectors.joining(",", "[", "]")));
     }
 

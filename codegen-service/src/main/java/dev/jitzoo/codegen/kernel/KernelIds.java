@@ -1,15 +1,18 @@
 package dev.jitzoo.codegen.kernel;
 
+import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
  * Kernel ids: "k1" and the first 30 hex digits of SHA-256 over the UTF-8 canonical text
  * {@code abi=<v>;backend=<WASM|WGSL>;op=<abi name>;shape=<d>,<d>,...;schedule=<x0>,<y0>,<r0>,<x1>,<y1>,<r1>,<true|false>,<unroll>}
- * (decimal integers, no spaces). The bytes of a kernel are a pure function of exactly these values,
+ * (decimal integers, no spaces), then {@code ;relaxed=true} when the schedule uses relaxed SIMD,
+ * {@code ;pack=B} when it packs B, and {@code ;passes=<labels>} when not every Wasm pass ran. The bytes of a kernel are a pure function of exactly these values,
  * so the text must never change for a given ABI version: ids are stored in the zoo.
  */
 public final class KernelIds {
@@ -18,7 +21,11 @@ public final class KernelIds {
     }
 
     public static String of(Op op, Schedule schedule, Backend backend, int abiVersion) {
-        byte[] canonical = canonical(op, schedule, backend, abiVersion).getBytes(StandardCharsets.UTF_8);
+        return of(op, schedule, backend, abiVersion, Pass.ALL);
+    }
+
+    public static String of(Op op, Schedule schedule, Backend backend, int abiVersion, Set<Pass> passes) {
+        byte[] canonical = canonical(op, schedule, backend, abiVersion, passes).getBytes(StandardCharsets.UTF_8);
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical);
             return "k1" + HexFormat.of().formatHex(digest).substring(0, 30);
@@ -28,12 +35,15 @@ public final class KernelIds {
     }
 
     /** The text an id hashes, as documented in docs/kernel-abi.md. */
-    public static String canonical(Op op, Schedule s, Backend backend, int abiVersion) {
+    public static String canonical(Op op, Schedule s, Backend backend, int abiVersion, Set<Pass> passes) {
         return "abi=" + abiVersion
                 + ";backend=" + backend.name()
                 + ";op=" + op.kind().abiName
                 + ";shape=" + op.dims().stream().map(String::valueOf).collect(Collectors.joining(","))
                 + ";schedule=" + s.x0() + "," + s.y0() + "," + s.r0() + "," + s.x1() + "," + s.y1() + "," + s.r1()
-                + "," + s.vectorize() + "," + s.unroll();
+                + "," + s.vectorize() + "," + s.unroll()
+                + (s.relaxedSimd() ? ";relaxed=true" : "")
+                + (s.packB() ? ";pack=B" : "")
+                + (passes.equals(Pass.ALL) ? "" : ";passes=" + Pass.describe(passes));
     }
 }

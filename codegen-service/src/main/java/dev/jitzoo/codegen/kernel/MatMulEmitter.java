@@ -53,7 +53,7 @@ final class MatMulEmitter {
             rightEdge();
             bottomEdge();
             Loops.add(f, PARAM_A, op.m() * plan.rowBytesA());
-            Loops.add(f, PARAM_B, op.k() * plan.rowBytesB());
+            Loops.add(f, PARAM_B, plan.bBatchBytes());
             Loops.add(f, PARAM_C, op.m() * plan.rowBytesC());
         });
         return f;
@@ -93,7 +93,7 @@ final class MatMulEmitter {
                         f.localGet(bandC).localSet(tileC);
                         Loops.repeat(f, tilesHere, i32("tile.counter"), () -> {
                             tiles.emit(plan.interiorTile(), bandA, tileB, tileC, kStepsHere, firstKBlock);
-                            Loops.add(f, tileB, x0 * FLOAT_BYTES);
+                            Loops.add(f, tileB, plan.bTileBytes());
                             Loops.add(f, tileC, x0 * FLOAT_BYTES);
                         });
                         Loops.add(f, bandA, y0 * plan.rowBytesA());
@@ -101,10 +101,10 @@ final class MatMulEmitter {
                     });
                 }, () -> {
                     Loops.add(f, kBlockA, reduction.perBlock() * FLOAT_BYTES);
-                    Loops.add(f, kBlockB, reduction.perBlock() * plan.rowBytesB());
+                    Loops.add(f, kBlockB, reduction.perBlock() * plan.bRowBytes(x0));
                 });
             }, () -> {
-                Loops.add(f, colBlockB, columns.perBlock() * x0 * FLOAT_BYTES);
+                Loops.add(f, colBlockB, columns.perBlock() * plan.bTileBytes());
                 Loops.add(f, colBlockC, columns.perBlock() * x0 * FLOAT_BYTES);
             });
         }, () -> {
@@ -120,10 +120,10 @@ final class MatMulEmitter {
             return;
         }
         int bandA = i32("band.a"), tileB = i32("tile.b"), tileC = i32("tile.c");
-        int columnBytes = plan.fullColumns() * FLOAT_BYTES;
+        int fullTiles = plan.fullColumns() / plan.schedule().x0();
         f.localGet(PARAM_A).localSet(bandA);
-        Loops.copyPlus(f, PARAM_B, columnBytes, tileB);
-        Loops.copyPlus(f, PARAM_C, columnBytes, tileC);
+        Loops.copyPlus(f, PARAM_B, fullTiles * plan.bTileBytes(), tileB);
+        Loops.copyPlus(f, PARAM_C, plan.fullColumns() * FLOAT_BYTES, tileC);
         Loops.repeat(f, Trips.fixed(bands), i32("band.counter"), () -> {
             tiles.emit(plan.rightEdgeTile(), bandA, tileB, tileC, Trips.fixed(plan.op().k()), null);
             Loops.add(f, bandA, plan.schedule().y0() * plan.rowBytesA());
@@ -144,7 +144,7 @@ final class MatMulEmitter {
         Loops.copyPlus(f, PARAM_C, plan.fullRows() * plan.rowBytesC(), tileC);
         Loops.repeat(f, Trips.fixed(plan.fullColumns() / x0), i32("tile.counter"), () -> {
             tiles.emit(plan.bottomEdgeTile(), bandA, tileB, tileC, allK, null);
-            Loops.add(f, tileB, x0 * FLOAT_BYTES);
+            Loops.add(f, tileB, plan.bTileBytes());
             Loops.add(f, tileC, x0 * FLOAT_BYTES);
         });
         // after the loop tileB and tileC stand at column fullColumns: the corner

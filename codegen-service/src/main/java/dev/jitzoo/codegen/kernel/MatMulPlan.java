@@ -52,7 +52,7 @@ record MatMulPlan(Op op, Schedule schedule) {
     static MatMulPlan of(Op op, Schedule schedule) {
         check(schedule);
         MatMulPlan plan = new MatMulPlan(op, schedule);
-        long innerStride = (long) plan.copies() * plan.depth() * plan.rowBytesB();
+        long innerStride = (long) plan.copies() * plan.depth() * plan.bRowBytes(schedule.x0());
         if (innerStride > Integer.MAX_VALUE) {
             throw new InvalidKernelException("one trip of the k loop would span " + innerStride
                     + " bytes of B; lower unroll or r0 for N=" + op.n());
@@ -84,6 +84,9 @@ record MatMulPlan(Op op, Schedule schedule) {
         if (s.x1() % s.x0() != 0) {
             throw new InvalidKernelException("x1 must be 0 or a multiple of x0 (whole register tiles per cache tile), got x1="
                     + s.x1() + ", x0=" + s.x0());
+        }
+        if (s.relaxedSimd() && !s.vectorize()) {
+            throw new InvalidKernelException("relaxedSimd needs vectorize: f32x4.relaxed_madd works on v128 columns");
         }
         if (s.y1() % s.y0() != 0) {
             throw new InvalidKernelException("y1 must be 0 or a multiple of y0 (whole register tiles per cache tile), got y1="
@@ -155,8 +158,19 @@ record MatMulPlan(Op op, Schedule schedule) {
         return op.k() * FLOAT_BYTES;
     }
 
-    int rowBytesB() {
-        return op.n() * FLOAT_BYTES;
+    /** Bytes between consecutive k rows of B as a tile {@code width} wide reads them: its panel's width when packed, else N. */
+    int bRowBytes(int width) {
+        return (schedule.packB() ? width : op.n()) * FLOAT_BYTES;
+    }
+
+    /** Bytes from one x0-wide column tile of B to the next: a whole K-deep panel when packed. */
+    int bTileBytes() {
+        return (schedule.packB() ? op.k() : 1) * schedule.x0() * FLOAT_BYTES;
+    }
+
+    /** Bytes of one batch's B, packed or not (packing keeps every element, only reorders). */
+    int bBatchBytes() {
+        return op.k() * op.n() * FLOAT_BYTES;
     }
 
     int rowBytesC() {

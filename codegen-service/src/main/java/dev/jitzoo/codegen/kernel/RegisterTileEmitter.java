@@ -5,6 +5,7 @@ import static dev.jitzoo.codegen.kernel.MatMulPlan.LANES;
 
 import dev.jitzoo.codegen.kernel.MatMulPlan.TileShape;
 import dev.jitzoo.codegen.wasm.FunctionBuilder;
+import dev.jitzoo.codegen.wasm.Instruction;
 import dev.jitzoo.codegen.wasm.MemArg;
 import dev.jitzoo.codegen.wasm.Opcode;
 import dev.jitzoo.codegen.wasm.SimdOpcode;
@@ -13,9 +14,9 @@ import dev.jitzoo.codegen.wasm.ValType;
 /**
  * Emits one register tile: C[rows, width] at {@code c} = (or +=) A[rows, ks] at {@code a} x B[ks, width]
  * at {@code b}. The sums live in locals for the whole reduction: a v128 per 4 columns and an f32 per
- * leftover column. One register step loads the B values of {@code depth} k steps, then per row
- * broadcasts each A element once (v128.load32_splat) and multiply-adds it into every accumulator of
- * that row. Row and column strides sit in the memarg offsets, so the loop only bumps two pointers.
+ * leftover column. One register step covers {@code depth} k steps; per row each A element is
+ * broadcast and multiply-added into every accumulator of that row. Strides are constants added to
+ * two pointers, so the loop only bumps those pointers.
  */
 final class RegisterTileEmitter {
 
@@ -88,49 +89,63 @@ final class RegisterTileEmitter {
             registerStep(acc, copy * depth, depth);
         }
         Loops.add(f, pA, copies * depth * FLOAT_BYTES);
-        Loops.add(f, pB, copies * depth * plan.rowBytesB());
+        Loops.add(f, pB, copies * depth * plan.bRowBytes(acc.shape.width()));
     }
 
-    /** k steps [k0, k0 + depth) relative to the pointers: load their B values, then multiply-add row by row. */
+    /**
+     * k steps [k0, k0 + depth) relative to the pointers, row by row: every sum takes its A element
+     * (broadcast) times its B value. Written the plain way, one load per operand use at an address
+     * computed in full; the passes turn the constants into memarg offsets, the load and splat into
+     * {@code v128.load32_splat}, and repeated loads into locals (each A element and B vector loaded
+     * once per step).
+     */
     private void registerStep(Accumulators acc, int k0, int depth) {
         TileShape shape = acc.shape;
-        int[] bVectors = pool.group("tile.bVectors", ValType.V128, depth * shape.vectors());
-        int[] bScalars = pool.group("tile.bScalars", ValType.F32, depth * shape.scalars());
-        for (int s = 0; s < depth; s++) {
-            long rowOffset = (long) (k0 + s) * plan.rowBytesB();
-            for (int v = 0; v < shape.vectors(); v++) {
-                f.localGet(pB).memory(SimdOpcode.V128_LOAD, MemArg.floatAt(rowOffset + (long) v * LANES * FLOAT_BYTES));
-                f.localSet(bVectors[s * shape.vectors() + v]);
-            }
-            for (int j = 0; j < shape.scalars(); j++) {
-                f.localGet(pB).memory(Opcode.F32_LOAD, MemArg.floatAt(rowOffset + (long) (shape.vectors() * LANES + j) * FLOAT_BYTES));
-                f.localSet(bScalars[s * shape.scalars() + j]);
-            }
-        }
-        int aSplat = pool.one("tile.aSplat", ValType.V128);
-        int aScalar = pool.one("tile.aScalar", ValType.F32);
+        int bRowBytes = plan.bRowBytes(shape.width());
         for (int row = 0; row < shape.rows(); row++) {
             for (int s = 0; s < depth; s++) {
-                MemArg aAt = MemArg.floatAt((long) row * plan.rowBytesA() + (long) (k0 + s) * FLOAT_BYTES);
-                if (shape.vectors() > 0) {
-                    f.localGet(pA).memory(SimdOpcode.V128_LOAD32_SPLAT, aAt).localSet(aSplat);
-                    if (shape.scalars() > 0) {
-                        f.localGet(aSplat).f32x4ExtractLane(0).localSet(aScalar);
-                    }
-                } else {
-                    f.localGet(pA).memory(Opcode.F32_LOAD, aAt).localSet(aScalar);
-                }
+                long aOffset = (long) row * plan.rowBytesA() + (long) (k0 + s) * FLOAT_BYTES;
+                long bOffset = (long) (k0 + s) * bRowBytes;
                 for (int v = 0; v < shape.vectors(); v++) {
                     int sum = acc.vector(row, v);
-                    f.localGet(sum).localGet(aSplat).localGet(bVectors[s * shape.vectors() + v])
-                            .simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_ADD).localSet(sum);
+                    if (plan.schedule().relaxedSimd()) {
+                        broadcast(aOffset);
+                        load(pB, bOffset + (long) v * LANES * FLOAT_BYTES, SimdOpcode.V128_LOAD);
+                        f.localGet(sum).simd(SimdOpcode.F32X4_RELAXED_MADD).localSet(sum);
+                    } else {
+                        f.localGet(sum);
+                        broadcast(aOffset);
+                        load(pB, bOffset + (long) v * LANES * FLOAT_BYTES, SimdOpcode.V128_LOAD);
+                        f.simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_ADD).localSet(sum);
+                    }
                 }
                 for (int j = 0; j < shape.scalars(); j++) {
                     int sum = acc.scalar(row, j);
-                    f.localGet(sum).localGet(aScalar).localGet(bScalars[s * shape.scalars() + j])
-                            .op(Opcode.F32_MUL).op(Opcode.F32_ADD).localSet(sum);
+                    f.localGet(sum);
+                    load(pA, aOffset, Opcode.F32_LOAD);
+                    load(pB, bOffset + (long) (shape.vectors() * LANES + j) * FLOAT_BYTES, Opcode.F32_LOAD);
+                    f.op(Opcode.F32_MUL).op(Opcode.F32_ADD).localSet(sum);
                 }
             }
+        }
+    }
+
+    /** Pushes the A element at {@code pA + offset} in all four lanes. */
+    private void broadcast(long offset) {
+        load(pA, offset, Opcode.F32_LOAD);
+        f.simd(SimdOpcode.F32X4_SPLAT);
+    }
+
+    /** Pushes the value at {@code pointer + offset}: the address computed in full, memarg offset 0. */
+    private void load(int pointer, long offset, Instruction op) {
+        address(pointer, offset);
+        f.memory(op, MemArg.floatAt(0));
+    }
+
+    private void address(int pointer, long offset) {
+        f.localGet(pointer);
+        if (offset != 0) {
+            f.i32Const(Math.toIntExact(offset)).op(Opcode.I32_ADD);
         }
     }
 
@@ -169,24 +184,15 @@ final class RegisterTileEmitter {
 
         void loadFrom(int c) {
             forEachCell((local, offset, vector) -> {
-                f.localGet(c);
-                if (vector) {
-                    f.memory(SimdOpcode.V128_LOAD, offset);
-                } else {
-                    f.memory(Opcode.F32_LOAD, offset);
-                }
+                load(c, offset, vector ? SimdOpcode.V128_LOAD : Opcode.F32_LOAD);
                 f.localSet(local);
             });
         }
 
         void storeTo(int c) {
             forEachCell((local, offset, vector) -> {
-                f.localGet(c).localGet(local);
-                if (vector) {
-                    f.memory(SimdOpcode.V128_STORE, offset);
-                } else {
-                    f.memory(Opcode.F32_STORE, offset);
-                }
+                address(c, offset);
+                f.localGet(local).memory(vector ? SimdOpcode.V128_STORE : Opcode.F32_STORE, MemArg.floatAt(0));
             });
         }
 
@@ -201,11 +207,11 @@ final class RegisterTileEmitter {
             for (int row = 0; row < shape.rows(); row++) {
                 long rowOffset = (long) row * plan.rowBytesC();
                 for (int v = 0; v < shape.vectors(); v++) {
-                    action.apply(vector(row, v), MemArg.floatAt(rowOffset + (long) v * LANES * FLOAT_BYTES), true);
+                    action.apply(vector(row, v), rowOffset + (long) v * LANES * FLOAT_BYTES, true);
                 }
                 for (int j = 0; j < shape.scalars(); j++) {
                     long column = (long) shape.vectors() * LANES + j;
-                    action.apply(scalar(row, j), MemArg.floatAt(rowOffset + column * FLOAT_BYTES), false);
+                    action.apply(scalar(row, j), rowOffset + column * FLOAT_BYTES, false);
                 }
             }
         }
@@ -213,6 +219,6 @@ final class RegisterTileEmitter {
 
     @FunctionalInterface
     private interface CellAction {
-        void apply(int local, MemArg offset, boolean vector);
+        void apply(int local, long offset, boolean vector);
     }
 }

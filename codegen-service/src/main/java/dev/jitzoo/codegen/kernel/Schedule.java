@@ -11,17 +11,27 @@ package dev.jitzoo.codegen.kernel;
  *   <li>{@code x1, y1, r1}: the cache tile, columns, rows and k steps of one block, looped over
  *       outside the register tiles. 0 means not split (the whole extent).</li>
  *   <li>{@code unroll}: copies of the r0 step in one iteration of the innermost loop (0 or 1: none).</li>
+ *   <li>{@code relaxedSimd}: multiply-add with {@code f32x4.relaxed_madd} (one instruction, fused on
+ *       hardware with FMA) instead of {@code f32x4.mul} + {@code f32x4.add}.</li>
+ *   <li>{@code packB}: B, the constant operand (weights), is packed once at load into x0-wide
+ *       panels by the kernel's exported pack function, so the k loop reads it contiguously.</li>
  * </ul>
  * Validity against a kernel's limits is checked by the compiler; this record only refuses negatives
  * (a proto uint32 above 2^31 arrives here negative).
  */
-public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll) {
+public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
+                       boolean relaxedSimd, boolean packB) {
 
     public Schedule {
         if (x0 < 0 || y0 < 0 || r0 < 0 || x1 < 0 || y1 < 0 || r1 < 0 || unroll < 0) {
             throw new InvalidKernelException("schedule fields must be 0 or positive (below 2^31), got " + describe(
-                    x0, y0, r0, x1, y1, r1, vectorize, unroll));
+                    x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB));
         }
+    }
+
+    /** A schedule with plain multiply-adds and B read in place. */
+    public Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll) {
+        this(x0, y0, r0, x1, y1, r1, vectorize, unroll, false, false);
     }
 
     /** A register tile only: {@code y0} rows by {@code x0} columns (note the order: rows first). */
@@ -30,20 +40,30 @@ public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean v
     }
 
     public Schedule withReductionTile(int r0) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB);
     }
 
     public Schedule withCacheTile(int x1, int y1, int r1) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB);
+    }
+
+    public Schedule withRelaxedSimd(boolean relaxed) {
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxed, packB);
+    }
+
+    public Schedule withPackB(boolean pack) {
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, pack);
     }
 
     @Override
     public String toString() {
-        return describe(x0, y0, r0, x1, y1, r1, vectorize, unroll);
+        return describe(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB);
     }
 
-    private static String describe(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll) {
+    private static String describe(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
+                                   boolean relaxedSimd, boolean packB) {
         return "Schedule[x0=" + x0 + ", y0=" + y0 + ", r0=" + r0 + ", x1=" + x1 + ", y1=" + y1 + ", r1=" + r1
-                + ", vectorize=" + vectorize + ", unroll=" + unroll + "]";
+                + ", vectorize=" + vectorize + ", unroll=" + unroll
+                + (relaxedSimd ? ", relaxedSimd" : "") + (packB ? ", packB" : "") + "]";
     }
 }

@@ -1,13 +1,20 @@
 package dev.jitzoo.codegen.kernel;
 
+import dev.jitzoo.codegen.wasm.Function;
+import dev.jitzoo.codegen.wasm.FunctionBuilder;
 import dev.jitzoo.codegen.wasm.KernelTooLargeException;
 import dev.jitzoo.codegen.wasm.ModuleEncoder;
+import dev.jitzoo.codegen.wasm.passes.Pass;
+import dev.jitzoo.codegen.wasm.passes.Passes;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 
 /**
  * op + schedule → a Wasm kernel module following ABI v1 (docs/kernel-abi.md), lowered straight to
- * bytecode by our own encoder. Stateless and thread-safe; the bytes are a pure function of the
- * arguments, which is what lets a kernel id stand for them.
+ * bytecode: the plan decides the loop nest, the emitter writes it as Wasm expression IR in the
+ * plainest form, the paper's three passes rewrite that IR, and our encoder writes the bytes.
+ * Stateless and thread-safe; the bytes are a pure function of the arguments, which is what lets a
+ * kernel id stand for them.
  */
 public final class WasmCompiler implements KernelCompiler {
 
@@ -16,7 +23,7 @@ public final class WasmCompiler implements KernelCompiler {
      * Revision of the emitted code. Bump it whenever the bytes for a given kernel id change, so that
      * caches keyed by id and revision never serve a kernel an older compiler made.
      */
-    public static final int EMITTER_REVISION = 2;
+    public static final int EMITTER_REVISION = 3;
     public static final String ABI_SECTION = "jitzoo.abi";
     public static final String MEMORY_MODULE = "env";
     public static final String MEMORY_NAME = "memory";
@@ -30,28 +37,43 @@ public final class WasmCompiler implements KernelCompiler {
         return Backend.WASM;
     }
 
+    /** The kernel with every pass on, as the service ships it. */
     @Override
     public GeneratedKernel compile(Op op, Schedule schedule) {
+        return compile(op, schedule, Pass.ALL);
+    }
+
+    /** The kernel with only {@code passes} run (the pass benchmark turns them off one by one). */
+    public GeneratedKernel compile(Op op, Schedule schedule, Set<Pass> passes) {
         long start = System.nanoTime();
         MatMulPlan plan = MatMulPlan.of(op, schedule);
-        String metadata = AbiMetadata.json(op, schedule, ABI_VERSION);
+        String metadata = AbiMetadata.wasm(op, schedule, ABI_VERSION, passes);
+        boolean tee = passes.contains(Pass.TEE);
+        ModuleEncoder module = new ModuleEncoder()
+                .importMemory(MEMORY_MODULE, MEMORY_NAME, 1)
+                .function(optimized(MatMulEmitter.emit(plan), passes), op.kind().abiName, tee);
+        if (schedule.packB()) {
+            module.function(optimized(PackEmitter.emit(plan), passes), PackEmitter.ENTRY, tee);
+        }
         byte[] wasm;
         try {
-            wasm = new ModuleEncoder()
-                    .importMemory(MEMORY_MODULE, MEMORY_NAME, 1)
-                    .function(MatMulEmitter.emit(plan), op.kind().abiName)
-                    .customSection(ABI_SECTION, metadata.getBytes(StandardCharsets.UTF_8))
-                    .encode(MAX_KERNEL_BYTES);
+            wasm = module.customSection(ABI_SECTION, metadata.getBytes(StandardCharsets.UTF_8)).encode(MAX_KERNEL_BYTES);
         } catch (KernelTooLargeException e) {
             throw new InvalidKernelException(e.getMessage() + " for " + op + " " + schedule
                     + "; choose a smaller register tile, r0 or unroll", e);
         }
-        String id = KernelIds.of(op, schedule, Backend.WASM, ABI_VERSION);
+        String id = KernelIds.of(op, schedule, Backend.WASM, ABI_VERSION, passes);
         return new GeneratedKernel(id, wasm, metadata, System.nanoTime() - start);
     }
 
     /** Throws {@link InvalidKernelException} with the reason unless {@link #compile} can follow this schedule for any shape. */
     public static void checkSchedule(Schedule schedule) {
         MatMulPlan.check(schedule);
+    }
+
+    private static Function optimized(FunctionBuilder builder, Set<Pass> passes) {
+        Function function = builder.build();
+        Passes.run(function, passes);
+        return function;
     }
 }

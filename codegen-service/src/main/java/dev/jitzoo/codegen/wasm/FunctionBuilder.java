@@ -4,27 +4,37 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds one function body: declares locals and appends instructions, checking what can be checked
- * cheaply while emitting (balanced control structures, branch depths, local indices, which opcodes
- * take which immediates). Operand-stack types are left to the engine's validator, which the tests run.
+ * Builds a function of the expression IR with the stack-machine calls a Wasm writer thinks in:
+ * each call pushes or combines operands on a build-time stack, and every instruction that leaves
+ * nothing (set, store, branch) closes a statement. Checks what can be checked while building:
+ * operand counts, balanced control, branch depths, local indices, alignment hints. Value types are
+ * left to the engine's validator, which the tests run.
  */
 public final class FunctionBuilder {
 
-    /** Block type of structured instructions that take and leave nothing on the stack. */
-    private static final int EMPTY_BLOCK = 0x40;
+    private enum Kind { BLOCK, LOOP, IF }
+
+    /** An open construct: what it is, its statements so far, and for an if its condition and then-branch. */
+    private static final class Frame {
+        final Kind kind;
+        final Expr condition;
+        List<Stmt> statements = new ArrayList<>();
+        List<Stmt> then;
+
+        Frame(Kind kind, Expr condition) {
+            this.kind = kind;
+            this.condition = condition;
+        }
+    }
 
     private final FuncType type;
     private final List<ValType> locals = new ArrayList<>();
-    private final ByteWriter code = new ByteWriter();
-    /** Open block, loop and if constructs; an {@code else} is legal only when the innermost is an if. */
-    private final List<Opcode> open = new ArrayList<>();
+    private final List<Expr> stack = new ArrayList<>();
+    private final List<Frame> open = new ArrayList<>();
+    private final Frame root = new Frame(Kind.BLOCK, null);
 
     public FunctionBuilder(FuncType type) {
         this.type = type;
-    }
-
-    public FuncType type() {
-        return type;
     }
 
     /** Declares a local and returns its index (parameters come first). */
@@ -36,23 +46,26 @@ public final class FunctionBuilder {
     // ---- structured control ----
 
     public FunctionBuilder block() {
-        return open(Opcode.BLOCK);
+        return open(Kind.BLOCK, null);
     }
 
     public FunctionBuilder loop() {
-        return open(Opcode.LOOP);
+        return open(Kind.LOOP, null);
     }
 
     /** {@code if} on the i32 on top of the stack. */
     public FunctionBuilder ifThen() {
-        return open(Opcode.IF);
+        return open(Kind.IF, pop("if"));
     }
 
     public FunctionBuilder elseBranch() {
-        if (open.isEmpty() || open.get(open.size() - 1) != Opcode.IF) {
+        if (open.isEmpty() || open.get(open.size() - 1).kind != Kind.IF || open.get(open.size() - 1).then != null) {
             throw new IllegalStateException("else outside an if");
         }
-        code.u8(Opcode.ELSE.code);
+        Frame frame = open.get(open.size() - 1);
+        requireEmptyStack("else");
+        frame.then = frame.statements;
+        frame.statements = new ArrayList<>();
         return this;
     }
 
@@ -60,167 +73,166 @@ public final class FunctionBuilder {
         if (open.isEmpty()) {
             throw new IllegalStateException("end without an open block, loop or if");
         }
-        open.remove(open.size() - 1);
-        code.u8(Opcode.END.code);
+        requireEmptyStack("end");
+        Frame frame = open.remove(open.size() - 1);
+        Stmt construct = switch (frame.kind) {
+            case BLOCK, LOOP -> new Stmt.Block(frame.kind == Kind.LOOP, List.copyOf(frame.statements));
+            case IF -> frame.then == null
+                    ? new Stmt.If(frame.condition, List.copyOf(frame.statements), List.of())
+                    : new Stmt.If(frame.condition, List.copyOf(frame.then), List.copyOf(frame.statements));
+        };
+        current().statements.add(construct);
         return this;
     }
 
     /** Branch to the construct {@code depth} levels out (0: innermost; a loop's label is its start). */
     public FunctionBuilder br(int depth) {
-        return branch(Opcode.BR, depth);
+        checkDepth(depth, "br");
+        return statement(new Stmt.Branch(depth, null));
     }
 
+    /** Branch when the i32 on top of the stack is not zero. */
     public FunctionBuilder brIf(int depth) {
-        return branch(Opcode.BR_IF, depth);
+        checkDepth(depth, "br_if");
+        return statement(new Stmt.Branch(depth, pop("br_if")));
     }
 
     // ---- locals and constants ----
 
     public FunctionBuilder localGet(int local) {
-        return withIndex(Opcode.LOCAL_GET, local);
+        checkLocal(local);
+        return push(new Expr.LocalGet(local));
     }
 
     public FunctionBuilder localSet(int local) {
-        return withIndex(Opcode.LOCAL_SET, local);
+        checkLocal(local);
+        return statement(new Stmt.LocalSet(local, pop("local.set")));
     }
 
     public FunctionBuilder localTee(int local) {
-        return withIndex(Opcode.LOCAL_TEE, local);
+        checkLocal(local);
+        return push(new Expr.LocalTee(local, pop("local.tee")));
     }
 
     public FunctionBuilder i32Const(int value) {
-        code.u8(Opcode.I32_CONST.code).varS32(value);
-        return this;
+        return push(new Expr.I32Const(value));
     }
 
     public FunctionBuilder f32Const(float value) {
-        code.u8(Opcode.F32_CONST.code).f32(value);
-        return this;
+        return push(new Expr.F32Const(value));
     }
 
     /** {@code v128.const} with four equal float lanes. */
     public FunctionBuilder f32x4Const(float lane) {
-        simdPrefix(SimdOpcode.V128_CONST);
-        for (int i = 0; i < 4; i++) {
-            code.f32(lane);
-        }
-        return this;
+        return push(new Expr.F32x4Const(lane));
     }
 
-    // ---- plain instructions (no immediates) ----
+    // ---- instructions without immediates ----
 
     public FunctionBuilder op(Opcode opcode) {
-        if (opcode.accessesMemory() || hasImmediates(opcode)) {
+        if (opcode == Opcode.DROP) {
+            return statement(new Stmt.Drop(pop("drop")));
+        }
+        if (!opcode.isPlain()) {
             throw new IllegalArgumentException(opcode + " takes immediates; use its own method");
         }
-        code.u8(opcode.code);
-        return this;
+        return apply(opcode);
     }
 
     public FunctionBuilder simd(SimdOpcode opcode) {
-        if (opcode.accessesMemory() || opcode == SimdOpcode.V128_CONST
-                || opcode == SimdOpcode.F32X4_EXTRACT_LANE || opcode == SimdOpcode.F32X4_REPLACE_LANE) {
+        if (!opcode.isPlain()) {
             throw new IllegalArgumentException(opcode + " takes immediates; use its own method");
         }
-        simdPrefix(opcode);
-        return this;
+        return apply(opcode);
     }
 
     public FunctionBuilder f32x4ExtractLane(int lane) {
         checkLane(lane);
-        simdPrefix(SimdOpcode.F32X4_EXTRACT_LANE);
-        code.u8(lane);
-        return this;
+        return push(new Expr.Lane(SimdOpcode.F32X4_EXTRACT_LANE, lane, List.of(pop("extract_lane"))));
     }
 
     public FunctionBuilder f32x4ReplaceLane(int lane) {
         checkLane(lane);
-        simdPrefix(SimdOpcode.F32X4_REPLACE_LANE);
-        code.u8(lane);
-        return this;
+        Expr scalar = pop("replace_lane");
+        return push(new Expr.Lane(SimdOpcode.F32X4_REPLACE_LANE, lane, List.of(pop("replace_lane"), scalar)));
     }
 
     // ---- memory ----
 
-    /** A core load or store; the address operand (and the value, for stores) are on the stack. */
-    public FunctionBuilder memory(Opcode opcode, MemArg arg) {
+    /** A load or store; the address operand (and the value, for stores) are on the stack. */
+    public FunctionBuilder memory(Instruction opcode, MemArg arg) {
         if (!opcode.accessesMemory()) {
             throw new IllegalArgumentException(opcode + " does not access memory");
         }
-        checkAlignment(arg, opcode.naturalAlignment, opcode);
-        code.u8(opcode.code);
-        return memArg(arg);
-    }
-
-    public FunctionBuilder memory(SimdOpcode opcode, MemArg arg) {
-        if (!opcode.accessesMemory()) {
-            throw new IllegalArgumentException(opcode + " does not access memory");
+        if (arg.alignLog2() > opcode.naturalAlignment()) {
+            throw new IllegalArgumentException("alignment 2^" + arg.alignLog2() + " exceeds the natural alignment of " + opcode);
         }
-        checkAlignment(arg, opcode.naturalAlignment, opcode);
-        simdPrefix(opcode);
-        return memArg(arg);
+        if (opcode.pushes()) {
+            return push(new Expr.Load(opcode, pop(opcode.name()), arg));
+        }
+        Expr value = pop(opcode.name());
+        return statement(new Stmt.Store(opcode, pop(opcode.name()), value, arg));
     }
 
-    /** Bytes of code emitted so far (without local declarations). */
-    public int codeSize() {
-        return code.size();
-    }
-
-    /** The encoded body: local declarations (runs of one type grouped), the code, the final end. */
-    public ByteWriter encode() {
+    /** The function built; every construct must be closed and no value left on the stack. */
+    public Function build() {
         if (!open.isEmpty()) {
-            throw new IllegalStateException(open.size() + " block(s) left open: " + open);
+            throw new IllegalStateException(open.size() + " block(s) left open");
         }
-        ByteWriter body = new ByteWriter();
-        List<int[]> runs = new ArrayList<>();
-        for (ValType local : locals) {
-            if (!runs.isEmpty() && runs.get(runs.size() - 1)[1] == local.code) {
-                runs.get(runs.size() - 1)[0]++;
-            } else {
-                runs.add(new int[] {1, local.code});
-            }
-        }
-        body.varU32(runs.size());
-        for (int[] run : runs) {
-            body.varU32(run[0]).u8(run[1]);
-        }
-        body.bytes(code.toByteArray());
-        body.u8(Opcode.END.code);
-        return body;
+        requireEmptyStack("the end of the function");
+        return new Function(type, locals, List.copyOf(root.statements));
     }
 
-    private FunctionBuilder open(Opcode construct) {
-        open.add(construct);
-        code.u8(construct.code).u8(EMPTY_BLOCK);
+    /** Shorthand for {@code build().encode(false)}: the body exactly as built. */
+    public ByteWriter encode() {
+        return build().encode(false);
+    }
+
+    private FunctionBuilder apply(Instruction op) {
+        Expr[] args = new Expr[op.pops()];
+        for (int i = args.length - 1; i >= 0; i--) {
+            args[i] = pop(op.name());
+        }
+        return push(new Expr.Apply(op, List.of(args)));
+    }
+
+    private FunctionBuilder open(Kind kind, Expr condition) {
+        requireEmptyStack(kind.name().toLowerCase());
+        open.add(new Frame(kind, condition));
         return this;
     }
 
-    private FunctionBuilder branch(Opcode opcode, int depth) {
+    private FunctionBuilder statement(Stmt statement) {
+        requireEmptyStack("a statement");
+        current().statements.add(statement);
+        return this;
+    }
+
+    private FunctionBuilder push(Expr expr) {
+        stack.add(expr);
+        return this;
+    }
+
+    private Expr pop(String what) {
+        if (stack.isEmpty()) {
+            throw new IllegalStateException(what + " needs an operand and the stack is empty");
+        }
+        return stack.remove(stack.size() - 1);
+    }
+
+    private void requireEmptyStack(String where) {
+        if (!stack.isEmpty()) {
+            throw new IllegalStateException(stack.size() + " value(s) left on the stack at " + where);
+        }
+    }
+
+    private Frame current() {
+        return open.isEmpty() ? root : open.get(open.size() - 1);
+    }
+
+    private void checkDepth(int depth, String what) {
         if (depth < 0 || depth >= open.size()) {
-            throw new IllegalArgumentException(opcode + " " + depth + " with " + open.size() + " open construct(s)");
-        }
-        code.u8(opcode.code).varU32(depth);
-        return this;
-    }
-
-    private FunctionBuilder withIndex(Opcode opcode, int local) {
-        checkLocal(local);
-        code.u8(opcode.code).varU32(local);
-        return this;
-    }
-
-    private FunctionBuilder memArg(MemArg arg) {
-        code.varU32(arg.alignLog2()).varU32(arg.offset());
-        return this;
-    }
-
-    private void simdPrefix(SimdOpcode opcode) {
-        code.u8(SimdOpcode.PREFIX).varU32(opcode.code);
-    }
-
-    private void checkLocal(int local) {
-        if (local < 0 || local >= type.params().size() + locals.size()) {
-            throw new IllegalArgumentException("no local " + local);
+            throw new IllegalArgumentException(what + " " + depth + " with " + open.size() + " open construct(s)");
         }
     }
 
@@ -230,16 +242,9 @@ public final class FunctionBuilder {
         }
     }
 
-    private static void checkAlignment(MemArg arg, int natural, Enum<?> opcode) {
-        if (arg.alignLog2() > natural) {
-            throw new IllegalArgumentException("alignment 2^" + arg.alignLog2() + " exceeds the natural alignment of " + opcode);
+    private void checkLocal(int local) {
+        if (local < 0 || local >= type.params().size() + locals.size()) {
+            throw new IllegalArgumentException("no local " + local);
         }
-    }
-
-    private static boolean hasImmediates(Opcode opcode) {
-        return switch (opcode) {
-            case BLOCK, LOOP, IF, ELSE, END, BR, BR_IF, LOCAL_GET, LOCAL_SET, LOCAL_TEE, I32_CONST, F32_CONST -> true;
-            default -> false;
-        };
     }
 }

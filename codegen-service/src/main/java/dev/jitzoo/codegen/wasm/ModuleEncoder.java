@@ -18,14 +18,14 @@ public final class ModuleEncoder {
     private record MemoryImport(String module, String name, int minPages) {
     }
 
-    private record Function(FunctionBuilder body, String exportName) {
+    private record Entry(Function body, String exportName, boolean teeSetThenGet) {
     }
 
     private record Custom(String name, byte[] payload) {
     }
 
     private final List<MemoryImport> memories = new ArrayList<>();
-    private final List<Function> functions = new ArrayList<>();
+    private final List<Entry> functions = new ArrayList<>();
     private final List<Custom> customs = new ArrayList<>();
 
     /** Imports a linear memory with a minimum size in 64 KiB pages and no maximum. */
@@ -37,9 +37,17 @@ public final class ModuleEncoder {
         return this;
     }
 
-    /** Adds a function; a non-null {@code exportName} exports it. Returns this for chaining. */
-    public ModuleEncoder function(FunctionBuilder body, String exportName) {
-        functions.add(new Function(body, exportName));
+    /** Adds a function written as built; a non-null {@code exportName} exports it. */
+    public ModuleEncoder function(Function body, String exportName) {
+        return function(body, exportName, false);
+    }
+
+    /**
+     * Adds a function; a non-null {@code exportName} exports it. {@code teeSetThenGet} writes each
+     * {@code local.set x; local.get x} as {@code local.tee x} (see {@link BodyEncoder}).
+     */
+    public ModuleEncoder function(Function body, String exportName, boolean teeSetThenGet) {
+        functions.add(new Entry(body, exportName, teeSetThenGet));
         return this;
     }
 
@@ -53,7 +61,7 @@ public final class ModuleEncoder {
         ByteWriter out = new ByteWriter().bytes(HEADER);
 
         List<FuncType> types = new ArrayList<>();
-        for (Function function : functions) {
+        for (Entry function : functions) {
             if (!types.contains(function.body.type())) {
                 types.add(function.body.type());
             }
@@ -87,7 +95,7 @@ public final class ModuleEncoder {
         section(out, SectionId.EXPORT, exports);
 
         ByteWriter code = new ByteWriter().varU32(functions.size());
-        functions.forEach(fn -> code.sized(fn.body.encode()));
+        functions.forEach(fn -> code.sized(fn.body.encode(fn.teeSetThenGet)));
         section(out, SectionId.CODE, code);
 
         for (Custom custom : customs) {

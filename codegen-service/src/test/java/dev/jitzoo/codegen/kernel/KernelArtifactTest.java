@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.codegen.wasm.ModuleWalker;
 import dev.jitzoo.codegen.wasm.WasmSections;
+import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
@@ -40,8 +41,9 @@ class KernelArtifactTest {
         Schedule schedule = Schedule.registerTile(2, 4, true, 0);
         assertEquals("{\"abi\":1,\"op\":\"matmul\",\"shape\":[7,13,5],\"entry\":\"matmul\","
                         + "\"operands\":[\"A\",\"B\",\"C\"],\"operandShapes\":{\"A\":[7,13],\"B\":[13,5],\"C\":[7,5]},"
-                        + "\"schedule\":{\"x0\":4,\"y0\":2,\"r0\":0,\"x1\":0,\"y1\":0,\"r1\":0,\"vectorize\":true,\"unroll\":0},"
-                        + "\"flops\":910}",
+                        + "\"schedule\":{\"x0\":4,\"y0\":2,\"r0\":0,\"x1\":0,\"y1\":0,\"r1\":0,\"vectorize\":true,\"unroll\":0,"
+                        + "\"relaxedSimd\":false,\"packB\":false},"
+                        + "\"flops\":910,\"passes\":[\"offset\",\"splat\",\"tee\"]}",
                 compiler.compile(Op.matmul(7, 13, 5), schedule).metadataJson());
     }
 
@@ -50,7 +52,7 @@ class KernelArtifactTest {
         Schedule schedule = FixedCandidates.all().get(3);
         GeneratedKernel kernel = compiler.compile(Op.batchMatmul(3, 7, 13, 5), schedule);
         Map<String, Object> meta = MiniJson.object(WasmSections.customSection(kernel.wasm(), WasmCompiler.ABI_SECTION));
-        assertEquals(List.of("abi", "op", "shape", "entry", "operands", "operandShapes", "schedule", "flops"),
+        assertEquals(List.of("abi", "op", "shape", "entry", "operands", "operandShapes", "schedule", "flops", "passes"),
                 List.copyOf(meta.keySet()));
         assertEquals(1L, meta.get("abi"));
         assertEquals("batch_matmul", meta.get("op"));
@@ -59,7 +61,7 @@ class KernelArtifactTest {
         assertEquals(Map.of("A", List.of(3L, 7L, 13L), "B", List.of(3L, 13L, 5L), "C", List.of(3L, 7L, 5L)),
                 meta.get("operandShapes"));
         assertEquals(Map.of("x0", 16L, "y0", 2L, "r0", 2L, "x1", 128L, "y1", 16L, "r1", 64L,
-                "vectorize", true, "unroll", 1L), meta.get("schedule"));
+                "vectorize", true, "unroll", 1L, "relaxedSimd", false, "packB", false), meta.get("schedule"));
         assertEquals(2L * 3 * 7 * 13 * 5, meta.get("flops"));
     }
 
@@ -86,7 +88,10 @@ class KernelArtifactTest {
         Op op = Op.matmul(7, 13, 5);
         Schedule schedule = Schedule.registerTile(2, 4, true, 0);
         assertEquals("abi=1;backend=WASM;op=matmul;shape=7,13,5;schedule=4,2,0,0,0,0,true,0",
-                KernelIds.canonical(op, schedule, Backend.WASM, 1));
+                KernelIds.canonical(op, schedule, Backend.WASM, 1, Pass.ALL));
+        assertEquals("abi=1;backend=WASM;op=matmul;shape=7,13,5;schedule=4,2,0,0,0,0,true,0;relaxed=true;pack=B;passes=offset,tee",
+                KernelIds.canonical(op, schedule.withRelaxedSimd(true).withPackB(true), Backend.WASM, 1,
+                        Set.of(Pass.OFFSET, Pass.TEE)));
         // pinned: ids are stored in the zoo, so this value must never change for ABI v1
         assertEquals("k13fbd204313c7c9ab8e7e737a8a5a4e", KernelIds.of(op, schedule, Backend.WASM, 1));
         assertEquals(KernelIds.of(op, schedule, Backend.WASM, 1), compiler.compile(op, schedule).kernelId());
@@ -109,7 +114,11 @@ class KernelArtifactTest {
                 KernelIds.of(op, new Schedule(8, 2, 1, 16, 8, 8, true, 2), Backend.WASM, 1),
                 KernelIds.of(op, new Schedule(8, 2, 1, 16, 4, 16, true, 2), Backend.WASM, 1),
                 KernelIds.of(op, new Schedule(8, 2, 1, 16, 4, 8, false, 2), Backend.WASM, 1),
-                KernelIds.of(op, new Schedule(8, 2, 1, 16, 4, 8, true, 4), Backend.WASM, 1));
+                KernelIds.of(op, new Schedule(8, 2, 1, 16, 4, 8, true, 4), Backend.WASM, 1),
+                KernelIds.of(op, base.withRelaxedSimd(true), Backend.WASM, 1),
+                KernelIds.of(op, base.withPackB(true), Backend.WASM, 1),
+                KernelIds.of(op, base, Backend.WASM, 1, Set.of(Pass.OFFSET, Pass.SPLAT)),
+                KernelIds.of(op, base, Backend.WASM, 1, Set.of()));
         assertEquals(ids.size(), new HashSet<>(ids).size(), ids.toString());
         ids.forEach(id -> assertTrue(id.matches("k1[0-9a-f]{30}"), id));
         assertNotEquals(ids.get(0), ids.get(1));

@@ -2,10 +2,14 @@ package dev.jitzoo.codegen.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -51,7 +55,7 @@ class MatMulKernelTest {
             int x1 = random.nextBoolean() ? 0 : x0 * (1 + random.nextInt(4));
             int y1 = random.nextBoolean() ? 0 : y0 * (1 + random.nextInt(4));
             int r1 = new int[] {0, 0, 1, 3, 5, 16, 64}[random.nextInt(7)];
-            Schedule schedule = new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll);
+            Schedule schedule = new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, false, random.nextInt(3) == 0);
             if (y0 * (vectorize ? x0 / 4 : x0) > WasmCompiler.MAX_ACCUMULATORS) {
                 continue;
             }
@@ -59,14 +63,99 @@ class MatMulKernelTest {
             int k = extents[random.nextInt(extents.length)];
             int n = extents[random.nextInt(extents.length)];
             Op op = random.nextInt(4) == 0 ? Op.batchMatmul(1 + random.nextInt(3), m, k, n) : Op.matmul(m, k, n);
-            cases.add(Arguments.of(op, schedule));
+            Set<Pass> passes = EnumSet.noneOf(Pass.class);
+            for (Pass pass : Pass.values()) {
+                if (random.nextInt(4) != 0) {
+                    passes.add(pass);
+                }
+            }
+            cases.add(Arguments.of(op, schedule, passes));
         }
         return cases.stream();
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("seededSweep")
-    void seededSweepMatchesTheReference(Op op, Schedule schedule) {
+    void seededSweepMatchesTheReference(Op op, Schedule schedule, Set<Pass> passes) {
+        assertMatches(op, schedule, passes, 0);
+    }
+
+    /** Every subset of the passes gives the same results; each pass makes the kernel smaller. */
+    static Stream<Arguments> passSubsets() {
+        List<Arguments> cases = new ArrayList<>();
+        for (int bits = 0; bits < 8; bits++) {
+            Set<Pass> passes = EnumSet.noneOf(Pass.class);
+            for (Pass pass : Pass.values()) {
+                if ((bits & (1 << pass.ordinal())) != 0) {
+                    passes.add(pass);
+                }
+            }
+            cases.add(Arguments.of(Op.matmul(19, 23, 37), Schedule.registerTile(3, 8, true, 2).withReductionTile(2)
+                    .withCacheTile(16, 6, 7), passes));
+            cases.add(Arguments.of(Op.batchMatmul(2, 9, 11, 13), Schedule.registerTile(2, 5, false, 0).withPackB(true),
+                    passes));
+        }
+        return cases.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}")
+    @MethodSource("passSubsets")
+    void everySubsetOfPassesMatchesTheReference(Op op, Schedule schedule, Set<Pass> passes) {
+        assertMatches(op, schedule, passes, 0);
+    }
+
+    @Test
+    void eachPassShrinksTheKernel() {
+        Op op = Op.matmul(64, 64, 64);
+        Schedule schedule = Schedule.registerTile(4, 16, true, 2);
+        int none = COMPILER.compile(op, schedule, Set.of()).wasm().length;
+        int offset = COMPILER.compile(op, schedule, Set.of(Pass.OFFSET)).wasm().length;
+        int offsetSplat = COMPILER.compile(op, schedule, Set.of(Pass.OFFSET, Pass.SPLAT)).wasm().length;
+        int all = COMPILER.compile(op, schedule, Pass.ALL).wasm().length;
+        assertTrue(none > offset && offset > offsetSplat && offsetSplat > all,
+                "sizes none " + none + ", offset " + offset + ", +splat " + offsetSplat + ", all " + all);
+    }
+
+    /**
+     * wasmtime-java cannot run relaxed SIMD, so here only the instruction choice is checked; the
+     * kernels themselves run in V8 through the harness's case check in {@code ./jitzoo test}.
+     */
+    @Test
+    void relaxedSimdReplacesMulAndAddWithOneMadd() {
+        Op op = Op.matmul(17, 31, 29);
+        Schedule plain = Schedule.registerTile(2, 8, true, 2);
+        byte[] relaxed = COMPILER.compile(op, plain.withRelaxedSimd(true)).wasm();
+        byte[] mulAdd = COMPILER.compile(op, plain).wasm();
+        byte[] madd = {(byte) 0xFD, (byte) 0x85, 0x02};
+        byte[] mul = {(byte) 0xFD, (byte) 0xE6, 0x01};
+        assertTrue(count(relaxed, madd) >= 2 * 2 && count(relaxed, mul) == 0, "relaxed kernel uses madd only");
+        assertTrue(count(mulAdd, madd) == 0 && count(mulAdd, mul) >= 2 * 2, "plain kernel uses mul + add");
+    }
+
+    private static int count(byte[] haystack, byte[] needle) {
+        int found = 0;
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            if (java.util.Arrays.equals(haystack, i, i + needle.length, needle, 0, needle.length)) {
+                found++;
+            }
+        }
+        return found;
+    }
+
+    /** Packing B: the pack function's panels, read by tiles of every width, edges included. */
+    static Stream<Arguments> packedB() {
+        return Stream.of(
+                Arguments.of(Op.matmul(17, 31, 29), Schedule.registerTile(2, 8, true, 2).withPackB(true)),
+                Arguments.of(Op.matmul(33, 70, 45), Schedule.registerTile(4, 12, true, 0).withReductionTile(2)
+                        .withCacheTile(24, 8, 16).withPackB(true)),
+                Arguments.of(Op.batchMatmul(3, 7, 13, 5), Schedule.registerTile(1, 4, true, 3).withPackB(true)),
+                Arguments.of(Op.matmul(1, 1, 1), Schedule.registerTile(4, 16, true, 0).withPackB(true)),
+                Arguments.of(Op.matmul(5, 9, 7), Schedule.registerTile(3, 3, false, 2).withPackB(true)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("packedB")
+    void packedBMatchesTheReference(Op op, Schedule schedule) {
         assertMatches(op, schedule, 0);
     }
 
@@ -86,10 +175,14 @@ class MatMulKernelTest {
     }
 
     private static void assertMatches(Op op, Schedule schedule, int skew) {
+        assertMatches(op, schedule, Pass.ALL, skew);
+    }
+
+    private static void assertMatches(Op op, Schedule schedule, Set<Pass> passes, int skew) {
         Random random = new Random(op.hashCode() * 31L + schedule.hashCode());
         float[] a = randomFloats(random, op.batch() * op.m() * op.k());
         float[] b = randomFloats(random, op.batch() * op.k() * op.n());
-        GeneratedKernel kernel = COMPILER.compile(op, schedule);
+        GeneratedKernel kernel = COMPILER.compile(op, schedule, passes);
         float[] c = WasmtimeRunner.run(kernel, op, a, b, skew);
         double error = ReferenceKernels.maxRelativeError(c, ReferenceKernels.matmul(op, a, b));
         assertTrue(error <= TOLERANCE, op + " " + schedule + ": max relative error " + error);

@@ -46,11 +46,15 @@ final class WasmtimeRunner {
             throw new AssertionError("unexpected operand order " + meta.get("operands"));
         }
         int cFloats = op.batch() * op.m() * op.n();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> pack = (Map<String, Object>) meta.get("pack");
+        int packedFloats = pack == null ? 0 : Math.toIntExact((Long) pack.get("floats"));
         int offA = align(GUARD_BYTES) + skew;
         int offB = align(offA + a.length * 4 + GUARD_BYTES) + skew;
         int offC = align(offB + b.length * 4 + GUARD_BYTES) + skew;
         int end = offC + cFloats * 4;
-        long pages = (end + GUARD_BYTES + PAGE - 1) / PAGE;
+        int offPacked = align(end + GUARD_BYTES) + skew;
+        long pages = (offPacked + packedFloats * 4L + GUARD_BYTES + PAGE - 1) / PAGE;
 
         try (Store<Void> store = new Store<>(null, ENGINE);
              Module module = new Module(ENGINE, kernel.wasm());
@@ -70,23 +74,38 @@ final class WasmtimeRunner {
             buffer.get(0, before);
 
             try (Instance instance = new Instance(store, module, List.of(Extern.fromMemory(memory)))) {
+                int bOperand = offB;
+                if (pack != null) {
+                    String packEntry = (String) pack.get("entry");
+                    instance.getFunc(store, packEntry).orElseThrow(() -> new AssertionError("no export " + packEntry))
+                            .call(store, Val.fromI32(offB), Val.fromI32(offPacked));
+                    checkWrites(memory.buffer(store), before, offPacked, offPacked + packedFloats * 4, kernel, op,
+                            "the packed copy", offA, a.length, offB, b.length, offC);
+                    memory.buffer(store).get(0, before);
+                    bOperand = offPacked;
+                }
                 instance.getFunc(store, entry).orElseThrow(() -> new AssertionError("no export " + entry))
-                        .call(store, Val.fromI32(offA), Val.fromI32(offB), Val.fromI32(offC));
+                        .call(store, Val.fromI32(offA), Val.fromI32(bOperand), Val.fromI32(offC));
             }
 
             buffer = memory.buffer(store).order(ByteOrder.LITTLE_ENDIAN);
-            for (int at = 0; at < size; at++) {
-                boolean inC = at >= offC && at < end;
-                if (!inC && buffer.get(at) != before[at]) {
-                    throw new AssertionError(kernel.kernelId() + " " + op + " changed byte " + at + " outside C ("
-                            + region(at, offA, a.length, offB, b.length, offC) + ")");
-                }
-            }
+            checkWrites(buffer, before, offC, end, kernel, op, "C", offA, a.length, offB, b.length, offC);
             float[] c = new float[cFloats];
             for (int i = 0; i < cFloats; i++) {
                 c[i] = buffer.getFloat(offC + i * 4);
             }
             return c;
+        }
+    }
+
+    /** Throws unless every byte outside [from, to) is as it was. */
+    private static void checkWrites(ByteBuffer buffer, byte[] before, int from, int to, GeneratedKernel kernel, Op op,
+                                    String target, int offA, int aFloats, int offB, int bFloats, int offC) {
+        for (int at = 0; at < before.length; at++) {
+            if ((at < from || at >= to) && buffer.get(at) != before[at]) {
+                throw new AssertionError(kernel.kernelId() + " " + op + " changed byte " + at + " outside " + target
+                        + " (" + region(at, offA, aFloats, offB, bFloats, offC) + ")");
+            }
         }
     }
 
@@ -103,7 +122,7 @@ final class WasmtimeRunner {
         if (at >= offB && at < offB + bFloats * 4) {
             return "inside B";
         }
-        return at < offC ? "a guard before C" : "the guard after C";
+        return at < offC ? "a guard before C" : "past C";
     }
 
     private static int align(int offset) {

@@ -24,7 +24,7 @@ class ModuleEncoderTest {
     @Test
     void writesHeaderSectionsInOrderAndTheCustomSection() {
         FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(3));
-        byte[] module = new ModuleEncoder().importMemory("env", "memory", 1).function(f, "entry")
+        byte[] module = new ModuleEncoder().importMemory("env", "memory", 1).function(f.build(), "entry")
                 .customSection("jitzoo.abi", "{\"abi\":1}".getBytes(StandardCharsets.UTF_8)).encode(1024);
         assertArrayEquals(bytes(0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00), Arrays.copyOf(module, 8));
         ModuleWalker.Parsed parsed = ModuleWalker.parse(module);
@@ -67,6 +67,7 @@ class ModuleEncoderTest {
         assertThrows(IllegalStateException.class, f::end);
         assertThrows(IllegalStateException.class, f::elseBranch);
         assertThrows(IllegalArgumentException.class, () -> f.brIf(0));
+        assertThrows(IllegalStateException.class, () -> f.localSet(0), "nothing on the stack to set");
         assertThrows(IllegalArgumentException.class, () -> f.localGet(1));
         assertThrows(IllegalArgumentException.class, () -> f.op(Opcode.LOCAL_GET));
         assertThrows(IllegalArgumentException.class, () -> f.op(Opcode.F32_LOAD));
@@ -74,14 +75,16 @@ class ModuleEncoderTest {
         assertThrows(IllegalArgumentException.class, () -> f.memory(Opcode.F32_LOAD, new MemArg(3, 0)));
         assertThrows(IllegalArgumentException.class, () -> f.f32x4ExtractLane(4));
         f.block().loop();
-        f.brIf(1);
+        f.i32Const(1).brIf(1);
         f.end();
         assertThrows(IllegalStateException.class, f::encode, "a block is still open");
+        f.end().i32Const(7);
+        assertThrows(IllegalStateException.class, f::encode, "a value is left on the stack");
     }
 
     @Test
     void refusesModulesOverTheBudget() {
-        ModuleEncoder encoder = new ModuleEncoder().function(new FunctionBuilder(FuncType.i32Params(0)), "f")
+        ModuleEncoder encoder = new ModuleEncoder().function(new FunctionBuilder(FuncType.i32Params(0)).build(), "f")
                 .customSection("big", new byte[200]);
         KernelTooLargeException e = assertThrows(KernelTooLargeException.class, () -> encoder.encode(100));
         assertEquals(100, e.limit());
@@ -98,7 +101,7 @@ class ModuleEncoderTest {
         f.localGet(0).memory(SimdOpcode.V128_LOAD, MemArg.floatAt(0)).simd(SimdOpcode.F32X4_ADD).localSet(sum);
         f.localGet(2).localGet(sum).memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
         f.localGet(2).localGet(sum).f32x4ExtractLane(2).memory(Opcode.F32_STORE, MemArg.floatAt(16));
-        byte[] wasm = new ModuleEncoder().importMemory("env", "memory", 1).function(f, "fma").encode(1024);
+        byte[] wasm = new ModuleEncoder().importMemory("env", "memory", 1).function(f.build(), "fma").encode(1024);
 
         try (Store<Void> store = Store.withoutData();
              Module module = new Module(store.engine(), wasm);

@@ -1,0 +1,88 @@
+package dev.jitzoo.codegen.kernel;
+
+import static dev.jitzoo.codegen.kernel.MatMulPlan.FLOAT_BYTES;
+import static dev.jitzoo.codegen.kernel.MatMulPlan.LANES;
+
+import dev.jitzoo.codegen.wasm.FuncType;
+import dev.jitzoo.codegen.wasm.FunctionBuilder;
+import dev.jitzoo.codegen.wasm.Instruction;
+import dev.jitzoo.codegen.wasm.MemArg;
+import dev.jitzoo.codegen.wasm.Opcode;
+import dev.jitzoo.codegen.wasm.SimdOpcode;
+import dev.jitzoo.codegen.wasm.ValType;
+
+/**
+ * Emits {@code pack_b(src, dst)}: B[K, N] (per batch) rewritten as panels, one per x0-wide column
+ * tile and one for the N % x0 columns left over, each K rows of its width stored contiguously. The
+ * kernel then reads B at a stride of one panel row instead of N floats, one cache line after the
+ * next. Run once when the weights are loaded; {@code dst} holds as many floats as B.
+ */
+final class PackEmitter {
+
+    static final String ENTRY = "pack_b";
+    private static final int SRC = 0;
+    private static final int DST = 1;
+
+    private final MatMulPlan plan;
+    private final FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(2));
+    private final LocalPool locals = new LocalPool(f);
+
+    private PackEmitter(MatMulPlan plan) {
+        this.plan = plan;
+    }
+
+    static FunctionBuilder emit(MatMulPlan plan) {
+        return new PackEmitter(plan).body();
+    }
+
+    private FunctionBuilder body() {
+        Op op = plan.op();
+        int x0 = plan.schedule().x0();
+        int column = i32("column"), from = i32("from");
+        Loops.repeat(f, Trips.fixed(op.batch()), i32("batch.counter"), () -> {
+            f.localGet(SRC).localSet(column);
+            Loops.repeat(f, Trips.fixed(op.n() / x0), i32("tile.counter"), () -> {
+                panel(x0, column, from);
+                Loops.add(f, column, x0 * FLOAT_BYTES);
+            });
+            panel(op.n() % x0, column, from);
+            Loops.add(f, SRC, plan.bBatchBytes());
+        });
+        return f;
+    }
+
+    /** Copies the {@code width} columns starting at {@code column}, K rows, to {@code dst}, which moves past them. */
+    private void panel(int width, int column, int from) {
+        if (width == 0) {
+            return;
+        }
+        f.localGet(column).localSet(from);
+        Loops.repeat(f, Trips.fixed(plan.op().k()), i32("k.counter"), () -> {
+            int vectors = plan.schedule().vectorize() ? width / LANES : 0;
+            for (int v = 0; v < vectors; v++) {
+                copy(v * LANES * FLOAT_BYTES, SimdOpcode.V128_LOAD, SimdOpcode.V128_STORE, from);
+            }
+            for (int j = vectors * LANES; j < width; j++) {
+                copy(j * FLOAT_BYTES, Opcode.F32_LOAD, Opcode.F32_STORE, from);
+            }
+            Loops.add(f, from, plan.op().n() * FLOAT_BYTES);
+            Loops.add(f, DST, width * FLOAT_BYTES);
+        });
+    }
+
+    private void copy(int offset, Instruction load, Instruction store, int from) {
+        f.localGet(DST);
+        if (offset != 0) {
+            f.i32Const(offset).op(Opcode.I32_ADD);
+        }
+        f.localGet(from);
+        if (offset != 0) {
+            f.i32Const(offset).op(Opcode.I32_ADD);
+        }
+        f.memory(load, MemArg.floatAt(0)).memory(store, MemArg.floatAt(0));
+    }
+
+    private int i32(String role) {
+        return locals.one(role, ValType.I32);
+    }
+}
