@@ -7,6 +7,8 @@ import dev.jitzoo.codegen.wasm.ModuleEncoder;
 import dev.jitzoo.codegen.wasm.passes.Pass;
 import dev.jitzoo.codegen.wasm.passes.Passes;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -43,17 +45,18 @@ public final class WasmCompiler implements KernelCompiler {
         return compile(op, schedule, Pass.ALL);
     }
 
+    /** A function of a kernel module and the name it is exported under. */
+    public record Exported(String name, Function function) {
+    }
+
     /** The kernel with only {@code passes} run (the pass benchmark turns them off one by one). */
     public GeneratedKernel compile(Op op, Schedule schedule, Set<Pass> passes) {
         long start = System.nanoTime();
-        MatMulPlan plan = MatMulPlan.of(op, schedule);
         String metadata = AbiMetadata.wasm(op, schedule, ABI_VERSION, passes);
         boolean tee = passes.contains(Pass.TEE);
-        ModuleEncoder module = new ModuleEncoder()
-                .importMemory(MEMORY_MODULE, MEMORY_NAME, 1)
-                .function(optimized(MatMulEmitter.emit(plan), passes), op.kind().abiName, tee);
-        if (schedule.packB()) {
-            module.function(optimized(PackEmitter.emit(plan), passes), PackEmitter.ENTRY, tee);
+        ModuleEncoder module = new ModuleEncoder().importMemory(MEMORY_MODULE, MEMORY_NAME, 1);
+        for (Exported exported : lower(op, schedule, passes)) {
+            module.function(exported.function(), exported.name(), tee);
         }
         byte[] wasm;
         try {
@@ -69,6 +72,17 @@ public final class WasmCompiler implements KernelCompiler {
     /** Throws {@link InvalidKernelException} with the reason unless {@link #compile} can follow this schedule for any shape. */
     public static void checkSchedule(Schedule schedule) {
         MatMulPlan.check(schedule);
+    }
+
+    /** The module's functions in the expression IR after the passes: the entry, then pack_b when B is packed. */
+    public static List<Exported> lower(Op op, Schedule schedule, Set<Pass> passes) {
+        MatMulPlan plan = MatMulPlan.of(op, schedule);
+        List<Exported> functions = new ArrayList<>();
+        functions.add(new Exported(op.kind().abiName, optimized(MatMulEmitter.emit(plan), passes)));
+        if (schedule.packB()) {
+            functions.add(new Exported(PackEmitter.ENTRY, optimized(PackEmitter.emit(plan), passes)));
+        }
+        return functions;
     }
 
     private static Function optimized(FunctionBuilder builder, Set<Pass> passes) {

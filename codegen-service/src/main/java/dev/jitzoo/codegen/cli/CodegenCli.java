@@ -1,0 +1,106 @@
+package dev.jitzoo.codegen.cli;
+
+import dev.jitzoo.codegen.kernel.GeneratedKernel;
+import dev.jitzoo.codegen.kernel.InvalidKernelException;
+import dev.jitzoo.codegen.kernel.Op;
+import dev.jitzoo.codegen.kernel.Schedule;
+import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.codegen.wasm.Listing;
+import dev.jitzoo.codegen.wasm.passes.Pass;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code ./jitzoo codegen}: one kernel to a file, no servers. The artifact goes to {@code -o FILE}
+ * and its ABI metadata beside it ({@code FILE} with the extension {@code .json}).
+ */
+@Command(name = "jitzoo codegen", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Generates one kernel (op + schedule) and writes the artifact; no servers needed.",
+        subcommands = {CasesCommand.class},
+        footer = {"", "Example:",
+                "  ./jitzoo codegen --backend wasm --op matmul --shape 384,768,768 \\",
+                "      --schedule '{\"y0\":4,\"x0\":16,\"vectorize\":true,\"unroll\":2,\"packB\":true}' -o k0.wasm --print"})
+public final class CodegenCli implements Callable<Integer> {
+
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--backend", defaultValue = "wasm", description = "wasm or wgsl (default: ${DEFAULT-VALUE})")
+    String backend;
+
+    @Option(names = "--op", description = "matmul, batch_matmul, or a paper kernel K0..K3 (then --shape may be left out)")
+    String op;
+
+    @Option(names = "--shape", description = "dimensions, comma-separated: M,K,N or batch,M,K,N")
+    String shape;
+
+    @Option(names = "--schedule", description = "the schedule as a JSON object, or a file holding one, "
+            + "e.g. '{\"y0\":2,\"x0\":8,\"vectorize\":true}'")
+    String schedule;
+
+    @Option(names = "--passes", defaultValue = "all", description = "Wasm passes to run: all, none, or a list of "
+            + "offset,splat,tee (default: ${DEFAULT-VALUE})")
+    String passes;
+
+    @Option(names = {"-o", "--out"}, description = "artifact file to write (metadata goes beside it, as .json)")
+    Path out;
+
+    @Option(names = "--print", description = "print a readable listing (Wasm) or the source (WGSL)")
+    boolean print;
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command with its error handling: bad input prints one line and exits 2. */
+    static CommandLine commandLine() {
+        return new CommandLine(new CodegenCli()).setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof IllegalArgumentException || e instanceof InvalidKernelException || e instanceof IOException) {
+                cmd.getErr().println("jitzoo codegen: " + e.getMessage());
+                return 2;
+            }
+            throw e;
+        });
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        if (schedule == null) {
+            throw new IllegalArgumentException("give --schedule (JSON or a file); see --help");
+        }
+        if (out == null && !print) {
+            throw new IllegalArgumentException("give -o FILE to write the artifact, or --print to list it");
+        }
+        Op parsedOp = OpArgs.parse(op, shape);
+        Schedule parsedSchedule = ScheduleJson.parse(schedule);
+        Set<Pass> parsedPasses = Pass.parse(passes);
+        Backends.Backend chosen = Backends.parse(backend);
+        GeneratedKernel kernel = chosen.compile(parsedOp, parsedSchedule, parsedPasses);
+        PrintWriter stdout = spec.commandLine().getOut();
+        if (print) {
+            stdout.print(chosen == Backends.Backend.WASM
+                    ? listing(parsedOp, parsedSchedule, parsedPasses)
+                    : new String(kernel.wasm(), java.nio.charset.StandardCharsets.UTF_8));
+            stdout.flush();
+        }
+        if (out != null) {
+            Path metadata = Artifacts.write(kernel, out);
+            spec.commandLine().getErr().printf("wrote %s (%d bytes, kernel %s, generated in %d us) and %s%n", out,
+                    kernel.wasm().length, kernel.kernelId(), kernel.generationNanos() / 1000, metadata);
+        }
+        return 0;
+    }
+
+    private static String listing(Op op, Schedule schedule, Set<Pass> passes) {
+        StringBuilder text = new StringBuilder();
+        WasmCompiler.lower(op, schedule, passes).forEach(f -> text.append(Listing.of(f.name(), f.function())));
+        return text.toString();
+    }
+}

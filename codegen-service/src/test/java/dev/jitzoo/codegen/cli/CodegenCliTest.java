@@ -1,0 +1,94 @@
+package dev.jitzoo.codegen.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.codegen.wasm.WasmSections;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class CodegenCliTest {
+
+    @TempDir
+    Path dir;
+
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        CommandLine cli = CodegenCli.commandLine();
+        cli.setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void writesTheArtifactAndItsMetadataBesideIt() throws IOException {
+        Path file = dir.resolve("k.wasm");
+        assertEquals(0, run("--op", "matmul", "--shape", "7,13,5", "--schedule",
+                "{\"y0\":2,\"x0\":4,\"vectorize\":true,\"packB\":true}", "-o", file.toString()));
+        byte[] wasm = Files.readAllBytes(file);
+        String metadata = Files.readString(dir.resolve("k.json"));
+        assertEquals(metadata, WasmSections.customSection(wasm, WasmCompiler.ABI_SECTION));
+        assertTrue(metadata.contains("\"pack\":{\"operand\":\"B\",\"entry\":\"pack_b\",\"floats\":65}"), metadata);
+        assertTrue(err.toString().startsWith("wrote " + file), err.toString());
+    }
+
+    @Test
+    void printsAListingWithTheChosenPasses() {
+        assertEquals(0, run("--op", "K3", "--schedule", "{\"y0\":1,\"x0\":4,\"vectorize\":true}", "--passes", "none", "--print"));
+        String listing = out.toString();
+        assertTrue(listing.startsWith("(func $batch_matmul (param i32) (param i32) (param i32)"), listing);
+        assertTrue(listing.contains("f32x4.splat") && !listing.contains("v128.load32_splat"), "splat pass off");
+        out.getBuffer().setLength(0);
+        assertEquals(0, run("--op", "K3", "--schedule", "{\"y0\":1,\"x0\":4,\"vectorize\":true}", "--print"));
+        assertTrue(out.toString().contains("v128.load32_splat"), "splat pass on");
+    }
+
+    @Test
+    void badInputIsOneClearLineAndExitCodeTwo() {
+        String tile = "{\"y0\":2,\"x0\":4,\"vectorize\":true}";
+        List<String[]> cases = List.of(
+                new String[] {"--op", "conv2d", "--shape", "1,2,3", "--schedule", tile, "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,0,5", "--schedule", tile, "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,x,5", "--schedule", tile, "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", "{\"y0\":2,\"z9\":1}", "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", "{\"y0\":", "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", "{\"y0\":8,\"x0\":16,\"vectorize\":true}", "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", tile, "--passes", "unroll", "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", tile, "--backend", "cuda", "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", dir.resolve("missing.json").toString(), "--print"},
+                new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", tile});
+        List<String> reasons = List.of("unknown op 'conv2d'", "dimensions must be positive", "comma-separated integers",
+                "unknown schedule field 'z9'", "not valid JSON", "accumulators", "unknown pass 'unroll'",
+                "unknown backend 'cuda'", "neither a JSON object nor a readable file", "give -o FILE");
+        for (int i = 0; i < cases.size(); i++) {
+            err.getBuffer().setLength(0);
+            assertEquals(2, run(cases.get(i)), String.join(" ", cases.get(i)));
+            String message = err.toString();
+            assertTrue(message.startsWith("jitzoo codegen: ") && message.contains(reasons.get(i)), message);
+            assertEquals(1, message.lines().count(), message);
+        }
+    }
+
+    @Test
+    void casesWritesPairsOfArtifactAndMetadata() throws IOException {
+        Path cases = dir.resolve("cases");
+        assertEquals(0, run("cases", "--out", cases.toString(), "--set", "odd", "--count", "12"));
+        try (Stream<Path> files = Files.list(cases)) {
+            List<Path> all = files.toList();
+            long wasm = all.stream().filter(p -> p.toString().endsWith(".wasm")).count();
+            assertEquals(wasm, all.stream().filter(p -> p.toString().endsWith(".json")).count());
+            assertTrue(wasm >= 10, "kernels written: " + wasm);
+        }
+        assertEquals(2, run("cases", "--out", cases.toString(), "--set", "everything"));
+    }
+}
