@@ -1,0 +1,107 @@
+package dev.jitzoo.codegen.bench;
+
+import dev.jitzoo.codegen.kernel.GeneratedKernel;
+import dev.jitzoo.codegen.kernel.Op;
+import dev.jitzoo.codegen.kernel.Schedule;
+import dev.jitzoo.codegen.kernel.WasmCompiler;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * {@code ./jitzoo bench codegen}, the generation half: the median warm time to generate one
+ * candidate (JMH, sample mode) against the conventional pipeline's time for the same kernel
+ * (C → clang -O3 → wasm-ld), and both kernels written to a directory for the harness to time side
+ * by side. Prints one JSON object on its last line.
+ *
+ * <p>Usage: {@code CodegenBench OUT_DIR [quick]}; op and schedule from the system properties
+ * {@code jitzoo.bench.op} (M,K,N or batch,M,K,N; default K0's 384,768,768) and
+ * {@code jitzoo.bench.schedule} (y0,x0,unroll,packB; default 2,8,2,true).
+ */
+public final class CodegenBench {
+
+    private static final int CLANG_RUNS = 5;
+
+    private CodegenBench() {
+    }
+
+    static Op op() {
+        String[] dims = System.getProperty("jitzoo.bench.op", "384,768,768").split(",");
+        int[] d = java.util.Arrays.stream(dims).mapToInt(Integer::parseInt).toArray();
+        return d.length == 4 ? Op.batchMatmul(d[0], d[1], d[2], d[3]) : Op.matmul(d[0], d[1], d[2]);
+    }
+
+    static Schedule schedule() {
+        String[] f = System.getProperty("jitzoo.bench.schedule", "2,8,2,true").split(",");
+        return Schedule.registerTile(Integer.parseInt(f[0]), Integer.parseInt(f[1]), true, Integer.parseInt(f[2]))
+                .withPackB(Boolean.parseBoolean(f[3]));
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of(args[0]);
+        boolean quick = args.length > 1 && args[1].equals("quick");
+        Files.createDirectories(out);
+        Op op = op();
+        Schedule schedule = schedule();
+        GeneratedKernel ours = new WasmCompiler().compile(op, schedule);
+        Files.write(out.resolve("jitzoo.wasm"), ours.wasm());
+        Files.writeString(out.resolve("jitzoo.json"), ours.metadataJson(), StandardCharsets.UTF_8);
+
+        System.err.println("generating with our compiler under JMH (warm, sample mode)");
+        double oursMicros = jmhMedianMicros(quick, op, schedule);
+
+        String missing = ClangPipeline.unavailableReason();
+        String clangJson;
+        if (missing != null) {
+            System.err.println("conventional pipeline skipped: " + missing);
+            clangJson = "null";
+        } else {
+            System.err.printf("generating with clang -O3 + wasm-ld, %d runs%n", CLANG_RUNS);
+            ClangPipeline clang = new ClangPipeline(Files.createTempDirectory("jitzoo-clang"));
+            List<Long> nanos = new ArrayList<>();
+            byte[] wasm = null;
+            for (int i = 0; i < CLANG_RUNS; i++) {
+                ClangPipeline.Result result = clang.compile(op, schedule);
+                nanos.add(result.nanos());
+                wasm = result.wasm();
+            }
+            Files.write(out.resolve("clang.wasm"), wasm);
+            Files.writeString(out.resolve("clang.json"), ours.metadataJson(), StandardCharsets.UTF_8);
+            double clangMillis = median(nanos) / 1e6;
+            clangJson = String.format(Locale.ROOT, "{\"median_ms\":%.1f,\"bytes\":%d,\"runs\":%d}", clangMillis, wasm.length,
+                    CLANG_RUNS);
+            System.err.printf(Locale.ROOT, "clang + wasm-ld: median %.1f ms per candidate; ours %.1f us: %.0fx faster%n",
+                    clangMillis, oursMicros, clangMillis * 1000 / oursMicros);
+        }
+        System.out.printf(Locale.ROOT, "{\"op\":\"%s\",\"schedule\":\"%s\",\"jitzoo\":{\"median_us\":%.1f,\"bytes\":%d},"
+                + "\"clang\":%s}%n", op, schedule, oursMicros, ours.wasm().length, clangJson);
+    }
+
+    private static double jmhMedianMicros(boolean quick, Op op, Schedule schedule) throws Exception {
+        Collection<RunResult> results = new Runner(new OptionsBuilder()
+                .include(GenerationBenchmark.class.getName())
+                .mode(Mode.SampleTime).timeUnit(TimeUnit.MICROSECONDS)
+                .forks(1)
+                .jvmArgsAppend("-Djitzoo.bench.op=" + System.getProperty("jitzoo.bench.op", "384,768,768"),
+                        "-Djitzoo.bench.schedule=" + System.getProperty("jitzoo.bench.schedule", "2,8,2,true"))
+                .warmupIterations(quick ? 1 : 3).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 2 : 5).measurementTime(TimeValue.seconds(1))
+                .build()).run();
+        return results.iterator().next().getPrimaryResult().getStatistics().getPercentile(50);
+    }
+
+    private static double median(List<Long> values) {
+        List<Long> sorted = values.stream().sorted().toList();
+        return sorted.get(sorted.size() / 2);
+    }
+}

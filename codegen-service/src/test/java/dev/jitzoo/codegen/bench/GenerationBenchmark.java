@@ -1,0 +1,37 @@
+package dev.jitzoo.codegen.bench;
+
+import dev.jitzoo.codegen.kernel.GeneratedKernel;
+import dev.jitzoo.codegen.kernel.KernelCompiler;
+import dev.jitzoo.codegen.kernel.Op;
+import dev.jitzoo.codegen.kernel.Schedule;
+import dev.jitzoo.codegen.kernel.WasmCompiler;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+
+/** JMH: the warm time to generate one candidate, op + schedule to the artifact's bytes. */
+@State(Scope.Benchmark)
+public class GenerationBenchmark {
+
+    /** A backend's label; the op and schedule come in as system properties from {@link CodegenBench}. */
+    @Param({"wasm"})
+    public String backend;
+
+    private KernelCompiler compiler;
+    private Op op;
+    private Schedule schedule;
+
+    @Setup
+    public void setUp() {
+        compiler = new WasmCompiler();
+        op = CodegenBench.op();
+        schedule = CodegenBench.schedule();
+    }
+
+    @Benchmark
+    public GeneratedKernel generate() {
+        return compiler.compile(op, schedule);
+    }
+}
