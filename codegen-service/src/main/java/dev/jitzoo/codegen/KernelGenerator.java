@@ -1,6 +1,7 @@
 package dev.jitzoo.codegen;
 
 import dev.jitzoo.codegen.infra.RedisArtifactCache;
+import dev.jitzoo.codegen.kernel.Epilogue;
 import dev.jitzoo.codegen.kernel.GeneratedKernel;
 import dev.jitzoo.codegen.kernel.InvalidKernelException;
 import dev.jitzoo.codegen.kernel.KernelIds;
@@ -17,6 +18,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -71,7 +73,16 @@ public class KernelGenerator {
             case OP_KIND_BATCH_MATMUL -> OpKind.BATCH_MATMUL;
             default -> throw new InvalidKernelException("unknown op kind " + spec.getKindValue());
         };
-        return new Op(kind, spec.getShapeList().stream().mapToInt(Integer::intValue).toArray());
+        List<Epilogue> epilogue = spec.getEpilogueList().stream().map(e -> switch (e.getKind()) {
+            case EPILOGUE_KIND_SCALE -> Epilogue.scale(e.getValue());
+            case EPILOGUE_KIND_BIAS -> Epilogue.of(Epilogue.Kind.BIAS);
+            case EPILOGUE_KIND_RELU -> Epilogue.of(Epilogue.Kind.RELU);
+            case EPILOGUE_KIND_GELU_TANH -> Epilogue.of(Epilogue.Kind.GELU_TANH);
+            case EPILOGUE_KIND_GELU_ERF -> Epilogue.of(Epilogue.Kind.GELU_ERF);
+            case EPILOGUE_KIND_RESIDUAL -> Epilogue.of(Epilogue.Kind.RESIDUAL);
+            default -> throw new InvalidKernelException("unknown epilogue kind " + e.getKindValue());
+        }).toList();
+        return new Op(kind, spec.getShapeList(), spec.getTransposeB(), spec.getBroadcastB(), epilogue);
     }
 
     private static Schedule toSchedule(dev.jitzoo.proto.kernel.v1.Schedule s) {

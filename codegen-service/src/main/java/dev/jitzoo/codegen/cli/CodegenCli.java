@@ -1,5 +1,6 @@
 package dev.jitzoo.codegen.cli;
 
+import dev.jitzoo.codegen.kernel.Epilogue;
 import dev.jitzoo.codegen.kernel.GeneratedKernel;
 import dev.jitzoo.codegen.kernel.InvalidKernelException;
 import dev.jitzoo.codegen.kernel.Op;
@@ -10,6 +11,7 @@ import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -40,6 +42,16 @@ public final class CodegenCli implements Callable<Integer> {
 
     @Option(names = "--shape", description = "dimensions, comma-separated: M,K,N or batch,M,K,N")
     String shape;
+
+    @Option(names = "--transpose-b", description = "B is stored transposed, [N, K]")
+    boolean transposeB;
+
+    @Option(names = "--broadcast-b", description = "batch_matmul: one B [K, N] for every batch")
+    boolean broadcastB;
+
+    @Option(names = "--epilogue", split = ",", description = "steps fused after the product, in order: "
+            + "scale:F, bias, relu, gelu_tanh, gelu_erf, residual")
+    List<String> epilogue = List.of();
 
     @Option(names = "--schedule", description = "the schedule as a JSON object, or a file holding one, "
             + "e.g. '{\"y0\":2,\"x0\":8,\"vectorize\":true}'")
@@ -78,7 +90,8 @@ public final class CodegenCli implements Callable<Integer> {
         if (out == null && !print) {
             throw new IllegalArgumentException("give -o FILE to write the artifact, or --print to list it");
         }
-        Op parsedOp = OpArgs.parse(op, shape);
+        Op parsedOp = OpArgs.parse(op, shape).withTransposedB(transposeB).withBroadcastB(broadcastB)
+                .withEpilogue(epilogue.stream().map(Epilogue::parse).toArray(Epilogue[]::new));
         Schedule parsedSchedule = ScheduleJson.parse(schedule);
         Set<Pass> parsedPasses = Pass.parse(passes);
         Backends.Backend chosen = Backends.parse(backend);

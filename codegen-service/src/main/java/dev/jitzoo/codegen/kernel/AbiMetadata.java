@@ -20,7 +20,7 @@ public final class AbiMetadata {
                 .putStrings("passes", Arrays.stream(Pass.values()).filter(passes::contains).map(p -> p.label).toList());
         if (s.packB()) {
             json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY)
-                    .put("floats", (long) op.batch() * op.k() * op.n()));
+                    .put("floats", (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n()));
         }
         return json.toString();
     }
@@ -31,10 +31,25 @@ public final class AbiMetadata {
      */
     public static JsonObjectWriter common(Op op, Schedule s, int abiVersion, String entry) {
         boolean batched = op.kind() == OpKind.BATCH_MATMUL;
+        List<Integer> b = op.transposeB() ? List.of(op.n(), op.k()) : List.of(op.k(), op.n());
+        List<Integer> c = batched ? List.of(op.batch(), op.m(), op.n()) : List.of(op.m(), op.n());
         JsonObjectWriter shapes = new JsonObjectWriter()
                 .putInts("A", batched ? List.of(op.batch(), op.m(), op.k()) : List.of(op.m(), op.k()))
-                .putInts("B", batched ? List.of(op.batch(), op.k(), op.n()) : List.of(op.k(), op.n()))
-                .putInts("C", batched ? List.of(op.batch(), op.m(), op.n()) : List.of(op.m(), op.n()));
+                .putInts("B", batched && !op.broadcastB() ? List.of(op.batch(), b.get(0), b.get(1)) : b)
+                .putInts("C", c);
+        if (op.fuses(Epilogue.Kind.BIAS)) {
+            shapes.putInts("Bias", List.of(op.n()));
+        }
+        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+            shapes.putInts("Residual", c);
+        }
+        List<String> operands = new java.util.ArrayList<>(OPERANDS);
+        if (op.fuses(Epilogue.Kind.BIAS)) {
+            operands.add("Bias");
+        }
+        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+            operands.add("Residual");
+        }
         JsonObjectWriter schedule = new JsonObjectWriter()
                 .put("x0", s.x0()).put("y0", s.y0()).put("r0", s.r0())
                 .put("x1", s.x1()).put("y1", s.y1()).put("r1", s.r1())
@@ -45,9 +60,15 @@ public final class AbiMetadata {
                 .put("op", op.kind().abiName)
                 .putInts("shape", op.dims())
                 .put("entry", entry)
-                .putStrings("operands", OPERANDS)
+                .putStrings("operands", operands)
                 .put("operandShapes", shapes)
                 .put("schedule", schedule)
-                .put("flops", op.flops());
+                .put("flops", op.flops())
+                .put("transposeB", op.transposeB())
+                .put("broadcastB", op.broadcastB())
+                .putRaw("epilogue", op.epilogue().stream().map(e -> e.kind() == Epilogue.Kind.SCALE
+                        ? new JsonObjectWriter().put("kind", e.kind().label).put("value", e.value()).toString()
+                        : new JsonObjectWriter().put("kind", e.kind().label).toString())
+                        .collect(java.util.stream.Collectors.joining(",", "[", "]")));
     }
 }

@@ -21,6 +21,19 @@ public final class JsonObjectWriter {
         return raw(key, quote(value));
     }
 
+    /** A float as JSON: Java's shortest repr that reads back as the same float. */
+    public JsonObjectWriter put(String key, float value) {
+        if (!Float.isFinite(value)) {
+            throw new IllegalArgumentException(key + " must be finite for JSON, got " + value);
+        }
+        return raw(key, Float.toString(value));
+    }
+
+    /** A value that is already JSON text. */
+    public JsonObjectWriter putRaw(String key, String json) {
+        return raw(key, json);
+    }
+
     public JsonObjectWriter put(String key, JsonObjectWriter value) {
         return raw(key, value.toString());
     }

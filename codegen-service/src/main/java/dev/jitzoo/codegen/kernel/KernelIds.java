@@ -11,7 +11,9 @@ import java.util.stream.Collectors;
 /**
  * Kernel ids: "k1" and the first 30 hex digits of SHA-256 over the UTF-8 canonical text
  * {@code abi=<v>;backend=<WASM|WGSL>;op=<abi name>;shape=<d>,<d>,...;schedule=<x0>,<y0>,<r0>,<x1>,<y1>,<r1>,<true|false>,<unroll>}
- * (decimal integers, no spaces), then {@code ;relaxed=true} when the schedule uses relaxed SIMD,
+ * (decimal integers, no spaces), then {@code ;transposeB=true}, {@code ;broadcastB=true} and
+ * {@code ;epilogue=<steps>} (e.g. {@code scale:0.125,bias,gelu_erf}) when the op has them,
+ * {@code ;relaxed=true} when the schedule uses relaxed SIMD,
  * {@code ;pack=B} when it packs B, and {@code ;passes=<labels>} when not every Wasm pass ran. The bytes of a kernel are a pure function of exactly these values,
  * so the text must never change for a given ABI version: ids are stored in the zoo.
  */
@@ -42,6 +44,10 @@ public final class KernelIds {
                 + ";shape=" + op.dims().stream().map(String::valueOf).collect(Collectors.joining(","))
                 + ";schedule=" + s.x0() + "," + s.y0() + "," + s.r0() + "," + s.x1() + "," + s.y1() + "," + s.r1()
                 + "," + s.vectorize() + "," + s.unroll()
+                + (op.transposeB() ? ";transposeB=true" : "")
+                + (op.broadcastB() ? ";broadcastB=true" : "")
+                + (op.epilogue().isEmpty() ? "" : ";epilogue=" + op.epilogue().stream().map(Epilogue::toString)
+                        .collect(Collectors.joining(",")))
                 + (s.relaxedSimd() ? ";relaxed=true" : "")
                 + (s.packB() ? ";pack=B" : "")
                 + (passes.equals(Pass.ALL) ? "" : ";passes=" + Pass.describe(passes));

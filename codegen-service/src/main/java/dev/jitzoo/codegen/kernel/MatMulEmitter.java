@@ -5,6 +5,8 @@ import static dev.jitzoo.codegen.kernel.MatMulPlan.FLOAT_BYTES;
 import dev.jitzoo.codegen.kernel.MatMulPlan.Blocking;
 import dev.jitzoo.codegen.wasm.FuncType;
 import dev.jitzoo.codegen.wasm.FunctionBuilder;
+import dev.jitzoo.codegen.wasm.MemArg;
+import dev.jitzoo.codegen.wasm.SimdOpcode;
 import dev.jitzoo.codegen.wasm.Opcode;
 import dev.jitzoo.codegen.wasm.ValType;
 import java.util.function.Consumer;
@@ -33,12 +35,14 @@ final class MatMulEmitter {
     static final int PARAM_C = 2;
 
     private final MatMulPlan plan;
-    private final FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(3));
-    private final LocalPool locals = new LocalPool(f);
+    private final FunctionBuilder f;
+    private final LocalPool locals;
     private final RegisterTileEmitter tiles;
 
     private MatMulEmitter(MatMulPlan plan) {
         this.plan = plan;
+        this.f = new FunctionBuilder(FuncType.i32Params(plan.operands().size()));
+        this.locals = new LocalPool(f);
         this.tiles = new RegisterTileEmitter(f, plan, locals);
     }
 
@@ -50,11 +54,17 @@ final class MatMulEmitter {
         Op op = plan.op();
         Loops.repeat(f, Trips.fixed(op.batch()), i32("batch.counter"), () -> {
             interior();
+            if (plan.interiorEpilogueAfterwards()) {
+                interiorEpilogue();
+            }
             rightEdge();
             bottomEdge();
             Loops.add(f, PARAM_A, op.m() * plan.rowBytesA());
             Loops.add(f, PARAM_B, plan.bBatchBytes());
             Loops.add(f, PARAM_C, op.m() * plan.rowBytesC());
+            if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+                Loops.add(f, plan.param("Residual"), op.m() * plan.rowBytesC());
+            }
         });
         return f;
     }
@@ -110,6 +120,54 @@ final class MatMulEmitter {
         }, () -> {
             Loops.add(f, rowBlockA, bands.perBlock() * y0 * plan.rowBytesA());
             Loops.add(f, rowBlockC, bands.perBlock() * y0 * plan.rowBytesC());
+        });
+    }
+
+    /**
+     * The epilogue over the interior, after a split reduction left plain sums there: row by row,
+     * four columns at a time when vectorized (the interior is then a multiple of 4 wide).
+     */
+    private void interiorEpilogue() {
+        boolean vector = plan.schedule().vectorize();
+        int step = vector ? MatMulPlan.LANES : 1;
+        int row = i32("post.row"), at = i32("post.at"), bias = i32("post.bias"), residual = i32("post.residual");
+        int value = locals.one("post.value", vector ? ValType.V128 : ValType.F32);
+        Op op = plan.op();
+        boolean hasBias = op.fuses(Epilogue.Kind.BIAS);
+        boolean hasResidual = op.fuses(Epilogue.Kind.RESIDUAL);
+        f.localGet(PARAM_C).localSet(row);
+        Loops.repeat(f, Trips.fixed(plan.fullRows()), i32("post.rowCounter"), () -> {
+            f.localGet(row).localSet(at);
+            if (hasBias) {
+                f.localGet(plan.param("Bias")).localSet(bias);
+            }
+            if (hasResidual) {
+                f.localGet(row).localGet(PARAM_C).op(Opcode.I32_SUB).localGet(plan.param("Residual")).op(Opcode.I32_ADD)
+                        .localSet(residual);
+            }
+            Loops.repeat(f, Trips.fixed(plan.fullColumns() / step), i32("post.columnCounter"), () -> {
+                f.localGet(at).memory(vector ? SimdOpcode.V128_LOAD : Opcode.F32_LOAD, MemArg.floatAt(0)).localSet(value);
+                EpilogueEmitter.apply(f, locals, op, vector, value, new EpilogueEmitter.Operands() {
+                    @Override
+                    public void pushBias() {
+                        f.localGet(bias);
+                    }
+
+                    @Override
+                    public void pushResidual() {
+                        f.localGet(residual);
+                    }
+                });
+                f.localGet(at).localGet(value).memory(vector ? SimdOpcode.V128_STORE : Opcode.F32_STORE, MemArg.floatAt(0));
+                Loops.add(f, at, step * FLOAT_BYTES);
+                if (hasBias) {
+                    Loops.add(f, bias, step * FLOAT_BYTES);
+                }
+                if (hasResidual) {
+                    Loops.add(f, residual, step * FLOAT_BYTES);
+                }
+            });
+            Loops.add(f, row, plan.rowBytesC());
         });
     }
 

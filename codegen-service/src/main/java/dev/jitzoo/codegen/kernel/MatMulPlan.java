@@ -1,5 +1,8 @@
 package dev.jitzoo.codegen.kernel;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * What a (batch) matmul kernel looks like for one op and schedule, decided before any byte is
  * emitted: the register tile, the cache blocks over each axis, the edge tiles, the strides.
@@ -51,6 +54,10 @@ record MatMulPlan(Op op, Schedule schedule) {
 
     static MatMulPlan of(Op op, Schedule schedule) {
         check(schedule);
+        if (op.transposeB() && schedule.vectorize() && !schedule.packB()) {
+            throw new InvalidKernelException("a transposed B has no 4 adjacent columns to load as a v128; "
+                    + "with vectorize, also set packB (the pack function transposes it into panels)");
+        }
         MatMulPlan plan = new MatMulPlan(op, schedule);
         long innerStride = (long) plan.copies() * plan.depth() * plan.bRowBytes(schedule.x0());
         if (innerStride > Integer.MAX_VALUE) {
@@ -158,19 +165,52 @@ record MatMulPlan(Op op, Schedule schedule) {
         return op.k() * FLOAT_BYTES;
     }
 
-    /** Bytes between consecutive k rows of B as a tile {@code width} wide reads them: its panel's width when packed, else N. */
+    /**
+     * Bytes between consecutive k rows of B as a tile {@code width} wide reads them: its panel's
+     * width when packed, one float when B is transposed, else N floats.
+     */
     int bRowBytes(int width) {
-        return (schedule.packB() ? width : op.n()) * FLOAT_BYTES;
+        return (schedule.packB() ? width : op.transposeB() ? 1 : op.n()) * FLOAT_BYTES;
+    }
+
+    /** Bytes between adjacent columns of B as the kernel reads them: K floats in a transposed B read in place. */
+    int bColumnBytes() {
+        return (!schedule.packB() && op.transposeB() ? op.k() : 1) * FLOAT_BYTES;
     }
 
     /** Bytes from one x0-wide column tile of B to the next: a whole K-deep panel when packed. */
     int bTileBytes() {
-        return (schedule.packB() ? op.k() : 1) * schedule.x0() * FLOAT_BYTES;
+        return schedule.packB() ? op.k() * schedule.x0() * FLOAT_BYTES : schedule.x0() * bColumnBytes();
     }
 
-    /** Bytes of one batch's B, packed or not (packing keeps every element, only reorders). */
+    /** Bytes of one batch's B, packed or not (packing keeps every element, only reorders); 0 when shared. */
     int bBatchBytes() {
-        return op.k() * op.n() * FLOAT_BYTES;
+        return op.broadcastB() ? 0 : op.k() * op.n() * FLOAT_BYTES;
+    }
+
+    /** Entry parameters: A, B, C, then Bias and Residual when the epilogue reads them. */
+    List<String> operands() {
+        List<String> operands = new ArrayList<>(List.of("A", "B", "C"));
+        if (op.fuses(Epilogue.Kind.BIAS)) {
+            operands.add("Bias");
+        }
+        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+            operands.add("Residual");
+        }
+        return operands;
+    }
+
+    /** The entry's parameter index of an operand. */
+    int param(String operand) {
+        return operands().indexOf(operand);
+    }
+
+    /**
+     * Whether interior tiles store partial sums per k block: then the epilogue runs over the interior
+     * in a pass of its own after the reduction; tiles that see the whole reduction apply it as they store.
+     */
+    boolean interiorEpilogueAfterwards() {
+        return !op.epilogue().isEmpty() && reduction().blocks() > 1 && rowBands().units() > 0 && columnTiles().units() > 0;
     }
 
     int rowBytesC() {

@@ -4,10 +4,13 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 /**
- * A tensor operation with a fixed shape ({@link OpKind} says what the dimensions mean).
- * Constructing one checks the shape, so every Op in the system is one a kernel can be made for.
+ * A tensor operation with a fixed shape ({@link OpKind} says what the dimensions mean), and for
+ * matmuls how B is laid out and what is fused after the product:
+ * {@code transposeB} (B stored [N, K], as weights often are), {@code broadcastB} (batch_matmul
+ * only: one B [K, N] shared by every batch), and the {@code epilogue} steps, in order.
+ * Constructing one checks it, so every Op in the system is one a kernel can be made for.
  */
-public record Op(OpKind kind, List<Integer> dims) {
+public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB, List<Epilogue> epilogue) {
 
     /** Largest total operand size, in floats, a kernel may address: 1 GiB keeps every byte offset in an i32. */
     public static final long MAX_OPERAND_FLOATS = 1L << 28;
@@ -16,10 +19,19 @@ public record Op(OpKind kind, List<Integer> dims) {
         if (kind == null) {
             throw new InvalidKernelException("op kind is required");
         }
-        if (dims == null || dims.contains(null)) {
+        if (dims == null || dims.stream().anyMatch(java.util.Objects::isNull)) {
             throw new InvalidKernelException(kind.abiName + " needs its dimensions, got " + dims);
         }
         dims = List.copyOf(dims);
+        epilogue = epilogue == null ? List.of() : List.copyOf(epilogue);
+        if (broadcastB && kind != OpKind.BATCH_MATMUL) {
+            throw new InvalidKernelException("broadcastB applies to batch_matmul only");
+        }
+        for (Epilogue.Kind operand : List.of(Epilogue.Kind.BIAS, Epilogue.Kind.RESIDUAL)) {
+            if (epilogue.stream().filter(e -> e.kind() == operand).count() > 1) {
+                throw new InvalidKernelException("at most one " + operand.label + " per op");
+            }
+        }
         if (dims.size() != kind.rank) {
             throw new InvalidKernelException(kind.abiName + " needs " + kind.rank + " dimensions "
                     + kind.dimensionNames + ", got " + dims.size() + ": " + dims);
@@ -32,16 +44,43 @@ public record Op(OpKind kind, List<Integer> dims) {
         long batch = kind.rank == 4 ? dims.get(0) : 1;
         int first = kind.rank - 3;
         long m = dims.get(first), k = dims.get(first + 1), n = dims.get(first + 2);
-        long floats = batch * (m * k + k * n + m * n);
+        long floats = batch * (m * k + m * n * (has(epilogue, Epilogue.Kind.RESIDUAL) ? 2 : 1))
+                + (broadcastB ? 1 : batch) * k * n + (has(epilogue, Epilogue.Kind.BIAS) ? n : 0);
         if (floats > MAX_OPERAND_FLOATS) {
             throw new InvalidKernelException("operands of " + floats + " floats do not fit a Wasm32 memory (limit "
                     + MAX_OPERAND_FLOATS + ")");
         }
     }
 
+    /** A plain op: B as it is, nothing fused. */
+    public Op(OpKind kind, List<Integer> dims) {
+        this(kind, dims, false, false, List.of());
+    }
+
     /** The same op from an int array (as protos and CLIs hand them over). */
     public Op(OpKind kind, int... dims) {
         this(kind, dims == null ? null : IntStream.of(dims).boxed().toList());
+    }
+
+    public Op withTransposedB(boolean transposed) {
+        return new Op(kind, dims, transposed, broadcastB, epilogue);
+    }
+
+    public Op withBroadcastB(boolean broadcast) {
+        return new Op(kind, dims, transposeB, broadcast, epilogue);
+    }
+
+    public Op withEpilogue(Epilogue... steps) {
+        return new Op(kind, dims, transposeB, broadcastB, List.of(steps));
+    }
+
+    /** Whether the epilogue has a step of this kind. */
+    public boolean fuses(Epilogue.Kind step) {
+        return has(epilogue, step);
+    }
+
+    private static boolean has(List<Epilogue> epilogue, Epilogue.Kind step) {
+        return epilogue != null && epilogue.stream().anyMatch(e -> e.kind() == step);
     }
 
     public static Op matmul(int m, int k, int n) {
@@ -75,6 +114,7 @@ public record Op(OpKind kind, List<Integer> dims) {
 
     @Override
     public String toString() {
-        return kind.abiName + dims;
+        return kind.abiName + dims + (transposeB ? " transposeB" : "") + (broadcastB ? " broadcastB" : "")
+                + (epilogue.isEmpty() ? "" : " epilogue" + epilogue);
     }
 }

@@ -12,7 +12,8 @@ import dev.jitzoo.codegen.wasm.SimdOpcode;
 import dev.jitzoo.codegen.wasm.ValType;
 
 /**
- * Emits {@code pack_b(src, dst)}: B[K, N] (per batch) rewritten as panels, one per x0-wide column
+ * Emits {@code pack_b(src, dst)}: B[K, N] (per batch, once when shared; read as [N, K] when
+ * transposed) rewritten as panels, one per x0-wide column
  * tile and one for the N % x0 columns left over, each K rows of its width stored contiguously. The
  * kernel then reads B at a stride of one panel row instead of N floats, one cache line after the
  * next. Run once when the weights are loaded; {@code dst} holds as many floats as B.
@@ -39,14 +40,15 @@ final class PackEmitter {
         Op op = plan.op();
         int x0 = plan.schedule().x0();
         int column = i32("column"), from = i32("from");
-        Loops.repeat(f, Trips.fixed(op.batch()), i32("batch.counter"), () -> {
+        int columnBytes = op.transposeB() ? op.k() * FLOAT_BYTES : FLOAT_BYTES;
+        Loops.repeat(f, Trips.fixed(op.broadcastB() ? 1 : op.batch()), i32("batch.counter"), () -> {
             f.localGet(SRC).localSet(column);
             Loops.repeat(f, Trips.fixed(op.n() / x0), i32("tile.counter"), () -> {
                 panel(x0, column, from);
-                Loops.add(f, column, x0 * FLOAT_BYTES);
+                Loops.add(f, column, x0 * columnBytes);
             });
             panel(op.n() % x0, column, from);
-            Loops.add(f, SRC, plan.bBatchBytes());
+            Loops.add(f, SRC, op.k() * op.n() * FLOAT_BYTES);
         });
         return f;
     }
@@ -56,24 +58,28 @@ final class PackEmitter {
         if (width == 0) {
             return;
         }
+        Op op = plan.op();
+        // a row of B is N floats on; in a transposed B, [N, K], the next k is the next float
+        int rowBytes = op.transposeB() ? FLOAT_BYTES : op.n() * FLOAT_BYTES;
+        int columnBytes = op.transposeB() ? op.k() * FLOAT_BYTES : FLOAT_BYTES;
         f.localGet(column).localSet(from);
-        Loops.repeat(f, Trips.fixed(plan.op().k()), i32("k.counter"), () -> {
-            int vectors = plan.schedule().vectorize() ? width / LANES : 0;
+        Loops.repeat(f, Trips.fixed(op.k()), i32("k.counter"), () -> {
+            int vectors = plan.schedule().vectorize() && !op.transposeB() ? width / LANES : 0;
             for (int v = 0; v < vectors; v++) {
-                copy(v * LANES * FLOAT_BYTES, SimdOpcode.V128_LOAD, SimdOpcode.V128_STORE, from);
+                copy(v * LANES * FLOAT_BYTES, v * LANES * FLOAT_BYTES, SimdOpcode.V128_LOAD, SimdOpcode.V128_STORE, from);
             }
             for (int j = vectors * LANES; j < width; j++) {
-                copy(j * FLOAT_BYTES, Opcode.F32_LOAD, Opcode.F32_STORE, from);
+                copy(j * FLOAT_BYTES, j * columnBytes, Opcode.F32_LOAD, Opcode.F32_STORE, from);
             }
-            Loops.add(f, from, plan.op().n() * FLOAT_BYTES);
+            Loops.add(f, from, rowBytes);
             Loops.add(f, DST, width * FLOAT_BYTES);
         });
     }
 
-    private void copy(int offset, Instruction load, Instruction store, int from) {
+    private void copy(int to, int offset, Instruction load, Instruction store, int from) {
         f.localGet(DST);
-        if (offset != 0) {
-            f.i32Const(offset).op(Opcode.I32_ADD);
+        if (to != 0) {
+            f.i32Const(to).op(Opcode.I32_ADD);
         }
         f.localGet(from);
         if (offset != 0) {

@@ -62,6 +62,9 @@ final class RegisterTileEmitter {
         f.localGet(a).localSet(pA);
         f.localGet(b).localSet(pB);
         reduce(acc, kSteps);
+        if (firstKBlock == null && !plan.op().epilogue().isEmpty()) {
+            acc.applyEpilogue(c);
+        }
         acc.storeTo(c);
     }
 
@@ -102,6 +105,7 @@ final class RegisterTileEmitter {
     private void registerStep(Accumulators acc, int k0, int depth) {
         TileShape shape = acc.shape;
         int bRowBytes = plan.bRowBytes(shape.width());
+        long bColumnBytes = plan.bColumnBytes();
         for (int row = 0; row < shape.rows(); row++) {
             for (int s = 0; s < depth; s++) {
                 long aOffset = (long) row * plan.rowBytesA() + (long) (k0 + s) * FLOAT_BYTES;
@@ -110,12 +114,12 @@ final class RegisterTileEmitter {
                     int sum = acc.vector(row, v);
                     if (plan.schedule().relaxedSimd()) {
                         broadcast(aOffset);
-                        load(pB, bOffset + (long) v * LANES * FLOAT_BYTES, SimdOpcode.V128_LOAD);
+                        load(pB, bOffset + v * LANES * bColumnBytes, SimdOpcode.V128_LOAD);
                         f.localGet(sum).simd(SimdOpcode.F32X4_RELAXED_MADD).localSet(sum);
                     } else {
                         f.localGet(sum);
                         broadcast(aOffset);
-                        load(pB, bOffset + (long) v * LANES * FLOAT_BYTES, SimdOpcode.V128_LOAD);
+                        load(pB, bOffset + v * LANES * bColumnBytes, SimdOpcode.V128_LOAD);
                         f.simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_ADD).localSet(sum);
                     }
                 }
@@ -123,7 +127,7 @@ final class RegisterTileEmitter {
                     int sum = acc.scalar(row, j);
                     f.localGet(sum);
                     load(pA, aOffset, Opcode.F32_LOAD);
-                    load(pB, bOffset + (long) (shape.vectors() * LANES + j) * FLOAT_BYTES, Opcode.F32_LOAD);
+                    load(pB, bOffset + (shape.vectors() * LANES + j) * bColumnBytes, Opcode.F32_LOAD);
                     f.op(Opcode.F32_MUL).op(Opcode.F32_ADD).localSet(sum);
                 }
             }
@@ -186,6 +190,38 @@ final class RegisterTileEmitter {
             forEachCell((local, offset, vector) -> {
                 load(c, offset, vector ? SimdOpcode.V128_LOAD : Opcode.F32_LOAD);
                 f.localSet(local);
+            });
+        }
+
+        /**
+         * The op's epilogue on every sum before it is stored. This tile's column is where {@code c}
+         * stands in its row of C; Residual is shaped like C, so it sits at the same distance from its base.
+         */
+        void applyEpilogue(int c) {
+            int cBase = plan.param("C");
+            int biasAt = pool.one("tile.biasAt", ValType.I32);
+            int residualAt = pool.one("tile.residualAt", ValType.I32);
+            if (plan.op().fuses(Epilogue.Kind.BIAS)) {
+                f.localGet(c).localGet(cBase).op(Opcode.I32_SUB).i32Const(plan.rowBytesC()).op(Opcode.I32_REM_U)
+                        .localGet(plan.param("Bias")).op(Opcode.I32_ADD).localSet(biasAt);
+            }
+            if (plan.op().fuses(Epilogue.Kind.RESIDUAL)) {
+                f.localGet(c).localGet(cBase).op(Opcode.I32_SUB).localGet(plan.param("Residual")).op(Opcode.I32_ADD)
+                        .localSet(residualAt);
+            }
+            forEachCell((local, offset, vector) -> {
+                long column = offset % plan.rowBytesC();
+                EpilogueEmitter.apply(f, pool, plan.op(), vector, local, new EpilogueEmitter.Operands() {
+                    @Override
+                    public void pushBias() {
+                        address(biasAt, column);
+                    }
+
+                    @Override
+                    public void pushResidual() {
+                        address(residualAt, offset);
+                    }
+                });
             });
         }
 

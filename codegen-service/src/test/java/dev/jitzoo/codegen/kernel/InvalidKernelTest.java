@@ -24,6 +24,13 @@ class InvalidKernelTest {
         assertRefused(() -> new Op(null, 4, 4, 4), "kind");
         assertRefused(() -> new Op(OpKind.MATMUL, Arrays.asList(4, null, 4)), "dimensions");
         assertRefused(() -> Op.matmul(100_000, 100_000, 100_000), "do not fit");
+        assertRefused(() -> Op.matmul(4, 4, 4).withBroadcastB(true), "batch_matmul only");
+        assertRefused(() -> Op.matmul(4, 4, 4).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.BIAS)),
+                "at most one bias");
+        assertRefused(() -> Epilogue.scale(Float.NaN), "finite");
+        assertRefused(() -> new Epilogue(Epilogue.Kind.RELU, 2f), "takes no value");
+        assertRefused(() -> Epilogue.parse("swish"), "unknown epilogue 'swish'");
+        assertRefused(() -> Epilogue.parse("scale"), "needs a value");
     }
 
     @Test
@@ -38,6 +45,8 @@ class InvalidKernelTest {
         assertRefused(() -> compile(Schedule.registerTile(1, 4, true, 17)), "unroll");
         assertRefused(() -> compile(Schedule.registerTile(2, 8, true, 0).withCacheTile(12, 0, 0)), "x1 must be");
         assertRefused(() -> compile(Schedule.registerTile(2, 8, true, 0).withCacheTile(0, 3, 0)), "y1 must be");
+        assertRefused(() -> compile(Schedule.registerTile(2, 8, false, 0).withRelaxedSimd(true)), "needs vectorize");
+        assertRefused(() -> compiler.compile(op.withTransposedB(true), Schedule.registerTile(2, 8, true, 0)), "set packB");
     }
 
     @Test

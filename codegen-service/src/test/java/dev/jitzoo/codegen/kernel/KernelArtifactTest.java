@@ -43,7 +43,8 @@ class KernelArtifactTest {
                         + "\"operands\":[\"A\",\"B\",\"C\"],\"operandShapes\":{\"A\":[7,13],\"B\":[13,5],\"C\":[7,5]},"
                         + "\"schedule\":{\"x0\":4,\"y0\":2,\"r0\":0,\"x1\":0,\"y1\":0,\"r1\":0,\"vectorize\":true,\"unroll\":0,"
                         + "\"relaxedSimd\":false,\"packB\":false},"
-                        + "\"flops\":910,\"passes\":[\"offset\",\"splat\",\"tee\"]}",
+                        + "\"flops\":910,\"transposeB\":false,\"broadcastB\":false,\"epilogue\":[],"
+                        + "\"passes\":[\"offset\",\"splat\",\"tee\"]}",
                 compiler.compile(Op.matmul(7, 13, 5), schedule).metadataJson());
     }
 
@@ -52,7 +53,8 @@ class KernelArtifactTest {
         Schedule schedule = FixedCandidates.all().get(3);
         GeneratedKernel kernel = compiler.compile(Op.batchMatmul(3, 7, 13, 5), schedule);
         Map<String, Object> meta = MiniJson.object(WasmSections.customSection(kernel.wasm(), WasmCompiler.ABI_SECTION));
-        assertEquals(List.of("abi", "op", "shape", "entry", "operands", "operandShapes", "schedule", "flops", "passes"),
+        assertEquals(List.of("abi", "op", "shape", "entry", "operands", "operandShapes", "schedule", "flops",
+                        "transposeB", "broadcastB", "epilogue", "passes"),
                 List.copyOf(meta.keySet()));
         assertEquals(1L, meta.get("abi"));
         assertEquals("batch_matmul", meta.get("op"));
@@ -63,6 +65,23 @@ class KernelArtifactTest {
         assertEquals(Map.of("x0", 16L, "y0", 2L, "r0", 2L, "x1", 128L, "y1", 16L, "r1", 64L,
                 "vectorize", true, "unroll", 1L, "relaxedSimd", false, "packB", false), meta.get("schedule"));
         assertEquals(2L * 3 * 7 * 13 * 5, meta.get("flops"));
+    }
+
+    @Test
+    void fusedOperandsJoinTheEntryAndTheMetadata() {
+        Op op = Op.batchMatmul(2, 5, 6, 7).withBroadcastB(true).withTransposedB(true)
+                .withEpilogue(Epilogue.scale(0.5f), Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.RESIDUAL));
+        GeneratedKernel kernel = compiler.compile(op, Schedule.registerTile(1, 4, true, 0).withPackB(true));
+        Map<String, Object> meta = MiniJson.object(kernel.metadataJson());
+        assertEquals(List.of("A", "B", "C", "Bias", "Residual"), meta.get("operands"));
+        assertEquals(Map.of("A", List.of(2L, 5L, 6L), "B", List.of(7L, 6L), "C", List.of(2L, 5L, 7L),
+                "Bias", List.of(7L), "Residual", List.of(2L, 5L, 7L)), meta.get("operandShapes"));
+        assertEquals(List.of(Map.of("kind", "scale", "value", 0.5), Map.of("kind", "bias"), Map.of("kind", "residual")),
+                meta.get("epilogue"));
+        assertEquals(Map.of("operand", "B", "entry", "pack_b", "floats", 42L), meta.get("pack"));
+        assertEquals("(i32,i32,i32,i32,i32)->()", ModuleWalker.parse(kernel.wasm()).functionTypes().get(0));
+        assertTrue(KernelIds.canonical(op, Schedule.registerTile(1, 4, true, 0), Backend.WASM, 1, Pass.ALL)
+                .endsWith(";transposeB=true;broadcastB=true;epilogue=scale:0.5,bias,residual"));
     }
 
     @Test

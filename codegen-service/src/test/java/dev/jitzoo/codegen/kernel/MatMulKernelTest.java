@@ -1,10 +1,13 @@
 package dev.jitzoo.codegen.kernel;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -142,6 +145,55 @@ class MatMulKernelTest {
         return found;
     }
 
+    /** B transposed, B shared by the batches, and every epilogue step, fused at store or after a split reduction. */
+    static Stream<Arguments> layoutsAndEpilogues() {
+        Schedule vector = Schedule.registerTile(3, 8, true, 2);
+        Schedule scalar = Schedule.registerTile(2, 3, false, 0);
+        Schedule split = Schedule.registerTile(2, 8, true, 1).withCacheTile(16, 4, 7);
+        Epilogue bias = Epilogue.of(Epilogue.Kind.BIAS), residual = Epilogue.of(Epilogue.Kind.RESIDUAL);
+        Epilogue relu = Epilogue.of(Epilogue.Kind.RELU), tanh = Epilogue.of(Epilogue.Kind.GELU_TANH);
+        Epilogue erf = Epilogue.of(Epilogue.Kind.GELU_ERF), scale = Epilogue.scale(0.125f);
+        Op plain = Op.matmul(19, 23, 37);
+        return Stream.of(
+                Arguments.of(plain.withTransposedB(true), scalar),
+                Arguments.of(plain.withTransposedB(true), vector.withPackB(true)),
+                Arguments.of(plain.withTransposedB(true), split.withPackB(true)),
+                Arguments.of(Op.batchMatmul(3, 7, 13, 9).withBroadcastB(true), vector),
+                Arguments.of(Op.batchMatmul(3, 7, 13, 9).withBroadcastB(true).withTransposedB(true), vector.withPackB(true)),
+                Arguments.of(plain.withEpilogue(bias), vector),
+                Arguments.of(plain.withEpilogue(scale, bias, relu), scalar),
+                Arguments.of(plain.withEpilogue(bias, tanh), vector),
+                Arguments.of(plain.withEpilogue(erf), scalar),
+                Arguments.of(plain.withEpilogue(scale, bias, erf, residual), vector),
+                Arguments.of(plain.withEpilogue(bias, tanh, residual), split),
+                Arguments.of(plain.withEpilogue(residual, relu), split.withPackB(true)),
+                Arguments.of(Op.batchMatmul(2, 9, 11, 13).withEpilogue(bias, erf, residual), vector),
+                Arguments.of(Op.batchMatmul(2, 9, 11, 13).withEpilogue(scale, residual),
+                        Schedule.registerTile(2, 4, false, 0).withCacheTile(8, 4, 3)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("layoutsAndEpilogues")
+    void layoutsAndEpiloguesMatchTheReference(Op op, Schedule schedule) {
+        assertMatches(op, schedule, 0);
+    }
+
+    @Test
+    void theReferenceErfAgreesWithAnIndependentApproximation() {
+        for (double x = -6; x <= 6; x += 0.01) {
+            assertTrue(Math.abs(ReferenceKernels.erf(x) - erfSeriesCheck(x)) < 2e-7, "erf at " + x);
+        }
+        assertEquals(0.8427007929497149, ReferenceKernels.erf(1), 1e-15);
+    }
+
+    /** An independent erf (Abramowitz and Stegun 7.1.26, within 1.5e-7) to check the reference's own. */
+    private static double erfSeriesCheck(double x) {
+        double t = 1 / (1 + 0.3275911 * Math.abs(x));
+        double y = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592)
+                * t * Math.exp(-x * x);
+        return Math.signum(x) * y;
+    }
+
     /** Packing B: the pack function's panels, read by tiles of every width, edges included. */
     static Stream<Arguments> packedB() {
         return Stream.of(
@@ -180,11 +232,14 @@ class MatMulKernelTest {
 
     private static void assertMatches(Op op, Schedule schedule, Set<Pass> passes, int skew) {
         Random random = new Random(op.hashCode() * 31L + schedule.hashCode());
-        float[] a = randomFloats(random, op.batch() * op.m() * op.k());
-        float[] b = randomFloats(random, op.batch() * op.k() * op.n());
+        Map<String, float[]> inputs = new HashMap<>();
+        inputs.put("A", randomFloats(random, op.batch() * op.m() * op.k()));
+        inputs.put("B", randomFloats(random, (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n()));
+        inputs.put("Bias", randomFloats(random, op.n()));
+        inputs.put("Residual", randomFloats(random, op.batch() * op.m() * op.n()));
         GeneratedKernel kernel = COMPILER.compile(op, schedule, passes);
-        float[] c = WasmtimeRunner.run(kernel, op, a, b, skew);
-        double error = ReferenceKernels.maxRelativeError(c, ReferenceKernels.matmul(op, a, b));
+        float[] c = WasmtimeRunner.run(kernel, op, inputs, skew);
+        double error = ReferenceKernels.maxRelativeError(c, ReferenceKernels.matmul(op, inputs));
         assertTrue(error <= TOLERANCE, op + " " + schedule + ": max relative error " + error);
     }
 

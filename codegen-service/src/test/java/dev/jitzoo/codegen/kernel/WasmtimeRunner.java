@@ -10,6 +10,7 @@ import io.github.kawamuray.wasmtime.Store;
 import io.github.kawamuray.wasmtime.Val;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -40,20 +41,34 @@ final class WasmtimeRunner {
 
     /** Runs with every operand {@code skew} bytes past a 16-byte boundary (a multiple of 4). */
     static float[] run(GeneratedKernel kernel, Op op, float[] a, float[] b, int skew) {
+        return run(kernel, op, Map.of("A", a, "B", b), skew);
+    }
+
+    /**
+     * Runs with the operands in the metadata's order, each {@code skew} bytes past a 16-byte
+     * boundary with a guard between them; {@code inputs} has every operand but C. Returns C.
+     */
+    @SuppressWarnings("unchecked")
+    static float[] run(GeneratedKernel kernel, Op op, Map<String, float[]> inputs, int skew) {
         Map<String, Object> meta = MiniJson.object(kernel.metadataJson());
         String entry = (String) meta.get("entry");
-        if (!List.of("A", "B", "C").equals(meta.get("operands"))) {
-            throw new AssertionError("unexpected operand order " + meta.get("operands"));
+        List<String> operands = (List<String>) meta.get("operands");
+        if (!operands.subList(0, 3).equals(List.of("A", "B", "C"))) {
+            throw new AssertionError("unexpected operand order " + operands);
         }
         int cFloats = op.batch() * op.m() * op.n();
-        @SuppressWarnings("unchecked")
         Map<String, Object> pack = (Map<String, Object>) meta.get("pack");
         int packedFloats = pack == null ? 0 : Math.toIntExact((Long) pack.get("floats"));
-        int offA = align(GUARD_BYTES) + skew;
-        int offB = align(offA + a.length * 4 + GUARD_BYTES) + skew;
-        int offC = align(offB + b.length * 4 + GUARD_BYTES) + skew;
+        Map<String, Integer> offsets = new LinkedHashMap<>();
+        int next = GUARD_BYTES;
+        for (String operand : operands) {
+            int at = align(next) + skew;
+            offsets.put(operand, at);
+            next = at + 4 * (operand.equals("C") ? cFloats : inputs.get(operand).length) + GUARD_BYTES;
+        }
+        int offC = offsets.get("C");
         int end = offC + cFloats * 4;
-        int offPacked = align(end + GUARD_BYTES) + skew;
+        int offPacked = align(next) + skew;
         long pages = (offPacked + packedFloats * 4L + GUARD_BYTES + PAGE - 1) / PAGE;
 
         try (Store<Void> store = new Store<>(null, ENGINE);
@@ -65,8 +80,11 @@ final class WasmtimeRunner {
             for (int at = 0; at + 4 <= size; at += 4) {
                 buffer.putInt(at, CANARY_BITS);
             }
-            put(buffer, offA, a);
-            put(buffer, offB, b);
+            for (String operand : operands) {
+                if (!operand.equals("C")) {
+                    put(buffer, offsets.get(operand), inputs.get(operand));
+                }
+            }
             for (int i = 0; i < cFloats; i++) {
                 buffer.putFloat(offC + i * 4, Float.NaN); // the kernel must write every element
             }
@@ -74,22 +92,22 @@ final class WasmtimeRunner {
             buffer.get(0, before);
 
             try (Instance instance = new Instance(store, module, List.of(Extern.fromMemory(memory)))) {
-                int bOperand = offB;
                 if (pack != null) {
                     String packEntry = (String) pack.get("entry");
                     instance.getFunc(store, packEntry).orElseThrow(() -> new AssertionError("no export " + packEntry))
-                            .call(store, Val.fromI32(offB), Val.fromI32(offPacked));
+                            .call(store, Val.fromI32(offsets.get("B")), Val.fromI32(offPacked));
                     checkWrites(memory.buffer(store), before, offPacked, offPacked + packedFloats * 4, kernel, op,
-                            "the packed copy", offA, a.length, offB, b.length, offC);
+                            "the packed copy", offsets);
                     memory.buffer(store).get(0, before);
-                    bOperand = offPacked;
+                    offsets.put("B", offPacked);
                 }
+                Val[] args = offsets.values().stream().map(Val::fromI32).toArray(Val[]::new);
                 instance.getFunc(store, entry).orElseThrow(() -> new AssertionError("no export " + entry))
-                        .call(store, Val.fromI32(offA), Val.fromI32(bOperand), Val.fromI32(offC));
+                        .call(store, args);
             }
 
             buffer = memory.buffer(store).order(ByteOrder.LITTLE_ENDIAN);
-            checkWrites(buffer, before, offC, end, kernel, op, "C", offA, a.length, offB, b.length, offC);
+            checkWrites(buffer, before, offC, end, kernel, op, "C", offsets);
             float[] c = new float[cFloats];
             for (int i = 0; i < cFloats; i++) {
                 c[i] = buffer.getFloat(offC + i * 4);
@@ -100,11 +118,11 @@ final class WasmtimeRunner {
 
     /** Throws unless every byte outside [from, to) is as it was. */
     private static void checkWrites(ByteBuffer buffer, byte[] before, int from, int to, GeneratedKernel kernel, Op op,
-                                    String target, int offA, int aFloats, int offB, int bFloats, int offC) {
+                                    String target, Map<String, Integer> offsets) {
         for (int at = 0; at < before.length; at++) {
             if ((at < from || at >= to) && buffer.get(at) != before[at]) {
                 throw new AssertionError(kernel.kernelId() + " " + op + " changed byte " + at + " outside " + target
-                        + " (" + region(at, offA, aFloats, offB, bFloats, offC) + ")");
+                        + " (operands at " + offsets + ")");
             }
         }
     }
@@ -113,16 +131,6 @@ final class WasmtimeRunner {
         for (int i = 0; i < values.length; i++) {
             buffer.putFloat(offset + i * 4, values[i]);
         }
-    }
-
-    private static String region(int at, int offA, int aFloats, int offB, int bFloats, int offC) {
-        if (at >= offA && at < offA + aFloats * 4) {
-            return "inside A";
-        }
-        if (at >= offB && at < offB + bFloats * 4) {
-            return "inside B";
-        }
-        return at < offC ? "a guard before C" : "past C";
     }
 
     private static int align(int offset) {
