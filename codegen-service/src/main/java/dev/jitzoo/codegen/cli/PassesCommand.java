@@ -1,0 +1,96 @@
+package dev.jitzoo.codegen.cli;
+
+import dev.jitzoo.codegen.kernel.GeneratedKernel;
+import dev.jitzoo.codegen.kernel.Op;
+import dev.jitzoo.codegen.kernel.Schedule;
+import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.codegen.wasm.passes.Pass;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ./jitzoo codegen passes}: one kernel compiled with the paper's pass sets (Table 5: none,
+ * then offset, then + combined instruction, then + load/store to variable) and with each pass alone
+ * left out, written as {@code passes-<label>.wasm} with an {@code index.json} that records each
+ * one's passes, size and warm generation time, for the harness to time side by side.
+ */
+@Command(name = "passes", mixinStandardHelpOptions = true,
+        description = "Writes one kernel per pass set, with index.json, for ./jitzoo bench passes.")
+final class PassesCommand implements Callable<Integer> {
+
+    private static final int WARM_RUNS = 300;
+
+    @Option(names = "--out", required = true, description = "directory to write (created if missing)")
+    Path out;
+
+    @Option(names = "--op", defaultValue = "K0", description = "a paper kernel K0..K3 (default: ${DEFAULT-VALUE})")
+    String op;
+
+    @Option(names = "--schedule", defaultValue = "{\"y0\":2,\"x0\":8,\"vectorize\":true,\"unroll\":2,\"packB\":true}",
+            description = "the schedule, JSON or a file (default: ${DEFAULT-VALUE})")
+    String schedule;
+
+    @Override
+    public Integer call() throws IOException {
+        Op parsedOp = OpArgs.parse(op, null);
+        Schedule parsedSchedule = ScheduleJson.parse(schedule);
+        Files.createDirectories(out);
+        WasmCompiler compiler = new WasmCompiler();
+        StringJoiner index = new StringJoiner(",\n  ", "[\n  ", "\n]\n");
+        for (Map.Entry<String, Set<Pass>> row : rows().entrySet()) {
+            GeneratedKernel kernel = compiler.compile(parsedOp, parsedSchedule, row.getValue());
+            String name = "passes-" + row.getKey();
+            Artifacts.write(kernel, out.resolve(name + ".wasm"));
+            index.add(String.format(Locale.ROOT,
+                    "{\"name\":\"%s\",\"passes\":\"%s\",\"bytes\":%d,\"generation_us\":%.1f}", name,
+                    Pass.describe(row.getValue()), kernel.wasm().length, warmMicros(compiler, parsedOp, parsedSchedule,
+                            row.getValue())));
+        }
+        Files.writeString(out.resolve("index.json"), index.toString(), StandardCharsets.UTF_8);
+        System.err.printf("wrote %d kernels of %s %s to %s%n", rows().size(), parsedOp, parsedSchedule, out);
+        return 0;
+    }
+
+    /** The paper's cumulative rows, then all but one. */
+    static Map<String, Set<Pass>> rows() {
+        Map<String, Set<Pass>> rows = new LinkedHashMap<>();
+        List<Pass> order = List.of(Pass.values());
+        for (int i = 0; i <= order.size(); i++) {
+            Set<Pass> on = order.subList(0, i).isEmpty() ? Set.of() : EnumSet.copyOf(order.subList(0, i));
+            rows.put(i == 0 ? "none" : Pass.describe(on).replace(',', '+'), on);
+        }
+        for (Pass off : Pass.values()) {
+            Set<Pass> on = EnumSet.allOf(Pass.class);
+            on.remove(off);
+            rows.put("all-but-" + off.label, on);
+        }
+        return rows;
+    }
+
+    /** Median of warm compiles, after as many unmeasured ones to warm the JIT. */
+    private static double warmMicros(WasmCompiler compiler, Op op, Schedule schedule, Set<Pass> passes) {
+        for (int i = 0; i < WARM_RUNS; i++) {
+            compiler.compile(op, schedule, passes);
+        }
+        long[] nanos = new long[WARM_RUNS];
+        for (int i = 0; i < WARM_RUNS; i++) {
+            nanos[i] = compiler.compile(op, schedule, passes).generationNanos();
+        }
+        Arrays.sort(nanos);
+        return nanos[WARM_RUNS / 2] / 1000.0;
+    }
+}
