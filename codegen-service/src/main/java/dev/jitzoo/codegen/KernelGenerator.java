@@ -71,6 +71,10 @@ public class KernelGenerator {
         OpKind kind = switch (spec.getKind()) {
             case OP_KIND_MATMUL -> OpKind.MATMUL;
             case OP_KIND_BATCH_MATMUL -> OpKind.BATCH_MATMUL;
+            case OP_KIND_ADD -> OpKind.ADD;
+            case OP_KIND_MUL -> OpKind.MUL;
+            case OP_KIND_SOFTMAX -> OpKind.SOFTMAX;
+            case OP_KIND_LAYER_NORM -> OpKind.LAYER_NORM;
             default -> throw new InvalidKernelException("unknown op kind " + spec.getKindValue());
         };
         List<Epilogue> epilogue = spec.getEpilogueList().stream().map(e -> switch (e.getKind()) {

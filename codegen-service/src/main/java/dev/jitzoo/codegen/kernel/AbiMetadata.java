@@ -2,23 +2,62 @@ package dev.jitzoo.codegen.kernel;
 
 import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** The ABI v1 metadata of a kernel as JSON, keys in a fixed order (docs/kernel-abi.md). */
 public final class AbiMetadata {
 
-    /** Parameter order of every matmul entry: the byte offsets of A, B and C. */
-    static final List<String> OPERANDS = List.of("A", "B", "C");
-
     private AbiMetadata() {
+    }
+
+    /**
+     * The entry's operands in parameter order, with their shapes: inputs first, C (the output)
+     * after them, then the operands a matmul's epilogue reads (Bias, Residual).
+     */
+    static Map<String, List<Integer>> operandShapes(Op op) {
+        Map<String, List<Integer>> shapes = new LinkedHashMap<>();
+        switch (op.kind()) {
+            case ADD, MUL -> {
+                shapes.put("A", op.dims());
+                shapes.put("B", op.dims());
+                shapes.put("C", op.dims());
+            }
+            case SOFTMAX -> {
+                shapes.put("A", op.dims());
+                shapes.put("C", op.dims());
+            }
+            case LAYER_NORM -> {
+                shapes.put("A", op.dims());
+                shapes.put("Gamma", List.of(op.cols()));
+                shapes.put("Beta", List.of(op.cols()));
+                shapes.put("C", op.dims());
+            }
+            default -> {
+                boolean batched = op.kind() == OpKind.BATCH_MATMUL;
+                List<Integer> b = op.transposeB() ? List.of(op.n(), op.k()) : List.of(op.k(), op.n());
+                List<Integer> c = batched ? List.of(op.batch(), op.m(), op.n()) : List.of(op.m(), op.n());
+                shapes.put("A", batched ? List.of(op.batch(), op.m(), op.k()) : List.of(op.m(), op.k()));
+                shapes.put("B", batched && !op.broadcastB() ? List.of(op.batch(), b.get(0), b.get(1)) : b);
+                shapes.put("C", c);
+                if (op.fuses(Epilogue.Kind.BIAS)) {
+                    shapes.put("Bias", List.of(op.n()));
+                }
+                if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+                    shapes.put("Residual", c);
+                }
+            }
+        }
+        return shapes;
     }
 
     /** Wasm metadata: the common keys, the passes that ran, and the pack function when B is packed. */
     static String wasm(Op op, Schedule s, int abiVersion, Set<Pass> passes) {
         JsonObjectWriter json = common(op, s, abiVersion, op.kind().abiName)
                 .putStrings("passes", Arrays.stream(Pass.values()).filter(passes::contains).map(p -> p.label).toList());
-        if (s.packB()) {
+        if (s.packB() && op.kind().matmul) {
             json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY)
                     .put("floats", (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n()));
         }
@@ -30,26 +69,9 @@ public final class AbiMetadata {
      * (WGSL: {@code workgroupSize}, {@code dispatch}) after them.
      */
     public static JsonObjectWriter common(Op op, Schedule s, int abiVersion, String entry) {
-        boolean batched = op.kind() == OpKind.BATCH_MATMUL;
-        List<Integer> b = op.transposeB() ? List.of(op.n(), op.k()) : List.of(op.k(), op.n());
-        List<Integer> c = batched ? List.of(op.batch(), op.m(), op.n()) : List.of(op.m(), op.n());
-        JsonObjectWriter shapes = new JsonObjectWriter()
-                .putInts("A", batched ? List.of(op.batch(), op.m(), op.k()) : List.of(op.m(), op.k()))
-                .putInts("B", batched && !op.broadcastB() ? List.of(op.batch(), b.get(0), b.get(1)) : b)
-                .putInts("C", c);
-        if (op.fuses(Epilogue.Kind.BIAS)) {
-            shapes.putInts("Bias", List.of(op.n()));
-        }
-        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-            shapes.putInts("Residual", c);
-        }
-        List<String> operands = new java.util.ArrayList<>(OPERANDS);
-        if (op.fuses(Epilogue.Kind.BIAS)) {
-            operands.add("Bias");
-        }
-        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-            operands.add("Residual");
-        }
+        Map<String, List<Integer>> shapes = operandShapes(op);
+        JsonObjectWriter shapeJson = new JsonObjectWriter();
+        shapes.forEach(shapeJson::putInts);
         JsonObjectWriter schedule = new JsonObjectWriter()
                 .put("x0", s.x0()).put("y0", s.y0()).put("r0", s.r0())
                 .put("x1", s.x1()).put("y1", s.y1()).put("r1", s.r1())
@@ -60,8 +82,8 @@ public final class AbiMetadata {
                 .put("op", op.kind().abiName)
                 .putInts("shape", op.dims())
                 .put("entry", entry)
-                .putStrings("operands", operands)
-                .put("operandShapes", shapes)
+                .putStrings("operands", List.copyOf(shapes.keySet()))
+                .put("operandShapes", shapeJson)
                 .put("schedule", schedule)
                 .put("flops", op.flops())
                 .put("transposeB", op.transposeB())

@@ -1,6 +1,5 @@
 package dev.jitzoo.codegen.kernel;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -190,14 +189,7 @@ record MatMulPlan(Op op, Schedule schedule) {
 
     /** Entry parameters: A, B, C, then Bias and Residual when the epilogue reads them. */
     List<String> operands() {
-        List<String> operands = new ArrayList<>(List.of("A", "B", "C"));
-        if (op.fuses(Epilogue.Kind.BIAS)) {
-            operands.add("Bias");
-        }
-        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-            operands.add("Residual");
-        }
-        return operands;
+        return List.copyOf(AbiMetadata.operandShapes(op).keySet());
     }
 
     /** The entry's parameter index of an operand. */

@@ -24,6 +24,9 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
         }
         dims = List.copyOf(dims);
         epilogue = epilogue == null ? List.of() : List.copyOf(epilogue);
+        if (!kind.matmul && (transposeB || broadcastB || !epilogue.isEmpty())) {
+            throw new InvalidKernelException("transposeB, broadcastB and epilogues apply to matmuls only, not " + kind.abiName);
+        }
         if (broadcastB && kind != OpKind.BATCH_MATMUL) {
             throw new InvalidKernelException("broadcastB applies to batch_matmul only");
         }
@@ -41,14 +44,28 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
                 throw new InvalidKernelException("dimensions must be positive, got " + kind.abiName + dims);
             }
         }
-        long batch = kind.rank == 4 ? dims.get(0) : 1;
-        int first = kind.rank - 3;
-        long m = dims.get(first), k = dims.get(first + 1), n = dims.get(first + 2);
-        long floats = batch * (m * k + m * n * (has(epilogue, Epilogue.Kind.RESIDUAL) ? 2 : 1))
-                + (broadcastB ? 1 : batch) * k * n + (has(epilogue, Epilogue.Kind.BIAS) ? n : 0);
+        long floats = operandFloats(kind, dims, broadcastB, epilogue);
         if (floats > MAX_OPERAND_FLOATS) {
             throw new InvalidKernelException("operands of " + floats + " floats do not fit a Wasm32 memory (limit "
                     + MAX_OPERAND_FLOATS + ")");
+        }
+    }
+
+    /** Floats of all operands together. */
+    private static long operandFloats(OpKind kind, List<Integer> dims, boolean broadcastB, List<Epilogue> epilogue) {
+        switch (kind) {
+            case ADD, MUL:
+                return 3L * dims.get(0);
+            case SOFTMAX:
+                return 2L * dims.get(0) * dims.get(1);
+            case LAYER_NORM:
+                return 2L * dims.get(0) * dims.get(1) + 2L * dims.get(1);
+            default:
+                long batch = kind.rank == 4 ? dims.get(0) : 1;
+                int first = kind.rank - 3;
+                long m = dims.get(first), k = dims.get(first + 1), n = dims.get(first + 2);
+                return batch * (m * k + m * n * (has(epilogue, Epilogue.Kind.RESIDUAL) ? 2 : 1))
+                        + (broadcastB ? 1 : batch) * k * n + (has(epilogue, Epilogue.Kind.BIAS) ? n : 0);
         }
     }
 
@@ -107,9 +124,28 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
         return dims.get(kind.rank - 1);
     }
 
-    /** Floating-point operations of one run: a multiply and an add per (batch, i, j, k). */
+    /**
+     * Floating-point operations of one run: for matmuls a multiply and an add per (batch, i, j, k);
+     * one per element for add and mul; per element 4 for softmax (max, subtract, exp, scale) and 7
+     * for layer norm (the two reductions, subtract, scale, gamma, beta, and the square).
+     */
     public long flops() {
-        return 2L * batch() * m() * k() * n();
+        return switch (kind) {
+            case ADD, MUL -> dims.get(0);
+            case SOFTMAX -> 4L * rows() * cols();
+            case LAYER_NORM -> 7L * rows() * cols();
+            default -> 2L * batch() * m() * k() * n();
+        };
+    }
+
+    /** Rows of a softmax or layer norm. */
+    public int rows() {
+        return dims.get(0);
+    }
+
+    /** Columns (the reduced, last axis) of a softmax or layer norm. */
+    public int cols() {
+        return dims.get(1);
     }
 
     @Override

@@ -69,13 +69,16 @@ public final class WasmCompiler implements KernelCompiler {
         return new GeneratedKernel(id, wasm, metadata, System.nanoTime() - start);
     }
 
-    /** Throws {@link InvalidKernelException} with the reason unless {@link #compile} can follow this schedule for any shape. */
+    /** Throws {@link InvalidKernelException} with the reason unless {@link #compile} can follow this matmul schedule for any shape. */
     public static void checkSchedule(Schedule schedule) {
         MatMulPlan.check(schedule);
     }
 
     /** The module's functions in the expression IR after the passes: the entry, then pack_b when B is packed. */
     public static List<Exported> lower(Op op, Schedule schedule, Set<Pass> passes) {
+        if (!op.kind().matmul) {
+            return List.of(new Exported(op.kind().abiName, optimized(RowOpEmitter.emit(op, schedule), passes)));
+        }
         MatMulPlan plan = MatMulPlan.of(op, schedule);
         List<Exported> functions = new ArrayList<>();
         functions.add(new Exported(op.kind().abiName, optimized(MatMulEmitter.emit(plan), passes)));

@@ -10,8 +10,12 @@ public enum SimdOpcode implements Instruction {
     V128_CONST(0x0C, 0, true, -1),
     F32X4_SPLAT(0x13, 1, true, -1), F32X4_EXTRACT_LANE(0x1F, 1, true, -1), F32X4_REPLACE_LANE(0x20, 2, true, -1),
     V128_LOAD32_ZERO(0x5C, 1, true, 2),
+    F32X4_NEAREST(0x6A, 1, true, -1),
+    I32X4_SHL(0xAB, 2, true, -1), I32X4_ADD(0xAE, 2, true, -1),
+    F32X4_SQRT(0xE3, 1, true, -1),
     F32X4_ADD(0xE4, 2, true, -1), F32X4_SUB(0xE5, 2, true, -1), F32X4_MUL(0xE6, 2, true, -1),
     F32X4_DIV(0xE7, 2, true, -1), F32X4_MIN(0xE8, 2, true, -1), F32X4_MAX(0xE9, 2, true, -1),
+    I32X4_TRUNC_SAT_F32X4_S(0xF8, 1, true, -1),
     /** a * b + c with or without an intermediate rounding; not every engine enables it yet (Node 20 needs a flag). */
     F32X4_RELAXED_MADD(0x105, 3, true, -1);
 

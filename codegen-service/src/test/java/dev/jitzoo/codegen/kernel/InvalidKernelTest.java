@@ -31,6 +31,12 @@ class InvalidKernelTest {
         assertRefused(() -> new Epilogue(Epilogue.Kind.RELU, 2f), "takes no value");
         assertRefused(() -> Epilogue.parse("swish"), "unknown epilogue 'swish'");
         assertRefused(() -> Epilogue.parse("scale"), "needs a value");
+        assertRefused(() -> new Op(OpKind.SOFTMAX, 4, 4).withEpilogue(Epilogue.of(Epilogue.Kind.RELU)), "matmuls only");
+        assertRefused(() -> new Op(OpKind.ADD, 4, 4), "1 dimensions");
+        assertRefused(() -> new Op(OpKind.LAYER_NORM, 0, 4), "positive");
+        assertRefused(() -> compiler.compile(new Op(OpKind.SOFTMAX, 4, 4), Schedule.registerTile(1, 4, true, 0)),
+                "vectorize and unroll only");
+        assertRefused(() -> compiler.compile(new Op(OpKind.ADD, 9), new Schedule(0, 0, 0, 0, 0, 0, true, 99)), "unroll");
     }
 
     @Test
