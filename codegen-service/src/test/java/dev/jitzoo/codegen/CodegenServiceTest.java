@@ -11,6 +11,8 @@ import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.Epilogue;
+import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
@@ -79,6 +81,27 @@ class CodegenServiceTest {
             assertEquals(tiles[i][0], s.getY0());
             assertEquals(tiles[i][1], s.getX0());
         }
+    }
+
+    @Test
+    void generatesFusedAndRowOpsFromTheirProtos() {
+        OpSpec fused = OpSpec.newBuilder(matmul(9, 10, 11)).setTransposeB(true)
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_SCALE).setValue(0.5f))
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_BIAS))
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_GELU_ERF)).build();
+        GenerateRequest packed = GenerateRequest.newBuilder(request(fused, 2, 8, 0))
+                .setSchedule(Schedule.newBuilder().setY0(2).setX0(8).setVectorize(true).setPackB(true)).build();
+        String metadata = codegen.generate(packed).getArtifact().getMetadataJson();
+        assertTrue(metadata.contains("\"operands\":[\"A\",\"B\",\"C\",\"Bias\"]") && metadata.contains("\"pack\":"),
+                metadata);
+        OpSpec softmax = OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX).addShape(12).addShape(384).build();
+        GenerateRequest rows = GenerateRequest.newBuilder().setOp(softmax).setBackend(Backend.BACKEND_WASM)
+                .setSchedule(Schedule.newBuilder().setVectorize(true).setUnroll(2)).build();
+        assertTrue(codegen.generate(rows).getArtifact().getMetadataJson().contains("\"op\":\"softmax\""));
+        assertInvalid(GenerateRequest.newBuilder(rows).setOp(OpSpec.newBuilder(softmax)
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_RELU))).build(), "matmuls only");
+        assertInvalid(GenerateRequest.newBuilder(packed).setOp(OpSpec.newBuilder(fused)
+                .addEpilogue(Epilogue.newBuilder().setKindValue(99))).build(), "unknown epilogue");
     }
 
     @Test
