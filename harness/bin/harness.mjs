@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// jitzoo harness: runs kernel artifacts outside the browser. `harness help` lists the commands.
+
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { readCases } from '../src/cases.mjs';
+import { checkCases, junitReport, TOLERANCE } from '../src/check.mjs';
+import { benchCodegenKernels, benchKernels, benchPasses } from '../src/bench.mjs';
+import { measurePeak } from '../src/peak.mjs';
+
+const USAGE = `usage: harness <command> [options]
+
+  check DIR... [--junit FILE] [--suite NAME]
+      run every kernel (.wasm in V8, .wgsl in Dawn) on seeded inputs against the float64
+      reference; fails when one is off by more than ${TOLERANCE} or writes outside C
+  bench kernels DIR [--out DIR] [--quick] [--json]
+      best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak
+  bench passes DIR [--json]           a kernel per pass set, from \`codegen passes\`
+  bench codegen DIR FILE [--json]     ours and clang's kernel; FILE: the generation figures (JSON)
+  peak [--json]                       single-thread Wasm SIMD peak, mul+add and relaxed madd
+
+Run under node --no-liftoff --no-wasm-dynamic-tiering for steady-state timings. --json prints the figures as
+one JSON object on the last line.`;
+
+function fail(message) {
+  process.stderr.write(`harness: ${message}\n`);
+  process.exit(2);
+}
+
+async function check(dirs, values) {
+  const cases = dirs.flatMap((d) => readCases(d));
+  let device;
+  let runWgsl;
+  if (cases.some((c) => c.backend === 'wgsl')) {
+    const webgpu = await import('../src/webgpu.mjs');
+    device = await webgpu.openDevice();
+    runWgsl = webgpu.runWgsl;
+  }
+  let done = 0;
+  const results = await checkCases(cases, {
+    device, runWgsl,
+    onResult: (r) => {
+      done++;
+      if (!r.ok) process.stderr.write(`FAIL ${r.backend} ${r.name}: ${r.message}\n`);
+      else if (done % 50 === 0) process.stderr.write(`  ${done}/${cases.length} checked\n`);
+    },
+  });
+  if (values.junit) fs.writeFileSync(values.junit, junitReport(values.suite ?? 'harness.check', results));
+  const failed = results.filter((r) => !r.ok);
+  const worst = Math.max(0, ...results.filter((r) => r.ok).map((r) => r.error));
+  const backends = [...new Set(cases.map((c) => c.backend))].join(', ');
+  console.log(`${results.length - failed.length}/${results.length} kernels (${backends}) match the reference; worst relative error ${worst.toExponential(2)}`);
+  return failed.length ? 1 : 0;
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      out: { type: 'string' }, junit: { type: 'string' }, suite: { type: 'string' },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command || command === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (command === 'check') {
+    if (rest.length === 0) fail('check needs a directory of kernels');
+    return check(rest, values);
+  }
+  let report;
+  if (command === 'peak') {
+    const peak = { madd: await measurePeak(false), relaxed: await measurePeak(true) };
+    report = { text: `single-thread Wasm SIMD peak: mul+add ${peak.madd.toFixed(1)} GFLOP/s, relaxed madd ${peak.relaxed?.toFixed(1) ?? 'n/a'} GFLOP/s`, json: { bench: 'peak', ...peak } };
+  } else if (command === 'bench') {
+    const [name, dir, file] = rest;
+    if (!dir) fail(`bench ${name ?? ''} needs a directory`);
+    if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
+    else if (name === 'passes') report = await benchPasses(dir);
+    else if (name === 'codegen') {
+      if (!file) fail('bench codegen needs the generation figures file');
+      report = await benchCodegenKernels(dir, JSON.parse(fs.readFileSync(file, 'utf8')));
+    } else fail(`unknown bench '${name}'; known: kernels, passes, codegen`);
+  } else {
+    fail(`unknown command '${command}'; see harness help`);
+  }
+  console.log(report.text);
+  if (values.json) console.log(JSON.stringify(report.json));
+  return 0;
+}
+
+main().then((code) => process.exit(code), (e) => {
+  process.stderr.write(`harness: ${e.message}\n`);
+  process.exit(1);
+});

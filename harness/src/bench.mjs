@@ -1,0 +1,185 @@
+// The benchmarks behind `./jitzoo bench passes|codegen|kernels`: kernels timed side by side in one
+// process, with the same data placement and copies for every runtime.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { inputsFor, relativeError } from './data.mjs';
+import { reference } from './reference.mjs';
+import { WasmKernel } from './wasm.mjs';
+import { gflops, timeSideBySide } from './timing.mjs';
+import { measurePeak } from './peak.mjs';
+import { onnxRuntime, tensorflowJs } from './peers.mjs';
+import { readCase, readCases } from './cases.mjs';
+import { TOLERANCE } from './check.mjs';
+
+/** Operands a model holds as constants, written once at load (and packed then); every other input is copied in per call. */
+const CONSTANT = { matmul: ['B', 'Bias'], batch_matmul: ['Bias'] };
+
+/**
+ * One Wasm kernel ready to call: `call` copies the activations in (and packs B when B is one),
+ * runs the kernel and copies C out, as a runtime's session call does. Returns { call, result }.
+ */
+export function wasmRuntime(c, inputs) {
+  const kernel = new WasmKernel(c.code, c.meta);
+  kernel.load(inputs);
+  const constant = CONSTANT[c.meta.op] ?? [];
+  const activations = c.meta.operands.filter((n) => n !== 'C' && !constant.includes(n));
+  const call = () => {
+    for (const name of activations) kernel.write(name, inputs[name]);
+    kernel.run();
+    return kernel.result();
+  };
+  return { call, result: call() };
+}
+
+/** Times prepared runtimes side by side; by name: { ms, reps, result }. */
+async function timeRuntimes(runtimes, options) {
+  const calls = Object.fromEntries(Object.entries(runtimes).map(([n, r]) => [n, r.call]));
+  const times = await timeSideBySide(calls, options);
+  return Object.fromEntries(Object.entries(runtimes).map(([n, r]) => [n, { ...times[n], result: r.result }]));
+}
+
+const PAPER = { '384,768,768': 'K0', '640,768,3072': 'K1', '12,384,384,64': 'K2', '120,64,64,64': 'K3' };
+const paperName = (meta) => PAPER[meta.shape.join(',')];
+
+function checked(meta, inputs, result, who) {
+  const error = relativeError(result, reference(meta, inputs));
+  if (!(error <= TOLERANCE)) throw new Error(`${who} on ${paperName(meta) ?? meta.shape}: relative error ${error.toExponential(2)}`);
+  return error;
+}
+
+function describeSchedule(s) {
+  const parts = [`${s.y0}x${s.x0}`];
+  if (s.r0) parts.push(`r0=${s.r0}`);
+  if (s.x1 || s.y1 || s.r1) parts.push(`block ${s.y1}x${s.x1}x${s.r1}`);
+  if (s.unroll > 1) parts.push(`unroll ${s.unroll}`);
+  if (s.packB) parts.push('packB');
+  if (s.relaxedSimd) parts.push('relaxed');
+  return parts.join(' ');
+}
+
+/** A plain text table, columns right-aligned but the first. */
+export function table(header, rows) {
+  const all = [header, ...rows].map((r) => r.map(String));
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  return all.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')).join('\n');
+}
+
+const f1 = (x) => (x == null ? '-' : x.toFixed(1));
+const log = (s) => process.stderr.write(`${s}\n`);
+
+/**
+ * `bench kernels`: for each paper kernel K0..K3 in `dir`, every candidate timed briefly, the best
+ * three again at length, then the best one side by side with the peers and the SIMD peak.
+ */
+export async function benchKernels(dir, { out, quick = false } = {}) {
+  const groups = new Map();
+  for (const c of readCases(dir)) {
+    const name = paperName(c.meta);
+    if (!name || c.backend !== 'wasm') continue;
+    if (!groups.has(name)) groups.set(name, []);
+    groups.get(name).push(c);
+  }
+  if (groups.size === 0) throw new Error(`${dir}: no Wasm kernels of K0..K3 in it`);
+  const screen = { warmup: 1, warmupMs: 0, minReps: 3, maxReps: 3, minMs: 0 };
+  const full = quick ? { warmup: 1, minReps: 3, maxReps: 5, minMs: 0 } : { warmup: 2, warmupMs: 1000, minReps: 9, minMs: 3000 };
+  const peak = { madd: await measurePeak(false), relaxed: await measurePeak(true) };
+  log(`single-thread Wasm SIMD peak: mul+add ${f1(peak.madd)}, relaxed madd ${f1(peak.relaxed)} GFLOP/s`);
+  const kernels = [];
+  for (const [name, cases] of [...groups.entries()].sort()) {
+    const meta = cases[0].meta;
+    const inputs = inputsFor(meta, 7);
+    log(`${name} ${meta.op} ${meta.shape.join('x')}: screening ${cases.length} candidates`);
+    const screened = [];
+    for (const c of cases) screened.push({ c, ms: (await timeRuntimes({ c: wasmRuntime(c, inputs) }, screen)).c.ms });
+    screened.sort((a, b) => a.ms - b.ms);
+    const finalists = screened.slice(0, quick ? 1 : 3).map(({ c }) => c);
+    const runtimes = Object.fromEntries(finalists.map((c, i) => [`jitzoo${i}`, wasmRuntime(c, inputs)]));
+    runtimes.ort = await onnxRuntime(meta, inputs);
+    runtimes.tf = await tensorflowJs(meta, inputs);
+    log(`${name}: the best ${finalists.length} beside onnxruntime-web and TF.js`);
+    const times = await timeRuntimes(runtimes, full);
+    runtimes.ort.close();
+    runtimes.tf.close();
+    const bestIndex = finalists.reduce((b, _, i) => (times[`jitzoo${i}`].ms < times[`jitzoo${b}`].ms ? i : b), 0);
+    const best = { c: finalists[bestIndex], t: times[`jitzoo${bestIndex}`] };
+    const { ort, tf } = times;
+    checked(meta, inputs, best.t.result, 'jitzoo');
+    checked(meta, inputs, ort.result, 'onnxruntime-web');
+    checked(meta, inputs, tf.result, 'TF.js');
+    const ours = gflops(meta.flops, best.t.ms);
+    const relaxed = best.c.meta.schedule.relaxedSimd;
+    kernels.push({
+      kernel: name, op: meta.op, shape: meta.shape, candidates: cases.length,
+      schedule: best.c.meta.schedule, file: path.basename(best.c.file),
+      jitzoo: { ms: best.t.ms, gflops: ours },
+      onnxruntime_web: { ms: ort.ms, gflops: gflops(meta.flops, ort.ms) },
+      tfjs_wasm: { ms: tf.ms, gflops: gflops(meta.flops, tf.ms) },
+      vs_onnxruntime_web: ours / gflops(meta.flops, ort.ms),
+      of_peak: ours / (relaxed ? peak.relaxed : peak.madd), peak_used: relaxed ? 'relaxed' : 'madd',
+    });
+    if (out) {
+      fs.mkdirSync(out, { recursive: true });
+      fs.copyFileSync(best.c.file, path.join(out, `${name}.wasm`));
+      fs.writeFileSync(path.join(out, `${name}.wasm.json`), JSON.stringify(best.c.meta));
+    }
+  }
+  const text = table(
+    ['kernel', 'shape', 'best schedule', 'jitzoo', 'ort-web', 'tfjs-wasm', 'vs ort', 'of peak'],
+    kernels.map((k) => [k.kernel, k.shape.join('x'), describeSchedule(k.schedule), f1(k.jitzoo.gflops),
+      f1(k.onnxruntime_web.gflops), f1(k.tfjs_wasm.gflops), `${k.vs_onnxruntime_web.toFixed(2)}x`,
+      `${Math.round(k.of_peak * 100)}% ${k.peak_used}`]));
+  return {
+    text: `GFLOP/s, one thread, median of repeated calls (activations copied in and C out in every timed call)\n${text}\n` +
+      `peak: mul+add ${f1(peak.madd)}, relaxed madd ${f1(peak.relaxed)} GFLOP/s`,
+    json: { bench: 'kernels', unit: 'GFLOP/s', peak, kernels },
+  };
+}
+
+/** `bench passes`: one kernel compiled with each pass set (from `codegen passes`), timed side by side. */
+export async function benchPasses(dir) {
+  const index = JSON.parse(fs.readFileSync(path.join(dir, 'index.json'), 'utf8'));
+  const cases = index.map((entry) => readCase(path.join(dir, `${entry.name}.wasm`)));
+  const { meta } = cases[0];
+  const inputs = inputsFor(meta, 7);
+  log(`timing ${cases.length} pass sets side by side`);
+  const times = await timeRuntimes(Object.fromEntries(cases.map((c) => [c.name, wasmRuntime(c, inputs)])),
+    { warmup: 2, minReps: 9, minMs: 4000 });
+  const baseline = times[cases[0].name].ms;
+  const rows = index.map((entry, i) => {
+    const t = times[cases[i].name];
+    checked(meta, inputs, t.result, entry.name);
+    return { ...entry, ms: t.ms, gflops: gflops(meta.flops, t.ms), speedup: baseline / t.ms, shape: meta.shape };
+  });
+  const text = table(['passes', 'bytes', 'generate µs', 'kernel ms', 'GFLOP/s', 'speedup'],
+    rows.map((r) => [r.passes, r.bytes, f1(r.generation_us), r.ms.toFixed(2), f1(r.gflops), `${r.speedup.toFixed(2)}x`]));
+  return { text: `kernel ${rows[0].shape.join('x')}, passes on and off (speedup over none)\n${text}`, json: { bench: 'passes', rows } };
+}
+
+/** `bench codegen`, the kernel half: ours and clang's kernel for the same schedule, timed side by side. */
+export async function benchCodegenKernels(dir, generation) {
+  const ours = readCase(path.join(dir, 'jitzoo.wasm'));
+  const inputs = inputsFor(ours.meta, 7);
+  const runtimes = { jitzoo: wasmRuntime(ours, inputs) };
+  const clangFile = path.join(dir, 'clang.wasm');
+  if (generation.clang && fs.existsSync(clangFile)) runtimes.clang = wasmRuntime(readCase(clangFile), inputs);
+  const times = await timeRuntimes(runtimes, { warmup: 2, minReps: 9, minMs: 3000 });
+  const t = times.jitzoo;
+  checked(ours.meta, inputs, t.result, 'jitzoo kernel');
+  const result = { ...generation, jitzoo: { ...generation.jitzoo, kernel_ms: t.ms, gflops: gflops(ours.meta.flops, t.ms) } };
+  if (times.clang) {
+    const ct = times.clang;
+    checked(ours.meta, inputs, ct.result, 'clang kernel');
+    Object.assign(result.clang, { kernel_ms: ct.ms, gflops: gflops(ours.meta.flops, ct.ms) });
+    result.produce_speedup = (generation.clang.median_ms * 1000) / generation.jitzoo.median_us;
+    result.kernel_speed_ratio = result.jitzoo.gflops / result.clang.gflops;
+  }
+  const rows = [['jitzoo (Wasm)', `${generation.jitzoo.median_us.toFixed(1)} µs`, generation.jitzoo.bytes, f1(result.jitzoo.gflops)]];
+  if (generation.wgsl) rows.push(['jitzoo (WGSL)', `${generation.wgsl.median_us.toFixed(1)} µs`, generation.wgsl.bytes, '-']);
+  if (result.clang?.gflops) rows.push(['C → clang -O3 → wasm-ld', `${generation.clang.median_ms.toFixed(1)} ms`, generation.clang.bytes, f1(result.clang.gflops)]);
+  let text = `${generation.op} ${generation.schedule}\n${table(['pipeline', 'generate (median)', 'bytes', 'kernel GFLOP/s'], rows)}`;
+  if (result.produce_speedup) {
+    text += `\nours: ${Math.round(result.produce_speedup)}x faster to produce; kernel speed ${result.kernel_speed_ratio.toFixed(2)}x clang's`;
+  } else text += '\nconventional pipeline skipped (clang or wasm-ld missing)';
+  return { text, json: { bench: 'codegen', ...result } };
+}

@@ -1,0 +1,49 @@
+// A one-node ONNX model (MatMul), encoded by hand: enough protobuf for onnxruntime-web to load.
+
+function varint(out, value) {
+  let v = BigInt(value);
+  do {
+    let byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v) byte |= 0x80;
+    out.push(byte);
+  } while (v);
+}
+
+class Message {
+  constructor() { this.bytes = []; }
+  int(field, value) { varint(this.bytes, field << 3); varint(this.bytes, value); return this; }
+  raw(field, data) { varint(this.bytes, (field << 3) | 2); varint(this.bytes, data.length); for (const b of data) this.bytes.push(b); return this; }
+  string(field, s) { return this.raw(field, new TextEncoder().encode(s)); }
+  message(field, m) { return this.raw(field, m.bytes); }
+  finish() { return new Uint8Array(this.bytes); }
+}
+
+const FLOAT = 1;
+
+function valueInfo(name, shape) {
+  const dims = new Message();
+  for (const d of shape) dims.message(1, new Message().int(1, d));
+  const tensor = new Message().int(1, FLOAT).message(2, dims);
+  return new Message().string(1, name).message(2, new Message().message(1, tensor));
+}
+
+/**
+ * MatMul of A (an input) and B, C = A × B with numpy batching rules; `constantB` (a Float32Array)
+ * makes B an initializer (weights the runtime may pre-pack), else B is a second input.
+ */
+export function matmulModel(aShape, bShape, cShape, constantB) {
+  const graph = new Message()
+    .message(1, new Message().string(1, 'A').string(1, 'B').string(2, 'C').string(3, 'matmul').string(4, 'MatMul'))
+    .string(2, 'jitzoo-peer');
+  if (constantB) {
+    const tensor = new Message();
+    for (const d of bShape) tensor.int(1, d);
+    tensor.int(2, FLOAT).string(8, 'B').raw(9, new Uint8Array(constantB.buffer, constantB.byteOffset, constantB.byteLength));
+    graph.message(5, tensor);
+  }
+  graph.message(11, valueInfo('A', aShape));
+  if (!constantB) graph.message(11, valueInfo('B', bShape));
+  graph.message(12, valueInfo('C', cShape));
+  return new Message().int(1, 8).message(8, new Message().string(1, '').int(2, 17)).message(7, graph).finish();
+}

@@ -1,0 +1,60 @@
+// The runtimes browsers use today, on the same shapes, one thread each: onnxruntime-web (wasm
+// backend) and TF.js (wasm backend). Each call copies the activations in and C out, as ours does.
+
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { matmulModel } from './onnx.mjs';
+
+const require = createRequire(import.meta.url);
+
+/** Shapes of a plain matmul or batch_matmul kernel's operands, from its metadata. */
+function shapesOf(meta) {
+  if (meta.transposeB || meta.broadcastB || (meta.epilogue ?? []).length) {
+    throw new Error('peers are timed on plain matmul and batch_matmul only');
+  }
+  const { A, B, C } = meta.operandShapes;
+  return { A, B, C, constantB: meta.op === 'matmul' };
+}
+
+/**
+ * onnxruntime-web, wasm backend, one thread, ready to call: B an initializer for matmul
+ * (weights, which it may pre-pack), an input for batch_matmul. Returns { call, result, close, version }.
+ */
+export async function onnxRuntime(meta, inputs) {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.proxy = false;
+  ort.env.logLevel = 'error';
+  const { A, B, C, constantB } = shapesOf(meta);
+  const session = await ort.InferenceSession.create(matmulModel(A, B, C, constantB ? inputs.B : null),
+    { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const call = async () => {
+    const feeds = { A: new ort.Tensor('float32', inputs.A, A) };
+    if (!constantB) feeds.B = new ort.Tensor('float32', inputs.B, B);
+    return (await session.run(feeds)).C.data;
+  };
+  return { call, result: await call(), close: () => session.release(), version: ort.env.versions?.web };
+}
+
+let tfReady;
+async function tensorflow() {
+  tfReady ??= (async () => {
+    const tf = await import('@tensorflow/tfjs-core');
+    const wasm = await import('@tensorflow/tfjs-backend-wasm');
+    wasm.setWasmPaths(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm')) + path.sep);
+    wasm.setThreadsCount(1);
+    if (!(await tf.setBackend('wasm'))) throw new Error('TF.js could not start its wasm backend');
+    await tf.ready();
+    return tf;
+  })();
+  return tfReady;
+}
+
+/** TF.js, wasm backend, one thread, ready to call: B kept as a tensor for matmul (weights), made per call for batch_matmul. */
+export async function tensorflowJs(meta, inputs) {
+  const tf = await tensorflow();
+  const { A, B, constantB } = shapesOf(meta);
+  const weights = constantB ? tf.tensor(inputs.B, B) : null;
+  const call = () => tf.tidy(() => tf.matMul(tf.tensor(inputs.A, A), weights ?? tf.tensor(inputs.B, B)).dataSync());
+  return { call, result: call(), close: () => weights?.dispose(), version: tf.version_core };
+}
