@@ -1,10 +1,24 @@
 package dev.jitzoo.codegen.kernel;
 
+import java.nio.charset.StandardCharsets;
+
 /**
- * A compiled kernel: its id, the module's bytes, its ABI metadata (also inside the module, in the
- * {@code jitzoo.abi} custom section), and the wall time it took to generate.
+ * A compiled kernel: its id, the artifact's bytes (a Wasm module, or a WGSL shader's UTF-8 source),
+ * its ABI metadata (for Wasm also inside the module, in the {@code jitzoo.abi} custom section),
+ * and the wall time it took to generate. {@code wasm()} names the bytes for either backend;
+ * {@link #code()} and {@link #source()} read better for WGSL.
  */
 public record GeneratedKernel(String kernelId, byte[] wasm, String metadataJson, long generationNanos) {
+
+    /** The artifact's bytes, whatever the backend. */
+    public byte[] code() {
+        return wasm;
+    }
+
+    /** The bytes as UTF-8 text: a WGSL kernel's source. */
+    public String source() {
+        return new String(wasm, StandardCharsets.UTF_8);
+    }
 
     @Override
     public String toString() {
