@@ -9,6 +9,7 @@ import dev.jitzoo.codegen.kernel.Op;
 import dev.jitzoo.codegen.kernel.OpKind;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.codegen.wgsl.WgslCompiler;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.kernel.v1.Backend;
@@ -28,7 +29,8 @@ import java.util.concurrent.TimeUnit;
 @ApplicationScoped
 public class KernelGenerator {
 
-    private final WasmCompiler compiler = new WasmCompiler();
+    private final WasmCompiler wasmCompiler = new WasmCompiler();
+    private final WgslCompiler wgslCompiler = new WgslCompiler();
     private final RedisArtifactCache cache;
     private final Timer compileTimer;
 
@@ -38,32 +40,41 @@ public class KernelGenerator {
     }
 
     public GenerateResponse generate(GenerateRequest request) {
-        if (request.getBackend() != Backend.BACKEND_WASM) {
-            throw new InvalidKernelException("backend " + request.getBackend() + " is not supported yet; use BACKEND_WASM");
-        }
+        dev.jitzoo.codegen.kernel.Backend backend = switch (request.getBackend()) {
+            case BACKEND_WASM -> dev.jitzoo.codegen.kernel.Backend.WASM;
+            case BACKEND_WGSL -> dev.jitzoo.codegen.kernel.Backend.WGSL;
+            default -> throw new InvalidKernelException("backend " + request.getBackend()
+                    + " is not supported; use BACKEND_WASM or BACKEND_WGSL");
+        };
+        boolean wasm = backend == dev.jitzoo.codegen.kernel.Backend.WASM;
+        int abiVersion = wasm ? WasmCompiler.ABI_VERSION : WgslCompiler.ABI_VERSION;
         Op op = toOp(request.getOp());
         Schedule schedule = toSchedule(request.getSchedule());
-        String kernelId = KernelIds.of(op, schedule, dev.jitzoo.codegen.kernel.Backend.WASM, WasmCompiler.ABI_VERSION);
-        Optional<KernelArtifact> cached = cache.get(kernelId);
+        String kernelId = KernelIds.of(op, schedule, backend, abiVersion);
+        Optional<KernelArtifact> cached = cache.get(request.getBackend(), kernelId);
         if (cached.isPresent()) {
             return GenerateResponse.newBuilder().setArtifact(cached.get()).build();
         }
-        GeneratedKernel kernel = compiler.compile(op, schedule);
+        GeneratedKernel kernel = wasm ? wasmCompiler.compile(op, schedule) : wgslCompiler.compile(op, schedule);
         compileTimer.record(kernel.generationNanos(), TimeUnit.NANOSECONDS);
-        KernelArtifact artifact = KernelArtifact.newBuilder()
+        KernelArtifact.Builder artifact = KernelArtifact.newBuilder()
                 .setRef(KernelRef.newBuilder()
                         .setKernelId(kernel.kernelId())
                         .setBackend(request.getBackend())
                         .setOp(request.getOp())
                         .setSchedule(request.getSchedule())
-                        .setAbiVersion(WasmCompiler.ABI_VERSION))
-                .setWasm(com.google.protobuf.ByteString.copyFrom(kernel.wasm()))
-                .setMetadataJson(kernel.metadataJson())
-                .build();
-        cache.put(artifact);
+                        .setAbiVersion(abiVersion))
+                .setMetadataJson(kernel.metadataJson());
+        if (wasm) {
+            artifact.setWasm(com.google.protobuf.ByteString.copyFrom(kernel.wasm()));
+        } else {
+            artifact.setWgsl(kernel.source());
+        }
+        KernelArtifact built = artifact.build();
+        cache.put(built);
         return GenerateResponse.newBuilder()
-                .setArtifact(artifact)
-                .setGenerationMicros(TimeUnit.NANOSECONDS.toMicros(kernel.generationNanos()))
+                .setArtifact(built)
+                .setGenerationMicros(Math.max(1, TimeUnit.NANOSECONDS.toMicros(kernel.generationNanos())))
                 .build();
     }
 

@@ -111,12 +111,36 @@ class CodegenServiceTest {
         assertInvalid(request(OpSpec.newBuilder().setKindValue(42).addShape(1).addShape(1).addShape(1).build(), 1, 4, 0),
                 "unknown op");
         assertInvalid(GenerateRequest.newBuilder(request(matmul(8, 8, 8), 1, 4, 0))
-                .setBackend(Backend.BACKEND_WGSL).build(), "not supported");
+                .setBackend(Backend.BACKEND_UNSPECIFIED).build(), "not supported");
+        assertInvalid(GenerateRequest.newBuilder(request(matmul(8, 8, 8), 1, 4, 0))
+                .setBackend(Backend.BACKEND_WGSL).setSchedule(Schedule.newBuilder().setX0(4).setY0(1).setPackB(true))
+                .build(), "Wasm schedule primitive");
         StatusRuntimeException inBatch = assertThrows(StatusRuntimeException.class, () -> codegen.generateBatch(
                 GenerateBatchRequest.newBuilder().addRequests(request(matmul(8, 8, 8), 1, 4, 0))
                         .addRequests(request(matmul(8, 8, 8), 1, 5, 0)).build()).forEachRemaining(r -> { }));
         assertEquals(Status.Code.INVALID_ARGUMENT, inBatch.getStatus().getCode());
         assertTrue(inBatch.getStatus().getDescription().startsWith("requests[1]"), inBatch.getStatus().getDescription());
+    }
+
+    @Test
+    void generatesWgslAndCachesItApartFromWasm() {
+        OpSpec op = matmul(37, 13, 70 + (int) (System.nanoTime() % 1000));
+        GenerateRequest wgsl = GenerateRequest.newBuilder(request(op, 2, 4, 0)).setBackend(Backend.BACKEND_WGSL)
+                .setSchedule(Schedule.newBuilder().setY0(2).setX0(4).setVectorize(true).setX1(32).setY1(8).setR1(8)).build();
+        GenerateResponse first = codegen.generate(wgsl);
+        GenerateResponse second = codegen.generate(wgsl);
+        assertTrue(first.getGenerationMicros() > 0, "compiled");
+        assertEquals(0, second.getGenerationMicros(), "cached");
+        assertEquals(first.getArtifact(), second.getArtifact());
+        assertTrue(first.getArtifact().hasWgsl() && !first.getArtifact().hasWasm());
+        assertTrue(first.getArtifact().getWgsl().contains("@compute @workgroup_size(8, 4, 1)"), first.getArtifact().getWgsl());
+        assertEquals(1, first.getArtifact().getRef().getAbiVersion());
+        assertEquals(Backend.BACKEND_WGSL, first.getArtifact().getRef().getBackend());
+        String metadata = first.getArtifact().getMetadataJson();
+        assertTrue(metadata.contains("\"entry\":\"main\"") && metadata.contains("\"workgroupSize\":[8,4,1]"), metadata);
+        GenerateResponse wasm = codegen.generate(GenerateRequest.newBuilder(wgsl).setBackend(Backend.BACKEND_WASM).build());
+        assertTrue(wasm.getArtifact().hasWasm());
+        assertTrue(!wasm.getArtifact().getRef().getKernelId().equals(first.getArtifact().getRef().getKernelId()));
     }
 
     @Test

@@ -5,6 +5,7 @@ import dev.jitzoo.codegen.kernel.Op;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
 import dev.jitzoo.codegen.wasm.passes.Pass;
+import dev.jitzoo.codegen.wgsl.WgslCompiler;
 import java.util.Locale;
 import java.util.Set;
 
@@ -15,7 +16,17 @@ final class Backends {
         WASM("wasm") {
             @Override
             GeneratedKernel compile(Op op, Schedule schedule, Set<Pass> passes) {
-                return COMPILER.compile(op, schedule, passes);
+                return WASM_COMPILER.compile(op, schedule, passes);
+            }
+        },
+        WGSL("wgsl") {
+            /** The Wasm passes do not apply: only "all" (the default) is accepted. */
+            @Override
+            GeneratedKernel compile(Op op, Schedule schedule, Set<Pass> passes) {
+                if (!passes.equals(Pass.ALL)) {
+                    throw new IllegalArgumentException("--passes selects Wasm passes; the WGSL backend has none");
+                }
+                return WGSL_COMPILER.compile(op, schedule);
             }
         };
 
@@ -28,7 +39,8 @@ final class Backends {
         abstract GeneratedKernel compile(Op op, Schedule schedule, Set<Pass> passes);
     }
 
-    private static final WasmCompiler COMPILER = new WasmCompiler();
+    private static final WasmCompiler WASM_COMPILER = new WasmCompiler();
+    private static final WgslCompiler WGSL_COMPILER = new WgslCompiler();
 
     private Backends() {
     }
@@ -36,7 +48,7 @@ final class Backends {
     static Backend parse(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "wasm" -> Backend.WASM;
-            case "wgsl", "webgpu" -> throw new IllegalArgumentException("the WGSL backend is not in this build yet");
+            case "wgsl", "webgpu" -> Backend.WGSL;
             default -> throw new IllegalArgumentException("unknown backend '" + name + "'; known: wasm, wgsl");
         };
     }

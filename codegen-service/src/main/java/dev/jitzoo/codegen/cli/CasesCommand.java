@@ -1,11 +1,14 @@
 package dev.jitzoo.codegen.cli;
 
+import dev.jitzoo.codegen.kernel.Epilogue;
 import dev.jitzoo.codegen.kernel.GeneratedKernel;
 import dev.jitzoo.codegen.kernel.InvalidKernelException;
 import dev.jitzoo.codegen.kernel.Op;
+import dev.jitzoo.codegen.kernel.OpKind;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
 import dev.jitzoo.codegen.wasm.passes.Pass;
+import dev.jitzoo.codegen.wgsl.WgslCompiler;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,12 +24,15 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code ./jitzoo codegen cases}: a case directory for the harness to check or time — every kernel
- * as {@code NAME.wasm} beside {@code NAME.json}. The {@code paper} set is a register-tile grid over
- * K0..K3 with each Wasm option; the {@code odd} set is a seeded sweep of the whole schedule space
- * (passes included) over shapes that miss every tile: primes, 1, extents below the tile sizes.
+ * as {@code NAME.wasm} (or {@code NAME.wgsl} with {@code --backend wgsl}) beside {@code NAME.json}.
+ * On Wasm the {@code paper} set is a register-tile grid over K0..K3 with each Wasm option, and the
+ * {@code odd} set a seeded sweep of the whole matmul schedule space (passes included) over shapes
+ * that miss every tile: primes, 1, extents below the tile sizes. On WGSL the {@code paper} set is a
+ * grid of register tiles, workgroups and r1 over K0..K3 ({@link #wgslPaperGrid()}), and the
+ * {@code odd} set a seeded sweep over every op kind, B layout and epilogue on such shapes.
  */
 @Command(name = "cases", mixinStandardHelpOptions = true,
-        description = "Writes a case directory (NAME.wasm + NAME.json per kernel) for the harness.")
+        description = "Writes a case directory (NAME.wasm or NAME.wgsl, + NAME.json per kernel) for the harness.")
 final class CasesCommand implements Callable<Integer> {
 
     private static final int[] ODD_EXTENTS = {1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 67, 97};
@@ -43,14 +49,25 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--count", defaultValue = "60", description = "kernels in the odd sweep (default: ${DEFAULT-VALUE})")
     int count;
 
+    @Option(names = "--backend", defaultValue = "wasm", description = "wasm or wgsl (default: ${DEFAULT-VALUE})")
+    String backend;
+
     private final WasmCompiler compiler = new WasmCompiler();
+    private final WgslCompiler wgslCompiler = new WgslCompiler();
 
     @Override
     public Integer call() throws IOException {
         if (!Set.of("paper", "odd", "all").contains(set)) {
             throw new IllegalArgumentException("--set must be paper, odd or all, got '" + set + "'");
         }
+        Backends.Backend chosen = Backends.parse(backend);
         Files.createDirectories(out);
+        int written = chosen == Backends.Backend.WGSL ? writeWgsl() : writeWasm();
+        System.err.printf("wrote %d kernels to %s%n", written, out);
+        return 0;
+    }
+
+    private int writeWasm() throws IOException {
         int written = 0;
         if (!set.equals("odd")) {
             for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
@@ -65,8 +82,111 @@ final class CasesCommand implements Callable<Integer> {
                 written += write("odd", oddShape(random), randomSchedule(random), randomPasses(random));
             }
         }
-        System.err.printf("wrote %d kernels to %s%n", written, out);
-        return 0;
+        return written;
+    }
+
+    private int writeWgsl() throws IOException {
+        int written = 0;
+        if (!set.equals("odd")) {
+            for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
+                for (Schedule schedule : wgslPaperGrid()) {
+                    // every point of the grid fits the WebGPU default limits: a refusal is a bug, so let it throw
+                    written += writeWgsl(paper.getKey(), paper.getValue(), schedule);
+                }
+            }
+        }
+        if (!set.equals("paper")) {
+            Random random = new Random(seed);
+            int oddWritten = 0;
+            for (int attempt = 0; oddWritten < count && attempt < 20 * count; attempt++) {
+                Op op = oddWgslOp(random, oddWritten % 12);
+                Schedule schedule = op.kind().matmul ? randomWgslSchedule(random) : randomRowSchedule(random);
+                try {
+                    oddWritten += writeWgsl("odd", op, schedule);
+                } catch (InvalidKernelException e) {
+                    // a drawn schedule the limits refuse is not a case; draw again
+                }
+            }
+            written += oddWritten;
+        }
+        return written;
+    }
+
+    /**
+     * The WGSL paper grid, 36 schedules per kernel: register tiles 1x1, 2x2, 4x4 in scalars and
+     * 1x4, 2x4, 4x4 in vec4s, each on 8x8 and 16x16 workgroups, reading operands from storage
+     * or staging k tiles of 8 or 16 in workgroup memory; unroll 4 throughout.
+     */
+    static List<Schedule> wgslPaperGrid() {
+        List<Schedule> grid = new ArrayList<>();
+        int[][] tiles = {{1, 1, 0}, {2, 2, 0}, {4, 4, 0}, {1, 4, 1}, {2, 4, 1}, {4, 4, 1}};
+        for (int[] tile : tiles) {
+            for (int threads : new int[] {8, 16}) {
+                for (int r1 : new int[] {0, 8, 16}) {
+                    int y0 = tile[0], x0 = tile[1];
+                    grid.add(new Schedule(x0, y0, 0, x0 * threads, y0 * threads, r1, tile[2] == 1, 4));
+                }
+            }
+        }
+        return grid;
+    }
+
+    private int writeWgsl(String label, Op op, Schedule schedule) throws IOException {
+        GeneratedKernel kernel = wgslCompiler.compile(op, schedule);
+        Artifacts.write(kernel, out.resolve(label + "-" + kernel.kernelId() + "." + Backends.Backend.WGSL.extension));
+        return 1;
+    }
+
+    /**
+     * The {@code draw}-th kind of every twelve cases: six matmuls, two batch matmuls, then add, mul,
+     * softmax and layer norm; shapes, B layouts and epilogues drawn at random.
+     */
+    private static Op oddWgslOp(Random random, int draw) {
+        if (draw >= 8) {
+            OpKind kind = new OpKind[] {OpKind.ADD, OpKind.MUL, OpKind.SOFTMAX, OpKind.LAYER_NORM}[draw - 8];
+            if (kind == OpKind.ADD || kind == OpKind.MUL) {
+                int n = random.nextBoolean() ? pick(random) : pick(random) * pick(random);
+                return new Op(kind, n);
+            }
+            return new Op(kind, pick(random), random.nextBoolean() ? pick(random) : 4 * pick(random));
+        }
+        int m = pick(random), k = pick(random), n = random.nextInt(3) == 0 ? 4 * pick(random) : pick(random);
+        boolean batched = draw >= 6;
+        Op op = batched ? Op.batchMatmul(1 + random.nextInt(3), m, k, n) : Op.matmul(m, k, n);
+        op = op.withTransposedB(random.nextInt(3) == 0);
+        if (batched) {
+            op = op.withBroadcastB(random.nextInt(3) == 0);
+        }
+        List<Epilogue> steps = new ArrayList<>();
+        if (random.nextBoolean()) {
+            steps.add(Epilogue.scale(new float[] {0.125f, -0.5f, 1.7f}[random.nextInt(3)]));
+        }
+        if (random.nextBoolean()) {
+            steps.add(Epilogue.of(Epilogue.Kind.BIAS));
+        }
+        int activation = random.nextInt(5);
+        if (activation < 3) {
+            steps.add(Epilogue.of(new Epilogue.Kind[] {Epilogue.Kind.RELU, Epilogue.Kind.GELU_TANH,
+                Epilogue.Kind.GELU_ERF}[activation]));
+        }
+        if (random.nextInt(3) == 0) {
+            steps.add(Epilogue.of(Epilogue.Kind.RESIDUAL));
+        }
+        return op.withEpilogue(steps.toArray(Epilogue[]::new));
+    }
+
+    private static Schedule randomWgslSchedule(Random random) {
+        boolean vectorize = random.nextInt(3) != 0;
+        int y0 = 1 + random.nextInt(4);
+        int x0 = vectorize ? 4 * (1 + random.nextInt(2)) : 1 + random.nextInt(5);
+        int x1 = random.nextBoolean() ? 0 : x0 * (1 << random.nextInt(4));
+        int y1 = random.nextBoolean() ? 0 : y0 * (1 << random.nextInt(4));
+        int r1 = new int[] {0, 0, 1, 3, 5, 8, 16}[random.nextInt(7)];
+        return new Schedule(x0, y0, random.nextInt(4), x1, y1, r1, vectorize, random.nextInt(5));
+    }
+
+    private static Schedule randomRowSchedule(Random random) {
+        return new Schedule(0, 0, 0, 0, 0, 0, random.nextBoolean(), random.nextInt(4));
     }
 
     /** Register tiles within 16 accumulators, each plain, with relaxed madd, with packed B, and with both. */

@@ -2,6 +2,8 @@ package dev.jitzoo.codegen.infra;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.codegen.wgsl.WgslCompiler;
+import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -9,14 +11,16 @@ import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
- * Generated kernels in Redis under {@code jitzoo:codegen:r<emitter revision>:<kernel id>}. The id
- * is a hash of everything the request says; the revision stands for the compiler itself. Identical
- * requests from many clients compile once.
+ * Generated kernels in Redis under {@code jitzoo:codegen:r<emitter revision>:<kernel id>} (Wasm)
+ * or {@code jitzoo:codegen:wgsl-r<emitter revision>:<kernel id>} (WGSL). The id is a hash of
+ * everything the request says; the revision stands for that backend's emitter. Identical requests
+ * from many clients compile once.
  */
 public class RedisArtifactCache {
 
     private static final Logger LOG = Logger.getLogger(RedisArtifactCache.class);
-    private static final String PREFIX = "jitzoo:codegen:r" + WasmCompiler.EMITTER_REVISION + ":";
+    private static final String WASM_PREFIX = "jitzoo:codegen:r" + WasmCompiler.EMITTER_REVISION + ":";
+    private static final String WGSL_PREFIX = "jitzoo:codegen:wgsl-r" + WgslCompiler.EMITTER_REVISION + ":";
 
     private final RedisCommands<String, byte[]> redis;
     private final Duration ttl;
@@ -26,8 +30,9 @@ public class RedisArtifactCache {
         this.ttl = ttl;
     }
 
-    public Optional<KernelArtifact> get(String kernelId) {
-        byte[] bytes = redis.get(PREFIX + kernelId);
+    public Optional<KernelArtifact> get(Backend backend, String kernelId) {
+        String key = key(backend, kernelId);
+        byte[] bytes = redis.get(key);
         if (bytes == null) {
             return Optional.empty();
         }
@@ -35,12 +40,17 @@ public class RedisArtifactCache {
             return Optional.of(KernelArtifact.parseFrom(bytes));
         } catch (InvalidProtocolBufferException e) {
             LOG.warnf("dropping corrupt cached kernel %s", kernelId);
-            redis.del(PREFIX + kernelId);
+            redis.del(key);
             return Optional.empty();
         }
     }
 
     public void put(KernelArtifact artifact) {
-        redis.setex(PREFIX + artifact.getRef().getKernelId(), ttl.toSeconds(), artifact.toByteArray());
+        redis.setex(key(artifact.getRef().getBackend(), artifact.getRef().getKernelId()), ttl.toSeconds(),
+                artifact.toByteArray());
+    }
+
+    private static String key(Backend backend, String kernelId) {
+        return (backend == Backend.BACKEND_WGSL ? WGSL_PREFIX : WASM_PREFIX) + kernelId;
     }
 }
