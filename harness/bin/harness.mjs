@@ -10,7 +10,7 @@ import { measurePeak } from '../src/peak.mjs';
 
 const USAGE = `usage: harness <command> [options]
 
-  check DIR... [--junit FILE] [--suite NAME]
+  check DIR... [--junit FILE] [--suite NAME] [--adapter swiftshader|gpu]
       run every kernel (.wasm in V8, .wgsl in Dawn) on seeded inputs against the float64
       reference; fails when one is off by more than ${TOLERANCE} or writes outside C
   bench kernels DIR [--out DIR] [--quick] [--json]
@@ -33,7 +33,7 @@ async function check(dirs, values) {
   let runWgsl;
   if (cases.some((c) => c.backend === 'wgsl')) {
     const webgpu = await import('../src/webgpu.mjs');
-    device = await webgpu.openDevice();
+    device = await webgpu.openDevice({ adapter: values.adapter ?? 'swiftshader' });
     runWgsl = webgpu.runWgsl;
   }
   let done = 0;
@@ -58,7 +58,7 @@ async function main() {
     allowPositionals: true,
     options: {
       json: { type: 'boolean' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      out: { type: 'string' }, junit: { type: 'string' }, suite: { type: 'string' },
+      out: { type: 'string' }, junit: { type: 'string' }, suite: { type: 'string' }, adapter: { type: 'string' },
     },
   });
   const [command, ...rest] = positionals;

@@ -44,11 +44,21 @@ function peakModule(relaxed) {
   ]);
 }
 
-/** Measured GFLOP/s of one form (`relaxed` or not); null when this engine lacks relaxed SIMD. */
-export async function measurePeak(relaxed, { iterations = 2_000_000 } = {}) {
+/**
+ * The peak loop of one form (`relaxed` or not) ready to call: { call, flops } with `flops` per
+ * call; null when this engine lacks relaxed SIMD.
+ */
+export function peakRuntime(relaxed, iterations = 400_000) {
   const bytes = peakModule(relaxed);
   if (!WebAssembly.validate(bytes)) return null;
   const { peak } = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports;
-  const { ms } = await timeCalls(() => peak(iterations), { warmup: 2, minReps: 9, minMs: 500 });
-  return (iterations * CHAINS * LANES * 2) / ms / 1e6;
+  return { call: () => peak(iterations), flops: iterations * CHAINS * LANES * 2 };
+}
+
+/** Measured GFLOP/s of one form (`relaxed` or not); null when this engine lacks relaxed SIMD. */
+export async function measurePeak(relaxed, { iterations = 2_000_000 } = {}) {
+  const runtime = peakRuntime(relaxed, iterations);
+  if (!runtime) return null;
+  const { ms } = await timeCalls(runtime.call, { warmup: 2, minReps: 9, minMs: 500 });
+  return runtime.flops / ms / 1e6;
 }
