@@ -4,6 +4,7 @@ import dev.jitzoo.codegen.kernel.GeneratedKernel;
 import dev.jitzoo.codegen.kernel.Op;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.codegen.wgsl.WgslCompiler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +12,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.results.RunResult;
@@ -31,6 +34,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
 public final class CodegenBench {
 
     private static final int CLANG_RUNS = 5;
+
+    /** The WGSL candidate timed beside the Wasm one: 4×4 register tiles, 64×64 workgroup blocks, k staged by 16, vec4. */
+    static final Schedule WGSL_SCHEDULE = new Schedule(4, 4, 0, 64, 64, 16, true, 2);
 
     private CodegenBench() {
     }
@@ -57,8 +63,10 @@ public final class CodegenBench {
         Files.write(out.resolve("jitzoo.wasm"), ours.wasm());
         Files.writeString(out.resolve("jitzoo.json"), ours.metadataJson(), StandardCharsets.UTF_8);
 
-        System.err.println("generating with our compiler under JMH (warm, sample mode)");
-        double oursMicros = jmhMedianMicros(quick, op, schedule);
+        GeneratedKernel wgsl = new WgslCompiler().compile(op, WGSL_SCHEDULE);
+        System.err.println("generating with our compiler under JMH (warm, sample mode), Wasm and WGSL");
+        Map<String, Double> medians = jmhMedianMicros(quick);
+        double oursMicros = medians.get("wasm");
 
         String missing = ClangPipeline.unavailableReason();
         String clangJson;
@@ -84,10 +92,12 @@ public final class CodegenBench {
                     clangMillis, oursMicros, clangMillis * 1000 / oursMicros);
         }
         System.out.printf(Locale.ROOT, "{\"op\":\"%s\",\"schedule\":\"%s\",\"jitzoo\":{\"median_us\":%.1f,\"bytes\":%d},"
-                + "\"clang\":%s}%n", op, schedule, oursMicros, ours.wasm().length, clangJson);
+                + "\"wgsl\":{\"schedule\":\"%s\",\"median_us\":%.1f,\"bytes\":%d},\"clang\":%s}%n", op, schedule, oursMicros,
+                ours.wasm().length, WGSL_SCHEDULE, medians.get("wgsl"), wgsl.code().length, clangJson);
     }
 
-    private static double jmhMedianMicros(boolean quick, Op op, Schedule schedule) throws Exception {
+    /** Median microseconds per candidate, by backend. */
+    private static Map<String, Double> jmhMedianMicros(boolean quick) throws Exception {
         Collection<RunResult> results = new Runner(new OptionsBuilder()
                 .include(GenerationBenchmark.class.getName())
                 .mode(Mode.SampleTime).timeUnit(TimeUnit.MICROSECONDS)
@@ -97,7 +107,11 @@ public final class CodegenBench {
                 .warmupIterations(quick ? 1 : 3).warmupTime(TimeValue.seconds(1))
                 .measurementIterations(quick ? 2 : 5).measurementTime(TimeValue.seconds(1))
                 .build()).run();
-        return results.iterator().next().getPrimaryResult().getStatistics().getPercentile(50);
+        Map<String, Double> medians = new TreeMap<>();
+        for (RunResult result : results) {
+            medians.put(result.getParams().getParam("backend"), result.getPrimaryResult().getStatistics().getPercentile(50));
+        }
+        return medians;
     }
 
     private static double median(List<Long> values) {

@@ -5,6 +5,7 @@ import dev.jitzoo.codegen.kernel.KernelCompiler;
 import dev.jitzoo.codegen.kernel.Op;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
+import dev.jitzoo.codegen.wgsl.WgslCompiler;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -16,7 +17,7 @@ import org.openjdk.jmh.annotations.State;
 public class GenerationBenchmark {
 
     /** A backend's label; the op and schedule come in as system properties from {@link CodegenBench}. */
-    @Param({"wasm"})
+    @Param({"wasm", "wgsl"})
     public String backend;
 
     private KernelCompiler compiler;
@@ -25,9 +26,9 @@ public class GenerationBenchmark {
 
     @Setup
     public void setUp() {
-        compiler = new WasmCompiler();
         op = CodegenBench.op();
-        schedule = CodegenBench.schedule();
+        compiler = backend.equals("wgsl") ? new WgslCompiler() : new WasmCompiler();
+        schedule = backend.equals("wgsl") ? CodegenBench.WGSL_SCHEDULE : CodegenBench.schedule();
     }
 
     @Benchmark
