@@ -32,7 +32,8 @@ import picocli.CommandLine.Option;
         description = "Writes one kernel per pass set, with index.json, for ./jitzoo bench passes.")
 final class PassesCommand implements Callable<Integer> {
 
-    private static final int WARM_RUNS = 300;
+    private static final int WARM_RUNS = 3000;
+    private static final int TIMED_RUNS = 1000;
 
     @Option(names = "--out", required = true, description = "directory to write (created if missing)")
     Path out;
@@ -81,16 +82,16 @@ final class PassesCommand implements Callable<Integer> {
         return rows;
     }
 
-    /** Median of warm compiles, after as many unmeasured ones to warm the JIT. */
+    /** Median of TIMED_RUNS compiles after WARM_RUNS unmeasured ones that warm the JIT (JMH in `bench codegen` is the careful figure). */
     private static double warmMicros(WasmCompiler compiler, Op op, Schedule schedule, Set<Pass> passes) {
         for (int i = 0; i < WARM_RUNS; i++) {
             compiler.compile(op, schedule, passes);
         }
-        long[] nanos = new long[WARM_RUNS];
-        for (int i = 0; i < WARM_RUNS; i++) {
+        long[] nanos = new long[TIMED_RUNS];
+        for (int i = 0; i < TIMED_RUNS; i++) {
             nanos[i] = compiler.compile(op, schedule, passes).generationNanos();
         }
         Arrays.sort(nanos);
-        return nanos[WARM_RUNS / 2] / 1000.0;
+        return nanos[TIMED_RUNS / 2] / 1000.0;
     }
 }
