@@ -25,7 +25,9 @@ import picocli.CommandLine.Option;
 /**
  * {@code ./jitzoo codegen cases}: a case directory for the harness to check or time — every kernel
  * as {@code NAME.wasm} (or {@code NAME.wgsl} with {@code --backend wgsl}) beside {@code NAME.json}.
- * On Wasm the {@code paper} set is a register-tile grid over K0..K3 with each Wasm option, and the
+ * On Wasm the {@code paper} set is a grid over K0..K3 of register tiles (y0 in 1, 2, 4, 6 by x0 in 4,
+ * 8, 16, 32, at most 16 accumulators) by unroll 1 and 2 by each Wasm option (relaxed madd, packed
+ * B): 104 kernels per op ({@link #paperGrid()}); the
  * {@code odd} set a seeded sweep of the whole matmul schedule space (passes included) over shapes
  * that miss every tile: primes, 1, extents below the tile sizes. On WGSL the {@code paper} set is a
  * grid of register tiles, workgroups and r1 over K0..K3 ({@link #wgslPaperGrid()}), and the
@@ -197,11 +199,13 @@ final class CasesCommand implements Callable<Integer> {
                 if (y0 * x0 / 4 > WasmCompiler.MAX_ACCUMULATORS) {
                     continue;
                 }
-                Schedule base = Schedule.registerTile(y0, x0, true, 2);
-                grid.add(base);
-                grid.add(base.withRelaxedSimd(true));
-                grid.add(base.withPackB(true));
-                grid.add(base.withRelaxedSimd(true).withPackB(true));
+                for (int unroll : new int[] {1, 2}) {
+                    Schedule base = Schedule.registerTile(y0, x0, true, unroll);
+                    grid.add(base);
+                    grid.add(base.withRelaxedSimd(true));
+                    grid.add(base.withPackB(true));
+                    grid.add(base.withRelaxedSimd(true).withPackB(true));
+                }
             }
         }
         return grid;

@@ -88,8 +88,13 @@ final class RegisterTileEmitter {
 
     /** {@code copies} register steps of {@code depth} k steps each, then the pointers move past them. */
     private void steps(Accumulators acc, int copies, int depth) {
-        for (int copy = 0; copy < copies; copy++) {
-            registerStep(acc, copy * depth, depth);
+        int count = copies * depth;
+        if (count > 1 && !plan.schedule().relaxedSimd() && acc.shape.scalars() == 0) {
+            summedSteps(acc, count);
+        } else {
+            for (int copy = 0; copy < copies; copy++) {
+                registerStep(acc, copy * depth, depth);
+            }
         }
         Loops.add(f, pA, copies * depth * FLOAT_BYTES);
         Loops.add(f, pB, copies * depth * plan.bRowBytes(acc.shape.width()));
@@ -132,6 +137,37 @@ final class RegisterTileEmitter {
                 }
             }
         }
+    }
+
+    /**
+     * k steps [0, count) at once, for tiles of whole vectors: each sum adds the pairwise sum of its
+     * {@code count} products in one {@code f32x4.add}, so the loop-carried chain through a sum is
+     * one add per trip, not {@code count}. (The products are independent; the engine overlaps them.)
+     */
+    private void summedSteps(Accumulators acc, int count) {
+        TileShape shape = acc.shape;
+        for (int row = 0; row < shape.rows(); row++) {
+            for (int v = 0; v < shape.vectors(); v++) {
+                int sum = acc.vector(row, v);
+                f.localGet(sum);
+                products(shape, row, v, 0, count);
+                f.simd(SimdOpcode.F32X4_ADD).localSet(sum);
+            }
+        }
+    }
+
+    /** Pushes the pairwise sum of the products of k steps [from, to) for one vector of one row. */
+    private void products(TileShape shape, int row, int v, int from, int to) {
+        if (to - from == 1) {
+            broadcast((long) row * plan.rowBytesA() + (long) from * FLOAT_BYTES);
+            load(pB, (long) from * plan.bRowBytes(shape.width()) + v * LANES * plan.bColumnBytes(), SimdOpcode.V128_LOAD);
+            f.simd(SimdOpcode.F32X4_MUL);
+            return;
+        }
+        int middle = (from + to) >>> 1;
+        products(shape, row, v, from, middle);
+        products(shape, row, v, middle, to);
+        f.simd(SimdOpcode.F32X4_ADD);
     }
 
     /** Pushes the A element at {@code pA + offset} in all four lanes. */
