@@ -61,7 +61,7 @@ public final class ReferenceKernels {
     }
 
     /** erf to about 1e-15: its Maclaurin series below 3, the continued fraction of erfc above. */
-    static double erf(double x) {
+    public static double erf(double x) {
         double ax = Math.abs(x);
         if (ax < 3) {
             double term = ax, sum = 0;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.codegen.kernel.Epilogue;
 import dev.jitzoo.codegen.kernel.Op;
+import dev.jitzoo.codegen.kernel.ReferenceKernels;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,7 +50,7 @@ class WgslMathTest {
             double z = (x * x * WgslMath.GELU_CUBIC + WgslMath.SQRT_2_OVER_PI) * (double) x;
             worstTanh = Math.max(worstTanh, Math.abs(rational(x, true) - Math.tanh(Math.max(-WgslMath.TANH_CLAMP,
                     Math.min(WgslMath.TANH_CLAMP, z)))));
-            worstErf = Math.max(worstErf, Math.abs(rational(x, false) - erf(x * (double) WgslMath.SQRT_HALF)));
+            worstErf = Math.max(worstErf, Math.abs(rational(x, false) - ReferenceKernels.erf(x * (double) WgslMath.SQRT_HALF)));
         }
         assertTrue(worstTanh < 5e-7, "tanh " + worstTanh);
         assertTrue(worstErf < 5e-7, "erf " + worstErf);
@@ -95,23 +96,5 @@ class WgslMathTest {
         String text = out.toString();
         assertTrue(text.contains("fn gelu_tanh4(x: vec4<f32>) -> vec4<f32>") && !text.contains("gelu_erf"), text);
         assertTrue(text.contains("clamp(u, vec4<f32>((-7.905311f)), vec4<f32>(7.905311f))"), text);
-    }
-
-    /** erf to about 1e-15 (as the Wasm tests' reference): series below 3, continued fraction above. */
-    private static double erf(double x) {
-        double ax = Math.abs(x);
-        if (ax < 3) {
-            double term = ax, sum = 0;
-            for (int n = 0; n < 100; n++) {
-                sum += term / (2 * n + 1);
-                term *= -ax * ax / (n + 1);
-            }
-            return Math.signum(x) * 2 / Math.sqrt(Math.PI) * sum;
-        }
-        double fraction = 0;
-        for (int n = 60; n >= 1; n--) {
-            fraction = n / 2.0 / (ax + fraction);
-        }
-        return Math.signum(x) * (1 - Math.exp(-ax * ax) / Math.sqrt(Math.PI) / (ax + fraction));
     }
 }
