@@ -27,7 +27,12 @@ public final class KernelIds {
     }
 
     public static String of(Op op, Schedule schedule, Backend backend, int abiVersion, Set<Pass> passes) {
-        byte[] canonical = canonical(op, schedule, backend, abiVersion, passes).getBytes(StandardCharsets.UTF_8);
+        return hash(canonical(op, schedule, backend, abiVersion, passes));
+    }
+
+    /** The id of a canonical text: {@code k1} and the first 30 hex digits of its SHA-256. */
+    public static String hash(String canonicalText) {
+        byte[] canonical = canonicalText.getBytes(StandardCharsets.UTF_8);
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical);
             return "k1" + HexFormat.of().formatHex(digest).substring(0, 30);

@@ -8,6 +8,7 @@ import dev.jitzoo.codegen.kernel.KernelCompiler;
 import dev.jitzoo.codegen.kernel.KernelIds;
 import dev.jitzoo.codegen.kernel.Op;
 import dev.jitzoo.codegen.kernel.Schedule;
+import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -54,7 +55,8 @@ public final class WgslCompiler implements KernelCompiler {
                 .putInts("dispatch", ints(shader.dispatch()))
                 .put("workgroupStorageBytes", shader.storageBytes())
                 .toString();
-        String id = KernelIds.of(op, schedule, Backend.WGSL, ABI_VERSION);
+        String id = KernelIds.hash(KernelIds.canonical(op, schedule, Backend.WGSL, ABI_VERSION, Pass.ALL)
+                + (limits.equals(WgslLimits.WEBGPU_DEFAULTS) ? "" : ";limits=" + limits.idText()));
         byte[] source = shader.source().getBytes(StandardCharsets.UTF_8);
         return new GeneratedKernel(id, source, metadata, System.nanoTime() - start);
     }

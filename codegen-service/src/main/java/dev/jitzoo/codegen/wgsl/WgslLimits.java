@@ -35,4 +35,10 @@ public record WgslLimits(int maxComputeInvocationsPerWorkgroup, int maxComputeWo
         this(maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupStorageSize, maxComputeWorkgroupSizeX,
                 maxComputeWorkgroupSizeY, 65535, 134217728L);
     }
+
+    /** The limits in a kernel id when they are not the defaults: every field, comma-separated, in order. */
+    public String idText() {
+        return maxComputeInvocationsPerWorkgroup + "," + maxComputeWorkgroupStorageSize + "," + maxComputeWorkgroupSizeX
+                + "," + maxComputeWorkgroupSizeY + "," + maxComputeWorkgroupsPerDimension + "," + maxStorageBufferBindingSize;
+    }
 }

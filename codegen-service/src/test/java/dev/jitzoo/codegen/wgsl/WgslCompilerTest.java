@@ -58,6 +58,19 @@ class WgslCompilerTest {
     }
 
     @Test
+    void kernelsMadeForOtherLimitsHaveTheirOwnIds() {
+        Op op = Op.matmul(64, 32, 64);
+        Schedule open = new Schedule(4, 4, 0, 0, 0, 0, true, 0);
+        WgslLimits small = new WgslLimits(64, 16384, 256, 256);
+        GeneratedKernel forDefaults = COMPILER.compile(op, open);
+        GeneratedKernel forSmall = COMPILER.compile(op, open, small);
+        assertEquals(KernelIds.of(op, open, Backend.WGSL, WgslCompiler.ABI_VERSION), forDefaults.kernelId());
+        assertNotEquals(forDefaults.source(), forSmall.source(), "the open workgroup axes shrink to the smaller limit");
+        assertNotEquals(forDefaults.kernelId(), forSmall.kernelId());
+        assertEquals(forSmall.kernelId(), COMPILER.compile(op, open, new WgslLimits(64, 16384, 256, 256)).kernelId());
+    }
+
+    @Test
     void metadataIsTheCommonKeysThenWorkgroupSizeAndDispatch() {
         Op op = Op.batchMatmul(3, 37, 13, 70);
         Schedule s = new Schedule(4, 2, 0, 32, 8, 0, true, 2);
