@@ -12,7 +12,8 @@ const USAGE = `usage: harness <command> [options]
 
   check DIR... [--junit FILE] [--suite NAME] [--adapter swiftshader|gpu]
       run every kernel (.wasm in V8, .wgsl in Dawn) on seeded inputs against the float64
-      reference; fails when one is off by more than ${TOLERANCE} or writes outside C
+      reference; fails when one is off by more than ${TOLERANCE}, leaves an element of C
+      unwritten, or (Wasm) writes outside C; WebGPU itself keeps shaders inside their buffers
   bench kernels DIR [--out DIR] [--quick] [--json]
       best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak
   bench passes DIR [--json]           a kernel per pass set, from \`codegen passes\`
@@ -76,7 +77,8 @@ async function main() {
     report = { text: `single-thread Wasm SIMD peak: mul+add ${peak.madd.toFixed(1)} GFLOP/s, relaxed madd ${peak.relaxed?.toFixed(1) ?? 'n/a'} GFLOP/s`, json: { bench: 'peak', ...peak } };
   } else if (command === 'bench') {
     const [name, dir, file] = rest;
-    if (!dir) fail(`bench ${name ?? ''} needs a directory`);
+    if (!['kernels', 'passes', 'codegen'].includes(name)) fail(`unknown bench '${name ?? ''}'; known: kernels, passes, codegen`);
+    if (!dir) fail(`bench ${name} needs a directory`);
     if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
     else if (name === 'passes') report = await benchPasses(dir);
     else if (name === 'codegen') {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { inputsFor, relativeError, size } from './data.mjs';
 import { reference } from './reference.mjs';
 import { WasmKernel } from './wasm.mjs';
-import { gflops, timeSideBySide } from './timing.mjs';
+import { gflops, median, timeSideBySide } from './timing.mjs';
 import { peakRuntime } from './peak.mjs';
 import { onnxRuntime, tensorflowJs } from './peers.mjs';
 import { readCase, readCases } from './cases.mjs';
@@ -150,7 +150,7 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
       f1(k.onnxruntime_web.gflops), f1(k.tfjs_wasm.gflops), `${k.vs_onnxruntime_web.toFixed(2)}x`,
       ofPeak(k.madd), ofPeak(k.relaxed), `${f1(k.peak.madd)} / ${f1(k.peak.relaxed)}`]));
   const peak = Object.fromEntries(Object.keys(peakLoops).map((form) => [form, peaks.length && peaks[0][form] != null
-    ? peaks.map((p) => p[form]).sort((a, b) => a - b)[peaks.length >> 1] : null]));
+    ? median(peaks.map((p) => p[form])) : null]));
   return {
     text: 'GFLOP/s, one thread, medians; each row timed side by side (activations copied in and C out in every call;\n' +
       'the peak loops, mul+add / relaxed madd, in the same rounds); the best kernel of each instruction form beside its peak\n' +

@@ -8,7 +8,13 @@ const BACKENDS = { '.wasm': 'wasm', '.wgsl': 'wgsl' };
 
 function metadataOf(file, backend, code) {
   for (const candidate of [`${file}.json`, file.replace(/\.(wasm|wgsl)$/, '.json')]) {
-    if (fs.existsSync(candidate)) return JSON.parse(fs.readFileSync(candidate, 'utf8'));
+    if (fs.existsSync(candidate)) {
+      try {
+        return JSON.parse(fs.readFileSync(candidate, 'utf8'));
+      } catch (e) {
+        throw new Error(`${candidate}: not valid JSON (${e.message})`);
+      }
+    }
   }
   if (backend === 'wasm') {
     const sections = WebAssembly.Module.customSections(new WebAssembly.Module(code), 'jitzoo.abi');

@@ -15,8 +15,10 @@ import dev.jitzoo.codegen.wasm.ValType;
  * Emits one register tile: C[rows, width] at {@code c} = (or +=) A[rows, ks] at {@code a} x B[ks, width]
  * at {@code b}. The sums live in locals for the whole reduction: a v128 per 4 columns and an f32 per
  * leftover column. One register step covers {@code depth} k steps; per row each A element is
- * broadcast and multiply-added into every accumulator of that row. Strides are constants added to
- * two pointers, so the loop only bumps those pointers.
+ * broadcast and multiply-added into every accumulator of that row; when a trip holds several k
+ * steps of a whole-vector tile (unroll, r0) without relaxed madd, each accumulator instead takes the
+ * pairwise sum of that trip's products in one add ({@link #summedSteps}). Strides are constants
+ * added to two pointers, so the loop only bumps those pointers.
  */
 final class RegisterTileEmitter {
 
