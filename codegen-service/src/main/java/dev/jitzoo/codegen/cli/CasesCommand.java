@@ -8,7 +8,6 @@ import dev.jitzoo.codegen.kernel.OpKind;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
 import dev.jitzoo.codegen.wasm.passes.Pass;
-import dev.jitzoo.codegen.wgsl.WgslCompiler;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,15 +53,14 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--backend", defaultValue = "wasm", description = "wasm or wgsl (default: ${DEFAULT-VALUE})")
     String backend;
 
-    private final WasmCompiler compiler = new WasmCompiler();
-    private final WgslCompiler wgslCompiler = new WgslCompiler();
+    private Backends.Backend chosen;
 
     @Override
     public Integer call() throws IOException {
         if (!Set.of("paper", "odd", "all").contains(set)) {
             throw new IllegalArgumentException("--set must be paper, odd or all, got '" + set + "'");
         }
-        Backends.Backend chosen = Backends.parse(backend);
+        chosen = Backends.parse(backend);
         Files.createDirectories(out);
         int written = chosen == Backends.Backend.WGSL ? writeWgsl() : writeWasm();
         System.err.printf("wrote %d kernels to %s%n", written, out);
@@ -74,14 +72,14 @@ final class CasesCommand implements Callable<Integer> {
         if (!set.equals("odd")) {
             for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
                 for (Schedule schedule : paperGrid()) {
-                    written += write(paper.getKey(), paper.getValue(), schedule, Pass.ALL);
+                    written += writeIfValid(paper.getKey(), paper.getValue(), schedule, Pass.ALL);
                 }
             }
         }
         if (!set.equals("paper")) {
             Random random = new Random(seed);
             for (int i = 0; i < count; i++) {
-                written += write("odd", oddShape(random), randomSchedule(random), randomPasses(random));
+                written += writeIfValid("odd", oddShape(random), randomSchedule(random), randomPasses(random));
             }
         }
         return written;
@@ -93,7 +91,8 @@ final class CasesCommand implements Callable<Integer> {
             for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
                 for (Schedule schedule : wgslPaperGrid()) {
                     // every point of the grid fits the WebGPU default limits: a refusal is a bug, so let it throw
-                    written += writeWgsl(paper.getKey(), paper.getValue(), schedule);
+                    write(paper.getKey(), paper.getValue(), schedule, Pass.ALL);
+                    written++;
                 }
             }
         }
@@ -103,11 +102,7 @@ final class CasesCommand implements Callable<Integer> {
             for (int attempt = 0; oddWritten < count && attempt < 20 * count; attempt++) {
                 Op op = oddWgslOp(random, oddWritten % 12);
                 Schedule schedule = op.kind().matmul ? randomWgslSchedule(random) : randomRowSchedule(random);
-                try {
-                    oddWritten += writeWgsl("odd", op, schedule);
-                } catch (InvalidKernelException e) {
-                    // a drawn schedule the limits refuse is not a case; draw again
-                }
+                oddWritten += writeIfValid("odd", op, schedule, Pass.ALL); // a refused draw is not a case: draw again
             }
             written += oddWritten;
         }
@@ -133,11 +128,6 @@ final class CasesCommand implements Callable<Integer> {
         return grid;
     }
 
-    private int writeWgsl(String label, Op op, Schedule schedule) throws IOException {
-        GeneratedKernel kernel = wgslCompiler.compile(op, schedule);
-        Artifacts.write(kernel, out.resolve(label + "-" + kernel.kernelId() + "." + Backends.Backend.WGSL.extension));
-        return 1;
-    }
 
     /**
      * The {@code draw}-th kind of every twelve cases: six matmuls, two batch matmuls, then add, mul,
@@ -211,15 +201,20 @@ final class CasesCommand implements Callable<Integer> {
         return grid;
     }
 
-    private int write(String label, Op op, Schedule schedule, Set<Pass> passes) throws IOException {
-        GeneratedKernel kernel;
+    /** Writes one kernel of the chosen backend as {@code LABEL-ID.EXT} with its metadata. */
+    private void write(String label, Op op, Schedule schedule, Set<Pass> passes) throws IOException {
+        GeneratedKernel kernel = chosen.compile(op, schedule, passes);
+        Artifacts.write(kernel, out.resolve(label + "-" + kernel.kernelId() + "." + chosen.extension));
+    }
+
+    /** 1 when written; 0 when the compiler refuses a drawn schedule (say, over a limit), which is not a case. */
+    private int writeIfValid(String label, Op op, Schedule schedule, Set<Pass> passes) throws IOException {
         try {
-            kernel = compiler.compile(op, schedule, passes);
+            write(label, op, schedule, passes);
+            return 1;
         } catch (InvalidKernelException e) {
-            return 0; // a drawn schedule the compiler refuses (say, over the size budget) is not a case
+            return 0;
         }
-        Artifacts.write(kernel, out.resolve(label + "-" + kernel.kernelId() + ".wasm"));
-        return 1;
     }
 
     private static Op oddShape(Random random) {

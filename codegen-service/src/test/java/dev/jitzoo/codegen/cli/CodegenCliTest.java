@@ -6,29 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
 import dev.jitzoo.codegen.wasm.WasmSections;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
-class CodegenCliTest {
-
-    @TempDir
-    Path dir;
-
-    private final StringWriter out = new StringWriter();
-    private final StringWriter err = new StringWriter();
-
-    private int run(String... args) {
-        CommandLine cli = CodegenCli.commandLine();
-        cli.setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true));
-        return cli.execute(args);
-    }
+class CodegenCliTest extends CliTestSupport {
 
     @Test
     void writesTheArtifactAndItsMetadataBesideIt() throws IOException {

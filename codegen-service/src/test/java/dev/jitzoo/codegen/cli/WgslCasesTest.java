@@ -4,36 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** {@code ./jitzoo codegen --backend wgsl} and {@code ./jitzoo codegen cases --backend wgsl}. */
-class WgslCasesTest {
-
-    @TempDir
-    Path dir;
-
-    private final StringWriter out = new StringWriter();
-    private final StringWriter err = new StringWriter();
-
-    private int run(String... args) {
-        CommandLine cli = CodegenCli.commandLine();
-        cli.setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true));
-        return cli.execute(args);
-    }
-
-    private List<Path> files(Path directory, String suffix) throws IOException {
-        try (Stream<Path> files = Files.list(directory)) {
-            return files.filter(p -> p.toString().endsWith(suffix)).sorted().toList();
-        }
-    }
+class WgslCasesTest extends CliTestSupport {
 
     @Test
     void writesAShaderAndItsMetadataOrPrintsIt() throws IOException {
