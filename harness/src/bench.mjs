@@ -58,6 +58,7 @@ function describeSchedule(s) {
   if (s.unroll > 1) parts.push(`unroll ${s.unroll}`);
   if (s.packB) parts.push('packB');
   if (s.relaxedSimd) parts.push('relaxed');
+  if (s.columnsOuter) parts.push('columns outer');
   return parts.join(' ');
 }
 

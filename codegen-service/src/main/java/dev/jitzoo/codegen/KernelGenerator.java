@@ -10,11 +10,13 @@ import dev.jitzoo.codegen.kernel.OpKind;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
 import dev.jitzoo.codegen.wgsl.WgslCompiler;
+import dev.jitzoo.codegen.wgsl.WgslLimits;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.WebGpuLimits;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -50,12 +52,16 @@ public class KernelGenerator {
         int abiVersion = wasm ? WasmCompiler.ABI_VERSION : WgslCompiler.ABI_VERSION;
         Op op = toOp(request.getOp());
         Schedule schedule = toSchedule(request.getSchedule());
-        String kernelId = KernelIds.of(op, schedule, backend, abiVersion);
+        if (wasm && request.hasWebgpuLimits()) {
+            throw new InvalidKernelException("webgpu_limits apply to WGSL kernels; a Wasm request takes none");
+        }
+        WgslLimits limits = wasm ? WgslLimits.WEBGPU_DEFAULTS : toLimits(request.getWebgpuLimits());
+        String kernelId = wasm ? KernelIds.of(op, schedule, backend, abiVersion) : WgslCompiler.kernelId(op, schedule, limits);
         Optional<KernelArtifact> cached = cache.get(request.getBackend(), kernelId);
         if (cached.isPresent()) {
             return GenerateResponse.newBuilder().setArtifact(cached.get()).build();
         }
-        GeneratedKernel kernel = wasm ? wasmCompiler.compile(op, schedule) : wgslCompiler.compile(op, schedule);
+        GeneratedKernel kernel = wasm ? wasmCompiler.compile(op, schedule) : wgslCompiler.compile(op, schedule, limits);
         compileTimer.record(kernel.generationNanos(), TimeUnit.NANOSECONDS);
         KernelArtifact.Builder artifact = KernelArtifact.newBuilder()
                 .setRef(KernelRef.newBuilder()
@@ -102,6 +108,29 @@ public class KernelGenerator {
 
     private static Schedule toSchedule(dev.jitzoo.proto.kernel.v1.Schedule s) {
         return new Schedule(s.getX0(), s.getY0(), s.getR0(), s.getX1(), s.getY1(), s.getR1(),
-                s.getVectorize(), s.getUnroll(), s.getRelaxedSimd(), s.getPackB());
+                s.getVectorize(), s.getUnroll(), s.getRelaxedSimd(), s.getPackB(), s.getColumnsOuter());
+    }
+
+    /** The device's WebGPU limits; a field left 0 takes the WebGPU default. */
+    static WgslLimits toLimits(WebGpuLimits l) {
+        WgslLimits d = WgslLimits.WEBGPU_DEFAULTS;
+        long binding = l.getMaxStorageBufferBindingSize();
+        int[] ints = {l.getMaxComputeInvocationsPerWorkgroup(), l.getMaxComputeWorkgroupStorageSize(),
+                l.getMaxComputeWorkgroupSizeX(), l.getMaxComputeWorkgroupSizeY(), l.getMaxComputeWorkgroupsPerDimension()};
+        for (int value : ints) {
+            if (value < 0) {
+                throw new InvalidKernelException("WebGPU limits must be below 2^31, got " + Integer.toUnsignedString(value));
+            }
+        }
+        if (binding < 0) {
+            throw new InvalidKernelException("maxStorageBufferBindingSize must be below 2^63, got " + Long.toUnsignedString(binding));
+        }
+        return new WgslLimits(
+                ints[0] == 0 ? d.maxComputeInvocationsPerWorkgroup() : ints[0],
+                ints[1] == 0 ? d.maxComputeWorkgroupStorageSize() : ints[1],
+                ints[2] == 0 ? d.maxComputeWorkgroupSizeX() : ints[2],
+                ints[3] == 0 ? d.maxComputeWorkgroupSizeY() : ints[3],
+                ints[4] == 0 ? d.maxComputeWorkgroupsPerDimension() : ints[4],
+                binding == 0 ? d.maxStorageBufferBindingSize() : binding);
     }
 }

@@ -1,6 +1,7 @@
 package dev.jitzoo.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,9 +14,11 @@ import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.Epilogue;
 import dev.jitzoo.proto.kernel.v1.EpilogueKind;
+import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.WebGpuLimits;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
@@ -141,6 +144,27 @@ class CodegenServiceTest {
         GenerateResponse wasm = codegen.generate(GenerateRequest.newBuilder(wgsl).setBackend(Backend.BACKEND_WASM).build());
         assertTrue(wasm.getArtifact().hasWasm());
         assertTrue(!wasm.getArtifact().getRef().getKernelId().equals(first.getArtifact().getRef().getKernelId()));
+    }
+
+    @Test
+    void wgslKernelsFitTheLimitsTheDeviceSends() {
+        GenerateRequest defaults = GenerateRequest.newBuilder(request(matmul(64, 16, 64), 1, 1, 0))
+                .setBackend(Backend.BACKEND_WGSL).setSchedule(Schedule.newBuilder().setY0(1).setX0(1)).build();
+        GenerateRequest small = GenerateRequest.newBuilder(defaults).setWebgpuLimits(WebGpuLimits.newBuilder()
+                .setMaxComputeInvocationsPerWorkgroup(64).setMaxComputeWorkgroupSizeX(64)).build();
+        String wide = codegen.generate(defaults).getArtifact().getMetadataJson();
+        KernelArtifact fitted = codegen.generate(small).getArtifact();
+        assertTrue(wide.contains("\"workgroupSize\":[16,16,1]"), wide);
+        assertTrue(fitted.getMetadataJson().contains("\"workgroupSize\":[8,8,1]"), fitted.getMetadataJson());
+        assertNotEquals(codegen.generate(defaults).getArtifact().getRef().getKernelId(), fitted.getRef().getKernelId());
+        assertEquals(fitted, codegen.generate(small).getArtifact(), "the same device's request is served the same kernel");
+        GenerateRequest tooSmall = GenerateRequest.newBuilder(defaults).setSchedule(Schedule.newBuilder().setY0(1).setX0(1)
+                .setX1(32).setY1(1)).setWebgpuLimits(WebGpuLimits.newBuilder().setMaxComputeWorkgroupSizeX(16)).build();
+        assertInvalid(tooSmall, "maxComputeWorkgroupSizeX 16");
+        assertInvalid(GenerateRequest.newBuilder(defaults).setWebgpuLimits(WebGpuLimits.newBuilder()
+                .setMaxComputeInvocationsPerWorkgroup(-1)).build(), "below 2^31");
+        assertInvalid(GenerateRequest.newBuilder(request(matmul(8, 8, 8), 1, 4, 0))
+                .setWebgpuLimits(WebGpuLimits.getDefaultInstance()).build(), "webgpu_limits apply to WGSL");
     }
 
     @Test

@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
  * as {@code NAME.wasm} (or {@code NAME.wgsl} with {@code --backend wgsl}) beside {@code NAME.json}.
  * On Wasm the {@code paper} set is a grid over K0..K3 of register tiles (y0 in 1, 2, 4, 6 by x0 in 4,
  * 8, 16, 32, at most 16 accumulators) by unroll 1 and 2 by each Wasm option (relaxed madd, packed
- * B): 104 kernels per op ({@link #paperGrid()}); the
+ * B, and with packed B both loop orders): 156 kernels per op ({@link #paperGrid()}); the
  * {@code odd} set a seeded sweep of the whole matmul schedule space (passes included) over shapes
  * that miss every tile: primes, 1, extents below the tile sizes. On WGSL the {@code paper} set is a
  * grid of register tiles, workgroups and r1 over K0..K3 ({@link #wgslPaperGrid()}), and the
@@ -181,7 +181,10 @@ final class CasesCommand implements Callable<Integer> {
         return new Schedule(0, 0, 0, 0, 0, 0, random.nextBoolean(), random.nextInt(4));
     }
 
-    /** Register tiles within 16 accumulators, each plain, with relaxed madd, with packed B, and with both. */
+    /**
+     * Register tiles within 16 accumulators, each plain, with relaxed madd, with packed B, and with
+     * both; the packed ones in both loop orders (a packed B panel is what columns outside keep in cache).
+     */
     static List<Schedule> paperGrid() {
         List<Schedule> grid = new ArrayList<>();
         for (int y0 : new int[] {1, 2, 4, 6}) {
@@ -193,8 +196,10 @@ final class CasesCommand implements Callable<Integer> {
                     Schedule base = Schedule.registerTile(y0, x0, true, unroll);
                     grid.add(base);
                     grid.add(base.withRelaxedSimd(true));
-                    grid.add(base.withPackB(true));
-                    grid.add(base.withRelaxedSimd(true).withPackB(true));
+                    for (boolean columnsOuter : new boolean[] {false, true}) {
+                        grid.add(base.withPackB(true).withColumnsOuter(columnsOuter));
+                        grid.add(base.withRelaxedSimd(true).withPackB(true).withColumnsOuter(columnsOuter));
+                    }
                 }
             }
         }
@@ -238,7 +243,7 @@ final class CasesCommand implements Callable<Integer> {
             int y1 = random.nextBoolean() ? 0 : y0 * (1 + random.nextInt(4));
             int r1 = new int[] {0, 0, 1, 3, 5, 16, 64}[random.nextInt(7)];
             return new Schedule(x0, y0, random.nextInt(5), x1, y1, r1, vectorize, random.nextInt(5),
-                    vectorize && random.nextBoolean(), random.nextInt(3) == 0);
+                    vectorize && random.nextBoolean(), random.nextInt(3) == 0, random.nextBoolean());
         }
     }
 

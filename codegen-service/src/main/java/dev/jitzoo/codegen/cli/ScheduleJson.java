@@ -18,7 +18,7 @@ import java.util.Set;
 final class ScheduleJson {
 
     private static final Set<String> INTS = Set.of("x0", "y0", "r0", "x1", "y1", "r1", "unroll");
-    private static final Set<String> BOOLEANS = Set.of("vectorize", "relaxedSimd", "packB");
+    private static final Set<String> BOOLEANS = Set.of("vectorize", "relaxedSimd", "packB", "columnsOuter");
 
     private ScheduleJson() {
     }
@@ -46,12 +46,13 @@ final class ScheduleJson {
         for (String key : object.keySet()) {
             if (!INTS.contains(key) && !BOOLEANS.contains(key)) {
                 throw new IllegalArgumentException("unknown schedule field '" + key + "'; known: x0, y0, r0, x1, y1, r1, "
-                        + "vectorize, unroll, relaxedSimd, packB");
+                        + "vectorize, unroll, relaxedSimd, packB, columnsOuter");
             }
         }
         return new Schedule(integer(object, "x0"), integer(object, "y0"), integer(object, "r0"),
                 integer(object, "x1"), integer(object, "y1"), integer(object, "r1"), bool(object, "vectorize"),
-                integer(object, "unroll"), bool(object, "relaxedSimd"), bool(object, "packB"));
+                integer(object, "unroll"), bool(object, "relaxedSimd"), bool(object, "packB"),
+                bool(object, "columnsOuter"));
     }
 
     private static int integer(JsonObject object, String key) {

@@ -76,7 +76,8 @@ public final class AbiMetadata {
                 .put("x0", s.x0()).put("y0", s.y0()).put("r0", s.r0())
                 .put("x1", s.x1()).put("y1", s.y1()).put("r1", s.r1())
                 .put("vectorize", s.vectorize()).put("unroll", s.unroll())
-                .put("relaxedSimd", s.relaxedSimd()).put("packB", s.packB());
+                .put("relaxedSimd", s.relaxedSimd()).put("packB", s.packB())
+                .put("columnsOuter", s.columnsOuter());
         return new JsonObjectWriter()
                 .put("abi", abiVersion)
                 .put("op", op.kind().abiName)

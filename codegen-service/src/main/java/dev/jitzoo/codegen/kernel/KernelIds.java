@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
  * (decimal integers, no spaces), then {@code ;transposeB=true}, {@code ;broadcastB=true} and
  * {@code ;epilogue=<steps>} (e.g. {@code scale:0.125,bias,gelu_erf}) when the op has them,
  * {@code ;relaxed=true} when the schedule uses relaxed SIMD,
- * {@code ;pack=B} when it packs B, and {@code ;passes=<labels>} when not every Wasm pass ran. The bytes of a kernel are a pure function of exactly these values,
+ * {@code ;pack=B} when it packs B, {@code ;order=columns} when column tiles are looped over outside row bands, and {@code ;passes=<labels>} when not every Wasm pass ran. The bytes of a kernel are a pure function of exactly these values,
  * so the text must never change for a given ABI version: ids are stored in the zoo.
  */
 public final class KernelIds {
@@ -55,6 +55,7 @@ public final class KernelIds {
                         .collect(Collectors.joining(",")))
                 + (s.relaxedSimd() ? ";relaxed=true" : "")
                 + (s.packB() ? ";pack=B" : "")
+                + (s.columnsOuter() ? ";order=columns" : "")
                 + (passes.equals(Pass.ALL) ? "" : ";passes=" + Pass.describe(passes));
     }
 }

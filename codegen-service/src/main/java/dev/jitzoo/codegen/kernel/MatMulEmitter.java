@@ -19,6 +19,7 @@ import java.util.function.Consumer;
  * for each batch
  *   for row block (y1)  for column block (x1)  for k block (r1)      interior
  *     for band of y0 rows  for tile of x0 columns  register tile over the k block
+ *     (columnsOuter: column block, row block, k block, tile, band)
  *   for band of y0 rows: tile of N%x0 columns over all of K          right edge
  *   for tile of x0 columns, then N%x0: tile of M%y0 rows over all K   bottom edge
  * </pre>
@@ -69,58 +70,75 @@ final class MatMulEmitter {
         return f;
     }
 
-    /** Whole register tiles, in cache blocks: row block, column block, k block, band, tile. */
+    /**
+     * One axis of the interior as the loop nest walks it: rows (bands of y0, moving A and C) or
+     * columns (tiles of x0, moving B and C). {@code unitBytes} and {@code cUnitBytes} step the operand
+     * and C pointers by one unit, {@code kBytes} steps the operand by one k step.
+     */
+    private record Axis(Blocking blocking, int operand, int unitBytes, int cUnitBytes, int kBytes, String role) {
+    }
+
+    /**
+     * Whole register tiles, in cache blocks. Rows outside (default): row block, column block, k block,
+     * band, tile; with {@code columnsOuter} the two axes trade places at both levels: column block,
+     * row block, k block, tile, band.
+     */
     private void interior() {
-        Blocking bands = plan.rowBands();
-        Blocking columns = plan.columnTiles();
-        Blocking reduction = plan.reduction();
-        if (bands.units() == 0 || columns.units() == 0) {
+        Axis rows = new Axis(plan.rowBands(), PARAM_A, plan.schedule().y0() * plan.rowBytesA(),
+                plan.schedule().y0() * plan.rowBytesC(), FLOAT_BYTES, "band");
+        Axis columns = new Axis(plan.columnTiles(), PARAM_B, plan.bTileBytes(),
+                plan.schedule().x0() * FLOAT_BYTES, plan.bRowBytes(plan.schedule().x0()), "tile");
+        if (rows.blocking().units() == 0 || columns.blocking().units() == 0) {
             return;
         }
-        int x0 = plan.schedule().x0();
-        int y0 = plan.schedule().y0();
-        int rowBlockA = i32("rowBlock.a"), rowBlockC = i32("rowBlock.c");
-        int colBlockB = i32("colBlock.b"), colBlockC = i32("colBlock.c");
-        int kBlockA = i32("kBlock.a"), kBlockB = i32("kBlock.b");
-        int bandA = i32("band.a"), bandC = i32("band.c");
-        int tileB = i32("tile.b"), tileC = i32("tile.c");
+        boolean columnsOuter = plan.schedule().columnsOuter();
+        Axis outer = columnsOuter ? columns : rows;
+        Axis inner = columnsOuter ? rows : columns;
+        Blocking reduction = plan.reduction();
+        int outerBlock = i32(outer.role() + "Block.operand"), outerBlockC = i32("outerBlock.c");
+        int innerBlock = i32(inner.role() + "Block.operand"), innerBlockC = i32("innerBlock.c");
+        int outerK = i32(outer.role() + "KBlock.operand"), innerK = i32(inner.role() + "KBlock.operand");
+        int outerUnit = i32(outer.role() + ".operand"), outerUnitC = i32(outer.role() + ".c");
+        int innerUnit = i32(inner.role() + ".operand"), innerUnitC = i32(inner.role() + ".c");
+        int a = columnsOuter ? innerUnit : outerUnit;
+        int b = columnsOuter ? outerUnit : innerUnit;
+        int rowBlock = columnsOuter ? innerBlock : outerBlock, rowK = columnsOuter ? innerK : outerK;
         Runnable firstKBlock = reduction.blocks() == 1 ? null
-                : () -> f.localGet(kBlockA).localGet(rowBlockA).op(Opcode.I32_EQ);
+                : () -> f.localGet(rowK).localGet(rowBlock).op(Opcode.I32_EQ);
 
-        f.localGet(PARAM_A).localSet(rowBlockA);
-        f.localGet(PARAM_C).localSet(rowBlockC);
-        overBlocks(bands, "rowBlock", bandsHere -> {
-            f.localGet(PARAM_B).localSet(colBlockB);
-            f.localGet(rowBlockC).localSet(colBlockC);
-            overBlocks(columns, "colBlock", tilesHere -> {
-                f.localGet(rowBlockA).localSet(kBlockA);
-                f.localGet(colBlockB).localSet(kBlockB);
+        f.localGet(outer.operand()).localSet(outerBlock);
+        f.localGet(PARAM_C).localSet(outerBlockC);
+        overBlocks(outer.blocking(), outer.role() + "Block", outerHere -> {
+            f.localGet(inner.operand()).localSet(innerBlock);
+            f.localGet(outerBlockC).localSet(innerBlockC);
+            overBlocks(inner.blocking(), inner.role() + "Block", innerHere -> {
+                f.localGet(outerBlock).localSet(outerK);
+                f.localGet(innerBlock).localSet(innerK);
                 overBlocks(reduction, "kBlock", kStepsHere -> {
-                    f.localGet(kBlockA).localSet(bandA);
-                    f.localGet(colBlockC).localSet(bandC);
-                    Loops.repeat(f, bandsHere, i32("band.counter"), () -> {
-                        f.localGet(kBlockB).localSet(tileB);
-                        f.localGet(bandC).localSet(tileC);
-                        Loops.repeat(f, tilesHere, i32("tile.counter"), () -> {
-                            tiles.emit(plan.interiorTile(), bandA, tileB, tileC, kStepsHere, firstKBlock);
-                            Loops.add(f, tileB, plan.bTileBytes());
-                            Loops.add(f, tileC, x0 * FLOAT_BYTES);
+                    f.localGet(outerK).localSet(outerUnit);
+                    f.localGet(innerBlockC).localSet(outerUnitC);
+                    Loops.repeat(f, outerHere, i32(outer.role() + ".counter"), () -> {
+                        f.localGet(innerK).localSet(innerUnit);
+                        f.localGet(outerUnitC).localSet(innerUnitC);
+                        Loops.repeat(f, innerHere, i32(inner.role() + ".counter"), () -> {
+                            tiles.emit(plan.interiorTile(), a, b, innerUnitC, kStepsHere, firstKBlock);
+                            Loops.add(f, innerUnit, inner.unitBytes());
+                            Loops.add(f, innerUnitC, inner.cUnitBytes());
                         });
-                        Loops.add(f, bandA, y0 * plan.rowBytesA());
-                        Loops.add(f, bandC, y0 * plan.rowBytesC());
+                        Loops.add(f, outerUnit, outer.unitBytes());
+                        Loops.add(f, outerUnitC, outer.cUnitBytes());
                     });
                 }, () -> {
-                    Loops.add(f, kBlockA, reduction.perBlock() * FLOAT_BYTES);
-                    Loops.add(f, kBlockB, reduction.perBlock() * plan.bRowBytes(x0));
+                    Loops.add(f, outerK, reduction.perBlock() * outer.kBytes());
+                    Loops.add(f, innerK, reduction.perBlock() * inner.kBytes());
                 });
-            }, () -> {
-                Loops.add(f, colBlockB, columns.perBlock() * plan.bTileBytes());
-                Loops.add(f, colBlockC, columns.perBlock() * x0 * FLOAT_BYTES);
-            });
-        }, () -> {
-            Loops.add(f, rowBlockA, bands.perBlock() * y0 * plan.rowBytesA());
-            Loops.add(f, rowBlockC, bands.perBlock() * y0 * plan.rowBytesC());
-        });
+            }, () -> advanceBlock(inner, innerBlock, innerBlockC));
+        }, () -> advanceBlock(outer, outerBlock, outerBlockC));
+    }
+
+    private void advanceBlock(Axis axis, int operand, int c) {
+        Loops.add(f, operand, axis.blocking().perBlock() * axis.unitBytes());
+        Loops.add(f, c, axis.blocking().perBlock() * axis.cUnitBytes());
     }
 
     /**
@@ -177,7 +195,7 @@ final class MatMulEmitter {
         if (bands == 0 || plan.rightEdgeTile().isEmpty()) {
             return;
         }
-        int bandA = i32("band.a"), tileB = i32("tile.b"), tileC = i32("tile.c");
+        int bandA = i32("band.operand"), tileB = i32("tile.operand"), tileC = i32("tile.c");
         int fullTiles = plan.fullColumns() / plan.schedule().x0();
         f.localGet(PARAM_A).localSet(bandA);
         Loops.copyPlus(f, PARAM_B, fullTiles * plan.bTileBytes(), tileB);
@@ -195,7 +213,7 @@ final class MatMulEmitter {
             return;
         }
         int x0 = plan.schedule().x0();
-        int bandA = i32("band.a"), tileB = i32("tile.b"), tileC = i32("tile.c");
+        int bandA = i32("band.operand"), tileB = i32("tile.operand"), tileC = i32("tile.c");
         Trips allK = Trips.fixed(plan.op().k());
         Loops.copyPlus(f, PARAM_A, plan.fullRows() * plan.rowBytesA(), bandA);
         f.localGet(PARAM_B).localSet(tileB);

@@ -46,7 +46,7 @@ final class RowOpEmitter {
     /** Throws unless {@code schedule} only sets what these ops use: vectorize and unroll. */
     static void check(Op op, Schedule s) {
         if (s.x0() != 0 || s.y0() != 0 || s.r0() != 0 || s.x1() != 0 || s.y1() != 0 || s.r1() != 0
-                || s.relaxedSimd() || s.packB()) {
+                || s.relaxedSimd() || s.packB() || s.columnsOuter()) {
             throw new InvalidKernelException(op.kind().abiName + " is scheduled by vectorize and unroll only; got " + s);
         }
         if (s.unroll() > MatMulPlan.MAX_UNROLL) {

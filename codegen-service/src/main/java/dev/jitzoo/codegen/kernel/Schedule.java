@@ -15,18 +15,27 @@ package dev.jitzoo.codegen.kernel;
  *       hardware with FMA) instead of {@code f32x4.mul} + {@code f32x4.add}.</li>
  *   <li>{@code packB}: B, the constant operand (weights), is packed once at load into x0-wide
  *       panels by the kernel's exported pack function, so the k loop reads it contiguously.</li>
+ *   <li>{@code columnsOuter}: reorder; column blocks and column tiles are looped over outside row
+ *       blocks and row bands, so one B panel stays in cache while A streams past it (default: rows
+ *       outside, an A band stays while B streams).</li>
  * </ul>
  * Validity against a kernel's limits is checked by the compiler; this record only refuses negatives
  * (a proto uint32 above 2^31 arrives here negative).
  */
 public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
-                       boolean relaxedSimd, boolean packB) {
+                       boolean relaxedSimd, boolean packB, boolean columnsOuter) {
 
     public Schedule {
         if (x0 < 0 || y0 < 0 || r0 < 0 || x1 < 0 || y1 < 0 || r1 < 0 || unroll < 0) {
             throw new InvalidKernelException("schedule fields must be 0 or positive (below 2^31), got " + describe(
-                    x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB));
+                    x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter));
         }
+    }
+
+    /** A schedule in the default loop order (rows outside columns). */
+    public Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
+                    boolean relaxedSimd, boolean packB) {
+        this(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, false);
     }
 
     /** A schedule with plain multiply-adds and B read in place. */
@@ -40,30 +49,35 @@ public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean v
     }
 
     public Schedule withReductionTile(int r0) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter);
     }
 
     public Schedule withCacheTile(int x1, int y1, int r1) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter);
     }
 
     public Schedule withRelaxedSimd(boolean relaxed) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxed, packB);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxed, packB, columnsOuter);
     }
 
     public Schedule withPackB(boolean pack) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, pack);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, pack, columnsOuter);
+    }
+
+    public Schedule withColumnsOuter(boolean columnsFirst) {
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsFirst);
     }
 
     @Override
     public String toString() {
-        return describe(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB);
+        return describe(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter);
     }
 
     private static String describe(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
-                                   boolean relaxedSimd, boolean packB) {
+                                   boolean relaxedSimd, boolean packB, boolean columnsOuter) {
         return "Schedule[x0=" + x0 + ", y0=" + y0 + ", r0=" + r0 + ", x1=" + x1 + ", y1=" + y1 + ", r1=" + r1
                 + ", vectorize=" + vectorize + ", unroll=" + unroll
-                + (relaxedSimd ? ", relaxedSimd" : "") + (packB ? ", packB" : "") + "]";
+                + (relaxedSimd ? ", relaxedSimd" : "") + (packB ? ", packB" : "")
+                + (columnsOuter ? ", columnsOuter" : "") + "]";
     }
 }

@@ -25,7 +25,7 @@ public final class WasmCompiler implements KernelCompiler {
      * Revision of the emitted code. Bump it whenever the bytes for a given kernel id change, so that
      * caches keyed by id and revision never serve a kernel an older compiler made.
      */
-    public static final int EMITTER_REVISION = 4;
+    public static final int EMITTER_REVISION = 5;
     public static final String ABI_SECTION = "jitzoo.abi";
     public static final String MEMORY_MODULE = "env";
     public static final String MEMORY_NAME = "memory";

@@ -25,8 +25,8 @@ import java.util.List;
  * invocations along that axis, fewer when the shape needs fewer, halved until the workgroup fits
  * the limits); {@code r1 > 0} stages A and B tiles r1 deep in workgroup memory (cache_read);
  * {@code r0} k steps are loaded together; {@code unroll} copies of them per trip of the k loop;
- * {@code vectorize} makes x0 columns vec4s. {@code relaxedSimd} and {@code packB} are Wasm
- * primitives and are refused.
+ * {@code vectorize} makes x0 columns vec4s. {@code relaxedSimd}, {@code packB} and
+ * {@code columnsOuter} are Wasm primitives and are refused.
  */
 public final class WgslCompiler implements KernelCompiler {
 
@@ -55,10 +55,15 @@ public final class WgslCompiler implements KernelCompiler {
                 .putInts("dispatch", ints(shader.dispatch()))
                 .put("workgroupStorageBytes", shader.storageBytes())
                 .toString();
-        String id = KernelIds.hash(KernelIds.canonical(op, schedule, Backend.WGSL, ABI_VERSION, Pass.ALL)
-                + (limits.equals(WgslLimits.WEBGPU_DEFAULTS) ? "" : ";limits=" + limits.idText()));
+        String id = kernelId(op, schedule, limits);
         byte[] source = shader.source().getBytes(StandardCharsets.UTF_8);
         return new GeneratedKernel(id, source, metadata, System.nanoTime() - start);
+    }
+
+    /** The id of the kernel {@link #compile(Op, Schedule, WgslLimits)} makes: limits other than the defaults are part of it. */
+    public static String kernelId(Op op, Schedule schedule, WgslLimits limits) {
+        return KernelIds.hash(KernelIds.canonical(op, schedule, Backend.WGSL, ABI_VERSION, Pass.ALL)
+                + (limits.equals(WgslLimits.WEBGPU_DEFAULTS) ? "" : ";limits=" + limits.idText()));
     }
 
     /** Throws {@link InvalidKernelException} with the reason unless this schedule makes a WGSL kernel for the op. */
@@ -72,6 +77,10 @@ public final class WgslCompiler implements KernelCompiler {
         if (schedule.packB()) {
             throw new InvalidKernelException("packB is a Wasm schedule primitive (B packed by an exported pack_b); "
                     + "WGSL kernels read B in place");
+        }
+        if (schedule.columnsOuter()) {
+            throw new InvalidKernelException("columnsOuter orders the loops of a Wasm kernel; on WGSL each invocation "
+                    + "computes one register tile and the dispatch orders the tiles");
         }
         if (!op.kind().matmul) {
             return RowOpShader.write(op, schedule, limits);

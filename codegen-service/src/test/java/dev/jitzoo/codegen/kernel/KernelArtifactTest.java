@@ -42,7 +42,7 @@ class KernelArtifactTest {
         assertEquals("{\"abi\":1,\"op\":\"matmul\",\"shape\":[7,13,5],\"entry\":\"matmul\","
                         + "\"operands\":[\"A\",\"B\",\"C\"],\"operandShapes\":{\"A\":[7,13],\"B\":[13,5],\"C\":[7,5]},"
                         + "\"schedule\":{\"x0\":4,\"y0\":2,\"r0\":0,\"x1\":0,\"y1\":0,\"r1\":0,\"vectorize\":true,\"unroll\":0,"
-                        + "\"relaxedSimd\":false,\"packB\":false},"
+                        + "\"relaxedSimd\":false,\"packB\":false,\"columnsOuter\":false},"
                         + "\"flops\":910,\"transposeB\":false,\"broadcastB\":false,\"epilogue\":[],"
                         + "\"passes\":[\"offset\",\"splat\",\"tee\"]}",
                 compiler.compile(Op.matmul(7, 13, 5), schedule).metadataJson());
@@ -62,8 +62,10 @@ class KernelArtifactTest {
         assertEquals(List.of(3L, 7L, 13L, 5L), meta.get("shape"));
         assertEquals(Map.of("A", List.of(3L, 7L, 13L), "B", List.of(3L, 13L, 5L), "C", List.of(3L, 7L, 5L)),
                 meta.get("operandShapes"));
-        assertEquals(Map.of("x0", 16L, "y0", 2L, "r0", 2L, "x1", 128L, "y1", 16L, "r1", 64L,
-                "vectorize", true, "unroll", 1L, "relaxedSimd", false, "packB", false), meta.get("schedule"));
+        assertEquals(Map.ofEntries(Map.entry("x0", 16L), Map.entry("y0", 2L), Map.entry("r0", 2L),
+                Map.entry("x1", 128L), Map.entry("y1", 16L), Map.entry("r1", 64L), Map.entry("vectorize", true),
+                Map.entry("unroll", 1L), Map.entry("relaxedSimd", false), Map.entry("packB", false),
+                Map.entry("columnsOuter", false)), meta.get("schedule"));
         assertEquals(2L * 3 * 7 * 13 * 5, meta.get("flops"));
     }
 

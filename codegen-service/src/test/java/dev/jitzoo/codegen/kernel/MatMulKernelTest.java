@@ -1,10 +1,13 @@
 package dev.jitzoo.codegen.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.codegen.wasm.passes.Pass;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
@@ -58,7 +61,8 @@ class MatMulKernelTest {
             int x1 = random.nextBoolean() ? 0 : x0 * (1 + random.nextInt(4));
             int y1 = random.nextBoolean() ? 0 : y0 * (1 + random.nextInt(4));
             int r1 = new int[] {0, 0, 1, 3, 5, 16, 64}[random.nextInt(7)];
-            Schedule schedule = new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, false, random.nextInt(3) == 0);
+            Schedule schedule = new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, false, random.nextInt(3) == 0,
+                    random.nextBoolean());
             if (y0 * (vectorize ? x0 / 4 : x0) > WasmCompiler.MAX_ACCUMULATORS) {
                 continue;
             }
@@ -209,6 +213,39 @@ class MatMulKernelTest {
     @MethodSource("packedB")
     void packedBMatchesTheReference(Op op, Schedule schedule) {
         assertMatches(op, schedule, 0);
+    }
+
+    /**
+     * Reorder: column tiles outside row bands, at the cache-block level too, with ragged blocks on
+     * every axis, a split reduction (partial sums reloaded per k block), edges, batches and packing.
+     */
+    static Stream<Arguments> columnsOuter() {
+        return Stream.of(
+                Arguments.of(Op.matmul(37, 29, 43), Schedule.registerTile(2, 8, true, 2).withColumnsOuter(true)),
+                Arguments.of(Op.matmul(45, 70, 61), Schedule.registerTile(4, 8, true, 1).withReductionTile(2)
+                        .withCacheTile(24, 12, 16).withColumnsOuter(true)),
+                Arguments.of(Op.batchMatmul(3, 19, 23, 40), Schedule.registerTile(2, 16, true, 2)
+                        .withCacheTile(16, 6, 7).withPackB(true).withColumnsOuter(true)),
+                Arguments.of(Op.matmul(13, 11, 17).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS),
+                        Epilogue.of(Epilogue.Kind.RELU)), Schedule.registerTile(3, 2, false, 2)
+                        .withCacheTile(4, 6, 5).withColumnsOuter(true)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("columnsOuter")
+    void columnsOuterMatchesTheReference(Op op, Schedule schedule) {
+        assertMatches(op, schedule, 0);
+    }
+
+    @Test
+    void columnsOuterIsAnotherKernelWithTheSameResult() {
+        Schedule rows = Schedule.registerTile(2, 8, true, 2).withCacheTile(16, 4, 8);
+        Op op = Op.matmul(9, 10, 33);
+        GeneratedKernel byRows = new WasmCompiler().compile(op, rows);
+        GeneratedKernel byColumns = new WasmCompiler().compile(op, rows.withColumnsOuter(true));
+        assertNotEquals(byRows.kernelId(), byColumns.kernelId());
+        assertFalse(Arrays.equals(byRows.wasm(), byColumns.wasm()));
+        assertTrue(byColumns.metadataJson().contains("\"columnsOuter\":true"), byColumns.metadataJson());
     }
 
     /** ABI v1 requires only 4-byte alignment; 16 is a recommendation. */

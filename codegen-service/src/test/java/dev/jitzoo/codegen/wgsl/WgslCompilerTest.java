@@ -239,6 +239,7 @@ class WgslCompilerTest {
         Schedule tile = Schedule.registerTile(1, 4, true, 0);
         assertTrue(reason(op, tile.withRelaxedSimd(true)).contains("relaxed SIMD is a Wasm schedule primitive"));
         assertTrue(reason(op, tile.withPackB(true)).contains("packB is a Wasm schedule primitive"));
+        assertTrue(reason(op, tile.withColumnsOuter(true)).contains("columnsOuter orders the loops of a Wasm kernel"));
         assertTrue(reason(new Op(OpKind.SOFTMAX, 2, 8), new Schedule(0, 0, 0, 0, 0, 0, true, 0, true, false))
                 .contains("relaxed SIMD"));
         assertTrue(reason(op, Schedule.registerTile(1, 6, true, 0)).contains("multiple of 4"));
