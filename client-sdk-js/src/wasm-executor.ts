@@ -13,6 +13,8 @@ export interface KernelMetadata {
   entry: string;
   /** Operand names in the order of the entry's parameters, e.g. `["A","B","C"]`. */
   operands: string[];
+  /** Present when the kernel reads B packed: call `entry(B, dst)` once, then pass `dst` for B. */
+  pack?: { operand: string; entry: string; floats: number };
 }
 
 /** The name of the custom section that repeats the metadata inside the module. */
@@ -59,6 +61,7 @@ export class OperandMemory {
   /** Byte offset of each operand (`A`, `B`, `C`). */
   readonly offsets: Readonly<Record<string, number>>;
   private readonly outputFloats: number;
+  private end: number;
 
   /** Lays out A ([batch,M,K]) and B ([batch,K,N]) and room for C ([batch,M,N]). */
   constructor(readonly dims: MatMulDims, a: Float32Array, b: Float32Array) {
@@ -68,13 +71,28 @@ export class OperandMemory {
     const offA = FIRST_OFFSET;
     const offB = align16(offA + a.byteLength);
     const offC = align16(offB + b.byteLength);
-    const end = offC + this.outputFloats * 4;
+    this.end = offC + this.outputFloats * 4;
     this.memory = new WebAssembly.Memory({ initial: 1 });
-    const missing = Math.ceil(end / PAGE_BYTES) - 1;
-    if (missing > 0) this.memory.grow(missing);
+    this.growTo(this.end);
     this.offsets = { A: offA, B: offB, C: offC };
     new Float32Array(this.memory.buffer, offA, a.length).set(a);
     new Float32Array(this.memory.buffer, offB, b.length).set(b);
+  }
+
+  /**
+   * Room for `floats` more floats past everything laid out so far, 16-byte aligned, for a kernel's
+   * packed copy of an operand; the memory grows as needed (it never shrinks).
+   */
+  reserve(floats: number): number {
+    const offset = align16(this.end);
+    this.end = offset + floats * 4;
+    this.growTo(this.end);
+    return offset;
+  }
+
+  private growTo(bytes: number): void {
+    const missing = Math.ceil(bytes / PAGE_BYTES) - this.memory.buffer.byteLength / PAGE_BYTES;
+    if (missing > 0) this.memory.grow(missing);
   }
 
   /** Fills C with NaN, so that any element a kernel leaves unwritten shows up as an error. */
@@ -117,14 +135,26 @@ export async function loadKernel(artifact: KernelArtifact, operands: OperandMemo
   if ((metadata.shape.length === 3 && batch !== 1) || metadata.shape.join(",") !== expectedShape.join(",")) {
     throw new Error(`kernel shape [${metadata.shape}] does not match the operands [${expectedShape}]`);
   }
+  const offsets: Record<string, number> = { ...operands.offsets };
   const args = metadata.operands.map((name) => {
-    const offset = operands.offsets[name];
+    const offset = offsets[name];
     if (offset === undefined) throw new Error(`unknown operand ${name}`);
     return offset;
   });
   const instance = await WebAssembly.instantiate(module, { env: { memory: operands.memory } });
   const entry = instance.exports[metadata.entry];
   if (typeof entry !== "function") throw new Error(`kernel exports no function ${metadata.entry}`);
+  if (metadata.pack !== undefined) {
+    const { operand, entry: packEntry, floats } = metadata.pack;
+    const pack = instance.exports[packEntry];
+    const at = metadata.operands.indexOf(operand);
+    if (at < 0 || offsets[operand] === undefined) throw new Error(`the kernel packs ${operand}, which it does not read`);
+    if (!Number.isInteger(floats) || floats < 1) throw new Error(`the kernel's pack size ${floats} is not a positive integer`);
+    if (typeof pack !== "function") throw new Error(`kernel exports no pack function ${packEntry}`);
+    const packed = operands.reserve(floats);
+    (pack as (from: number, to: number) => void)(offsets[operand], packed);
+    args[at] = packed;
+  }
   const fn = entry as (...offsets: number[]) => void;
   return { kernelId: artifact.ref?.kernelId ?? "", metadata, run: () => fn(...args) };
 }

@@ -38,6 +38,25 @@ function tinyKernel(metadata?: string, exportName = "matmul"): Uint8Array {
 }
 
 const TINY = matmulMetadata(1, 1, 1);
+
+/**
+ * The tiny kernel plus `pack_b(b, dst)`, which writes dst[0] = 2 * B[0]: run with the packed copy,
+ * C[0] = A[0] * 2 * B[0]; run with B itself, it would be A[0] * B[0].
+ */
+function packingKernel(): Uint8Array {
+  const multiply = [0x00, 0x20, 0x02, 0x20, 0x00, 0x2a, 0x02, 0x00, 0x20, 0x01, 0x2a, 0x02, 0x00, 0x94, 0x38, 0x02, 0x00, 0x0b];
+  const pack = [0x00, 0x20, 0x01, 0x20, 0x00, 0x2a, 0x02, 0x00, 0x43, 0x00, 0x00, 0x00, 0x40, 0x94, 0x38, 0x02, 0x00, 0x0b];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, [2, 0x60, 3, 0x7f, 0x7f, 0x7f, 0, 0x60, 2, 0x7f, 0x7f, 0]),
+    ...section(2, [1, ...name("env"), ...name("memory"), 0x02, 0x00, 1]),
+    ...section(3, [2, 0, 1]),
+    ...section(7, [2, ...name("matmul"), 0x00, 0, ...name("pack_b"), 0x00, 1]),
+    ...section(10, [2, multiply.length, ...multiply, pack.length, ...pack]),
+  ]);
+}
+
+const PACKED = TINY.replace(/}$/, ',"pack":{"operand":"B","entry":"pack_b","floats":1}}');
 const ONE = { batch: 1, m: 1, k: 1, n: 1 };
 const tinyArtifact = (bytes: Uint8Array, metadataJson = TINY) =>
   create(KernelArtifactSchema, { ref: { kernelId: "ktiny" }, code: { case: "wasm", value: bytes }, metadataJson });
@@ -73,6 +92,37 @@ describe("wasm executor", () => {
     const kernel = await loadKernel(naiveMatmulArtifact("knaive", [3, 4, 5]), operands);
     kernel.run();
     expect(maxRelativeError(operands.readOutput(), referenceMatMul(dims, a, b))).toBeLessThan(1e-6);
+  });
+
+  it("packs B once at load and passes the packed copy in B's place", async () => {
+    const operands = new OperandMemory(ONE, new Float32Array([3]), new Float32Array([7]));
+    const before = operands.memory.buffer.byteLength;
+    const kernel = await loadKernel(tinyArtifact(packingKernel(), PACKED), operands);
+    kernel.run();
+    expect([...operands.readOutput()]).toEqual([42]);
+    expect(operands.memory.buffer.byteLength).toBeGreaterThanOrEqual(before);
+    const plain = await loadKernel(tinyArtifact(packingKernel(), TINY), operands);
+    plain.run();
+    expect([...operands.readOutput()]).toEqual([21]);
+  });
+
+  it("refuses a pack it cannot honour", async () => {
+    const operands = new OperandMemory(ONE, new Float32Array([1]), new Float32Array([1]));
+    await expect(loadKernel(tinyArtifact(packingKernel(), PACKED.replace('"entry":"pack_b"', '"entry":"pack_x"')), operands))
+      .rejects.toThrow(/no pack function pack_x/);
+    await expect(loadKernel(tinyArtifact(packingKernel(), PACKED.replace('"operand":"B"', '"operand":"Bias"')), operands))
+      .rejects.toThrow(/packs Bias/);
+    await expect(loadKernel(tinyArtifact(packingKernel(), PACKED.replace('"floats":1', '"floats":-3')), operands))
+      .rejects.toThrow(/pack size/);
+  });
+
+  it("reserves room past the operands, aligned, growing the memory", () => {
+    const operands = new OperandMemory(ONE, new Float32Array([1]), new Float32Array([1]));
+    const at = operands.reserve(100_000);
+    expect(at % 16).toBe(0);
+    expect(at).toBeGreaterThan(operands.offsets.C);
+    expect(operands.memory.buffer.byteLength).toBeGreaterThanOrEqual(at + 400_000);
+    expect(operands.reserve(1)).toBeGreaterThanOrEqual(at + 400_000);
   });
 
   it("accepts a module without the custom section", async () => {
