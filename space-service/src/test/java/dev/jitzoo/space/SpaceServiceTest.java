@@ -11,6 +11,8 @@ import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import dev.jitzoo.proto.kernel.v1.WebGpuAdapter;
+import dev.jitzoo.proto.kernel.v1.WebGpuLimits;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
@@ -52,18 +54,32 @@ class SpaceServiceTest {
     }
 
     @Test
-    void composesOrderedCandidatesWithinTheRegisterBudget() {
+    void composesTheLiteSpaceBestFirstWithItsUtilization() {
         ComposeResponse response = space.compose(request(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
                 .addShape(384).addShape(768).addShape(768).build(), true));
         assertTrue(response.getCandidatesCount() >= 4, "a handful of tilings");
+        assertEquals(response.getLiteSpaceSize(), response.getCandidatesCount());
         assertTrue(response.getNaiveSpaceSize() > 10_000L * response.getCandidatesCount());
         for (int i = 1; i < response.getCandidatesCount(); i++) {
             assertTrue(response.getCandidates(i - 1).getScore() >= response.getCandidates(i).getScore(), "best first");
         }
         for (Candidate c : response.getCandidatesList()) {
-            assertTrue(c.getSchedule().getY0() * c.getSchedule().getX0() / 4 <= 12, "fits the SIMD registers");
+            assertTrue(c.getSchedule().getY0() * c.getSchedule().getX0() / 4 <= 16, "fits the SIMD registers");
             assertTrue(c.getSchedule().getVectorize());
+            assertTrue(c.getUtilization().getRegThread() >= 14 && c.getUtilization().getRegThread() <= 16);
         }
+    }
+
+    @Test
+    void composesForWebGpuFromTheAdaptersLimits() {
+        DeviceProfile gpu = DeviceProfile.newBuilder().setLogicalCores(8).setWebgpu(WebGpuAdapter.newBuilder()
+                .setVendor("nvidia").setArchitecture("ampere").setLimits(WebGpuLimits.newBuilder()
+                        .setMaxComputeInvocationsPerWorkgroup(128))).build();
+        ComposeResponse response = space.compose(ComposeRequest.newBuilder().setBackend(Backend.BACKEND_WGSL)
+                .setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(384).addShape(768).addShape(768))
+                .setDevice(gpu).build());
+        assertFalse(response.getCandidatesList().isEmpty());
+        assertTrue(response.getCandidatesList().stream().allMatch(c -> c.getUtilization().getThreadBlock() <= 128));
     }
 
     @Test
@@ -72,6 +88,17 @@ class SpaceServiceTest {
                 .addShape(12).addShape(384).addShape(64).addShape(384).build(), false));
         assertFalse(response.getCandidatesList().isEmpty());
         assertTrue(response.getCandidatesList().stream().noneMatch(c -> c.getSchedule().getVectorize()));
+    }
+
+    @Test
+    void refusesAbsurdDevicesWithTheReason() {
+        ComposeRequest good = request(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(4).addShape(4).addShape(4).build(), true);
+        assertInvalid(ComposeRequest.newBuilder(good).setDevice(good.getDevice().toBuilder().setLogicalCores(0)).build(),
+                "logical_cores must be 1 to 1024");
+        assertInvalid(ComposeRequest.newBuilder(good).setDevice(good.getDevice().toBuilder()
+                .setWasm(WasmFeatures.newBuilder().setSimd(true).setL1DataBytes(-1))).build(), "wasm.l1_data_bytes");
+        assertInvalid(ComposeRequest.newBuilder(good).clearDevice().build(), "device is required");
+        assertInvalid(ComposeRequest.newBuilder(good).setBackend(Backend.BACKEND_WGSL).build(), "webgpu adapter");
     }
 
     @Test
@@ -96,14 +123,18 @@ class SpaceServiceTest {
     }
 
     private void assertInvalid(OpSpec op, String reason) {
-        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> space.compose(request(op, true)));
+        assertInvalid(request(op, true), reason);
+    }
+
+    private void assertInvalid(ComposeRequest request, String reason) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> space.compose(request));
         assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains(reason), e.getStatus().getDescription());
     }
 
     private static ComposeRequest request(OpSpec op, boolean simd) {
         return ComposeRequest.newBuilder().setOp(op).setBackend(Backend.BACKEND_WASM)
-                .setDevice(DeviceProfile.newBuilder().setFingerprint("test")
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("test").setLogicalCores(2)
                         .setWasm(WasmFeatures.newBuilder().setSimd(simd))).build();
     }
 }

@@ -7,6 +7,7 @@ import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.InitialKernel;
+import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
@@ -106,7 +107,12 @@ public class KernelSources {
                 .map(GenerateResponse::getArtifact);
     }
 
+    /** WGSL kernels are made for the limits the device's adapter reported. */
     private static GenerateRequest request(Hello hello, OpSpec op, Schedule schedule) {
-        return GenerateRequest.newBuilder().setOp(op).setSchedule(schedule).setBackend(hello.getBackend()).build();
+        GenerateRequest.Builder request = GenerateRequest.newBuilder().setOp(op).setSchedule(schedule).setBackend(hello.getBackend());
+        if (hello.getBackend() == Backend.BACKEND_WGSL && hello.getDevice().getWebgpu().hasLimits()) {
+            request.setWebgpuLimits(hello.getDevice().getWebgpu().getLimits());
+        }
+        return request.build();
     }
 }

@@ -4,8 +4,9 @@ import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.proto.space.v1.SpaceService;
 import dev.jitzoo.space.SpaceConfig;
+import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.InvalidOpException;
-import dev.jitzoo.space.domain.SkeletonSpace;
+import dev.jitzoo.space.lite.LiteSpace;
 import io.grpc.Status;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Uni;
@@ -14,10 +15,10 @@ import io.smallrye.mutiny.Uni;
 @GrpcService
 public class SpaceGrpcService implements SpaceService {
 
-    private final SkeletonSpace space;
+    private final LiteSpace space;
 
     public SpaceGrpcService(SpaceConfig config) {
-        this.space = new SkeletonSpace(config.maxCandidates());
+        this.space = new LiteSpace(config.relaxation(), config.maxCandidates());
     }
 
     @Override
@@ -26,9 +27,12 @@ public class SpaceGrpcService implements SpaceService {
             if (!request.hasOp()) {
                 throw Status.INVALID_ARGUMENT.withDescription("op is required").asRuntimeException();
             }
+            if (!request.hasDevice()) {
+                throw Status.INVALID_ARGUMENT.withDescription("device is required").asRuntimeException();
+            }
             try {
-                return space.compose(request.getOp(), request.getDevice());
-            } catch (InvalidOpException e) {
+                return space.compose(request.getOp(), request.getDevice(), request.getBackend());
+            } catch (InvalidOpException | InvalidDeviceException e) {
                 throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
             }
         });

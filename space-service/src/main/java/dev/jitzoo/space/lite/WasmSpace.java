@@ -1,0 +1,95 @@
+package dev.jitzoo.space.lite;
+
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.Utilization;
+import dev.jitzoo.space.domain.OpShapes;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Wasm lite space (one thread, so Thread_block = Block_core = 1): register tiles by heuristics
+ * 1, 2 and 4, the k block by heuristic 3, then the primitives the microbenchmarks left device
+ * dependent (unroll, loop order, relaxed SIMD where the device has it) and the consistent ones fixed
+ * (vectorize, every codegen pass, cache_write; B packed when it is constant).
+ *
+ * <p>Registers are counted in SIMD registers: x0 columns take x0/4 v128s, and each of the y0·r0
+ * A values is splatted into a register of its own, so Reg_thread = (x0/4)·r0 + r0·y0 + (x0/4)·y0.
+ * A block is one register tile's pass over a k block (x1 = x0, y1 = y0: bands and panels stream
+ * through L1 one at a time), so heuristic 3 chooses r1: the whole K when that fits L1, else the
+ * largest power of two from 256 down to 32 that does.
+ */
+final class WasmSpace {
+
+    private static final int[] COLUMNS = {4, 8, 16, 32};
+    private static final int[] SCALAR_COLUMNS = {1, 2, 4, 8};
+    private static final int[] ROWS = {1, 2, 4, 8};
+    private static final int[] DEPTHS = {1, 2, 4};
+    private static final int[] K_BLOCKS = {256, 128, 64, 32};
+    private static final int[] UNROLLS = {1, 2};
+    /** The code generator's cap on one tile's accumulators (x86-64 has 16 SIMD registers). */
+    static final int MAX_ACCUMULATORS = 16;
+    static final int LANES = 4;
+
+    private WasmSpace() {
+    }
+
+    /** What a Wasm device offers the space. */
+    record Target(boolean simd, boolean relaxedSimd, int registers, int l1Bytes) {
+    }
+
+    static List<Candidate> build(OpShapes op, boolean constantB, Target device, double rho) {
+        List<Candidate> out = new ArrayList<>();
+        for (int x0 : device.simd() ? COLUMNS : SCALAR_COLUMNS) {
+            int columnRegisters = device.simd() ? x0 / LANES : x0;
+            for (int y0 : ROWS) {
+                for (int r0 : DEPTHS) {
+                    long accumulators = (long) columnRegisters * y0;
+                    long reg = TableOne.regThread(columnRegisters, y0, r0);
+                    // heuristic 4 (Reg_thread = TOTAL_REGS, within the relaxation ratio); the codegen's cap
+                    if (reg > device.registers() || reg < rho * device.registers() || accumulators > MAX_ACCUMULATORS
+                            || x0 > ceilPow2(op.n()) || y0 > ceilPow2(op.m())) {
+                        continue;
+                    }
+                    int r1 = kBlock(op.k(), x0, y0, device.l1Bytes());
+                    if (r1 < 0) {
+                        continue; // heuristic 3: no k block fits L1
+                    }
+                    long l1 = 4 * TableOne.l1Block(x0, y0, r1 == 0 ? op.k() : r1);
+                    Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
+                            .setThreadBlock(1).setBlockCore(1).setRegLimit(1)
+                            .setL1Limit((int) Math.min(Integer.MAX_VALUE, device.l1Bytes() / l1)).build();
+                    for (int unroll : UNROLLS) {
+                        for (boolean columnsOuter : new boolean[] {false, true}) {
+                            for (boolean relaxed : device.relaxedSimd() ? new boolean[] {false, true} : new boolean[] {false}) {
+                                Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setR1(r1)
+                                        .setVectorize(device.simd()).setUnroll(unroll).setRelaxedSimd(relaxed)
+                                        .setPackB(constantB).setColumnsOuter(columnsOuter).build();
+                                out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
+                                        .setScore(WasmModel.predict(op, schedule, device)).build());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Heuristic 3: 0 (whole K) when a tile's pass over K fits L1, else the largest k block that does; -1 if none. */
+    static int kBlock(int k, int x0, int y0, int l1Bytes) {
+        if (4 * TableOne.l1Block(x0, y0, k) <= l1Bytes) {
+            return 0;
+        }
+        for (int r1 : K_BLOCKS) {
+            if (r1 < k && 4 * TableOne.l1Block(x0, y0, r1) <= l1Bytes) {
+                return r1;
+            }
+        }
+        return -1;
+    }
+
+    static int ceilPow2(int n) {
+        return n <= 1 ? 1 : Integer.highestOneBit(n - 1) << 1;
+    }
+}

@@ -1,0 +1,146 @@
+package dev.jitzoo.space.lite;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.space.device.DeviceProfiles;
+import dev.jitzoo.space.device.GpuArchitecture;
+import dev.jitzoo.space.device.InvalidDeviceException;
+import dev.jitzoo.space.domain.InvalidOpException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LiteSpaceTest {
+
+    private static final OpSpec K0 = op(OpKind.OP_KIND_MATMUL, 384, 768, 768);
+    private static final OpSpec K2 = op(OpKind.OP_KIND_BATCH_MATMUL, 12, 384, 384, 64);
+    private final LiteSpace space = new LiteSpace(LiteSpace.DEFAULT_RELAXATION, 48);
+
+    @Test
+    void wasmCandidatesFillTheRegistersAndFitTheCodegensCap() {
+        ComposeResponse r = space.compose(K0, DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM);
+        assertEquals(48, r.getLiteSpaceSize());
+        for (Candidate c : r.getCandidatesList()) {
+            Schedule s = c.getSchedule();
+            long reg = TableOne.regThread(s.getX0() / 4, s.getY0(), s.getR0());
+            assertEquals(reg, c.getUtilization().getRegThread());
+            assertTrue(reg <= 16 && reg >= 0.85 * 16, "heuristic 4: " + s);
+            assertTrue(s.getX0() / 4 * s.getY0() <= 16, "accumulators: " + s);
+            assertTrue(Integer.bitCount(s.getX0()) == 1 && Integer.bitCount(s.getY0()) == 1, "heuristic 2: " + s);
+            assertTrue(s.getVectorize() && s.getPackB(), "a MatMul's B is weights: packed once");
+            assertTrue(c.getUtilization().getL1BlockBytes() <= 49152, "heuristic 3: " + c.getUtilization());
+        }
+        assertTrue(r.getCandidatesList().stream().anyMatch(c -> c.getSchedule().getRelaxedSimd()));
+        assertTrue(r.getCandidatesList().stream().anyMatch(c -> c.getSchedule().getColumnsOuter()));
+        assertBestFirst(r);
+        assertTrue(r.getNaiveSpaceSize() / r.getLiteSpaceSize() >= 10_000);
+    }
+
+    @Test
+    void theKBlockIsTheWholeKWhenItFitsL1ElseTheLargestThatDoes() {
+        // 16 columns, 2 rows, K = 768: 4·(16·768 + 768·2 + 16·2) = 55424 B > 48 KiB; r1 = 256: 4·(4096 + 512 + 32) = 18560 B
+        assertEquals(256, WasmSpace.kBlock(768, 16, 2, 49152));
+        // K = 64: 4·(1024 + 128 + 32) = 4736 B fits
+        assertEquals(0, WasmSpace.kBlock(64, 16, 2, 49152));
+        // nothing fits 1 KiB: even r1 = 32 needs 4·(512 + 64 + 32) = 2432 B
+        assertEquals(-1, WasmSpace.kBlock(768, 16, 2, 1024));
+    }
+
+    @Test
+    void attentionBatchMatMulsReadBInPlace() {
+        ComposeResponse r = space.compose(K2, DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM);
+        assertTrue(r.getCandidatesList().stream().noneMatch(c -> c.getSchedule().getPackB()), "B is an activation");
+        OpSpec shared = K2.toBuilder().setBroadcastB(true).build();
+        assertTrue(space.compose(shared, DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM)
+                .getCandidatesList().stream().allMatch(c -> c.getSchedule().getPackB()), "one B for every batch is constant");
+    }
+
+    @Test
+    void theDevicesFeaturesDecideTheInstructionForms() {
+        DeviceProfile plain = wasm(true, false, 0, 0);
+        List<Candidate> simd = space.compose(K0, plain, Backend.BACKEND_WASM).getCandidatesList();
+        assertFalse(simd.isEmpty());
+        assertTrue(simd.stream().noneMatch(c -> c.getSchedule().getRelaxedSimd()), "no relaxed SIMD on this device");
+        List<Candidate> scalar = space.compose(K0, wasm(false, false, 0, 0), Backend.BACKEND_WASM).getCandidatesList();
+        assertFalse(scalar.isEmpty());
+        assertTrue(scalar.stream().noneMatch(c -> c.getSchedule().getVectorize()));
+        List<Candidate> arm = space.compose(K0, wasm(true, true, 32, 65536), Backend.BACKEND_WASM).getCandidatesList();
+        assertFalse(arm.isEmpty());
+        assertTrue(arm.stream().allMatch(c -> c.getUtilization().getRegThread() > 16), "32 registers: larger tiles");
+    }
+
+    @Test
+    void webGpuCandidatesFollowHeuristicsFiveToSevenAndComeMostBlocksFirst() {
+        for (String name : List.of("nvidia-ampere-webgpu", "intel-gen9-webgpu", "arm-mali-webgpu")) {
+            DeviceProfile device = DeviceProfiles.bundled(name);
+            GpuArchitecture gpu = GpuArchitecture.lookup(device.getWebgpu().getVendor(), device.getWebgpu().getArchitecture());
+            ComposeResponse r = space.compose(K0, device, Backend.BACKEND_WGSL);
+            assertTrue(r.getLiteSpaceSize() > 0 && r.getLiteSpaceSize() <= 48, name + ": " + r.getLiteSpaceSize());
+            long previous = Long.MAX_VALUE;
+            for (Candidate c : r.getCandidatesList()) {
+                var u = c.getUtilization();
+                assertTrue(u.getThreadBlock() <= 256 && u.getThreadBlock() % gpu.warpWidth() == 0, name + " heuristic 5: " + u);
+                assertTrue(u.getL1BlockBytes() <= 16384, name + " heuristic 6: " + u);
+                assertTrue(new TableOne.BlocksPerCore(u.getRegLimit(), u.getL1Limit(), u.getWarpLimit()).registersBind(0.85),
+                        name + " heuristic 7: " + u);
+                assertTrue(u.getBlockCore() <= previous, "most blocks per core first");
+                previous = u.getBlockCore();
+            }
+        }
+    }
+
+    @Test
+    void unknownGpusGetTheSafeDefaults() {
+        DeviceProfile known = DeviceProfiles.bundled("nvidia-ampere-webgpu");
+        DeviceProfile unknown = known.toBuilder().setWebgpu(known.getWebgpu().toBuilder().setArchitecture("mystery-9000")).build();
+        assertEquals(GpuArchitecture.UNKNOWN, GpuArchitecture.lookup("nvidia", "mystery-9000"));
+        assertEquals("ampere", GpuArchitecture.lookup("NVIDIA", " Ampere ").name());
+        ComposeResponse r = space.compose(K0, unknown, Backend.BACKEND_WGSL);
+        assertTrue(r.getCandidatesList().stream().allMatch(c -> c.getUtilization().getThreadBlock() <= 256));
+    }
+
+    @Test
+    void badRequestsGetTheReason() {
+        assertThrows(InvalidOpException.class, () -> space.compose(op(OpKind.OP_KIND_MATMUL, 4, 0, 4),
+                DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM));
+        assertThrows(InvalidOpException.class, () -> space.compose(op(OpKind.OP_KIND_MATMUL, 4, -3, 4),
+                DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM));
+        InvalidDeviceException noGpu = assertThrows(InvalidDeviceException.class,
+                () -> space.compose(K0, DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WGSL));
+        assertTrue(noGpu.getMessage().contains("webgpu adapter"), noGpu.getMessage());
+        InvalidDeviceException noBackend = assertThrows(InvalidDeviceException.class,
+                () -> space.compose(K0, DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_UNSPECIFIED));
+        assertTrue(noBackend.getMessage().contains("BACKEND_WASM or BACKEND_WGSL"), noBackend.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new LiteSpace(0, 48));
+        assertThrows(IllegalArgumentException.class, () -> new LiteSpace(1.5, 48));
+    }
+
+    private static void assertBestFirst(ComposeResponse r) {
+        for (int i = 1; i < r.getCandidatesCount(); i++) {
+            assertTrue(r.getCandidates(i - 1).getScore() >= r.getCandidates(i).getScore(), "best first");
+        }
+    }
+
+    static DeviceProfile wasm(boolean simd, boolean relaxed, int registers, int l1) {
+        return DeviceProfile.newBuilder().setLogicalCores(4).setWasm(WasmFeatures.newBuilder().setSimd(simd)
+                .setRelaxedSimd(relaxed).setSimdRegisters(registers).setL1DataBytes(l1)).build();
+    }
+
+    static OpSpec op(OpKind kind, int... dims) {
+        OpSpec.Builder b = OpSpec.newBuilder().setKind(kind);
+        for (int d : dims) {
+            b.addShape(d);
+        }
+        return b.build();
+    }
+}
