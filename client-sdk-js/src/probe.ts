@@ -31,6 +31,17 @@ export interface DeviceFeatures {
   logicalCores: number;
   /** The browser's user agent, or `node/<version> <platform>-<arch>` in Node. */
   userAgent: string;
+  /** SIMD registers the engine can allocate: 32 on arm64, 16 on x86-64 (and when unsure). */
+  simdRegisters: number;
+}
+
+/**
+ * arm64 has 32 SIMD registers, x86-64 16. Node's process.arch tells; in a browser, a user agent that
+ * names an ARM CPU or a phone or tablet OS (all ARM in practice). Desktop user agents are frozen
+ * (an ARM Mac says "Intel"): those count 16, the safe side.
+ */
+export function simdRegistersOf(arch: string): number {
+  return /\b(arm64|aarch64|armv8|arm|Android|iPhone|iPad)\b/i.test(arch) ? 32 : 16;
 }
 
 interface NavigatorLike {
@@ -65,6 +76,7 @@ export async function probeFeatures(): Promise<DeviceFeatures> {
     threads: WebAssembly.validate(THREADS_PROBE),
     logicalCores: Math.max(1, cores),
     userAgent: node ? `node/${proc.version} ${proc.platform}-${proc.arch}` : (nav?.userAgent ?? "unknown"),
+    simdRegisters: simdRegistersOf(node ? proc.arch : (nav?.userAgent ?? "")),
   };
 }
 
@@ -87,7 +99,8 @@ export async function probeDevice(fingerprint?: string): Promise<DeviceProfile> 
   return create(DeviceProfileSchema, {
     fingerprint: fingerprint ?? (await fingerprintOf(features)),
     primitiveVector: "",
-    wasm: { simd: features.simd, relaxedSimd: features.relaxedSimd, threads: features.threads },
+    // the L1 size stays 0 (unknown): the space service then assumes a safe 32 KiB
+    wasm: { simd: features.simd, relaxedSimd: features.relaxedSimd, threads: features.threads, simdRegisters: features.simdRegisters },
     userAgent: features.userAgent,
     logicalCores: features.logicalCores,
   });

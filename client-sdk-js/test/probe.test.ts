@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { fingerprintOf, probeDevice, probeFeatures } from "../src/probe.js";
+import { fingerprintOf, probeDevice, probeFeatures, simdRegistersOf } from "../src/probe.js";
 
 describe("probe", () => {
   it("finds SIMD and the cores of this machine", async () => {
@@ -24,6 +24,15 @@ describe("probe", () => {
     expect(device.fingerprint).toMatch(/^[0-9a-f]{32}$/);
     expect(device.wasm?.simd).toBe(true);
     expect(device.primitiveVector).toBe("");
+    expect(device.wasm?.simdRegisters).toBe(simdRegistersOf(process.arch));
     expect((await probeDevice("fleet-a")).fingerprint).toBe("fleet-a");
+  });
+
+  it("counts 32 SIMD registers on arm64 and 16 elsewhere", () => {
+    expect(simdRegistersOf("arm64")).toBe(32);
+    expect(simdRegistersOf("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36")).toBe(32);
+    expect(simdRegistersOf("x64")).toBe(16);
+    expect(simdRegistersOf("Mozilla/5.0 (Windows NT 10.0; Win64; x64)")).toBe(16);
+    expect(simdRegistersOf("")).toBe(16);
   });
 });
