@@ -7,6 +7,7 @@ import { readCases } from '../src/cases.mjs';
 import { checkCases, junitReport, TOLERANCE } from '../src/check.mjs';
 import { benchCodegenKernels, benchKernels, benchPasses } from '../src/bench.mjs';
 import { measurePeak } from '../src/peak.mjs';
+import { benchSpace } from '../src/space.mjs';
 
 const USAGE = `usage: harness <command> [options]
 
@@ -18,6 +19,8 @@ const USAGE = `usage: harness <command> [options]
       best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak
   bench passes DIR [--json]           a kernel per pass set, from \`codegen passes\`
   bench codegen DIR FILE [--json]     ours and clang's kernel; FILE: the generation figures (JSON)
+  bench space LITE SWEEP [--quick] [--json]
+      the space service's candidates (from \`space cases\`) against an exhaustive sweep (\`codegen cases --set sweep\`)
   peak [--json]                       single-thread Wasm SIMD peak, mul+add and relaxed madd
 
 Run under node --no-liftoff --no-wasm-dynamic-tiering for steady-state timings. --json prints the figures as
@@ -77,10 +80,14 @@ async function main() {
     report = { text: `single-thread Wasm SIMD peak: mul+add ${peak.madd.toFixed(1)} GFLOP/s, relaxed madd ${peak.relaxed?.toFixed(1) ?? 'n/a'} GFLOP/s`, json: { bench: 'peak', ...peak } };
   } else if (command === 'bench') {
     const [name, dir, file] = rest;
-    if (!['kernels', 'passes', 'codegen'].includes(name)) fail(`unknown bench '${name ?? ''}'; known: kernels, passes, codegen`);
+    if (!['kernels', 'passes', 'codegen', 'space'].includes(name)) fail(`unknown bench '${name ?? ''}'; known: kernels, passes, codegen, space`);
     if (!dir) fail(`bench ${name} needs a directory`);
     if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
     else if (name === 'passes') report = await benchPasses(dir);
+    else if (name === 'space') {
+      if (!file) fail('bench space needs the lite directory and the sweep directory');
+      report = await benchSpace(dir, file, { quick: values.quick });
+    }
     else if (name === 'codegen') {
       if (!file) fail('bench codegen needs the generation figures file');
       report = await benchCodegenKernels(dir, JSON.parse(fs.readFileSync(file, 'utf8')));

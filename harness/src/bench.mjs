@@ -43,15 +43,15 @@ async function timeRuntimes(runtimes, options) {
 }
 
 const PAPER = { '384,768,768': 'K0', '640,768,3072': 'K1', '12,384,384,64': 'K2', '120,64,64,64': 'K3' };
-const paperName = (meta) => PAPER[meta.shape.join(',')];
+export const paperName = (meta) => PAPER[meta.shape.join(',')];
 
-function checked(meta, inputs, result, who) {
+export function checked(meta, inputs, result, who) {
   const error = relativeError(result, reference(meta, inputs));
   if (!(error <= TOLERANCE)) throw new Error(`${who} on ${paperName(meta) ?? meta.shape}: relative error ${error.toExponential(2)}`);
   return error;
 }
 
-function describeSchedule(s) {
+export function describeSchedule(s) {
   const parts = [`${s.y0}x${s.x0}`];
   if (s.r0) parts.push(`r0=${s.r0}`);
   if (s.x1 || s.y1 || s.r1) parts.push(`block ${s.y1}x${s.x1}x${s.r1}`);
@@ -69,8 +69,8 @@ export function table(header, rows) {
   return all.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')).join('\n');
 }
 
-const f1 = (x) => (x == null ? '-' : x.toFixed(1));
-const log = (s) => process.stderr.write(`${s}\n`);
+export const f1 = (x) => (x == null ? '-' : x.toFixed(1));
+export const log = (s) => process.stderr.write(`${s}\n`);
 
 /**
  * `bench kernels`: for each paper kernel K0..K3 in `dir`, every candidate timed briefly, then the

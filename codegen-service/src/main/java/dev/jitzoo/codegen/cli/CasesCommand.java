@@ -1,5 +1,9 @@
 package dev.jitzoo.codegen.cli;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.google.protobuf.util.JsonFormat;
+import dev.jitzoo.codegen.KernelRequest;
 import dev.jitzoo.codegen.kernel.Epilogue;
 import dev.jitzoo.codegen.kernel.GeneratedKernel;
 import dev.jitzoo.codegen.kernel.InvalidKernelException;
@@ -8,6 +12,7 @@ import dev.jitzoo.codegen.kernel.OpKind;
 import dev.jitzoo.codegen.kernel.Schedule;
 import dev.jitzoo.codegen.kernel.WasmCompiler;
 import dev.jitzoo.codegen.wasm.passes.Pass;
+import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +46,8 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, description = "directory to write (created if missing)")
     Path out;
 
-    @Option(names = "--set", defaultValue = "all", description = "paper, odd or all (default: ${DEFAULT-VALUE})")
+    @Option(names = "--set", defaultValue = "all", description = "paper, odd, all, or sweep (the large grid "
+            + "`./jitzoo bench space` searches exhaustively; Wasm only) (default: ${DEFAULT-VALUE})")
     String set;
 
     @Option(names = "--seed", defaultValue = "2026", description = "seed of the odd sweep (default: ${DEFAULT-VALUE})")
@@ -53,22 +59,34 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--backend", defaultValue = "wasm", description = "wasm or wgsl (default: ${DEFAULT-VALUE})")
     String backend;
 
+    @Option(names = "--requests", description = "instead of --set: the requests of a file written by "
+            + "`./jitzoo space cases` (one {\"label\", \"request\"} JSON object per line), those of --backend")
+    Path requests;
+
     private Backends.Backend chosen;
 
     @Override
     public Integer call() throws IOException {
-        if (!Set.of("paper", "odd", "all").contains(set)) {
-            throw new IllegalArgumentException("--set must be paper, odd or all, got '" + set + "'");
+        if (!Set.of("paper", "odd", "all", "sweep").contains(set)) {
+            throw new IllegalArgumentException("--set must be paper, odd, all or sweep, got '" + set + "'");
         }
         chosen = Backends.parse(backend);
         Files.createDirectories(out);
-        int written = chosen == Backends.Backend.WGSL ? writeWgsl() : writeWasm();
+        int written = requests != null ? writeRequests() : chosen == Backends.Backend.WGSL ? writeWgsl() : writeWasm();
         System.err.printf("wrote %d kernels to %s%n", written, out);
         return 0;
     }
 
     private int writeWasm() throws IOException {
         int written = 0;
+        if (set.equals("sweep")) {
+            for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
+                for (Schedule schedule : sweepGrid()) {
+                    written += writeIfValid(paper.getKey(), paper.getValue(), schedule, Pass.ALL);
+                }
+            }
+            return written;
+        }
         if (!set.equals("odd")) {
             for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
                 for (Schedule schedule : paperGrid()) {
@@ -80,6 +98,35 @@ final class CasesCommand implements Callable<Integer> {
             Random random = new Random(seed);
             for (int i = 0; i < count; i++) {
                 written += writeIfValid("odd", oddShape(random), randomSchedule(random), randomPasses(random));
+            }
+        }
+        return written;
+    }
+
+    /**
+     * Every request of the file for the chosen backend, compiled as the service would (WGSL for the
+     * device limits the request carries), each distinct kernel once. The space must produce only kernels that compile: a
+     * refusal is a bug and fails the command.
+     */
+    private int writeRequests() throws IOException {
+        int written = 0;
+        Set<String> ids = new java.util.HashSet<>(); // devices of one kind share kernels: each is written once
+        for (String line : Files.readAllLines(requests)) {
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonObject entry = JsonParser.parseString(line).getAsJsonObject();
+            GenerateRequest.Builder request = GenerateRequest.newBuilder();
+            JsonFormat.parser().merge(entry.get("request").toString(), request);
+            KernelRequest kernel = KernelRequest.of(request.build());
+            if (kernel.backend().name().equals(chosen.name()) && ids.add(kernel.kernelId())) {
+                String label = entry.get("label").getAsString();
+                try {
+                    Artifacts.write(kernel.compile(), out.resolve(label + "-" + kernel.kernelId() + "." + chosen.extension));
+                } catch (InvalidKernelException e) {
+                    throw new IllegalStateException(label + ": the space offered a kernel the compiler refuses: " + e.getMessage(), e);
+                }
+                written++;
             }
         }
         return written;
@@ -199,6 +246,31 @@ final class CasesCommand implements Callable<Integer> {
                     for (boolean columnsOuter : new boolean[] {false, true}) {
                         grid.add(base.withPackB(true).withColumnsOuter(columnsOuter));
                         grid.add(base.withRelaxedSimd(true).withPackB(true).withColumnsOuter(columnsOuter));
+                    }
+                }
+            }
+        }
+        return grid;
+    }
+
+    /**
+     * The large grid an exhaustive search covers, 1152 schedules per kernel: every register tile of
+     * y0 in 1, 2, 3, 4, 6, 8 by x0 in 4, 8, 12, 16, 24, 32 within 16 accumulators, by unroll 1, 2, 4,
+     * relaxed madd or not, B packed or not, either loop order, and the k loop whole or in blocks of 128.
+     */
+    static List<Schedule> sweepGrid() {
+        List<Schedule> grid = new ArrayList<>();
+        for (int y0 : new int[] {1, 2, 3, 4, 6, 8}) {
+            for (int x0 : new int[] {4, 8, 12, 16, 24, 32}) {
+                if (y0 * x0 / 4 > WasmCompiler.MAX_ACCUMULATORS) {
+                    continue;
+                }
+                for (int unroll : new int[] {1, 2, 4}) {
+                    for (int form = 0; form < 8; form++) {
+                        for (int r1 : new int[] {0, 128}) {
+                            grid.add(Schedule.registerTile(y0, x0, true, unroll).withCacheTile(0, 0, r1)
+                                    .withRelaxedSimd((form & 1) != 0).withPackB((form & 2) != 0).withColumnsOuter((form & 4) != 0));
+                        }
                     }
                 }
             }
