@@ -111,20 +111,29 @@ final class CasesCommand implements Callable<Integer> {
     private int writeRequests() throws IOException {
         int written = 0;
         Set<String> ids = new java.util.HashSet<>(); // devices of one kind share kernels: each is written once
-        for (String line : Files.readAllLines(requests)) {
-            if (line.isBlank()) {
+        List<String> lines = Files.readAllLines(requests);
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).isBlank()) {
                 continue;
             }
-            JsonObject entry = JsonParser.parseString(line).getAsJsonObject();
-            GenerateRequest.Builder request = GenerateRequest.newBuilder();
-            JsonFormat.parser().merge(entry.get("request").toString(), request);
-            KernelRequest kernel = KernelRequest.of(request.build());
+            String label;
+            KernelRequest kernel;
+            try {
+                JsonObject entry = JsonParser.parseString(lines.get(i)).getAsJsonObject();
+                label = entry.get("label").getAsString();
+                GenerateRequest.Builder request = GenerateRequest.newBuilder();
+                JsonFormat.parser().merge(entry.get("request").toString(), request);
+                kernel = KernelRequest.of(request.build());
+            } catch (RuntimeException | IOException e) {
+                throw new IllegalArgumentException(requests + " line " + (i + 1) + " is not a {label, request} object: "
+                        + e.getMessage(), e);
+            }
             if (kernel.backend().name().equals(chosen.name()) && ids.add(kernel.kernelId())) {
-                String label = entry.get("label").getAsString();
                 try {
                     Artifacts.write(kernel.compile(), out.resolve(label + "-" + kernel.kernelId() + "." + chosen.extension));
                 } catch (InvalidKernelException e) {
-                    throw new IllegalStateException(label + ": the space offered a kernel the compiler refuses: " + e.getMessage(), e);
+                    throw new IllegalArgumentException(label + ": the space offered a kernel the compiler refuses: "
+                            + e.getMessage(), e);
                 }
                 written++;
             }

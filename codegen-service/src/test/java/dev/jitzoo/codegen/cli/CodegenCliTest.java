@@ -75,4 +75,34 @@ class CodegenCliTest extends CliTestSupport {
         }
         assertEquals(2, run("cases", "--out", cases.toString(), "--set", "everything"));
     }
+
+    @Test
+    void casesCompilesRequestsEachDistinctKernelOnceForTheChosenBackend() throws IOException {
+        String wasm = "{\"label\":\"K9-dev-wasm-L00\",\"request\":{\"op\":{\"kind\":\"OP_KIND_MATMUL\","
+                + "\"shape\":[7,13,5]},\"schedule\":{\"x0\":8,\"y0\":2,\"vectorize\":true,\"packB\":true,"
+                + "\"columnsOuter\":true},\"backend\":\"BACKEND_WASM\"}}";
+        String wgsl = "{\"label\":\"K9-dev-webgpu-L00\",\"request\":{\"op\":{\"kind\":\"OP_KIND_MATMUL\","
+                + "\"shape\":[64,16,64]},\"schedule\":{\"x0\":1,\"y0\":1},\"backend\":\"BACKEND_WGSL\","
+                + "\"webgpuLimits\":{\"maxComputeInvocationsPerWorkgroup\":64}}}";
+        Path requests = dir.resolve("space.jsonl");
+        Files.write(requests, List.of(wasm, wgsl, wasm.replace("L00", "L01"), ""));
+        Path out = dir.resolve("lite");
+        assertEquals(0, run("cases", "--requests", requests.toString(), "--out", out.toString()));
+        List<Path> written = files(out, ".wasm");
+        assertEquals(1, written.size(), "the same kernel twice is written once: " + written);
+        assertTrue(written.get(0).getFileName().toString().startsWith("K9-dev-wasm-L00-k1"), written.toString());
+        assertEquals(0, run("cases", "--requests", requests.toString(), "--out", out.toString(), "--backend", "wgsl"));
+        assertEquals(1, files(out, ".wgsl").size());
+        String metadata = Files.readString(files(out, ".json").stream()
+                .filter(p -> p.getFileName().toString().startsWith("K9-dev-webgpu")).findFirst().orElseThrow());
+        assertTrue(metadata.contains("\"workgroupSize\":[8,8,1]"), "16x16 shrunk to the device's 64 invocations: " + metadata);
+
+        Path refused = dir.resolve("refused.jsonl");
+        Files.write(refused, List.of(wasm.replace("\"x0\":8", "\"x0\":6")));
+        assertEquals(2, run("cases", "--requests", refused.toString(), "--out", out.toString()));
+        assertTrue(err.toString().contains("K9-dev-wasm-L00: the space offered a kernel the compiler refuses"), err.toString());
+        Files.write(refused, List.of("{\"label\": 3"));
+        assertEquals(2, run("cases", "--requests", refused.toString(), "--out", out.toString()));
+        assertTrue(err.toString().contains("line 1 is not a {label, request} object"), err.toString());
+    }
 }
