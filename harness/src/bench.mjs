@@ -100,7 +100,7 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
     for (const c of cases) screened.push({ c, ms: (await timeRuntimes({ c: wasmRuntime(c, inputs) }, screen)).c.ms });
     screened.sort((a, b) => a.ms - b.ms);
     // the fastest few of each instruction form, so each is judged against its own peak
-    const perForm = quick ? 1 : 2;
+    const perForm = quick ? 1 : 3;
     const finalists = ['madd', 'relaxed'].flatMap((form) => screened
       .filter(({ c }) => c.meta.schedule.relaxedSimd === (form === 'relaxed')).slice(0, perForm).map(({ c }) => c));
     const runtimes = Object.fromEntries(finalists.map((c, i) => [`jitzoo${i}`, wasmRuntime(c, inputs)]));

@@ -31,7 +31,7 @@ import picocli.CommandLine.Option;
  * as {@code NAME.wasm} (or {@code NAME.wgsl} with {@code --backend wgsl}) beside {@code NAME.json}.
  * On Wasm the {@code paper} set is a grid over K0..K3 of register tiles (y0 in 1, 2, 4, 6 by x0 in 4,
  * 8, 16, 32, at most 16 accumulators) by unroll 1 and 2 by each Wasm option (relaxed madd, packed
- * B, and with packed B both loop orders): 156 kernels per op ({@link #paperGrid()}); the
+ * B) by loop order (rows or columns outside): 208 kernels per op ({@link #paperGrid()}); the
  * {@code odd} set a seeded sweep of the whole matmul schedule space (passes included) over shapes
  * that miss every tile: primes, 1, extents below the tile sizes. On WGSL the {@code paper} set is a
  * grid of register tiles, workgroups and r1 over K0..K3 ({@link #wgslPaperGrid()}), and the
@@ -249,12 +249,12 @@ final class CasesCommand implements Callable<Integer> {
                     continue;
                 }
                 for (int unroll : new int[] {1, 2}) {
-                    Schedule base = Schedule.registerTile(y0, x0, true, unroll);
-                    grid.add(base);
-                    grid.add(base.withRelaxedSimd(true));
                     for (boolean columnsOuter : new boolean[] {false, true}) {
-                        grid.add(base.withPackB(true).withColumnsOuter(columnsOuter));
-                        grid.add(base.withRelaxedSimd(true).withPackB(true).withColumnsOuter(columnsOuter));
+                        Schedule base = Schedule.registerTile(y0, x0, true, unroll).withColumnsOuter(columnsOuter);
+                        grid.add(base);
+                        grid.add(base.withRelaxedSimd(true));
+                        grid.add(base.withPackB(true));
+                        grid.add(base.withRelaxedSimd(true).withPackB(true));
                     }
                 }
             }
