@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -71,6 +72,9 @@ final class CasesCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--set must be paper, odd, all or sweep, got '" + set + "'");
         }
         chosen = Backends.parse(backend);
+        if (set.equals("sweep") && chosen == Backends.Backend.WGSL) {
+            throw new IllegalArgumentException("--set sweep is a Wasm grid; use --backend wasm");
+        }
         Files.createDirectories(out);
         int written = requests != null ? writeRequests() : chosen == Backends.Backend.WGSL ? writeWgsl() : writeWasm();
         System.err.printf("wrote %d kernels to %s%n", written, out);
@@ -79,22 +83,15 @@ final class CasesCommand implements Callable<Integer> {
 
     private int writeWasm() throws IOException {
         int written = 0;
-        if (set.equals("sweep")) {
-            for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
-                for (Schedule schedule : sweepGrid()) {
-                    written += writeIfValid(paper.getKey(), paper.getValue(), schedule, Pass.ALL);
-                }
-            }
-            return written;
-        }
         if (!set.equals("odd")) {
+            List<Schedule> grid = set.equals("sweep") ? sweepGrid() : paperGrid();
             for (Map.Entry<String, Op> paper : PaperShapes.ALL.entrySet()) {
-                for (Schedule schedule : paperGrid()) {
+                for (Schedule schedule : grid) {
                     written += writeIfValid(paper.getKey(), paper.getValue(), schedule, Pass.ALL);
                 }
             }
         }
-        if (!set.equals("paper")) {
+        if (set.equals("odd") || set.equals("all")) {
             Random random = new Random(seed);
             for (int i = 0; i < count; i++) {
                 written += writeIfValid("odd", oddShape(random), randomSchedule(random), randomPasses(random));
@@ -105,12 +102,12 @@ final class CasesCommand implements Callable<Integer> {
 
     /**
      * Every request of the file for the chosen backend, compiled as the service would (WGSL for the
-     * device limits the request carries), each distinct kernel once. The space must produce only kernels that compile: a
-     * refusal is a bug and fails the command.
+     * device limits the request carries), each distinct kernel once. The space must produce only
+     * kernels that compile: a refusal is a bug and fails the command.
      */
     private int writeRequests() throws IOException {
         int written = 0;
-        Set<String> ids = new java.util.HashSet<>(); // devices of one kind share kernels: each is written once
+        Set<String> ids = new HashSet<>(); // devices of one kind share kernels: each is written once
         List<String> lines = Files.readAllLines(requests);
         for (int i = 0; i < lines.size(); i++) {
             if (lines.get(i).isBlank()) {
@@ -237,10 +234,7 @@ final class CasesCommand implements Callable<Integer> {
         return new Schedule(0, 0, 0, 0, 0, 0, random.nextBoolean(), random.nextInt(4));
     }
 
-    /**
-     * Register tiles within 16 accumulators, each plain, with relaxed madd, with packed B, and with
-     * both; the packed ones in both loop orders (a packed B panel is what columns outside keep in cache).
-     */
+    /** Register tiles within 16 accumulators, each plain, with relaxed madd, with packed B, and with both, in both loop orders. */
     static List<Schedule> paperGrid() {
         List<Schedule> grid = new ArrayList<>();
         for (int y0 : new int[] {1, 2, 4, 6}) {

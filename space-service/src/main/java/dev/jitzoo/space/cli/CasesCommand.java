@@ -54,9 +54,8 @@ final class CasesCommand implements Callable<Integer> {
             OpSpec op = PaperOps.parse(opName, null);
             for (String deviceName : devices) {
                 DeviceProfile device = DeviceProfiles.load(deviceName);
-                for (Backend b : new Backend[] {Backend.BACKEND_WASM, Backend.BACKEND_WGSL}) {
-                    boolean has = b == Backend.BACKEND_WASM ? device.hasWasm() : device.hasWebgpu();
-                    if (!has || !(backend.equals("all") || SpaceCli.backend(backend) == b)) {
+                for (Backend b : DeviceProfiles.backends(device)) {
+                    if (!backend.equals("all") && SpaceCli.backend(backend) != b) {
                         continue;
                     }
                     List<Candidate> candidates = space.compose(op, device, b).getCandidatesList();

@@ -47,11 +47,7 @@ final class SizeCommand implements Callable<Integer> {
             OpSpec op = PaperOps.ALL.get(name);
             for (String deviceName : DeviceProfiles.BUNDLED) {
                 DeviceProfile device = DeviceProfiles.bundled(deviceName);
-                for (Backend backend : new Backend[] {Backend.BACKEND_WASM, Backend.BACKEND_WGSL}) {
-                    boolean has = backend == Backend.BACKEND_WASM ? device.hasWasm() : device.hasWebgpu();
-                    if (!has) {
-                        continue;
-                    }
+                for (Backend backend : DeviceProfiles.backends(device)) {
                     ComposeResponse r = space.compose(op, device, backend);
                     String label = backend == Backend.BACKEND_WASM ? "wasm" : "webgpu";
                     long reduction = r.getNaiveSpaceSize() / Math.max(1, r.getLiteSpaceSize());

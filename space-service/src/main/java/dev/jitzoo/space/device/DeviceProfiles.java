@@ -2,6 +2,7 @@ package dev.jitzoo.space.device;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
+import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.WebGpuLimits;
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -107,6 +109,18 @@ public final class DeviceProfiles {
             }
         }
         return d;
+    }
+
+    /** The backends a profile can be given a space for: Wasm when it has wasm features, WGSL when it has a WebGPU adapter. */
+    public static List<Backend> backends(DeviceProfile d) {
+        List<Backend> backends = new ArrayList<>();
+        if (d.hasWasm()) {
+            backends.add(Backend.BACKEND_WASM);
+        }
+        if (d.hasWebgpu()) {
+            backends.add(Backend.BACKEND_WGSL);
+        }
+        return backends;
     }
 
     /** L1 data bytes per core the Wasm space assumes: the profile's, else {@link #DEFAULT_L1_BYTES}. */

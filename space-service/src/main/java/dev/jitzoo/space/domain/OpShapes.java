@@ -27,6 +27,11 @@ public record OpShapes(OpKind kind, int batch, int m, int k, int n) {
                 op.getShape(off), op.getShape(off + 1), op.getShape(off + 2));
     }
 
+    /** An extent rounded up to a power of two: the largest tile side worth trying along it. */
+    public static int padded(int extent) {
+        return extent <= 1 ? 1 : Integer.highestOneBit(extent - 1) << 1;
+    }
+
     /** Floating-point operations of one run. */
     public long flops() {
         return 2L * batch * m * k * n;

@@ -48,7 +48,7 @@ final class WasmSpace {
                     long reg = TableOne.regThread(columnRegisters, y0, r0);
                     // heuristic 4 (Reg_thread = TOTAL_REGS, within the relaxation ratio); the codegen's cap
                     if (reg > device.registers() || reg < rho * device.registers() || accumulators > MAX_ACCUMULATORS
-                            || x0 > ceilPow2(op.n()) || y0 > ceilPow2(op.m())) {
+                            || x0 > OpShapes.padded(op.n()) || y0 > OpShapes.padded(op.m())) {
                         continue;
                     }
                     int r1 = kBlock(op.k(), x0, y0, device.l1Bytes());
@@ -59,21 +59,28 @@ final class WasmSpace {
                     Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
                             .setThreadBlock(1).setBlockCore(1).setRegLimit(1)
                             .setL1Limit((int) Math.min(Integer.MAX_VALUE, device.l1Bytes() / l1)).build();
-                    for (int unroll : UNROLLS) {
-                        for (boolean columnsOuter : new boolean[] {false, true}) {
-                            for (boolean relaxed : device.relaxedSimd() ? new boolean[] {false, true} : new boolean[] {false}) {
-                                Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setR1(r1)
-                                        .setVectorize(device.simd()).setUnroll(unroll).setRelaxedSimd(relaxed)
-                                        .setPackB(constantB).setColumnsOuter(columnsOuter).build();
-                                out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
-                                        .setScore(WasmModel.predict(op, schedule, device)).build());
-                            }
-                        }
-                    }
+                    Schedule tile = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setR1(r1)
+                            .setVectorize(device.simd()).setPackB(constantB).build();
+                    addVariants(out, op, tile, use, device);
                 }
             }
         }
         return out;
+    }
+
+    /** The primitives left device dependent, on one tile: unroll 1 or 2, either loop order, mul+add or relaxed madd. */
+    private static void addVariants(List<Candidate> out, OpShapes op, Schedule tile, Utilization use, Target device) {
+        boolean[] forms = device.relaxedSimd() ? new boolean[] {false, true} : new boolean[] {false};
+        for (int unroll : UNROLLS) {
+            for (boolean columnsOuter : new boolean[] {false, true}) {
+                for (boolean relaxed : forms) {
+                    Schedule schedule = tile.toBuilder().setUnroll(unroll).setColumnsOuter(columnsOuter)
+                            .setRelaxedSimd(relaxed).build();
+                    out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
+                            .setScore(WasmModel.predict(op, schedule, device)).build());
+                }
+            }
+        }
     }
 
     /** Heuristic 3: 0 (whole K) when a tile's pass over K fits L1, else the largest k block that does; -1 if none. */
@@ -87,9 +94,5 @@ final class WasmSpace {
             }
         }
         return -1;
-    }
-
-    static int ceilPow2(int n) {
-        return n <= 1 ? 1 : Integer.highestOneBit(n - 1) << 1;
     }
 }

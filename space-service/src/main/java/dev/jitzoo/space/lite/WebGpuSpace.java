@@ -45,52 +45,57 @@ final class WebGpuSpace {
     }
 
     static List<Candidate> build(OpShapes op, GpuArchitecture gpu, WebGpuLimits limits, double rho) {
-        int maxThreads = Math.min(MAX_THREADS, limits.getMaxComputeInvocationsPerWorkgroup());
-        int maxShared = Math.min(MAX_SHARED_BYTES, limits.getMaxComputeWorkgroupStorageSize());
         List<Candidate> out = new ArrayList<>();
         for (int x0 : COLUMNS) {
             for (int y0 : ROWS) {
                 for (int r0 : DEPTHS) {
-                long reg = TableOne.regThread(x0, y0, r0);
-                if (reg > gpu.registersPerThread() || x0 > 4 * y0) {
-                    continue;
-                }
-                for (int tx : THREADS) {
-                    for (int ty : THREADS) {
-                        long threads = (long) tx * ty;
-                        int x1 = x0 * tx, y1 = y0 * ty;
-                        if (threads > maxThreads || tx > limits.getMaxComputeWorkgroupSizeX()   // heuristic 5
-                                || ty > limits.getMaxComputeWorkgroupSizeY() || threads % gpu.warpWidth() != 0
-                                || x1 > WasmSpace.ceilPow2(op.n()) || y1 > WasmSpace.ceilPow2(op.m())
-                                || x1 > 2 * y1 || y1 > 2 * x1) {
-                            continue;
-                        }
-                        for (int r1 : STAGING) {
-                            long l1 = TableOne.stagedBytes(x1, y1, r1);
-                            if (l1 > maxShared || r1 > WasmSpace.ceilPow2(op.k())) {
-                                continue; // heuristic 6
-                            }
-                            double warps = TableOne.warpBlock(threads, gpu.warpWidth());
-                            TableOne.BlocksPerCore blocks = TableOne.BlocksPerCore.of(reg, threads, l1, warps,
-                                    gpu.registersPerCore(), gpu.l1BytesPerCore(), gpu.warpsPerCore());
-                            if (blocks.blockCore() < 1 || !blocks.registersBind(rho)) {
-                                continue; // heuristic 7
-                            }
-                            Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setX1(x1).setY1(y1).setR1(r1)
-                                    .setVectorize(true).setUnroll(UNROLL).build();
-                            Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
-                                    .setThreadBlock((int) threads).setWarpBlock(warps).setBlockCore((int) blocks.blockCore())
-                                    .setRegLimit(clamp(blocks.regLimit())).setL1Limit(clamp(blocks.l1Limit()))
-                                    .setWarpLimit(clamp(blocks.warpLimit())).build();
-                            out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
-                                    .setScore(blocks.blockCore() + tieBreak(op, x1, y1)).build());
-                        }
+                    long reg = TableOne.regThread(x0, y0, r0);
+                    if (reg <= gpu.registersPerThread() && x0 <= 4 * y0) {
+                        addWorkgroups(out, op, gpu, limits, rho, x0, y0, r0, reg);
                     }
-                }
                 }
             }
         }
         return out;
+    }
+
+    /** Every workgroup and staging depth for one invocation tile that heuristics 5, 6 and 7 keep. */
+    private static void addWorkgroups(List<Candidate> out, OpShapes op, GpuArchitecture gpu, WebGpuLimits limits,
+                                      double rho, int x0, int y0, int r0, long reg) {
+        int maxThreads = Math.min(MAX_THREADS, limits.getMaxComputeInvocationsPerWorkgroup());
+        int maxShared = Math.min(MAX_SHARED_BYTES, limits.getMaxComputeWorkgroupStorageSize());
+        for (int tx : THREADS) {
+            for (int ty : THREADS) {
+                long threads = (long) tx * ty;
+                int x1 = x0 * tx, y1 = y0 * ty;
+                if (threads > maxThreads || tx > limits.getMaxComputeWorkgroupSizeX()   // heuristic 5
+                        || ty > limits.getMaxComputeWorkgroupSizeY() || threads % gpu.warpWidth() != 0
+                        || x1 > OpShapes.padded(op.n()) || y1 > OpShapes.padded(op.m())
+                        || x1 > 2 * y1 || y1 > 2 * x1) {
+                    continue;
+                }
+                for (int r1 : STAGING) {
+                    long l1 = TableOne.stagedBytes(x1, y1, r1);
+                    if (l1 > maxShared || r1 > OpShapes.padded(op.k())) {
+                        continue; // heuristic 6
+                    }
+                    double warps = TableOne.warpBlock(threads, gpu.warpWidth());
+                    TableOne.BlocksPerCore blocks = TableOne.BlocksPerCore.of(reg, threads, l1, warps,
+                            gpu.registersPerCore(), gpu.l1BytesPerCore(), gpu.warpsPerCore());
+                    if (blocks.blockCore() < 1 || !blocks.registersBind(rho)) {
+                        continue; // heuristic 7
+                    }
+                    Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setX1(x1).setY1(y1).setR1(r1)
+                            .setVectorize(true).setUnroll(UNROLL).build();
+                    Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
+                            .setThreadBlock((int) threads).setWarpBlock(warps).setBlockCore((int) blocks.blockCore())
+                            .setRegLimit(clamp(blocks.regLimit())).setL1Limit(clamp(blocks.l1Limit()))
+                            .setWarpLimit(clamp(blocks.warpLimit())).build();
+                    out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
+                            .setScore(blocks.blockCore() + tieBreak(op, x1, y1)).build());
+                }
+            }
+        }
     }
 
     /** In [0, 1): reuse of each loaded value by the block, discounted by padding; orders candidates with equal Block_core. */
