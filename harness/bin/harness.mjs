@@ -8,6 +8,7 @@ import { checkCases, junitReport, TOLERANCE } from '../src/check.mjs';
 import { benchCodegenKernels, benchKernels, benchPasses } from '../src/bench.mjs';
 import { measurePeak } from '../src/peak.mjs';
 import { benchSpace } from '../src/space.mjs';
+import { benchDynamic, checkPlans } from '../src/dynamic.mjs';
 
 const USAGE = `usage: harness <command> [options]
 
@@ -15,12 +16,17 @@ const USAGE = `usage: harness <command> [options]
       run every kernel (.wasm in V8, .wgsl in Dawn) on seeded inputs against the float64
       reference; fails when one is off by more than ${TOLERANCE}, leaves an element of C
       unwritten, or (Wasm) writes outside C; WebGPU itself keeps shaders inside their buffers
+  check-plans DIR PLANS [--junit FILE] [--suite NAME]
+      every uKernel of DIR (\`space dynamic --requests\`, compiled) and every plan of PLANS
+      (\`space dynamic\`'s JSON) run on row slices of one memory, against the float64 reference
   bench kernels DIR [--out DIR] [--quick] [--json]
       best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak
   bench passes DIR [--json]           a kernel per pass set, from \`codegen passes\`
   bench codegen DIR FILE [--json]     ours and clang's kernel; FILE: the generation figures (JSON)
   bench space LITE SWEEP [--quick] [--json]
       the space service's candidates (from \`space cases\`) against an exhaustive sweep (\`codegen cases --set sweep\`)
+  bench dynamic DIR PLANS [--quick] [--json]
+      composed uKernel plans (PLANS: \`space dynamic\`'s JSON) against padding to a fixed tile and exact kernels
   peak [--json]                       single-thread Wasm SIMD peak, mul+add and relaxed madd
 
 Run under node --no-liftoff --no-wasm-dynamic-tiering for steady-state timings. --json prints the figures as
@@ -74,24 +80,37 @@ async function main() {
     if (rest.length === 0) fail('check needs a directory of kernels');
     return check(rest, values);
   }
+  if (command === 'check-plans') {
+    if (rest.length !== 2) fail('check-plans needs the kernel directory and the plans file');
+    const results = checkPlans(rest[0], rest[1]);
+    if (values.junit) fs.writeFileSync(values.junit, junitReport(values.suite ?? 'harness.plans', results));
+    const failed = results.filter((r) => !r.ok);
+    for (const r of failed) process.stderr.write(`FAIL ${r.name}: ${r.message}\n`);
+    const worst = Math.max(0, ...results.filter((r) => r.ok).map((r) => r.error));
+    console.log(`${results.length - failed.length}/${results.length} uKernels and composed plans match the reference; worst relative error ${worst.toExponential(2)}`);
+    return failed.length ? 1 : 0;
+  }
   let report;
   if (command === 'peak') {
     const peak = { madd: await measurePeak(false), relaxed: await measurePeak(true) };
     report = { text: `single-thread Wasm SIMD peak: mul+add ${peak.madd.toFixed(1)} GFLOP/s, relaxed madd ${peak.relaxed?.toFixed(1) ?? 'n/a'} GFLOP/s`, json: { bench: 'peak', ...peak } };
   } else if (command === 'bench') {
     const [name, dir, file] = rest;
-    if (!['kernels', 'passes', 'codegen', 'space'].includes(name)) fail(`unknown bench '${name ?? ''}'; known: kernels, passes, codegen, space`);
+    if (!['kernels', 'passes', 'codegen', 'space', 'dynamic'].includes(name)) fail(`unknown bench '${name ?? ''}'; known: kernels, passes, codegen, space, dynamic`);
     if (!dir) fail(`bench ${name} needs a directory`);
     if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
     else if (name === 'passes') report = await benchPasses(dir);
     else if (name === 'space') {
       if (!file) fail('bench space needs the lite directory and the sweep directory');
       report = await benchSpace(dir, file, { quick: values.quick });
+    } else if (name === 'dynamic') {
+      if (!file) fail('bench dynamic needs the kernel directory and the plans file');
+      report = await benchDynamic(dir, file, { quick: values.quick });
     }
     else if (name === 'codegen') {
       if (!file) fail('bench codegen needs the generation figures file');
       report = await benchCodegenKernels(dir, JSON.parse(fs.readFileSync(file, 'utf8')));
-    } else fail(`unknown bench '${name}'; known: kernels, passes, codegen`);
+    }
   } else {
     fail(`unknown command '${command}'; see harness help`);
   }

@@ -18,11 +18,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -61,7 +62,8 @@ final class CasesCommand implements Callable<Integer> {
     String backend;
 
     @Option(names = "--requests", description = "instead of --set: the requests of a file written by "
-            + "`./jitzoo space cases` (one {\"label\", \"request\"} JSON object per line), those of --backend")
+            + "`./jitzoo space cases` (one {\"label\", \"request\"} JSON object per line), those of --backend; "
+            + "labels.json in --out maps each label to its file")
     Path requests;
 
     private Backends.Backend chosen;
@@ -102,12 +104,14 @@ final class CasesCommand implements Callable<Integer> {
 
     /**
      * Every request of the file for the chosen backend, compiled as the service would (WGSL for the
-     * device limits the request carries), each distinct kernel once. The space must produce only
-     * kernels that compile: a refusal is a bug and fails the command.
+     * device limits the request carries), each distinct kernel once, under the first label that asks
+     * for it; {@code labels.json} maps every label to its kernel's file name. The space must produce
+     * only kernels that compile: a refusal is a bug and fails the command.
      */
     private int writeRequests() throws IOException {
         int written = 0;
-        Set<String> ids = new HashSet<>(); // devices of one kind share kernels: each is written once
+        Map<String, String> files = new HashMap<>(); // kernel id -> file: devices of one kind share kernels
+        Map<String, String> labels = new TreeMap<>();
         List<String> lines = Files.readAllLines(requests);
         for (int i = 0; i < lines.size(); i++) {
             if (lines.get(i).isBlank()) {
@@ -125,16 +129,26 @@ final class CasesCommand implements Callable<Integer> {
                 throw new IllegalArgumentException(requests + " line " + (i + 1) + " is not a {label, request} object: "
                         + e.getMessage(), e);
             }
-            if (kernel.backend().name().equals(chosen.name()) && ids.add(kernel.kernelId())) {
+            if (!kernel.backend().name().equals(chosen.name())) {
+                continue;
+            }
+            String file = files.get(kernel.kernelId());
+            if (file == null) {
+                file = label + "-" + kernel.kernelId() + "." + chosen.extension;
                 try {
-                    Artifacts.write(kernel.compile(), out.resolve(label + "-" + kernel.kernelId() + "." + chosen.extension));
+                    Artifacts.write(kernel.compile(), out.resolve(file));
                 } catch (InvalidKernelException e) {
                     throw new IllegalArgumentException(label + ": the space offered a kernel the compiler refuses: "
                             + e.getMessage(), e);
                 }
+                files.put(kernel.kernelId(), file);
                 written++;
             }
+            labels.put(label, file);
         }
+        JsonObject index = new JsonObject();
+        labels.forEach(index::addProperty);
+        Files.writeString(out.resolve("labels.json"), index.toString());
         return written;
     }
 

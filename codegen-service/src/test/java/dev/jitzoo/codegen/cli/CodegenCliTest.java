@@ -91,6 +91,9 @@ class CodegenCliTest extends CliTestSupport {
         List<Path> written = files(out, ".wasm");
         assertEquals(1, written.size(), "the same kernel twice is written once: " + written);
         assertTrue(written.get(0).getFileName().toString().startsWith("K9-dev-wasm-L00-k1"), written.toString());
+        String file = written.get(0).getFileName().toString();
+        assertEquals("{\"K9-dev-wasm-L00\":\"" + file + "\",\"K9-dev-wasm-L01\":\"" + file + "\"}",
+                Files.readString(out.resolve("labels.json")), "every label maps to the one file written");
         assertEquals(0, run("cases", "--requests", requests.toString(), "--out", out.toString(), "--backend", "wgsl"));
         assertEquals(1, files(out, ".wgsl").size());
         String metadata = Files.readString(files(out, ".json").stream()
