@@ -9,6 +9,7 @@ import { benchCodegenKernels, benchKernels, benchPasses } from '../src/bench.mjs
 import { measurePeak } from '../src/peak.mjs';
 import { benchSpace } from '../src/space.mjs';
 import { benchDynamic, checkPlans } from '../src/dynamic.mjs';
+import { microbench } from '../src/microbench.mjs';
 
 const USAGE = `usage: harness <command> [options]
 
@@ -27,6 +28,8 @@ const USAGE = `usage: harness <command> [options]
       the space service's candidates (from \`space cases\`) against an exhaustive sweep (\`codegen cases --set sweep\`)
   bench dynamic DIR PLANS [--quick] [--json]
       composed uKernel plans (PLANS: \`space dynamic\`'s JSON) against padding to a fixed tile and exact kernels
+  microbench DIR [--runner node|chromium] [--device NAME] [--quick] [--json]
+      the SDK's primitive microbenchmark over a \`codegen microbench\` directory, in Node or headless Chromium
   peak [--json]                       single-thread Wasm SIMD peak, mul+add and relaxed madd
 
 Run under node --no-liftoff --no-wasm-dynamic-tiering for steady-state timings. --json prints the figures as
@@ -68,7 +71,7 @@ async function main() {
     allowPositionals: true,
     options: {
       json: { type: 'boolean' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      out: { type: 'string' }, junit: { type: 'string' }, suite: { type: 'string' }, adapter: { type: 'string' },
+      out: { type: 'string' }, runner: { type: 'string' }, device: { type: 'string' }, junit: { type: 'string' }, suite: { type: 'string' }, adapter: { type: 'string' },
     },
   });
   const [command, ...rest] = positionals;
@@ -91,7 +94,10 @@ async function main() {
     return failed.length ? 1 : 0;
   }
   let report;
-  if (command === 'peak') {
+  if (command === 'microbench') {
+    if (rest.length !== 1) fail('microbench needs the directory of `codegen microbench`');
+    report = await microbench(rest[0], { runner: values.runner, device: values.device, quick: values.quick });
+  } else if (command === 'peak') {
     const peak = { madd: await measurePeak(false), relaxed: await measurePeak(true) };
     report = { text: `single-thread Wasm SIMD peak: mul+add ${peak.madd.toFixed(1)} GFLOP/s, relaxed madd ${peak.relaxed?.toFixed(1) ?? 'n/a'} GFLOP/s`, json: { bench: 'peak', ...peak } };
   } else if (command === 'bench') {

@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "jitzoo codegen", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Generates one kernel (op + schedule) and writes the artifact; no servers needed.",
-        subcommands = {CasesCommand.class, PassesCommand.class},
+        subcommands = {CasesCommand.class, PassesCommand.class, MicrobenchCommand.class},
         footer = {"", "Example:",
                 "  ./jitzoo codegen --backend wasm --op matmul --shape 384,768,768 \\",
                 "      --schedule '{\"y0\":4,\"x0\":16,\"vectorize\":true,\"unroll\":2,\"packB\":true}' -o k0.wasm --print"})

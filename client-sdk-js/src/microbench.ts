@@ -1,0 +1,86 @@
+// The primitive microbenchmark (nnJIT section 5.1): kernel pairs that differ in one primitive, off
+// and on, timed side by side on this device. The space service pools every device's results and
+// fixes the primitives whose winner is the same everywhere.
+import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { maxRelativeError, referenceMatMul, seededFloats } from "./reference.js";
+import { median, time } from "./timing.js";
+import { loadKernel, OperandMemory, readMetadata, type LoadedKernel } from "./wasm-executor.js";
+
+/** One primitive's two kernels: the same op and schedule but for that primitive. */
+export interface PrimitivePair {
+  primitive: string;
+  off: KernelArtifact;
+  on: KernelArtifact;
+}
+
+/** One primitive measured on this device. */
+export interface PrimitiveMeasurement {
+  primitive: string;
+  /** Median milliseconds of one call with the primitive off, and on. */
+  offMs: number;
+  onMs: number;
+  /** offMs / onMs: above 1 the primitive pays here. */
+  speedup: number;
+}
+
+/** How {@link runMicrobench} measures. */
+export interface MicrobenchOptions {
+  /** Rounds of one sample per kernel, taken in turn (default 7). */
+  rounds?: number;
+  /** Length of one sample (default 40 ms; at least one call). */
+  sampleMs?: number;
+  /** Largest accepted error against the reference (default 1e-4). */
+  tolerance?: number;
+  /** Called after each round. */
+  onProgress?(round: number, rounds: number): void;
+}
+
+/**
+ * Checks every kernel of the pairs against the float64 reference, then times them all side by
+ * side, round after round (one sample per kernel per round, so a noisy neighbour slows them alike),
+ * and returns each primitive's medians and speedup. Throws, naming the kernel, when one is wrong,
+ * does not load, or the pairs are not all of one op.
+ */
+export async function runMicrobench(pairs: PrimitivePair[], options: MicrobenchOptions = {}): Promise<PrimitiveMeasurement[]> {
+  const { rounds = 7, sampleMs = 40, tolerance = 1e-4, onProgress } = options;
+  if (pairs.length === 0) throw new Error("no primitive pairs to measure");
+  const shape = readMetadata(pairs[0].off).shape;
+  if (shape.length !== 3) throw new Error(`the microbenchmark is a matmul, got shape [${shape}]`);
+  const [m, k, n] = shape;
+  const dims = { batch: 1, m, k, n };
+  const a = seededFloats(m * k, 11);
+  const b = seededFloats(k * n, 12);
+  const operands = new OperandMemory(dims, a, b);
+  const expected = referenceMatMul(dims, a, b);
+  const kernels: { primitive: string; off: LoadedKernel; on: LoadedKernel }[] = [];
+  for (const pair of pairs) {
+    const loaded: Record<string, LoadedKernel> = {};
+    for (const setting of ["off", "on"] as const) {
+      const who = `${pair.primitive} ${setting}`;
+      const kernel = await loadKernel(pair[setting], operands).catch((e: Error) => {
+        throw new Error(`${who}: ${e.message}`);
+      });
+      operands.poisonOutput();
+      kernel.run();
+      const error = maxRelativeError(operands.readOutput(), expected);
+      if (!(error <= tolerance)) throw new Error(`${who}: max relative error ${error.toExponential(2)} > ${tolerance}`);
+      loaded[setting] = kernel;
+    }
+    kernels.push({ primitive: pair.primitive, off: loaded.off, on: loaded.on });
+  }
+  const samples = kernels.map(() => ({ off: [] as number[], on: [] as number[] }));
+  for (let round = 0; round < rounds; round++) {
+    kernels.forEach((kernel, i) => {
+      for (const setting of ["off", "on"] as const) {
+        // one unmeasured call first: it sizes the sample and brings the kernel's data back into cache
+        samples[i][setting].push(time(kernel[setting].run, { warmups: 1, warmupMs: 0, samples: 1, sampleMs }).medianMs);
+      }
+    });
+    onProgress?.(round + 1, rounds);
+  }
+  return kernels.map((kernel, i) => {
+    const offMs = median(samples[i].off);
+    const onMs = median(samples[i].on);
+    return { primitive: kernel.primitive, offMs, onMs, speedup: offMs / onMs };
+  });
+}
