@@ -1,6 +1,8 @@
 package dev.jitzoo.space;
 
 import io.smallrye.config.ConfigMapping;
+import java.nio.file.Path;
+import java.util.Optional;
 import io.smallrye.config.WithDefault;
 
 /** Settings of the space service. */
@@ -14,4 +16,14 @@ public interface SpaceConfig {
     /** Relaxation ratio of Table 1's resource heuristics: 1 keeps only exact fits, lower admits near ones. */
     @WithDefault("0.85")
     double relaxation();
+
+    /**
+     * Microbenchmark results of more devices (fleet data), a file or a directory of {@code *.json}
+     * (as {@code ./jitzoo microbench} stores them), pooled with the shipped ones; none by default.
+     */
+    Optional<Path> microbenchResults();
+
+    /** Consistency threshold θ of the primitive table: a fixed primitive never costs more than this anywhere. */
+    @WithDefault("0.05")
+    double primitiveThreshold();
 }

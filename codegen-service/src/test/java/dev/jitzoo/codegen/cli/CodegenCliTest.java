@@ -8,7 +8,14 @@ import dev.jitzoo.codegen.wasm.WasmSections;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +31,34 @@ class CodegenCliTest extends CliTestSupport {
         assertEquals(metadata, WasmSections.customSection(wasm, WasmCompiler.ABI_SECTION));
         assertTrue(metadata.contains("\"pack\":{\"operand\":\"B\",\"entry\":\"pack_b\",\"floats\":65}"), metadata);
         assertTrue(err.toString().startsWith("wrote " + file), err.toString());
+    }
+
+    @Test
+    void theMicrobenchmarkPairsDifferInTheirOnePrimitiveOnly() throws IOException {
+        Path out = dir.resolve("microbench");
+        assertEquals(0, run("microbench", "--out", out.toString(), "--op", "K0"));
+        JsonArray suite = JsonParser.parseString(Files.readString(out.resolve("suite.json"))).getAsJsonArray();
+        Map<String, Set<String>> expected = Map.of("vectorize", Set.of("vectorize"), "unroll", Set.of("unroll"),
+                "loop_order", Set.of("columnsOuter"), "relaxed_simd", Set.of("relaxedSimd"), "cache_read", Set.of("packB"),
+                "passes", Set.of("passes"));
+        assertEquals(expected.keySet(), suite.asList().stream().map(e -> e.getAsJsonObject().get("primitive").getAsString())
+                .collect(Collectors.toSet()));
+        for (JsonElement e : suite) {
+            JsonObject pair = e.getAsJsonObject();
+            JsonObject off = flat(out.resolve(pair.get("off").getAsString().replace(".wasm", ".json")));
+            JsonObject on = flat(out.resolve(pair.get("on").getAsString().replace(".wasm", ".json")));
+            Set<String> differ = off.keySet().stream().filter(k -> !off.get(k).equals(on.get(k))).collect(Collectors.toSet());
+            differ.remove("pack"); // the pack entry comes with packB
+            assertEquals(expected.get(pair.get("primitive").getAsString()), differ, pair.toString());
+            assertEquals("[384,768,768]", on.get("shape").toString());
+        }
+    }
+
+    /** A kernel's metadata with the schedule's fields lifted to the top. */
+    private static JsonObject flat(Path metadata) throws IOException {
+        JsonObject m = JsonParser.parseString(Files.readString(metadata)).getAsJsonObject();
+        m.remove("schedule").getAsJsonObject().entrySet().forEach(f -> m.add(f.getKey(), f.getValue()));
+        return m;
     }
 
     @Test

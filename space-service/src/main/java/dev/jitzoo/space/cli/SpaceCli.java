@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 /** {@code ./jitzoo space}: the lite space of one op on one device, as JSON, without servers. */
 @Command(name = "jitzoo space", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Prints the lite kernel space of an op on a device (what gRPC Compose returns), as JSON.",
-        subcommands = {SizeCommand.class, CasesCommand.class, DynamicCommand.class},
+        subcommands = {SizeCommand.class, CasesCommand.class, DynamicCommand.class, PrimitivesCommand.class},
         footer = {"", "Examples:", "  ./jitzoo space --backend wasm --op K0 --device this-machine-wasm",
                 "  ./jitzoo space --backend webgpu --op matmul --shape 384,768,768 --device nvidia-ampere-webgpu",
                 "", "Bundled devices: this-machine-wasm, nvidia-ampere-webgpu, intel-gen9-webgpu, arm-mali-webgpu"})

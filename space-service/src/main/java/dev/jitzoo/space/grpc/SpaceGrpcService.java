@@ -7,7 +7,9 @@ import dev.jitzoo.space.SpaceConfig;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.lite.LiteSpace;
+import dev.jitzoo.space.primitives.PrimitiveTable;
 import io.grpc.Status;
+import java.io.IOException;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Uni;
 
@@ -17,8 +19,9 @@ public class SpaceGrpcService implements SpaceService {
 
     private final LiteSpace space;
 
-    public SpaceGrpcService(SpaceConfig config) {
-        this.space = new LiteSpace(config.relaxation(), config.maxCandidates());
+    public SpaceGrpcService(SpaceConfig config) throws IOException {
+        this.space = new LiteSpace(config.relaxation(), config.maxCandidates(),
+                PrimitiveTable.pooled(config.microbenchResults().orElse(null), config.primitiveThreshold()));
     }
 
     @Override

@@ -10,6 +10,7 @@ import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.device.GpuArchitecture;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.OpShapes;
+import dev.jitzoo.space.primitives.PrimitiveTable;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -25,8 +26,15 @@ public final class LiteSpace {
 
     private final double rho;
     private final int maxCandidates;
+    private final PrimitiveTable primitives;
 
+    /** With the shipped primitive table. */
     public LiteSpace(double rho, int maxCandidates) {
+        this(rho, maxCandidates, PrimitiveTable.DEFAULT);
+    }
+
+    /** {@code primitives} says which primitives are fixed and which the space tries both ways. */
+    public LiteSpace(double rho, int maxCandidates, PrimitiveTable primitives) {
         if (!(rho > 0 && rho <= 1)) {
             throw new IllegalArgumentException("the relaxation ratio must be in (0, 1], got " + rho);
         }
@@ -35,6 +43,7 @@ public final class LiteSpace {
         }
         this.rho = rho;
         this.maxCandidates = maxCandidates;
+        this.primitives = primitives;
     }
 
     /** Throws {@link dev.jitzoo.space.domain.InvalidOpException} or {@link InvalidDeviceException} with the reason. */
@@ -50,7 +59,7 @@ public final class LiteSpace {
                 boolean constantB = op.getKind() == OpKind.OP_KIND_MATMUL || op.getBroadcastB();
                 yield WasmSpace.build(shapes, constantB, new WasmSpace.Target(device.getWasm().getSimd(),
                         device.getWasm().getRelaxedSimd(), DeviceProfiles.simdRegisters(device),
-                        DeviceProfiles.l1Bytes(device)), rho);
+                        DeviceProfiles.l1Bytes(device)), primitives, rho);
             }
             case BACKEND_WGSL -> {
                 if (!device.hasWebgpu()) {

@@ -4,6 +4,9 @@ import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.Utilization;
 import dev.jitzoo.space.domain.OpShapes;
+import dev.jitzoo.space.primitives.Primitive;
+import dev.jitzoo.space.primitives.PrimitiveTable;
+import dev.jitzoo.space.primitives.Verdict;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -26,7 +29,6 @@ final class WasmSpace {
     private static final int[] ROWS = {1, 2, 4, 8};
     private static final int[] DEPTHS = {1, 2, 4};
     private static final int[] K_BLOCKS = {256, 128, 64, 32};
-    private static final int[] UNROLLS = {1, 2};
     /** The code generator's cap on one tile's accumulators (x86-64 has 16 SIMD registers). */
     static final int MAX_ACCUMULATORS = 16;
     static final int LANES = 4;
@@ -38,49 +40,75 @@ final class WasmSpace {
     record Target(boolean simd, boolean relaxedSimd, int registers, int l1Bytes) {
     }
 
-    static List<Candidate> build(OpShapes op, boolean constantB, Target device, double rho) {
+    static List<Candidate> build(OpShapes op, boolean constantB, Target device, PrimitiveTable primitives, double rho) {
         List<Candidate> out = new ArrayList<>();
-        for (int x0 : device.simd() ? COLUMNS : SCALAR_COLUMNS) {
-            int columnRegisters = device.simd() ? x0 / LANES : x0;
-            for (int y0 : ROWS) {
-                for (int r0 : DEPTHS) {
-                    long accumulators = (long) columnRegisters * y0;
-                    long reg = TableOne.regThread(columnRegisters, y0, r0);
-                    // heuristic 4 (Reg_thread = TOTAL_REGS, within the relaxation ratio); the codegen's cap
-                    if (reg > device.registers() || reg < rho * device.registers() || accumulators > MAX_ACCUMULATORS
-                            || x0 > OpShapes.padded(op.n()) || y0 > OpShapes.padded(op.m())) {
-                        continue;
-                    }
-                    int r1 = kBlock(op.k(), x0, y0, device.l1Bytes());
-                    if (r1 < 0) {
-                        continue; // heuristic 3: no k block fits L1
-                    }
-                    long l1 = 4 * TableOne.l1Block(x0, y0, r1 == 0 ? op.k() : r1);
-                    Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
-                            .setThreadBlock(1).setBlockCore(1).setRegLimit(1)
-                            .setL1Limit((int) Math.min(Integer.MAX_VALUE, device.l1Bytes() / l1)).build();
-                    Schedule tile = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setR1(r1)
-                            .setVectorize(device.simd()).setPackB(constantB).build();
-                    addVariants(out, op, tile, use, device);
-                }
+        for (boolean simd : settings(primitives.verdict(Primitive.VECTORIZE), device.simd())) {
+            for (int x0 : simd ? COLUMNS : SCALAR_COLUMNS) {
+                addTiles(out, op, x0, simd, constantB, device, primitives, rho);
             }
         }
         return out;
     }
 
-    /** The primitives left device dependent, on one tile: unroll 1 or 2, either loop order, mul+add or relaxed madd. */
-    private static void addVariants(List<Candidate> out, OpShapes op, Schedule tile, Utilization use, Target device) {
-        boolean[] forms = device.relaxedSimd() ? new boolean[] {false, true} : new boolean[] {false};
-        for (int unroll : UNROLLS) {
-            for (boolean columnsOuter : new boolean[] {false, true}) {
-                for (boolean relaxed : forms) {
-                    Schedule schedule = tile.toBuilder().setUnroll(unroll).setColumnsOuter(columnsOuter)
-                            .setRelaxedSimd(relaxed).build();
-                    out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
-                            .setScore(WasmModel.predict(op, schedule, device)).build());
+    /** The register tiles of one width by heuristics 2 and 4, each with its k block (heuristic 3). */
+    private static void addTiles(List<Candidate> out, OpShapes op, int x0, boolean simd, boolean constantB, Target device,
+                                 PrimitiveTable primitives, double rho) {
+        int columnRegisters = simd ? x0 / LANES : x0;
+        for (int y0 : ROWS) {
+            for (int r0 : DEPTHS) {
+                long accumulators = (long) columnRegisters * y0;
+                long reg = TableOne.regThread(columnRegisters, y0, r0);
+                // heuristic 4 (Reg_thread = TOTAL_REGS, within the relaxation ratio); the codegen's cap
+                if (reg > device.registers() || reg < rho * device.registers() || accumulators > MAX_ACCUMULATORS
+                        || x0 > OpShapes.padded(op.n()) || y0 > OpShapes.padded(op.m())) {
+                    continue;
+                }
+                int r1 = kBlock(op.k(), x0, y0, device.l1Bytes());
+                if (r1 < 0) {
+                    continue; // heuristic 3: no k block fits L1
+                }
+                long l1 = 4 * TableOne.l1Block(x0, y0, r1 == 0 ? op.k() : r1);
+                Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
+                        .setThreadBlock(1).setBlockCore(1).setRegLimit(1)
+                        .setL1Limit((int) Math.min(Integer.MAX_VALUE, device.l1Bytes() / l1)).build();
+                Schedule tile = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setR1(r1)
+                        .setVectorize(simd).build();
+                addVariants(out, op, tile, use, constantB, device, primitives);
+            }
+        }
+    }
+
+    /**
+     * The primitives on one tile, each as the microbenchmark table says: fixed on, fixed off, or both
+     * where open (unroll 1 or 2, rows or columns outside, mul+add or relaxed madd where the device has
+     * it and the tile is vectorized, B packed or in place where B is constant).
+     */
+    private static void addVariants(List<Candidate> out, OpShapes op, Schedule tile, Utilization use, boolean constantB,
+                                    Target device, PrimitiveTable primitives) {
+        for (boolean unrolled : settings(primitives.verdict(Primitive.UNROLL), true)) {
+            for (boolean columnsOuter : settings(primitives.verdict(Primitive.LOOP_ORDER), true)) {
+                for (boolean relaxed : settings(primitives.verdict(Primitive.RELAXED_SIMD), device.relaxedSimd() && tile.getVectorize())) {
+                    for (boolean pack : settings(primitives.verdict(Primitive.CACHE_READ), constantB)) {
+                        Schedule schedule = tile.toBuilder().setUnroll(unrolled ? 2 : 1).setColumnsOuter(columnsOuter)
+                                .setRelaxedSimd(relaxed).setPackB(pack).build();
+                        out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
+                                .setScore(WasmModel.predict(op, schedule, device)).build());
+                    }
                 }
             }
         }
+    }
+
+    /** A primitive's settings to try: only off where it is not available, else as the verdict says. */
+    static boolean[] settings(Verdict verdict, boolean available) {
+        if (!available) {
+            return new boolean[] {false};
+        }
+        return switch (verdict) {
+            case ON -> new boolean[] {true};
+            case OFF -> new boolean[] {false};
+            case OPEN -> new boolean[] {false, true};
+        };
     }
 
     /** Heuristic 3: 0 (whole K) when a tile's pass over K fits L1, else the largest k block that does; -1 if none. */

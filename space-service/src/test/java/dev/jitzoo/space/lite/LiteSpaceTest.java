@@ -17,7 +17,10 @@ import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.device.GpuArchitecture;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.InvalidOpException;
+import dev.jitzoo.space.primitives.MicrobenchResult;
+import dev.jitzoo.space.primitives.PrimitiveTable;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class LiteSpaceTest {
@@ -29,9 +32,11 @@ class LiteSpaceTest {
     @Test
     void wasmCandidatesFillTheRegistersAndFitTheCodegensCap() {
         ComposeResponse r = space.compose(K0, DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM);
-        assertEquals(48, r.getLiteSpaceSize());
+        // 6 register tiles x loop order x instruction form: the shipped table fixes unroll off, packing on
+        assertEquals(24, r.getLiteSpaceSize());
         for (Candidate c : r.getCandidatesList()) {
             Schedule s = c.getSchedule();
+            assertEquals(1, s.getUnroll(), "unroll is fixed off by the shipped microbenchmarks: " + s);
             long reg = TableOne.regThread(s.getX0() / 4, s.getY0(), s.getR0());
             assertEquals(reg, c.getUtilization().getRegThread());
             assertTrue(reg <= 16 && reg >= 0.85 * 16, "heuristic 4: " + s);
@@ -44,6 +49,28 @@ class LiteSpaceTest {
         assertTrue(r.getCandidatesList().stream().anyMatch(c -> c.getSchedule().getColumnsOuter()));
         assertBestFirst(r);
         assertTrue(r.getNaiveSpaceSize() / r.getLiteSpaceSize() >= 10_000);
+    }
+
+    @Test
+    void thePrimitiveTableFixesOrOpensEachPrimitive() {
+        DeviceProfile device = DeviceProfiles.bundled("this-machine-wasm");
+        PrimitiveTable open = PrimitiveTable.derive(List.of(), 0.05); // nothing measured: every primitive open
+        List<Candidate> all = new LiteSpace(0.85, 1000, open).compose(K0, device, Backend.BACKEND_WASM).getCandidatesList();
+        // 6 SIMD tiles x unroll 2 x order 2 x relaxed 2 x packed 2, and the scalar tiles (no relaxed form) x 8
+        long simd = all.stream().filter(c -> c.getSchedule().getVectorize()).count();
+        assertEquals(96, simd);
+        assertTrue(all.size() > simd, "vectorize open: scalar tiles too");
+        assertTrue(all.stream().anyMatch(c -> !c.getSchedule().getPackB()) && all.stream().anyMatch(c -> c.getSchedule().getUnroll() == 2));
+        assertTrue(all.stream().noneMatch(c -> !c.getSchedule().getVectorize() && c.getSchedule().getRelaxedSimd()));
+        Map<String, Double> pays = Map.of("vectorize", 2.0, "unroll", 1.3, "loop_order", 1.2, "relaxed_simd", 1.1, "cache_read", 2.0);
+        PrimitiveTable on = PrimitiveTable.derive(List.of(new MicrobenchResult("node", "a", "", pays)), 0.05);
+        List<Candidate> fixed = new LiteSpace(0.85, 1000, on).compose(K0, device, Backend.BACKEND_WASM).getCandidatesList();
+        assertEquals(6, fixed.size(), "one candidate per tile");
+        assertTrue(fixed.stream().map(Candidate::getSchedule).allMatch(s -> s.getVectorize() && s.getUnroll() == 2
+                && s.getColumnsOuter() && s.getRelaxedSimd() && s.getPackB()));
+        // a primitive a device lacks stays off whatever the table says
+        assertTrue(new LiteSpace(0.85, 1000, on).compose(K0, wasm(true, false, 0, 0), Backend.BACKEND_WASM)
+                .getCandidatesList().stream().noneMatch(c -> c.getSchedule().getRelaxedSimd()));
     }
 
     @Test

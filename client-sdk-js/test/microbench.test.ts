@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { runMicrobench } from "../src/microbench.js";
+import { naiveMatmulArtifact } from "./support/wasm.js";
+
+describe("runMicrobench", () => {
+  const shape: [number, number, number] = [8, 16, 12];
+  const right = (id: string) => naiveMatmulArtifact(id, shape);
+
+  it("checks each pair against the reference and reports off / on for every primitive", async () => {
+    const rounds: number[] = [];
+    const results = await runMicrobench(
+      [
+        { primitive: "unroll", off: right("a"), on: right("b") },
+        { primitive: "passes", off: right("c"), on: right("d") },
+      ],
+      { rounds: 3, sampleMs: 1, onProgress: (r) => rounds.push(r) },
+    );
+    expect(results.map((r) => r.primitive)).toEqual(["unroll", "passes"]);
+    for (const r of results) {
+      expect(r.offMs).toBeGreaterThan(0);
+      expect(r.onMs).toBeGreaterThan(0);
+      expect(r.speedup).toBeCloseTo(r.offMs / r.onMs, 12);
+    }
+    expect(rounds).toEqual([1, 2, 3]);
+  });
+
+  it("refuses a wrong kernel, naming its primitive and setting, before timing anything", async () => {
+    const wrong = naiveMatmulArtifact("w", shape, 2); // C = 2·A·B
+    await expect(runMicrobench([{ primitive: "cache_read", off: right("a"), on: wrong }])).rejects.toThrow(
+      /^cache_read on: max relative error/,
+    );
+  });
+
+  it("refuses an empty suite and pairs of another shape", async () => {
+    await expect(runMicrobench([])).rejects.toThrow("no primitive pairs");
+    await expect(
+      runMicrobench([{ primitive: "unroll", off: right("a"), on: naiveMatmulArtifact("x", [4, 16, 12]) }]),
+    ).rejects.toThrow(/^unroll on: kernel shape \[4,16,12\] does not match/);
+  });
+});
