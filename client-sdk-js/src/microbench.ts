@@ -2,9 +2,10 @@
 // and on, timed side by side on this device. The space service pools every device's results and
 // fixes the primitives whose winner is the same everywhere.
 import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-import { maxRelativeError, referenceMatMul, seededFloats } from "./reference.js";
+import { OpBench } from "./op-bench.js";
 import { median, time } from "./timing.js";
-import { loadKernel, OperandMemory, readMetadata, type LoadedKernel } from "./wasm-executor.js";
+import { readMetadata, type LoadedKernel } from "./wasm-executor.js";
+import { matmul } from "./workloads.js";
 
 /** One primitive's two kernels: the same op and schedule but for that primitive. */
 export interface PrimitivePair {
@@ -46,25 +47,15 @@ export async function runMicrobench(pairs: PrimitivePair[], options: MicrobenchO
   if (pairs.length === 0) throw new Error("no primitive pairs to measure");
   const shape = readMetadata(pairs[0].off).shape;
   if (shape.length !== 3) throw new Error(`the microbenchmark is a matmul, got shape [${shape}]`);
-  const [m, k, n] = shape;
-  const dims = { batch: 1, m, k, n };
-  const a = seededFloats(m * k, 11);
-  const b = seededFloats(k * n, 12);
-  const operands = new OperandMemory(dims, a, b);
-  const expected = referenceMatMul(dims, a, b);
+  const bench = new OpBench(matmul(shape[0], shape[1], shape[2]), 11, tolerance);
   const kernels: { primitive: string; off: LoadedKernel; on: LoadedKernel }[] = [];
   for (const pair of pairs) {
     const loaded: Record<string, LoadedKernel> = {};
     for (const setting of ["off", "on"] as const) {
-      const who = `${pair.primitive} ${setting}`;
-      const kernel = await loadKernel(pair[setting], operands).catch((e: Error) => {
-        throw new Error(`${who}: ${e.message}`);
+      const checked = await bench.check(pair[setting]).catch((e: Error) => {
+        throw new Error(`${pair.primitive} ${setting}: ${e.message}`);
       });
-      operands.poisonOutput();
-      kernel.run();
-      const error = maxRelativeError(operands.readOutput(), expected);
-      if (!(error <= tolerance)) throw new Error(`${who}: max relative error ${error.toExponential(2)} > ${tolerance}`);
-      loaded[setting] = kernel;
+      loaded[setting] = checked.kernel;
     }
     kernels.push({ primitive: pair.primitive, off: loaded.off, on: loaded.on });
   }

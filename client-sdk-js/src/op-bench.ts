@@ -49,21 +49,28 @@ export class OpBench {
     return this.best && { kernelId: this.best.kernel.kernelId, medianMs: this.best.ms, run: this.best.kernel.run };
   }
 
+  /**
+   * Loads a kernel over this bench's operands and checks one run against the reference (C poisoned
+   * first). Throws with the reason when it does not load or is wrong.
+   */
+  async check(artifact: KernelArtifact): Promise<{ kernel: LoadedKernel; maxRelError: number }> {
+    const kernel = await loadKernel(artifact, this.operands);
+    this.operands.poisonOutput();
+    kernel.run();
+    const maxRelError = maxRelativeError(this.operands.readOutput(), this.expected);
+    if (!(maxRelError <= this.tolerance)) throw new Error(`max relative error ${maxRelError.toExponential(2)} > ${this.tolerance}`);
+    return { kernel, maxRelError };
+  }
+
   /** Loads a kernel, checks one run against the reference, then times it. Never throws. */
   async tryKernel(artifact: KernelArtifact): Promise<KernelVerdict> {
     const kernelId = artifact.ref?.kernelId ?? "";
     let kernel: LoadedKernel;
     let maxRelError: number;
     try {
-      kernel = await loadKernel(artifact, this.operands);
-      this.operands.poisonOutput();
-      kernel.run();
-      maxRelError = maxRelativeError(this.operands.readOutput(), this.expected);
+      ({ kernel, maxRelError } = await this.check(artifact));
     } catch (e) {
       return { ok: false, kernelId, why: (e as Error).message };
-    }
-    if (!(maxRelError <= this.tolerance)) {
-      return { ok: false, kernelId, why: `max relative error ${maxRelError.toExponential(2)} > ${this.tolerance}` };
     }
     const t = time(kernel.run, this.timing);
     this.timings.set(kernelId, { medianMs: t.medianMs, samples: t.samples, maxRelError });

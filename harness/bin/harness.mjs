@@ -104,19 +104,13 @@ async function main() {
     const [name, dir, file] = rest;
     if (!['kernels', 'passes', 'codegen', 'space', 'dynamic'].includes(name)) fail(`unknown bench '${name ?? ''}'; known: kernels, passes, codegen, space, dynamic`);
     if (!dir) fail(`bench ${name} needs a directory`);
+    const second = { space: 'the sweep directory', dynamic: 'the plans file', codegen: 'the generation figures file' }[name];
+    if (second && !file) fail(`bench ${name} needs ${second} after the directory`);
     if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
     else if (name === 'passes') report = await benchPasses(dir);
-    else if (name === 'space') {
-      if (!file) fail('bench space needs the lite directory and the sweep directory');
-      report = await benchSpace(dir, file, { quick: values.quick });
-    } else if (name === 'dynamic') {
-      if (!file) fail('bench dynamic needs the kernel directory and the plans file');
-      report = await benchDynamic(dir, file, { quick: values.quick });
-    }
-    else if (name === 'codegen') {
-      if (!file) fail('bench codegen needs the generation figures file');
-      report = await benchCodegenKernels(dir, JSON.parse(fs.readFileSync(file, 'utf8')));
-    }
+    else if (name === 'space') report = await benchSpace(dir, file, { quick: values.quick });
+    else if (name === 'dynamic') report = await benchDynamic(dir, file, { quick: values.quick });
+    else report = await benchCodegenKernels(dir, JSON.parse(fs.readFileSync(file, 'utf8')));
   } else {
     fail(`unknown command '${command}'; see harness help`);
   }

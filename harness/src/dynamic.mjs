@@ -76,15 +76,21 @@ export class DynamicMemory {
     return { rows, meta, entry: (a, cOffset) => entry(a, b, cOffset) };
   }
 
-  /** Runs a plan's pieces over consecutive row slices of A into C[kind]. */
-  runPlan(plan, ukernels, kind = 'ukernel') {
+  /** Runs a plan's pieces over consecutive row slices of A into C.ukernel. */
+  runPlan(plan, ukernels) {
     let row = 0;
     for (const piece of plan.pieces) {
       const u = ukernels.get(piece.rows);
       for (let i = 0; i < piece.count; i++, row += piece.rows) {
-        u.entry(this.A + 4 * row * this.k, this.C[kind] + 4 * row * this.n);
+        u.entry(this.A + 4 * row * this.k, this.C.ukernel + 4 * row * this.n);
       }
     }
+  }
+
+  /** The float64 reference of the first `rows` rows of C. */
+  reference(rows) {
+    return reference({ op: 'matmul', shape: [rows, this.k, this.n] },
+      { A: this.floats(this.A, rows * this.k), B: this.floats(this.B, this.k * this.n) });
   }
 
   /** The first `rows` rows of C[kind], copied. */
@@ -98,7 +104,7 @@ export class DynamicMemory {
   }
 }
 
-/** The kernels by kind and rows, through the labels index that \`codegen cases --requests\` writes (a kernel asked for twice is written once). */
+/** The kernels by kind and rows, through the labels index that `codegen cases --requests` writes (a kernel asked for twice is written once). */
 function readKernels(dir) {
   const index = path.join(dir, 'labels.json');
   if (!fs.existsSync(index)) throw new Error(`${dir}: no labels.json (write it with codegen cases --requests)`);
@@ -114,23 +120,19 @@ function readKernels(dir) {
 }
 
 /**
- * \`./jitzoo test\`: every uKernel alone and every extent's composed plan against the float64
+ * `./jitzoo test`: every uKernel alone and every extent's composed plan against the float64
  * reference (C poisoned first, so a row no call writes shows). Returns one result per check, as
- * \`checkCases\` does: { name, ok, error, message }.
+ * `checkCases` does: { name, ok, error, message }.
  */
 export function checkPlans(dir, planFile) {
   const plans = JSON.parse(fs.readFileSync(planFile, 'utf8'));
-  const { k, n } = plans;
   const cases = readKernels(dir).ukernel;
-  const memory = new DynamicMemory(k, n, Math.max(...plans.plans.map((p) => p.paddedExtent), ...cases.keys()));
+  const memory = new DynamicMemory(plans.k, plans.n, Math.max(...plans.plans.map((p) => p.paddedExtent), ...cases.keys()));
   const ukernels = new Map([...cases].map(([rows, c]) => [rows, memory.load(c)]));
-  const B = memory.floats(memory.B, k * n);
-  const expect = (meta, rows, run) => {
+  const expect = (rows, run) => {
     memory.poison('ukernel');
     run();
-    const want = reference({ ...meta, shape: [rows, k, n], operandShapes: { A: [rows, k], B: [k, n], C: [rows, n] } },
-      { A: memory.floats(memory.A, rows * k), B });
-    return relativeError(memory.result('ukernel', rows), want);
+    return relativeError(memory.result('ukernel', rows), memory.reference(rows));
   };
   const results = [];
   const record = (name, measure) => {
@@ -142,10 +144,10 @@ export function checkPlans(dir, planFile) {
       results.push({ name, backend: 'wasm', ok: false, error: Infinity, message: e.message, ms: performance.now() - started });
     }
   };
-  for (const [rows, u] of ukernels) record(`ukernel-r${rows}`, () => expect(u.meta, rows, () => u.entry(memory.A, memory.C.ukernel)));
+  for (const [rows, u] of ukernels) record(`ukernel-r${rows}`, () => expect(rows, () => u.entry(memory.A, memory.C.ukernel)));
   for (const plan of plans.plans) {
     const pieces = plan.pieces.map((p) => `${p.count}x${p.rows}`).join('+');
-    record(`plan-${plan.extent}-${pieces}`, () => expect(ukernels.values().next().value.meta, plan.extent, () => memory.runPlan(plan, ukernels)));
+    record(`plan-${plan.extent}-${pieces}`, () => expect(plan.extent, () => memory.runPlan(plan, ukernels)));
   }
   return results;
 }
@@ -200,9 +202,7 @@ export async function benchDynamic(dir, planFile, { quick = false } = {}) {
       calls[kind]();
     }
     const results = Object.fromEntries(KINDS.map((kind) => [kind, memory.result(kind, s)]));
-    const want = checkAt.has(s)
-      ? reference(kernels.exact.get(s).meta, { A: memory.floats(memory.A, s * k), B: memory.floats(memory.B, k * n) })
-      : results.exact;
+    const want = checkAt.has(s) ? memory.reference(s) : results.exact;
     for (const kind of KINDS) {
       const error = relativeError(results[kind], want);
       if (!(error <= TOLERANCE)) throw new Error(`extent ${s}: the ${kind} result is off by ${error.toExponential(2)}`);

@@ -1,6 +1,5 @@
 // ./jitzoo bench space: the lite space against an exhaustive sweep of a large grid, in V8.
 
-import path from 'node:path';
 import { inputsFor } from './data.mjs';
 import { gflops, timeSideBySide } from './timing.mjs';
 import { readCases } from './cases.mjs';

@@ -1,9 +1,9 @@
 package dev.jitzoo.space;
 
 import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
 import java.nio.file.Path;
 import java.util.Optional;
-import io.smallrye.config.WithDefault;
 
 /** Settings of the space service. */
 @ConfigMapping(prefix = "jitzoo.space")

@@ -32,6 +32,11 @@ public record OpShapes(OpKind kind, int batch, int m, int k, int n) {
         return extent <= 1 ? 1 : Integer.highestOneBit(extent - 1) << 1;
     }
 
+    /** a / b rounded up, for positive a and b. */
+    public static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+
     /** Floating-point operations of one run. */
     public long flops() {
         return 2L * batch * m * k * n;

@@ -21,9 +21,4 @@ public record Plan(int extent, List<Piece> pieces, int paddedExtent, double sia)
     public int calls() {
         return pieces.stream().mapToInt(Piece::count).sum();
     }
-
-    /** Share of the computed rows that are useful: FTuner's Pad of the whole plan. */
-    public double pad() {
-        return (double) extent / paddedExtent;
-    }
 }

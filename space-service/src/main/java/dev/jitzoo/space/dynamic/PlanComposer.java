@@ -1,6 +1,7 @@
 package dev.jitzoo.space.dynamic;
 
 import dev.jitzoo.space.domain.InvalidOpException;
+import dev.jitzoo.space.domain.OpShapes;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -39,13 +40,13 @@ public final class PlanComposer {
         List<Plan> pool = new ArrayList<>();
         for (int i = kernels.size() - 1; i >= 0; i--) {
             UKernel big = kernels.get(i);
-            pool.add(plan(extent, List.of(new Use(big, (int) UKernelSet.ceilDiv(extent, big.rows())))));
+            pool.add(plan(extent, List.of(new Use(big, (int) OpShapes.ceilDiv(extent, big.rows())))));
             for (int j = i - 1; j >= 0; j--) {
                 UKernel small = kernels.get(j);
                 for (int n1 = extent / big.rows(); n1 >= 1; n1--) {
                     int rest = extent - n1 * big.rows();
                     if (rest > 0) {
-                        pool.add(plan(extent, List.of(new Use(big, n1), new Use(small, (int) UKernelSet.ceilDiv(rest, small.rows())))));
+                        pool.add(plan(extent, List.of(new Use(big, n1), new Use(small, (int) OpShapes.ceilDiv(rest, small.rows())))));
                     }
                 }
             }

@@ -85,7 +85,7 @@ public final class UKernelSet {
         long computed = 0;
         for (int s = lo; s <= hi; s++) {
             base += s;
-            computed += ceilDiv(s, rows) * (long) rows;
+            computed += OpShapes.ceilDiv(s, rows) * rows;
         }
         return (double) base / computed;
     }
@@ -94,13 +94,13 @@ public final class UKernelSet {
     static double occupancy(int rows, int lo, int hi, int cores) {
         double sum = 0;
         for (int s = lo; s <= hi; s++) {
-            sum += occupancy((int) ceilDiv(s, rows), cores);
+            sum += occupancy((int) OpShapes.ceilDiv(s, rows), cores);
         }
         return sum / (hi - lo + 1);
     }
 
     static double occupancy(int calls, int cores) {
-        return (double) calls / (ceilDiv(calls, cores) * (long) cores);
+        return (double) calls / (OpShapes.ceilDiv(calls, cores) * cores);
     }
 
     /** Flops per byte of one call: 2·rows·K·N over A's rows and B read, C's rows written (float32). */
@@ -124,16 +124,12 @@ public final class UKernelSet {
 
     /** Equation 5: at the largest extent the uKernel's calls are at least the cores' active blocks. */
     private static boolean saturates(UKernel u, int hi, Thresholds t) {
-        return ceilDiv(hi, u.rows()) >= t.cores();
+        return OpShapes.ceilDiv(hi, u.rows()) >= t.cores();
     }
 
     /** A MatMul of M, K, N. */
     public static OpSpec matmul(int m, int k, int n) {
         return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(k).addShape(n).build();
-    }
-
-    static long ceilDiv(long a, long b) {
-        return (a + b - 1) / b;
     }
 
     public int lo() {

@@ -9,9 +9,9 @@ import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.lite.LiteSpace;
 import dev.jitzoo.space.primitives.PrimitiveTable;
 import io.grpc.Status;
-import java.io.IOException;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Uni;
+import java.io.IOException;
 
 /** gRPC edge of the space service: converts requests and errors, nothing more. */
 @GrpcService

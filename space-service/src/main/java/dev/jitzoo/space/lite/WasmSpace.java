@@ -12,9 +12,9 @@ import java.util.List;
 
 /**
  * The Wasm lite space (one thread, so Thread_block = Block_core = 1): register tiles by heuristics
- * 1, 2 and 4, the k block by heuristic 3, then the primitives the microbenchmarks left device
- * dependent (unroll, loop order, relaxed SIMD where the device has it) and the consistent ones fixed
- * (vectorize, every codegen pass, cache_write; B packed when it is constant).
+ * 1, 2 and 4, the k block by heuristic 3, then each primitive (vectorize, unroll, loop order, relaxed
+ * SIMD where the device has it, B packed where it is constant) fixed or tried both ways as the
+ * {@link PrimitiveTable} says; cache_write is always on (C's tile in registers).
  *
  * <p>Registers are counted in SIMD registers: x0 columns take x0/4 v128s, and each of the y0·r0
  * A values is splatted into a register of its own, so Reg_thread = (x0/4)·r0 + r0·y0 + (x0/4)·y0.

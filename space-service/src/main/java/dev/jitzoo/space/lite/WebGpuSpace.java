@@ -102,12 +102,8 @@ final class WebGpuSpace {
     static double tieBreak(OpShapes op, int x1, int y1) {
         double reuse = (double) x1 * y1 / (x1 + y1) / 256.0;
         double padded = (double) op.m() * op.n()
-                / ((double) ceilDiv(op.m(), y1) * y1 * ceilDiv(op.n(), x1) * x1);
+                / ((double) OpShapes.ceilDiv(op.m(), y1) * y1 * OpShapes.ceilDiv(op.n(), x1) * x1);
         return Math.min(0.999, reuse * padded);
-    }
-
-    private static long ceilDiv(long a, long b) {
-        return (a + b - 1) / b;
     }
 
     private static int clamp(long v) {

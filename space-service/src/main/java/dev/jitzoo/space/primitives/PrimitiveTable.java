@@ -1,6 +1,5 @@
 package dev.jitzoo.space.primitives;
 
-import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
@@ -15,6 +14,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
@@ -133,7 +133,7 @@ public final class PrimitiveTable {
         try {
             JsonElement root = JsonParser.parseString(json);
             List<MicrobenchResult> out = new ArrayList<>();
-            for (JsonElement e : root.isJsonArray() ? root.getAsJsonArray() : single(root)) {
+            for (JsonElement e : root.isJsonArray() ? root.getAsJsonArray().asList() : List.of(root)) {
                 out.add(result(e.getAsJsonObject(), source));
             }
             return out;
@@ -142,17 +142,11 @@ public final class PrimitiveTable {
         }
     }
 
-    private static JsonArray single(JsonElement e) {
-        JsonArray a = new JsonArray();
-        a.add(e);
-        return a;
-    }
-
     private static MicrobenchResult result(JsonObject o, String source) {
         if (!o.has("primitives") || !o.get("primitives").isJsonObject()) {
             throw new IllegalArgumentException(source + ": a result needs a \"primitives\" object of speedups");
         }
-        Map<String, Double> speedups = new java.util.TreeMap<>();
+        Map<String, Double> speedups = new TreeMap<>();
         for (Map.Entry<String, JsonElement> e : o.getAsJsonObject("primitives").entrySet()) {
             double s = e.getValue().getAsDouble();
             if (!(s > 0 && s < 1000)) {
