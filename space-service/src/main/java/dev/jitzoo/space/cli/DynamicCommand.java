@@ -76,6 +76,9 @@ final class DynamicCommand implements Callable<Integer> {
         UKernelSet set = UKernelSet.build(lo, hi, k, n, profile, space, Thresholds.WASM.withPsi(psi));
         PlanComposer composer = new PlanComposer(set);
         JsonFormat.Printer json = JsonFormat.printer().omittingInsignificantWhitespace();
+        if (requests != null) {
+            writeRequests(set, lo, hi, profile, space, json);
+        }
         if (extent != null) {
             System.out.println(planJson(composer.compose(extent)));
             return 0;
@@ -92,9 +95,6 @@ final class DynamicCommand implements Callable<Integer> {
             out.append(s == lo ? "" : ",").append(planJson(composer.compose(s)));
         }
         System.out.println(out.append("]}"));
-        if (requests != null) {
-            writeRequests(set, lo, hi, profile, space, json);
-        }
         return 0;
     }
 
