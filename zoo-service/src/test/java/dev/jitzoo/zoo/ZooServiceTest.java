@@ -12,10 +12,13 @@ import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.Measurement;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
+import dev.jitzoo.proto.zoo.v1.SimilarRequest;
+import dev.jitzoo.proto.zoo.v1.SimilarResponse;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -31,6 +34,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -135,34 +139,93 @@ class ZooServiceTest {
         assertEquals(404, get("api/v1/best?fingerprint=nobody&shape=64,32,48").statusCode());
     }
 
+    @Test
+    void offersTheBestKernelsOfSimilarDeviceKindsAndTheKindsOwnBest() throws Exception {
+        OpSpec op = OP.toBuilder().setShape(0, 65).build(); // an op of its own: other tests report on OP
+        DeviceProfile a = wasmDevice(true, 16), b = wasmDevice(false, 16), arm = wasmDevice(true, 32);
+        publish(report(a, op, "s-a", Map.of("k1", 1.0, "k2", 2.0)));
+        publish(report(b, op, "s-b", Map.of("k2", 1.0, "k1", 1.25)));
+        publish(report(arm, op, "s-arm", Map.of("k3", 0.1)));
+        awaitBest(arm, op, "k3");
+        awaitBest(b, op, "k2");
+        awaitBest(a, op, "k1");
+
+        SimilarResponse fresh = similar(wasmDevice(true, 16), op, 10);
+        assertEquals(2, fresh.getSimilarDevices(), "a and b; the arm64 kind has other registers");
+        // k1: 1·1/1 + 0.75·1/1.25 = 1.6; k2: 1·1/2 + 0.75·1/1 = 1.25
+        assertEquals(List.of("k1", "k2"), fresh.getKernelsList().stream().map(k -> k.getKernel().getKernelId()).toList());
+        assertEquals(1.6, fresh.getKernels(0).getScore(), 1e-9);
+        assertEquals(2, fresh.getKernels(0).getDevices());
+        assertEquals(op, fresh.getKernels(0).getKernel().getOp(), "the full kernel reference round-trips");
+        assertFalse(fresh.getOwn().getFound(), "a new kind has no best of its own");
+
+        SimilarResponse own = similar(a, op, 1);
+        assertEquals(List.of("k2"), own.getKernelsList().stream().map(k -> k.getKernel().getKernelId()).toList(),
+                "its neighbour's best, never its own timings");
+        assertTrue(own.getOwn().getFound());
+        assertEquals("k1", own.getOwn().getKernel().getKernelId());
+        assertEquals(1, own.getOwn().getReports());
+
+        assertEquals(0, similar(wasmDevice(true, 16), OP.toBuilder().setShape(0, 66).build(), 5).getKernelsCount(),
+                "nothing until the zoo has data for the op");
+        for (int bad : new int[] {0, 65}) {
+            StatusRuntimeException e = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,
+                    () -> similar(a, op, bad));
+            assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+            assertTrue(e.getStatus().getDescription().contains("limit must be 1 to 64"), e.getStatus().getDescription());
+        }
+    }
+
+    private SimilarResponse similar(DeviceProfile device, OpSpec op, int limit) {
+        return zoo.similar(SimilarRequest.newBuilder().setDevice(device).setOp(op).setBackend(Backend.BACKEND_WASM)
+                .setLimit(limit).build());
+    }
+
+    private static DeviceProfile wasmDevice(boolean relaxed, int registers) {
+        return device().toBuilder().setWasm(WasmFeatures.newBuilder().setSimd(true).setRelaxedSimd(relaxed)
+                .setSimdRegisters(registers)).build();
+    }
+
     private static DeviceProfile device() {
         return DeviceProfile.newBuilder().setFingerprint("test-" + UUID.randomUUID()).build();
     }
 
     private ResolvedKernel resolve(DeviceProfile device) {
+        return resolve(device, OP);
+    }
+
+    private ResolvedKernel resolve(DeviceProfile device, OpSpec op) {
         return zoo.resolve(ResolveRequest.newBuilder().setDevice(device).setBackend(Backend.BACKEND_WASM)
-                .addOps(OP).build()).getKernels(0);
+                .addOps(op).build()).getKernels(0);
     }
 
     private ResolvedKernel awaitBest(DeviceProfile device, String kernelId) throws InterruptedException {
+        return awaitBest(device, OP, kernelId);
+    }
+
+    private ResolvedKernel awaitBest(DeviceProfile device, OpSpec op, String kernelId) throws InterruptedException {
         Instant deadline = Instant.now().plus(Duration.ofSeconds(30));
-        ResolvedKernel resolved = resolve(device);
+        ResolvedKernel resolved = resolve(device, op);
         while (!(resolved.getFound() && resolved.getKernel().getKernelId().equals(kernelId))) {
             if (Instant.now().isAfter(deadline)) {
                 throw new AssertionError("zoo never elected " + kernelId + "; last answer: " + resolved);
             }
             Thread.sleep(100);
-            resolved = resolve(device);
+            resolved = resolve(device, op);
         }
         return resolved;
     }
 
     private static KernelReport report(DeviceProfile device, String session, Map<String, Double> timings) {
+        return report(device, OP, session, timings);
+    }
+
+    private static KernelReport report(DeviceProfile device, OpSpec op, String session, Map<String, Double> timings) {
         KernelReport.Builder report = KernelReport.newBuilder().setSessionId(session).setDevice(device)
-                .setOp(OP).setBackend(Backend.BACKEND_WASM).setReceivedAtMs(System.currentTimeMillis());
+                .setOp(op).setBackend(Backend.BACKEND_WASM).setReceivedAtMs(System.currentTimeMillis());
         timings.entrySet().stream().sorted(Map.Entry.comparingByValue()).forEach(e -> report.addRanked(
                 Measurement.newBuilder().setMedianMs(e.getValue()).setSamples(5).setKernel(KernelRef.newBuilder()
-                        .setKernelId(e.getKey()).setBackend(Backend.BACKEND_WASM).setOp(OP).setAbiVersion(1)
+                        .setKernelId(e.getKey()).setBackend(Backend.BACKEND_WASM).setOp(op).setAbiVersion(1)
                         .setSchedule(Schedule.newBuilder().setY0(4).setX0(8).setVectorize(true)))));
         return report.build();
     }

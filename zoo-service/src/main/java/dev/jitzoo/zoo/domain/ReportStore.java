@@ -1,5 +1,7 @@
 package dev.jitzoo.zoo.domain;
 
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
 import java.util.List;
 import java.util.Optional;
 
@@ -18,8 +20,14 @@ public interface ReportStore {
 
     long countMeasurements(String fingerprint);
 
-    /** One kernel's timing from one session. */
-    record Measurement(ZooKey key, String sessionId, int rank, dev.jitzoo.proto.kernel.v1.KernelRef kernel,
+    /**
+     * Every kernel's mean time on every device kind that reported on one op (all keys sharing
+     * {@link ZooKey#opKey()}), with the profile of a device of that kind.
+     */
+    List<SimilarKernels.KindTiming> timings(String opKey);
+
+    /** One kernel's timing from one session, on the reporting device. */
+    record Measurement(ZooKey key, DeviceProfile device, String sessionId, int rank, KernelRef kernel,
                        double medianMs, int samples, long receivedAtMs) {
     }
 }

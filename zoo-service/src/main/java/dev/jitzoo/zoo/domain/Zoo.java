@@ -11,6 +11,9 @@ import java.util.Optional;
 /** The kernel zoo: takes reports, elects the best kernel per key, answers lookups. */
 public class Zoo {
 
+    /** Most kernels one similar-device lookup returns. */
+    public static final int MAX_SIMILAR = 64;
+
     private final ReportStore store;
     private final BestKernelCache cache;
 
@@ -40,7 +43,7 @@ public class Zoo {
             if (!(m.getMedianMs() > 0) || Double.isInfinite(m.getMedianMs())) {
                 throw new InvalidReportException("measurement " + rank + " has no positive latency");
             }
-            measurements.add(new ReportStore.Measurement(key, report.getSessionId(), rank, m.getKernel(),
+            measurements.add(new ReportStore.Measurement(key, report.getDevice(), report.getSessionId(), rank, m.getKernel(),
                     m.getMedianMs(), m.getSamples(), report.getReceivedAtMs()));
         }
         store.addMeasurements(measurements);
@@ -60,6 +63,23 @@ public class Zoo {
         Optional<BestKernel> stored = store.findBest(key);
         stored.ifPresent(best -> cache.put(key, best));
         return stored;
+    }
+
+    /**
+     * The best kernels of device kinds similar to {@code device} for an op (at most {@code limit}),
+     * and the device kind's own elected kernel.
+     */
+    public Similar similar(OpSpec op, Backend backend, DeviceProfile device, int limit) {
+        if (limit < 1 || limit > MAX_SIMILAR) {
+            throw new InvalidReportException("limit must be 1 to " + MAX_SIMILAR + ", got " + limit);
+        }
+        ZooKey key = ZooKey.of(op, backend, device);
+        SimilarKernels.Result ranked = SimilarKernels.rank(store.timings(key.opKey()), device, backend, key.asString(), limit);
+        return new Similar(ranked.kernels(), ranked.similarKinds(), resolve(op, backend, device));
+    }
+
+    /** What similar device kinds learned, and the kind's own elected kernel. */
+    public record Similar(List<SimilarKernels.Scored> kernels, int similarKinds, Optional<BestKernel> own) {
     }
 
     public long countMeasurements(String fingerprint) {

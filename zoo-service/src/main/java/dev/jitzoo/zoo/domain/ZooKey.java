@@ -32,6 +32,11 @@ public record ZooKey(String op, String shape, String backend, String primitiveVe
                 device.getFingerprint());
     }
 
+    /** The op part of the key (t, s and backend): what every device kind reporting on the op shares. */
+    public String opKey() {
+        return String.join("|", op, shape, backend);
+    }
+
     /** One string for caches and indexes. */
     public String asString() {
         return String.join("|", op, shape, backend, primitiveVector, fingerprint);

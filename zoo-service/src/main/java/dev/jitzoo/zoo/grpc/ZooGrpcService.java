@@ -4,13 +4,19 @@ import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolveResponse;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
+import dev.jitzoo.proto.zoo.v1.SimilarKernel;
+import dev.jitzoo.proto.zoo.v1.SimilarRequest;
+import dev.jitzoo.proto.zoo.v1.SimilarResponse;
 import dev.jitzoo.proto.zoo.v1.ZooService;
+import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.InvalidReportException;
+import dev.jitzoo.zoo.domain.SimilarKernels;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.grpc.Status;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Uni;
+import java.util.Optional;
 
 /** gRPC edge of the zoo: converts requests and errors, nothing more. */
 @GrpcService
@@ -29,18 +35,36 @@ public class ZooGrpcService implements ZooService {
             try {
                 ResolveResponse.Builder response = ResolveResponse.newBuilder();
                 for (OpSpec op : request.getOpsList()) {
-                    ResolvedKernel.Builder resolved = ResolvedKernel.newBuilder().setOp(op);
-                    zoo.resolve(op, request.getBackend(), request.getDevice()).ifPresent(best -> resolved
-                            .setFound(true)
-                            .setKernel(best.kernel())
-                            .setMedianMs(best.medianMs())
-                            .setReports(best.reports()));
-                    response.addKernels(resolved);
+                    response.addKernels(resolved(op, zoo.resolve(op, request.getBackend(), request.getDevice())));
                 }
                 return response.build();
             } catch (InvalidReportException e) {
                 throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
             }
         });
+    }
+
+    @Override
+    @Blocking
+    public Uni<SimilarResponse> similar(SimilarRequest request) {
+        return Uni.createFrom().item(() -> {
+            try {
+                Zoo.Similar similar = zoo.similar(request.getOp(), request.getBackend(), request.getDevice(), request.getLimit());
+                SimilarResponse.Builder response = SimilarResponse.newBuilder().setSimilarDevices(similar.similarKinds());
+                for (SimilarKernels.Scored k : similar.kernels()) {
+                    response.addKernels(SimilarKernel.newBuilder()
+                            .setKernel(k.kernel()).setScore(k.score()).setDevices(k.devices()));
+                }
+                return response.setOwn(resolved(request.getOp(), similar.own())).build();
+            } catch (InvalidReportException e) {
+                throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+            }
+        });
+    }
+
+    private static ResolvedKernel resolved(OpSpec op, Optional<BestKernel> best) {
+        ResolvedKernel.Builder resolved = ResolvedKernel.newBuilder().setOp(op);
+        best.ifPresent(b -> resolved.setFound(true).setKernel(b.kernel()).setMedianMs(b.medianMs()).setReports(b.reports()));
+        return resolved.build();
     }
 }

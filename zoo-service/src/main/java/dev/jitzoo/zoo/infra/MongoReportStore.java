@@ -13,10 +13,13 @@ import com.mongodb.client.model.InsertManyOptions;
 import com.mongodb.client.model.ReplaceOptions;
 import com.mongodb.client.model.Sorts;
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.ReportStore;
+import dev.jitzoo.zoo.domain.SimilarKernels;
 import dev.jitzoo.zoo.domain.ZooKey;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.bson.Document;
@@ -37,6 +40,7 @@ public class MongoReportStore implements ReportStore {
         this.best = database.getCollection("best");
         measurements.createIndex(Indexes.ascending("key", "sessionId", "kernelId"), new IndexOptions().unique(true));
         measurements.createIndex(Indexes.ascending("fingerprint"));
+        measurements.createIndex(Indexes.ascending("opKey"));
     }
 
     @Override
@@ -97,9 +101,31 @@ public class MongoReportStore implements ReportStore {
         return measurements.countDocuments(Filters.eq("fingerprint", fingerprint));
     }
 
+    @Override
+    public List<SimilarKernels.KindTiming> timings(String opKey) {
+        List<SimilarKernels.KindTiming> out = new ArrayList<>();
+        measurements.aggregate(List.of(
+                Aggregates.match(Filters.eq("opKey", opKey)),
+                Aggregates.group(new Document("key", "$key").append("kernelId", "$kernelId"),
+                        Accumulators.avg("meanMs", "$medianMs"),
+                        Accumulators.sum("reports", 1),
+                        Accumulators.first("ref", "$ref"),
+                        Accumulators.last("device", "$device")))).forEach(doc -> {
+            Binary device = doc.get("device", Binary.class);
+            if (device == null) {
+                return; // stored before devices were kept with measurements: no traits to compare
+            }
+            out.add(new SimilarKernels.KindTiming(doc.get("_id", Document.class).getString("key"), parseDevice(device),
+                    parseRef(doc.get("ref", Binary.class)), doc.getDouble("meanMs"), doc.getInteger("reports")));
+        });
+        return out;
+    }
+
     private static Document toDocument(Measurement m) {
         return new Document("key", m.key().asString())
+                .append("opKey", m.key().opKey())
                 .append("fingerprint", m.key().fingerprint())
+                .append("device", new Binary(m.device().toByteArray()))
                 .append("sessionId", m.sessionId())
                 .append("kernelId", m.kernel().getKernelId())
                 .append("ref", new Binary(m.kernel().toByteArray()))
@@ -107,6 +133,14 @@ public class MongoReportStore implements ReportStore {
                 .append("medianMs", m.medianMs())
                 .append("samples", m.samples())
                 .append("receivedAtMs", m.receivedAtMs());
+    }
+
+    private static DeviceProfile parseDevice(Binary binary) {
+        try {
+            return DeviceProfile.parseFrom(binary.getData());
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("stored device profile is corrupt", e);
+        }
     }
 
     private static KernelRef parseRef(Binary binary) {
