@@ -31,6 +31,8 @@ export interface OpResult {
   initialKernelId: string;
   /** Latency of the initial kernel; NaN when it was wrong. */
   initialMs: number;
+  /** Kernels offered as the best of a similar device (the zoo's exploitation set), in offer order. */
+  zooKernelIds: string[];
 }
 
 /** What a tuning session did. */
@@ -44,6 +46,8 @@ export interface TuneResult {
   offersSent: number;
   /** Offers received (initial kernels not counted). */
   kernelsReceived: number;
+  /** Offers received that were a similar device's best from the zoo (the rest are the lite space's). */
+  offersFromZoo: number;
   /** Kernels that matched the reference, initial kernels included. */
   kernelsValidated: number;
   /** Kernels refused: wrong output, or not loadable. */
@@ -92,7 +96,7 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
   const client = createClient(url, options.client);
   const result: TuneResult = {
     workload: workload.name, fingerprint: device.fingerprint, sessionId: "", rounds: 1,
-    offersSent: 0, kernelsReceived: 0, kernelsValidated: 0, kernelsInvalid: 0, kernelsTimed: 0,
+    offersSent: 0, kernelsReceived: 0, offersFromZoo: 0, kernelsValidated: 0, kernelsInvalid: 0, kernelsTimed: 0,
     inferences: 0, reportsAcked: 0, initialFromZoo: false, ops: [],
   };
 
@@ -131,12 +135,15 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
       initial.push({ fromZoo: k.fromZoo, id, ms: benches[i].timingOf(id)?.medianMs ?? NaN });
     }
 
+    const zooKernels = new Map(benches.map((b) => [b, [] as string[]]));
     for (let offer = await inbox.take(); offer; offer = await inbox.take()) {
       result.kernelsReceived++;
       const op = offer.artifact?.ref?.op;
       const bench = op && benches.find((b) => sameOp(b.op, op));
+      if (offer.fromZoo) result.offersFromZoo++;
       if (bench) {
-        await tryOn(bench, offer, `offer #${offer.rank}`);
+        if (offer.fromZoo) zooKernels.get(bench)!.push(offer.artifact?.ref?.kernelId ?? "");
+        await tryOn(bench, offer, `offer #${offer.rank}${offer.fromZoo ? " (a similar device's best)" : ""}`);
       } else {
         result.kernelsInvalid++;
         log(`  offer #${offer.rank} ${offer.artifact?.ref?.kernelId}: refused (an op this session did not ask for)`);
@@ -172,6 +179,7 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
         initialFromZoo: initial[i].fromZoo,
         initialKernelId: initial[i].id,
         initialMs: initial[i].ms,
+        zooKernelIds: zooKernels.get(bench)!,
       };
     });
     result.initialFromZoo = result.ops.every((o) => o.initialFromZoo);

@@ -35,16 +35,17 @@ describe("tune CLI", () => {
     gateway = await FakeGateway.start({
       initial: () => ({ artifact: naiveMatmulArtifact("kinit", shape), fromZoo: false }),
       offers: [naiveMatmulArtifact("k1", shape), naiveMatmulArtifact("k2", shape, 2)],
+      offersFromZoo: 1,
     });
     const run = io({ JITZOO_GATEWAY_URL: gateway.url });
     expect(await main(["--workload", "skeleton", "--fingerprint", "cli-test", "--json"], run)).toBe(0);
     const json = JSON.parse(run.stdout.at(-1)!);
     expect(json).toMatchObject({
-      workload: "skeleton", fingerprint: "cli-test", rounds: 1, kernels_received: 2, kernels_validated: 2,
+      workload: "skeleton", fingerprint: "cli-test", rounds: 1, kernels_received: 2, offers_from_zoo: 1, kernels_validated: 2,
       kernels_invalid: 1, kernels_timed: 2, reports_acked: 1, initial_from_zoo: false,
     });
     expect(json.ops).toHaveLength(1);
-    expect(json.ops[0]).toMatchObject({ op: "matmul", shape, initial_from_zoo: false });
+    expect(json.ops[0]).toMatchObject({ op: "matmul", shape, initial_from_zoo: false, zoo_kernel_ids: ["k1"] });
     expect(["kinit", "k1"]).toContain(json.ops[0].best_kernel_id);
     for (const key of ["best_ms", "gflops", "time_to_best_ms"]) expect(json.ops[0][key]).toBeGreaterThan(0);
     expect(run.stdout.some((l) => l.startsWith("op ") && l.includes("GFLOP/s"))).toBe(true);

@@ -34,7 +34,7 @@ export function table(r: TuneResult): string {
   const line = (cells: string[]) => cells.map((cell, c) => cell.padEnd(widths[c])).join("  ").trimEnd();
   return [
     `workload ${r.workload}, device ${r.fingerprint}, session ${r.sessionId}`,
-    `kernels: ${r.kernelsReceived} offered, ${r.kernelsValidated} validated (initial included), ${r.kernelsInvalid} refused, ` +
+    `kernels: ${r.kernelsReceived} offered (${r.offersFromZoo} of them similar devices' bests), ${r.kernelsValidated} validated (initial included), ${r.kernelsInvalid} refused, ` +
       `${r.kernelsTimed} timed; ${r.inferences} inferences; ${r.reportsAcked} reports acknowledged`,
     line(header),
     ...rows.map(line),
@@ -45,13 +45,14 @@ export function table(r: TuneResult): string {
 export function toJson(r: TuneResult): Record<string, unknown> {
   return {
     workload: r.workload, fingerprint: r.fingerprint, session_id: r.sessionId, rounds: r.rounds,
-    offers_sent: r.offersSent, kernels_received: r.kernelsReceived, kernels_validated: r.kernelsValidated,
+    offers_sent: r.offersSent, kernels_received: r.kernelsReceived, offers_from_zoo: r.offersFromZoo,
+    kernels_validated: r.kernelsValidated,
     kernels_invalid: r.kernelsInvalid, kernels_timed: r.kernelsTimed,
     inferences: r.inferences, reports_acked: r.reportsAcked, initial_from_zoo: r.initialFromZoo,
     ops: r.ops.map((o) => ({
       op: o.op, shape: o.shape, best_kernel_id: o.bestKernelId, best_ms: round(o.bestMs),
       gflops: round(o.gflops), time_to_best_ms: round(o.timeToBestMs), initial_from_zoo: o.initialFromZoo,
-      initial_kernel_id: o.initialKernelId, initial_ms: round(o.initialMs),
+      initial_kernel_id: o.initialKernelId, initial_ms: round(o.initialMs), zoo_kernel_ids: o.zooKernelIds,
     })),
   };
 }

@@ -12,6 +12,8 @@ export interface FakeGatewayOptions {
   initial: (op: OpSpec) => { artifact: KernelArtifact; fromZoo: boolean };
   /** The offers, in order. */
   offers: KernelArtifact[];
+  /** How many of the first offers are marked as a similar device's best (the exploitation set); none by default. */
+  offersFromZoo?: number;
   /** Close the session (code 1011) after sending this many offers. */
   closeAfterOffers?: number;
   /** Refuse every report with INVALID_REPORT. */
@@ -61,7 +63,7 @@ export class FakeGateway {
         if (sent === this.options.closeAfterOffers) return void ws.close(1011, "the fake gateway gives up");
         const artifact = this.options.offers[sent];
         issued.add(artifact.ref!.kernelId);
-        send({ frame: { case: "offer", value: { artifact, rank: sent } } });
+        send({ frame: { case: "offer", value: { artifact, rank: sent, fromZoo: sent < (this.options.offersFromZoo ?? 0) } } });
         sent++;
         credits--;
         if (sent === this.options.offers.length) send({ frame: { case: "offersDone", value: { offersSent: sent } } });

@@ -3,6 +3,7 @@ package dev.jitzoo.space;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 
 /** Settings of the space service. */
@@ -22,6 +23,17 @@ public interface SpaceConfig {
      * (as {@code ./jitzoo microbench} stores them), pooled with the shipped ones; none by default.
      */
     Optional<Path> microbenchResults();
+
+    /**
+     * Reports that settle a device kind's own best in the zoo: with at least this many, the extended
+     * space sends only the exploitation set.
+     */
+    @WithDefault("3")
+    int settledReports();
+
+    /** How long a Compose waits for the zoo's similar devices before it answers with the lite space alone. */
+    @WithDefault("PT2S")
+    Duration zooTimeout();
 
     /** Consistency threshold θ of the primitive table: a fixed primitive never costs more than this anywhere. */
     @WithDefault("0.05")

@@ -14,6 +14,7 @@ import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import dev.jitzoo.proto.kernel.v1.WebGpuAdapter;
 import dev.jitzoo.proto.kernel.v1.WebGpuLimits;
 import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.proto.space.v1.SpaceServiceGrpc;
@@ -68,6 +69,22 @@ class SpaceServiceTest {
             assertTrue(c.getSchedule().getVectorize());
             assertTrue(c.getUtilization().getRegThread() >= 14 && c.getUtilization().getRegThread() <= 16);
         }
+    }
+
+    @Test
+    void aDeadZooLeavesTheLiteSpaceWholeAndSaysWhy() {
+        ComposeResponse response = space.compose(request(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                .addShape(64).addShape(64).addShape(64).build(), true));
+        assertTrue(response.getZooUnavailable().startsWith("the zoo did not answer"), response.getZooUnavailable());
+        assertEquals(0, response.getExploitationSize());
+        assertFalse(response.getSettled());
+        assertEquals(response.getLiteSpaceSize(), response.getCandidatesCount());
+        assertTrue(response.getCandidatesList().stream().allMatch(c -> c.getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLORATION));
+
+        ComposeRequest anonymous = request(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                .addShape(64).addShape(64).addShape(64).build(), true);
+        anonymous = anonymous.toBuilder().setDevice(anonymous.getDevice().toBuilder().clearFingerprint()).build();
+        assertEquals("the device has no fingerprint to look up", space.compose(anonymous).getZooUnavailable());
     }
 
     @Test

@@ -12,6 +12,7 @@ import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.SpaceService;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
@@ -94,12 +95,17 @@ public class KernelSources {
                                 batch.addRequests(request(hello, op, candidate.getSchedule()));
                             }
                             return codegen.generateBatch(batch.build())
-                                    .map(generated -> new Offer(generated.getResult().getArtifact(), generated.getIndex()));
+                                    .map(generated -> new Offer(generated.getResult().getArtifact(), generated.getIndex(),
+                                            composed.getCandidates(generated.getIndex()).getSource()
+                                                    == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION));
                         }));
     }
 
-    /** A generated candidate and its place in its op's ordering. */
-    public record Offer(KernelArtifact artifact, int rank) {
+    /**
+     * A generated candidate, its place in its op's ordering, and whether it is a similar device's
+     * best from the zoo (the exploitation set) rather than the lite space's own.
+     */
+    public record Offer(KernelArtifact artifact, int rank, boolean fromZoo) {
     }
 
     private Uni<KernelArtifact> generate(GenerateRequest request) {

@@ -115,7 +115,7 @@ public class SessionSocket {
                 .onItem().transformToUniAndConcatenate(offer -> {
                     synchronized (session) {
                         session.enqueue(KernelOffer.newBuilder()
-                                .setArtifact(offer.artifact()).setRank(offer.rank()).build());
+                                .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build());
                     }
                     return flush(session, connection);
                 })

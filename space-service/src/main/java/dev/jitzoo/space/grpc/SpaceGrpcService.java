@@ -3,41 +3,79 @@ package dev.jitzoo.space.grpc;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.proto.space.v1.SpaceService;
+import dev.jitzoo.proto.zoo.v1.SimilarRequest;
+import dev.jitzoo.proto.zoo.v1.ZooService;
 import dev.jitzoo.space.SpaceConfig;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.InvalidOpException;
+import dev.jitzoo.space.extended.ExtendedSpace;
 import dev.jitzoo.space.lite.LiteSpace;
 import dev.jitzoo.space.primitives.PrimitiveTable;
 import io.grpc.Status;
+import io.quarkus.grpc.GrpcClient;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Uni;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import org.jboss.logging.Logger;
 
-/** gRPC edge of the space service: converts requests and errors, nothing more. */
+/**
+ * gRPC edge of the space service: converts requests and errors, and asks the zoo for the
+ * exploitation set. A zoo that does not answer costs the device its neighbours' kernels, not its
+ * space: the lite space comes back alone, with the reason.
+ */
 @GrpcService
 public class SpaceGrpcService implements SpaceService {
 
-    private final LiteSpace space;
+    private static final Logger LOG = Logger.getLogger(SpaceGrpcService.class);
 
-    public SpaceGrpcService(SpaceConfig config) throws IOException {
+    private final LiteSpace space;
+    private final ExtendedSpace extended;
+    private final ZooService zoo;
+    private final Duration zooTimeout;
+
+    public SpaceGrpcService(SpaceConfig config, @GrpcClient("zoo") ZooService zoo) throws IOException {
         this.space = new LiteSpace(config.relaxation(), config.maxCandidates(),
                 PrimitiveTable.pooled(config.microbenchResults().orElse(null), config.primitiveThreshold()));
+        this.extended = new ExtendedSpace(space, config.settledReports());
+        this.zoo = zoo;
+        this.zooTimeout = config.zooTimeout();
     }
 
     @Override
     public Uni<ComposeResponse> compose(ComposeRequest request) {
-        return Uni.createFrom().item(() -> {
-            if (!request.hasOp()) {
-                throw Status.INVALID_ARGUMENT.withDescription("op is required").asRuntimeException();
-            }
-            if (!request.hasDevice()) {
-                throw Status.INVALID_ARGUMENT.withDescription("device is required").asRuntimeException();
-            }
-            try {
-                return space.compose(request.getOp(), request.getDevice(), request.getBackend());
-            } catch (InvalidOpException | InvalidDeviceException e) {
-                throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
-            }
-        });
+        if (!request.hasOp()) {
+            return invalid("op is required");
+        }
+        if (!request.hasDevice()) {
+            return invalid("device is required");
+        }
+        ComposeResponse lite;
+        try {
+            lite = space.compose(request.getOp(), request.getDevice(), request.getBackend());
+        } catch (InvalidOpException | InvalidDeviceException e) {
+            return invalid(e.getMessage());
+        }
+        Uni<ExtendedSpace.ZooAnswer> answer;
+        if (request.getDevice().getFingerprint().isBlank()) {
+            answer = Uni.createFrom().item(ExtendedSpace.ZooAnswer.unavailable("the device has no fingerprint to look up"));
+        } else {
+            answer = zoo.similar(SimilarRequest.newBuilder().setOp(request.getOp()).setDevice(request.getDevice())
+                            .setBackend(request.getBackend()).setLimit(ExtendedSpace.zooLimit(lite)).build())
+                    .ifNoItem().after(zooTimeout).fail()
+                    .map(ExtendedSpace.ZooAnswer::of)
+                    .onFailure().recoverWithItem(failure -> {
+                        LOG.warnf("zoo unavailable, composing the lite space alone: %s", failure.toString());
+                        return ExtendedSpace.ZooAnswer.unavailable(failure instanceof TimeoutException
+                                ? "the zoo did not answer within " + zooTimeout.toMillis() + " ms"
+                                : "the zoo did not answer: " + failure.getMessage());
+                    });
+        }
+        return answer.map(zooAnswer -> extended.extend(lite, zooAnswer, request.getOp(), request.getDevice(), request.getBackend()));
+    }
+
+    private static Uni<ComposeResponse> invalid(String reason) {
+        return Uni.createFrom().failure(Status.INVALID_ARGUMENT.withDescription(reason).asRuntimeException());
     }
 }

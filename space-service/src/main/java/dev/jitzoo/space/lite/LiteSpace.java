@@ -4,6 +4,7 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.space.device.DeviceProfiles;
@@ -14,6 +15,7 @@ import dev.jitzoo.space.primitives.PrimitiveTable;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The web-specific lite space of one op on one device (paper section 5.2): the candidates Table 1's
@@ -51,24 +53,9 @@ public final class LiteSpace {
         OpShapes shapes = OpShapes.of(op);
         DeviceProfiles.check(device);
         List<Candidate> all = new ArrayList<>(switch (backend) {
-            case BACKEND_WASM -> {
-                if (!device.hasWasm()) {
-                    throw new InvalidDeviceException("a Wasm space needs the device's wasm features");
-                }
-                // B is constant (weights) in a MatMul and when one B serves every batch; packing it once then pays
-                boolean constantB = op.getKind() == OpKind.OP_KIND_MATMUL || op.getBroadcastB();
-                yield WasmSpace.build(shapes, constantB, new WasmSpace.Target(device.getWasm().getSimd(),
-                        device.getWasm().getRelaxedSimd(), DeviceProfiles.simdRegisters(device),
-                        DeviceProfiles.l1Bytes(device)), primitives, rho);
-            }
-            case BACKEND_WGSL -> {
-                if (!device.hasWebgpu()) {
-                    throw new InvalidDeviceException("a WebGPU space needs the device's webgpu adapter");
-                }
-                yield WebGpuSpace.build(shapes, GpuArchitecture.lookup(device.getWebgpu().getVendor(),
-                        device.getWebgpu().getArchitecture()), DeviceProfiles.limits(device), rho);
-            }
-            default -> throw new InvalidDeviceException("backend " + backend + " has no space; use BACKEND_WASM or BACKEND_WGSL");
+            case BACKEND_WASM -> WasmSpace.build(shapes, constantB(op), wasmTarget(device), primitives, rho);
+            case BACKEND_WGSL -> WebGpuSpace.build(shapes, gpu(device), DeviceProfiles.limits(device), rho);
+            default -> throw noSpace(backend);
         });
         all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
         return ComposeResponse.newBuilder()
@@ -76,5 +63,47 @@ public final class LiteSpace {
                 .setLiteSpaceSize(all.size())
                 .setNaiveSpaceSize(NaiveSpace.size(shapes, backend))
                 .build();
+    }
+
+    /**
+     * A schedule made elsewhere (a similar device's best, from the zoo) as a candidate on this device,
+     * with its Table 1 figures here; empty when it cannot run here. The op and device are taken as
+     * valid ({@link #compose} checked them).
+     */
+    public Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule schedule) {
+        OpShapes shapes = OpShapes.of(op);
+        return Optional.ofNullable(switch (backend) {
+            case BACKEND_WASM -> {
+                WasmSpace.Target target = wasmTarget(device);
+                yield WasmSpace.runs(schedule, constantB(op), target) ? WasmSpace.utilization(shapes, schedule, target) : null;
+            }
+            case BACKEND_WGSL -> WebGpuSpace.runs(schedule, DeviceProfiles.limits(device))
+                    ? WebGpuSpace.utilization(schedule, gpu(device)) : null;
+            default -> throw noSpace(backend);
+        }).map(use -> Candidate.newBuilder().setSchedule(schedule).setUtilization(use).build());
+    }
+
+    /** B is constant (weights) in a MatMul and when one B serves every batch; packing it once then pays. */
+    private static boolean constantB(OpSpec op) {
+        return op.getKind() == OpKind.OP_KIND_MATMUL || op.getBroadcastB();
+    }
+
+    private static WasmSpace.Target wasmTarget(DeviceProfile device) {
+        if (!device.hasWasm()) {
+            throw new InvalidDeviceException("a Wasm space needs the device's wasm features");
+        }
+        return new WasmSpace.Target(device.getWasm().getSimd(), device.getWasm().getRelaxedSimd(),
+                DeviceProfiles.simdRegisters(device), DeviceProfiles.l1Bytes(device));
+    }
+
+    private static GpuArchitecture gpu(DeviceProfile device) {
+        if (!device.hasWebgpu()) {
+            throw new InvalidDeviceException("a WebGPU space needs the device's webgpu adapter");
+        }
+        return GpuArchitecture.lookup(device.getWebgpu().getVendor(), device.getWebgpu().getArchitecture());
+    }
+
+    private static InvalidDeviceException noSpace(Backend backend) {
+        return new InvalidDeviceException("backend " + backend + " has no space; use BACKEND_WASM or BACKEND_WGSL");
     }
 }

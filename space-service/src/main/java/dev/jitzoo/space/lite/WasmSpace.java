@@ -67,13 +67,9 @@ final class WasmSpace {
                 if (r1 < 0) {
                     continue; // heuristic 3: no k block fits L1
                 }
-                long l1 = 4 * TableOne.l1Block(x0, y0, r1 == 0 ? op.k() : r1);
-                Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
-                        .setThreadBlock(1).setBlockCore(1).setRegLimit(1)
-                        .setL1Limit((int) Math.min(Integer.MAX_VALUE, device.l1Bytes() / l1)).build();
                 Schedule tile = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setR1(r1)
                         .setVectorize(simd).build();
-                addVariants(out, op, tile, use, constantB, device, primitives);
+                addVariants(out, op, tile, utilization(op, tile, device), constantB, device, primitives);
             }
         }
     }
@@ -97,6 +93,28 @@ final class WasmSpace {
                 }
             }
         }
+    }
+
+    /** Table 1 for one schedule on the device: SIMD registers of its tile, bytes of a k block's pass through L1. */
+    static Utilization utilization(OpShapes op, Schedule s, Target device) {
+        int r0 = Math.max(1, s.getR0());
+        long reg = TableOne.regThread(s.getVectorize() ? s.getX0() / LANES : s.getX0(), s.getY0(), r0);
+        long l1 = 4 * TableOne.l1Block(s.getX0(), s.getY0(), s.getR1() == 0 ? op.k() : s.getR1());
+        return Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
+                .setThreadBlock(1).setBlockCore(1).setRegLimit(1)
+                .setL1Limit((int) Math.min(Integer.MAX_VALUE, device.l1Bytes() / l1)).build();
+    }
+
+    /**
+     * Whether a schedule made elsewhere runs on this device: its primitives are ones the device has
+     * (SIMD, relaxed SIMD on vectors), its accumulators are within the code generator's cap, and B
+     * is packed only where it is constant.
+     */
+    static boolean runs(Schedule s, boolean constantB, Target device) {
+        long columnRegisters = s.getVectorize() ? s.getX0() / LANES : s.getX0();
+        return s.getX0() >= 1 && s.getY0() >= 1 && columnRegisters * s.getY0() <= MAX_ACCUMULATORS
+                && (!s.getVectorize() || device.simd() && s.getX0() % LANES == 0)
+                && (!s.getRelaxedSimd() || device.relaxedSimd() && s.getVectorize()) && (!s.getPackB() || constantB);
     }
 
     /** A primitive's settings to try: only off where it is not available, else as the verdict says. */

@@ -87,15 +87,44 @@ final class WebGpuSpace {
                     }
                     Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setX1(x1).setY1(y1).setR1(r1)
                             .setVectorize(true).setUnroll(UNROLL).build();
-                    Utilization use = Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
-                            .setThreadBlock((int) threads).setWarpBlock(warps).setBlockCore((int) blocks.blockCore())
-                            .setRegLimit(clamp(blocks.regLimit())).setL1Limit(clamp(blocks.l1Limit()))
-                            .setWarpLimit(clamp(blocks.warpLimit())).build();
-                    out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
+                    out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(utilization(reg, threads, l1, warps, blocks))
                             .setScore(blocks.blockCore() + tieBreak(op, x1, y1)).build());
                 }
             }
         }
+    }
+
+    /** Table 1 for one schedule on this GPU. */
+    static Utilization utilization(Schedule s, GpuArchitecture gpu) {
+        long reg = TableOne.regThread(s.getX0(), s.getY0(), Math.max(1, s.getR0()));
+        long threads = TableOne.threadBlock(s.getX0(), s.getY0(), s.getX1(), s.getY1());
+        long l1 = TableOne.stagedBytes(s.getX1(), s.getY1(), s.getR1());
+        double warps = TableOne.warpBlock(threads, gpu.warpWidth());
+        return utilization(reg, threads, l1, warps, TableOne.BlocksPerCore.of(reg, threads, l1, warps,
+                gpu.registersPerCore(), gpu.l1BytesPerCore(), gpu.warpsPerCore()));
+    }
+
+    private static Utilization utilization(long reg, long threads, long l1, double warps, TableOne.BlocksPerCore blocks) {
+        return Utilization.newBuilder().setRegThread((int) reg).setL1BlockBytes(l1)
+                .setThreadBlock((int) threads).setWarpBlock(warps).setBlockCore((int) blocks.blockCore())
+                .setRegLimit(clamp(blocks.regLimit())).setL1Limit(clamp(blocks.l1Limit()))
+                .setWarpLimit(clamp(blocks.warpLimit())).build();
+    }
+
+    /**
+     * Whether a schedule made elsewhere fits this adapter: whole invocation tiles, no Wasm-only
+     * primitive, and a workgroup within the adapter's invocation, per-axis and storage limits.
+     */
+    static boolean runs(Schedule s, WebGpuLimits limits) {
+        if (s.getX0() < 1 || s.getY0() < 1 || s.getX1() < s.getX0() || s.getY1() < s.getY0()
+                || s.getX1() % s.getX0() != 0 || s.getY1() % s.getY0() != 0
+                || s.getRelaxedSimd() || s.getPackB() || s.getColumnsOuter()) {
+            return false;
+        }
+        long tx = s.getX1() / s.getX0(), ty = s.getY1() / s.getY0();
+        return tx * ty <= limits.getMaxComputeInvocationsPerWorkgroup() && tx <= limits.getMaxComputeWorkgroupSizeX()
+                && ty <= limits.getMaxComputeWorkgroupSizeY()
+                && TableOne.stagedBytes(s.getX1(), s.getY1(), s.getR1()) <= limits.getMaxComputeWorkgroupStorageSize();
     }
 
     /** In [0, 1): reuse of each loaded value by the block, discounted by padding; orders candidates with equal Block_core. */

@@ -1,0 +1,102 @@
+package dev.jitzoo.space.extended;
+
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.CandidateSource;
+import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.zoo.v1.SimilarKernel;
+import dev.jitzoo.proto.zoo.v1.SimilarResponse;
+import dev.jitzoo.space.lite.LiteSpace;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * The extended space of one op on one device (paper section 5.3): the exploitation set, the best
+ * kernels of similar devices from the zoo, about a tenth of the lite space, ahead of the exploration
+ * set, the lite space less what the exploitation set already holds. The exploration set is empty
+ * once the device kind's own best is settled: elected with at least {@code settledReports} reports
+ * (each one session that tried its whole space and ranked the kernel in its top five).
+ *
+ * <p>A neighbour's kernel joins only if it is for exactly this op and backend, runs on this device
+ * ({@link LiteSpace#fit}), and is not the device kind's own best (the session starts on that one).
+ */
+public final class ExtendedSpace {
+
+    public static final int DEFAULT_SETTLED_REPORTS = 3;
+
+    private final LiteSpace lite;
+    private final int settledReports;
+
+    public ExtendedSpace(LiteSpace lite, int settledReports) {
+        if (settledReports < 1) {
+            throw new IllegalArgumentException("settledReports must be at least 1, got " + settledReports);
+        }
+        this.lite = lite;
+        this.settledReports = settledReports;
+    }
+
+    /** What the zoo answered for one op and device, or why it could not be asked. */
+    public record ZooAnswer(SimilarResponse similar, String unavailable) {
+
+        public static ZooAnswer of(SimilarResponse similar) {
+            return new ZooAnswer(similar, "");
+        }
+
+        public static ZooAnswer unavailable(String reason) {
+            return new ZooAnswer(SimilarResponse.getDefaultInstance(), reason);
+        }
+    }
+
+    /** About a tenth of the lite space, at least one. */
+    public static int exploitationLimit(int liteCandidates) {
+        return Math.max(1, (liteCandidates + 9) / 10);
+    }
+
+    /** How many of the zoo's kernels to ask for: room for some that do not run here. */
+    public static int zooLimit(ComposeResponse liteSpace) {
+        return Math.min(64, 4 * exploitationLimit(liteSpace.getCandidatesCount()));
+    }
+
+    /**
+     * Extends {@code liteSpace} (what {@link LiteSpace#compose} returned for this op and device) with
+     * the zoo's answer; an unavailable zoo leaves the lite space whole, as the exploration set.
+     */
+    public ComposeResponse extend(ComposeResponse liteSpace, ZooAnswer zoo, OpSpec op, DeviceProfile device, Backend backend) {
+        SimilarResponse similar = zoo.similar();
+        boolean settled = similar.getOwn().getFound() && similar.getOwn().getReports() >= settledReports;
+        Schedule own = similar.getOwn().getFound() ? similar.getOwn().getKernel().getSchedule() : null;
+
+        int limit = exploitationLimit(liteSpace.getCandidatesCount());
+        Set<Schedule> exploited = new HashSet<>();
+        ComposeResponse.Builder out = liteSpace.toBuilder().clearCandidates()
+                .setSettled(settled).setZooUnavailable(zoo.unavailable());
+        for (SimilarKernel neighbour : similar.getKernelsList()) {
+            KernelRef kernel = neighbour.getKernel();
+            if (exploited.size() == limit) {
+                break;
+            }
+            if (!kernel.getOp().equals(op) || kernel.getBackend() != backend || kernel.getSchedule().equals(own)
+                    || exploited.contains(kernel.getSchedule())) {
+                continue;
+            }
+            lite.fit(op, device, backend, kernel.getSchedule()).ifPresent(candidate -> {
+                exploited.add(candidate.getSchedule());
+                out.addCandidates(candidate.toBuilder().setScore(neighbour.getScore())
+                        .setSource(CandidateSource.CANDIDATE_SOURCE_EXPLOITATION));
+            });
+        }
+        out.setExploitationSize(exploited.size());
+        if (!settled) {
+            for (Candidate candidate : liteSpace.getCandidatesList()) {
+                if (!exploited.contains(candidate.getSchedule())) {
+                    out.addCandidates(candidate.toBuilder().setSource(CandidateSource.CANDIDATE_SOURCE_EXPLORATION));
+                }
+            }
+        }
+        return out.build();
+    }
+}
