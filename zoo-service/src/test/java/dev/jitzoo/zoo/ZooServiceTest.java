@@ -11,10 +11,15 @@ import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Primitive;
+import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.DevicePrimitives;
 import dev.jitzoo.proto.zoo.v1.Measurement;
+import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
+import dev.jitzoo.proto.zoo.v1.PrimitivesRequest;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
 import dev.jitzoo.proto.zoo.v1.SimilarRequest;
@@ -176,6 +181,45 @@ class ZooServiceTest {
         }
     }
 
+    @Test
+    void poolsMicrobenchmarksPerDeviceKindAndRefusesBadOnes() throws Exception {
+        DeviceProfile x = device(), y = device();
+        publish("microbench-results", microbench(x, "mb-1", Map.of(Primitive.PRIMITIVE_VECTORIZE, 2.0,
+                Primitive.PRIMITIVE_UNROLL, 0.7)).toByteArray());
+        publish("microbench-results", microbench(x, "mb-1", Map.of(Primitive.PRIMITIVE_VECTORIZE, 2.0)).toByteArray()); // redelivered
+        publish("microbench-results", new byte[] {(byte) 0xff, 0x13}); // garbage
+        publish("microbench-results", microbench(x, "mb-bad", Map.of(Primitive.PRIMITIVE_VECTORIZE, -1.0)).toByteArray());
+        publish("microbench-results", microbench(x, "mb-2", Map.of(Primitive.PRIMITIVE_VECTORIZE, 0.5)).toByteArray());
+        publish("microbench-results", microbench(y, "mb-3", Map.of(Primitive.PRIMITIVE_PASSES, 1.5)).toByteArray());
+
+        Instant deadline = Instant.now().plusSeconds(30);
+        Map<String, DevicePrimitives> devices = Map.of();
+        while (!(devices.containsKey(y.getFingerprint()) && devices.containsKey(x.getFingerprint())
+                && devices.get(x.getFingerprint()).getReports() == 2) && Instant.now().isBefore(deadline)) {
+            Thread.sleep(100);
+            devices = zoo.primitives(PrimitivesRequest.getDefaultInstance()).getDevicesList().stream()
+                    .collect(java.util.stream.Collectors.toMap(DevicePrimitives::getFingerprint, d -> d));
+        }
+        DevicePrimitives px = devices.get(x.getFingerprint());
+        assertEquals(2, px.getReports(), "two sessions; the redelivered and the refused ones not counted");
+        assertEquals(List.of(Primitive.PRIMITIVE_UNROLL, Primitive.PRIMITIVE_VECTORIZE),
+                px.getSpeedupsList().stream().map(PrimitiveSpeedup::getPrimitive).toList());
+        assertEquals(0.7, px.getSpeedups(0).getSpeedup(), 1e-9);
+        assertEquals(1.0, px.getSpeedups(1).getSpeedup(), 1e-9, "geometric mean of 2.0 and 0.5");
+        assertEquals("node 20", px.getEngine());
+        assertEquals(1.5, devices.get(y.getFingerprint()).getSpeedups(0).getSpeedup(), 1e-9);
+        String http = get("api/v1/primitives").body();
+        assertTrue(http.contains("{\"fingerprint\":\"" + y.getFingerprint() + "\",\"primitive\":\"passes\",\"speedup\":1."),
+                http);
+    }
+
+    private static MicrobenchReport microbench(DeviceProfile device, String session, Map<Primitive, Double> speedups) {
+        MicrobenchReport.Builder report = MicrobenchReport.newBuilder().setSessionId(session).setDevice(device)
+                .setEngine("node 20").setReceivedAtMs(System.currentTimeMillis());
+        speedups.forEach((p, s) -> report.addSpeedups(PrimitiveSpeedup.newBuilder().setPrimitive(p).setSpeedup(s)));
+        return report.build();
+    }
+
     private SimilarResponse similar(DeviceProfile device, OpSpec op, int limit) {
         return zoo.similar(SimilarRequest.newBuilder().setDevice(device).setOp(op).setBackend(Backend.BACKEND_WASM)
                 .setLimit(limit).build());
@@ -235,9 +279,13 @@ class ZooServiceTest {
     }
 
     private static void publish(byte[] payload) throws Exception {
+        publish("kernel-reports", payload);
+    }
+
+    private static void publish(String topic, byte[] payload) throws Exception {
         try (var producer = new KafkaProducer<>(Map.<String, Object>of("bootstrap.servers", TestInfra.kafkaBootstrap()),
                 new StringSerializer(), new ByteArraySerializer())) {
-            producer.send(new ProducerRecord<>("kernel-reports", "test", payload)).get(10, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord<>(topic, "test", payload)).get(10, TimeUnit.SECONDS);
         }
     }
 

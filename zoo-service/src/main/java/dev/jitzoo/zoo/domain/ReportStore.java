@@ -2,6 +2,7 @@ package dev.jitzoo.zoo.domain;
 
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.Primitive;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,6 +26,21 @@ public interface ReportStore {
      * {@link ZooKey#opKey()}), with the profile of a device of that kind.
      */
     List<SimilarKernels.KindTiming> timings(String opKey);
+
+    /** Stores one session's microbenchmark speedups; a session's result already stored is kept once. */
+    void addMicrobench(List<PrimitiveTiming> timings);
+
+    /** Every device kind's microbenchmark speedups, each primitive's geometric mean over the kind's sessions. */
+    List<DevicePrimitive> primitives();
+
+    /** One primitive's speedup measured in one session. */
+    record PrimitiveTiming(String fingerprint, String sessionId, Primitive primitive, double speedup, String engine,
+                           long receivedAtMs) {
+    }
+
+    /** A device kind's pooled speedup of one primitive. */
+    record DevicePrimitive(String fingerprint, Primitive primitive, double speedup, int reports, String engine) {
+    }
 
     /** One kernel's timing from one session, on the reporting device. */
     record Measurement(ZooKey key, DeviceProfile device, String sessionId, int rank, KernelRef kernel,

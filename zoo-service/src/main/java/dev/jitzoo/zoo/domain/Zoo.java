@@ -3,7 +3,9 @@ package dev.jitzoo.zoo.domain;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -80,6 +82,28 @@ public class Zoo {
 
     /** What similar device kinds learned, and the kind's own elected kernel. */
     public record Similar(List<SimilarKernels.Scored> kernels, int similarKinds, Optional<BestKernel> own) {
+    }
+
+    /** Stores a microbenchmark result that {@link MicrobenchRules} accepts. */
+    public void ingestMicrobench(MicrobenchReport report) {
+        if (report.getSessionId().isBlank()) {
+            throw new InvalidReportException("session id is required");
+        }
+        if (report.getDevice().getFingerprint().isBlank()) {
+            throw new InvalidReportException("device fingerprint is required");
+        }
+        String problem = MicrobenchRules.problem(report.getSpeedupsList(), report.getEngine());
+        if (problem != null) {
+            throw new InvalidReportException(problem);
+        }
+        store.addMicrobench(report.getSpeedupsList().stream().map(s -> new ReportStore.PrimitiveTiming(
+                report.getDevice().getFingerprint(), report.getSessionId(), s.getPrimitive(), s.getSpeedup(),
+                report.getEngine(), report.getReceivedAtMs())).toList());
+    }
+
+    /** The fleet's microbenchmark results, one entry per device kind. */
+    public List<ReportStore.DevicePrimitive> primitives() {
+        return store.primitives();
     }
 
     public long countMeasurements(String fingerprint) {

@@ -1,6 +1,10 @@
 package dev.jitzoo.zoo.grpc;
 
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
+import dev.jitzoo.proto.zoo.v1.DevicePrimitives;
+import dev.jitzoo.proto.zoo.v1.PrimitivesRequest;
+import dev.jitzoo.proto.zoo.v1.PrimitivesResponse;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolveResponse;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
@@ -10,12 +14,15 @@ import dev.jitzoo.proto.zoo.v1.SimilarResponse;
 import dev.jitzoo.proto.zoo.v1.ZooService;
 import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.InvalidReportException;
+import dev.jitzoo.zoo.domain.ReportStore;
 import dev.jitzoo.zoo.domain.SimilarKernels;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.grpc.Status;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Uni;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /** gRPC edge of the zoo: converts requests and errors, nothing more. */
@@ -59,6 +66,23 @@ public class ZooGrpcService implements ZooService {
             } catch (InvalidReportException e) {
                 throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
             }
+        });
+    }
+
+    @Override
+    @Blocking
+    public Uni<PrimitivesResponse> primitives(PrimitivesRequest request) {
+        return Uni.createFrom().item(() -> {
+            Map<String, DevicePrimitives.Builder> devices = new LinkedHashMap<>();
+            for (ReportStore.DevicePrimitive p : zoo.primitives()) {
+                DevicePrimitives.Builder device = devices.computeIfAbsent(p.fingerprint(),
+                        f -> DevicePrimitives.newBuilder().setFingerprint(f));
+                device.addSpeedups(PrimitiveSpeedup.newBuilder().setPrimitive(p.primitive()).setSpeedup(p.speedup()))
+                        .setReports(Math.max(device.getReports(), p.reports())).setEngine(p.engine());
+            }
+            PrimitivesResponse.Builder response = PrimitivesResponse.newBuilder();
+            devices.values().forEach(response::addDevices);
+            return response.build();
         });
     }
 

@@ -15,6 +15,7 @@ import com.mongodb.client.model.Sorts;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.Primitive;
 import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.ReportStore;
 import dev.jitzoo.zoo.domain.SimilarKernels;
@@ -34,10 +35,13 @@ public class MongoReportStore implements ReportStore {
 
     private final MongoCollection<Document> measurements;
     private final MongoCollection<Document> best;
+    private final MongoCollection<Document> microbench;
 
     public MongoReportStore(MongoDatabase database) {
         this.measurements = database.getCollection("measurements");
         this.best = database.getCollection("best");
+        this.microbench = database.getCollection("microbench");
+        microbench.createIndex(Indexes.ascending("sessionId", "primitive"), new IndexOptions().unique(true));
         measurements.createIndex(Indexes.ascending("key", "sessionId", "kernelId"), new IndexOptions().unique(true));
         measurements.createIndex(Indexes.ascending("fingerprint"));
         measurements.createIndex(Indexes.ascending("opKey"));
@@ -45,17 +49,47 @@ public class MongoReportStore implements ReportStore {
 
     @Override
     public void addMeasurements(List<Measurement> batch) {
-        List<Document> docs = batch.stream().map(MongoReportStore::toDocument).toList();
+        insertOnce(measurements, batch.stream().map(MongoReportStore::toDocument).toList());
+    }
+
+    /** Inserts documents; those a unique index already holds (a redelivered record's) are skipped. */
+    private static void insertOnce(MongoCollection<Document> collection, List<Document> docs) {
         try {
-            measurements.insertMany(docs, new InsertManyOptions().ordered(false));
+            collection.insertMany(docs, new InsertManyOptions().ordered(false));
         } catch (MongoBulkWriteException e) {
-            // a redelivered report: its measurements are stored already
             boolean onlyDuplicates = e.getWriteErrors().stream()
                     .allMatch(w -> ErrorCategory.fromErrorCode(w.getCode()) == ErrorCategory.DUPLICATE_KEY);
             if (!onlyDuplicates) {
                 throw e;
             }
         }
+    }
+
+    @Override
+    public void addMicrobench(List<PrimitiveTiming> timings) {
+        insertOnce(microbench, timings.stream().map(t -> new Document("fingerprint", t.fingerprint())
+                .append("sessionId", t.sessionId())
+                .append("primitive", t.primitive().name())
+                .append("logSpeedup", Math.log(t.speedup()))
+                .append("engine", t.engine())
+                .append("receivedAtMs", t.receivedAtMs())).toList());
+    }
+
+    @Override
+    public List<DevicePrimitive> primitives() {
+        List<DevicePrimitive> out = new ArrayList<>();
+        microbench.aggregate(List.of(
+                Aggregates.sort(Sorts.ascending("receivedAtMs")),
+                Aggregates.group(new Document("fingerprint", "$fingerprint").append("primitive", "$primitive"),
+                        Accumulators.avg("meanLog", "$logSpeedup"),
+                        Accumulators.sum("reports", 1),
+                        Accumulators.last("engine", "$engine")),
+                Aggregates.sort(Sorts.ascending("_id.fingerprint", "_id.primitive")))).forEach(doc -> {
+            Document id = doc.get("_id", Document.class);
+            out.add(new DevicePrimitive(id.getString("fingerprint"), Primitive.valueOf(id.getString("primitive")),
+                    Math.exp(doc.getDouble("meanLog")), doc.getInteger("reports"), doc.getString("engine")));
+        });
+        return out;
     }
 
     @Override

@@ -15,6 +15,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /** Read-only JSON queries for analysts and for `./jitzoo zoo`. */
@@ -53,6 +54,18 @@ public class ZooResource {
         } catch (InvalidReportException e) {
             throw new BadRequestException(e.getMessage());
         }
+    }
+
+    public record PrimitiveView(String fingerprint, String primitive, double speedup, int reports, String engine) {
+    }
+
+    /** The fleet's microbenchmark results: per device kind and primitive, the geometric mean speedup. */
+    @GET
+    @Path("/primitives")
+    public List<PrimitiveView> primitives() {
+        return zoo.primitives().stream().map(p -> new PrimitiveView(p.fingerprint(),
+                p.primitive().name().substring("PRIMITIVE_".length()).toLowerCase(Locale.ROOT),
+                p.speedup(), p.reports(), p.engine())).toList();
     }
 
     /** How many measurements devices with this fingerprint have contributed. */
