@@ -4,6 +4,7 @@ import {
   ClientFrameSchema,
   ServerFrameSchema,
   type KernelOffer,
+  type MicrobenchAck,
   type OffersDone,
   type ReportAck,
   type Welcome,
@@ -19,6 +20,8 @@ export interface ClientEvents {
   offersDone: OffersDone;
   /** A report was accepted. */
   reportAck: ReportAck;
+  /** The microbenchmark result was accepted. */
+  microbenchAck: MicrobenchAck;
   /** An Error frame. */
   error: GatewayError;
   /** The connection closed (always the last event). */
@@ -231,6 +234,7 @@ class GatewayClient implements JitzooClient {
       case "offer": return this.emit("offer", f.value);
       case "offersDone": return this.emit("offersDone", f.value);
       case "reportAck": return this.emit("reportAck", f.value);
+      case "microbenchAck": return this.emit("microbenchAck", f.value);
       case "error": return this.emit("error", new GatewayError(f.value.code, f.value.message));
       default: return; // a frame kind newer than this SDK
     }

@@ -15,6 +15,8 @@ export {
   referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, dimsOf, flopsOf, opName, seededFloats, type MatMulDims,
 } from "./reference.js";
 export { time, median, type Timing, type TimingOptions } from "./timing.js";
-export { runMicrobench, type PrimitivePair, type PrimitiveMeasurement, type MicrobenchOptions } from "./microbench.js";
+export {
+  runMicrobench, microbenchSpeedups, type PrimitivePair, type PrimitiveMeasurement, type MicrobenchOptions, type MicrobenchSummary,
+} from "./microbench.js";
 export * as gateway from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 export * as kernel from "./gen/jitzoo/kernel/v1/kernel_pb.js";

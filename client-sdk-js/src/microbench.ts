@@ -1,7 +1,7 @@
 // The primitive microbenchmark (nnJIT section 5.1): kernel pairs that differ in one primitive, off
 // and on, timed side by side on this device. The space service pools every device's results and
 // fixes the primitives whose winner is the same everywhere.
-import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { Primitive, type KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { OpBench } from "./op-bench.js";
 import { median, time } from "./timing.js";
 import { readMetadata, type LoadedKernel } from "./wasm-executor.js";
@@ -73,5 +73,24 @@ export async function runMicrobench(pairs: PrimitivePair[], options: MicrobenchO
     const offMs = median(samples[i].off);
     const onMs = median(samples[i].on);
     return { primitive: kernel.primitive, offMs, onMs, speedup: offMs / onMs };
+  });
+}
+
+/** A microbenchmark result to send to the gateway: each primitive's speedup, and what ran it. */
+export interface MicrobenchSummary {
+  /** Primitive name (`vectorize`, `loop_order`, …) → speedup, time off over time on. */
+  speedups: Record<string, number>;
+  /** A user agent, or "node 20.20.2". */
+  engine: string;
+}
+
+/** The Microbench frame's speedups; throws on a primitive name the protocol does not know. */
+export function microbenchSpeedups(summary: MicrobenchSummary): { primitive: Primitive; speedup: number }[] {
+  return Object.entries(summary.speedups).map(([name, speedup]) => {
+    const primitive = Primitive[name.toUpperCase() as keyof typeof Primitive];
+    if (typeof primitive !== "number" || primitive === Primitive.UNSPECIFIED) {
+      throw new Error(`unknown primitive "${name}" (known: ${Object.keys(Primitive).filter((k) => isNaN(Number(k)) && k !== "UNSPECIFIED").map((k) => k.toLowerCase()).join(", ")})`);
+    }
+    return { primitive, speedup };
   });
 }

@@ -1,6 +1,7 @@
 import { createClient, type ClientOptions, type JitzooClient } from "./client.js";
 import type { KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { microbenchSpeedups, type MicrobenchSummary } from "./microbench.js";
 import { OpBench } from "./op-bench.js";
 import { probeDevice } from "./probe.js";
 import { flopsOf, opName } from "./reference.js";
@@ -57,6 +58,8 @@ export interface TuneResult {
   /** Inferences run with the incumbent between offers, as a page would. */
   inferences: number;
   reportsAcked: number;
+  /** Whether a microbenchmark result was sent and accepted. */
+  microbenchAcked: boolean;
   /** True when every op's initial kernel came from the zoo. */
   initialFromZoo: boolean;
   ops: OpResult[];
@@ -78,6 +81,8 @@ export interface TuneOptions {
   client?: ClientOptions;
   /** Receives progress lines. */
   log?: (line: string) => void;
+  /** This device's primitive microbenchmark, sent for the fleet's primitive table right after the Welcome. */
+  microbench?: MicrobenchSummary;
 }
 
 /**
@@ -97,7 +102,7 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
   const result: TuneResult = {
     workload: workload.name, fingerprint: device.fingerprint, sessionId: "", rounds: 1,
     offersSent: 0, kernelsReceived: 0, offersFromZoo: 0, kernelsValidated: 0, kernelsInvalid: 0, kernelsTimed: 0,
-    inferences: 0, reportsAcked: 0, initialFromZoo: false, ops: [],
+    inferences: 0, reportsAcked: 0, microbenchAcked: false, initialFromZoo: false, ops: [],
   };
 
   const inbox = new OfferInbox(client, options.idleTimeoutMs ?? 120_000, log);
@@ -113,6 +118,15 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
     log(`session ${welcome.sessionId}: ${welcome.initial.length} initial kernels`);
     if (welcome.initial.length !== benches.length) {
       throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${benches.length} ops`);
+    }
+    if (options.microbench) {
+      const acked = client.next("microbenchAck");
+      client.send({ frame: { case: "microbench", value: {
+        speedups: microbenchSpeedups(options.microbench), engine: options.microbench.engine,
+      } } });
+      await acked;
+      result.microbenchAcked = true;
+      log(`microbenchmark sent (${Object.keys(options.microbench.speedups).length} primitives)`);
     }
 
     const tryOn = async (bench: OpBench, offer: { artifact?: KernelOffer["artifact"] }, label: string) => {

@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Microbench } from "../src/gen/jitzoo/gateway/v1/gateway_pb.js";
+import { Primitive } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 import { main, type CliIo } from "../src/cli/tune.js";
 import { FakeGateway } from "./support/fake-gateway.js";
 import { naiveMatmulArtifact } from "./support/wasm.js";
@@ -49,6 +54,26 @@ describe("tune CLI", () => {
     expect(["kinit", "k1"]).toContain(json.ops[0].best_kernel_id);
     for (const key of ["best_ms", "gflops", "time_to_best_ms"]) expect(json.ops[0][key]).toBeGreaterThan(0);
     expect(run.stdout.some((l) => l.startsWith("op ") && l.includes("GFLOP/s"))).toBe(true);
+  });
+
+  it("sends a stored microbenchmark result in the session, and refuses a file it cannot read", async () => {
+    const shape: [number, number, number] = [128, 256, 96];
+    gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("kinit", shape), fromZoo: false }), offers: [] });
+    const dir = mkdtempSync(join(tmpdir(), "jitzoo-cli-"));
+    const file = join(dir, "node.json");
+    writeFileSync(file, JSON.stringify({ runner: "node", engine: "node 20", primitives: { vectorize: 1.9, loop_order: 1.02 } }));
+    const run = io({ JITZOO_GATEWAY_URL: gateway.url });
+    expect(await main(["--workload", "skeleton", "--microbench", file, "--json"], run)).toBe(0);
+    expect(JSON.parse(run.stdout.at(-1)!).microbench_acked).toBe(true);
+    const sent = gateway.received.find((f) => f.frame.case === "microbench")!.frame.value as Microbench;
+    expect(sent.engine).toBe("node 20");
+    expect(sent.speedups.map((s) => [s.primitive, s.speedup])).toEqual([[Primitive.VECTORIZE, 1.9], [Primitive.LOOP_ORDER, 1.02]]);
+
+    writeFileSync(file, JSON.stringify({ primitives: { warp_drive: 2 } }));
+    const bad = io({ JITZOO_GATEWAY_URL: gateway.url });
+    expect(await main(["--workload", "skeleton", "--microbench", file], bad)).toBe(2);
+    expect(bad.stderr[0]).toMatch(/^--microbench .*: unknown primitive "warp_drive" \(known: vectorize, unroll, loop_order/);
+    rmSync(dir, { recursive: true });
   });
 
   it("prints the device fingerprint", async () => {

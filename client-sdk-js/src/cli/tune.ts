@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-import { realpathSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { microbenchSpeedups, type MicrobenchSummary } from "../microbench.js";
 import { fingerprintOf, probeFeatures } from "../probe.js";
 import { tune, type TuneResult } from "../tuner.js";
 import { WORKLOADS } from "../workloads.js";
@@ -15,10 +16,11 @@ export interface CliIo {
 
 const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
 
-const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--fingerprint F] [--json]
+const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--fingerprint F] [--microbench FILE] [--json]
        tune --print-fingerprint
   --url          gateway WebSocket address (default: $JITZOO_GATEWAY_URL, else ${DEFAULT_URL})
   --fingerprint  device kind to report as (default: derived from this machine)
+  --microbench   a result of ./jitzoo microbench (JSON with "primitives" and "engine"), sent for the fleet's primitive table
   --json         end stdout with one line of JSON
 workloads: ${Object.keys(WORKLOADS).join(", ")}
 exit codes: 0 done, 1 the session failed (gateway unreachable, refused, closed), 2 bad usage`;
@@ -48,7 +50,7 @@ export function toJson(r: TuneResult): Record<string, unknown> {
     offers_sent: r.offersSent, kernels_received: r.kernelsReceived, offers_from_zoo: r.offersFromZoo,
     kernels_validated: r.kernelsValidated,
     kernels_invalid: r.kernelsInvalid, kernels_timed: r.kernelsTimed,
-    inferences: r.inferences, reports_acked: r.reportsAcked, initial_from_zoo: r.initialFromZoo,
+    inferences: r.inferences, reports_acked: r.reportsAcked, microbench_acked: r.microbenchAcked, initial_from_zoo: r.initialFromZoo,
     ops: r.ops.map((o) => ({
       op: o.op, shape: o.shape, best_kernel_id: o.bestKernelId, best_ms: round(o.bestMs),
       gflops: round(o.gflops), time_to_best_ms: round(o.timeToBestMs), initial_from_zoo: o.initialFromZoo,
@@ -69,6 +71,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         workload: { type: "string" },
         url: { type: "string" },
         fingerprint: { type: "string" },
+        microbench: { type: "string" },
         json: { type: "boolean", default: false },
         "print-fingerprint": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
@@ -91,11 +94,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.err(`${args.workload ? `unknown workload "${args.workload}"` : "--workload is required"}\n${USAGE}`);
     return 2;
   }
+  let microbench: MicrobenchSummary | undefined;
+  if (args.microbench) {
+    try {
+      microbench = readMicrobench(args.microbench);
+    } catch (e) {
+      io.err(`--microbench ${args.microbench}: ${(e as Error).message}`);
+      return 2;
+    }
+  }
   const url = args.url ?? io.env.JITZOO_GATEWAY_URL ?? DEFAULT_URL;
   io.err(`tuning ${workload.name} against ${url}`);
   let result: TuneResult;
   try {
-    result = await tune(url, workload, { fingerprint: args.fingerprint, log: io.err });
+    result = await tune(url, workload, { fingerprint: args.fingerprint, log: io.err, microbench });
   } catch (e) {
     io.err(`tune failed: ${(e as Error).message}`);
     return 1;
@@ -103,6 +115,19 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   io.out(table(result));
   if (args.json) io.out(JSON.stringify(toJson(result)));
   return 0;
+}
+
+/** A stored microbenchmark result: its "primitives" speedups and "engine"; throws saying what is wrong. */
+export function readMicrobench(path: string): MicrobenchSummary {
+  const json = JSON.parse(readFileSync(path, "utf8")) as { primitives?: unknown; engine?: unknown };
+  if (typeof json.primitives !== "object" || json.primitives === null) throw new Error('no "primitives" object of speedups');
+  const speedups: Record<string, number> = {};
+  for (const [name, value] of Object.entries(json.primitives)) {
+    if (typeof value !== "number") throw new Error(`speedup of ${name} is not a number`);
+    speedups[name] = value;
+  }
+  microbenchSpeedups({ speedups, engine: "" }); // unknown names refused here, not by the gateway
+  return { speedups, engine: typeof json.engine === "string" ? json.engine : "" };
 }
 
 function invokedDirectly(): boolean {

@@ -2,7 +2,7 @@
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import WebSocket from "ws";
 import { ClientFrameSchema, ServerFrameSchema, type ServerFrame } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
-import { Backend, OpKind } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
+import { Backend, OpKind, Primitive } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 
 /** The gateway under test; the e2e tests skip when it is not set. */
 export const GATEWAY = process.env.JITZOO_GATEWAY_URL;
@@ -88,4 +88,9 @@ export const report = (kernelId: string, shape = SKELETON_SHAPE) => encode({
   frame: { case: "report", value: {
     op: { kind: OpKind.MATMUL, shape }, ranked: [{ kernelId, medianMs: 0.5, samples: 7, maxRelError: 1e-7 }],
   } },
+});
+
+/** A Microbench frame of one primitive. */
+export const microbench = (primitive: Primitive, speedup: number) => encode({
+  frame: { case: "microbench", value: { engine: "jitzoo-e2e", speedups: [{ primitive, speedup }] } },
 });

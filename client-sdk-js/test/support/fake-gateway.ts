@@ -99,6 +99,9 @@ export class FakeGateway {
         if (forged) return fail(ErrorCode.INVALID_REPORT, `kernel ${forged.kernelId} was never offered`);
         this.acked.push(f.value);
         send({ frame: { case: "reportAck", value: { op: f.value.op } } });
+      } else if (f.case === "microbench") {
+        if (f.value.speedups.length === 0) return fail(ErrorCode.INVALID_MICROBENCH, "no primitive measured");
+        send({ frame: { case: "microbenchAck", value: {} } });
       } else {
         fail(ErrorCode.PROTOCOL, "empty frame", 1008);
       }

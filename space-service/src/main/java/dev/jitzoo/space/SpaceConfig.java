@@ -35,6 +35,13 @@ public interface SpaceConfig {
     @WithDefault("PT2S")
     Duration zooTimeout();
 
+    /**
+     * How often the fleet's microbenchmark results are read from the zoo and pooled into the
+     * primitive table; 0 never reads them.
+     */
+    @WithDefault("PT1M")
+    Duration fleetRefresh();
+
     /** Consistency threshold θ of the primitive table: a fixed primitive never costs more than this anywhere. */
     @WithDefault("0.05")
     double primitiveThreshold();

@@ -1,6 +1,7 @@
 package dev.jitzoo.gateway.reports;
 
 import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.api.OutgoingKafkaRecordMetadata;
 import io.smallrye.reactive.messaging.MutinyEmitter;
@@ -8,20 +9,34 @@ import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
-/** Publishes validated reports to the `kernel-reports` topic, keyed by device fingerprint. */
+/**
+ * Publishes validated reports to the `kernel-reports` topic and microbenchmark results to
+ * `microbench-results`, keyed by device fingerprint.
+ */
 @ApplicationScoped
 public class ReportPublisher {
 
     private final MutinyEmitter<byte[]> reports;
+    private final MutinyEmitter<byte[]> microbench;
 
-    public ReportPublisher(@Channel("reports") MutinyEmitter<byte[]> reports) {
+    public ReportPublisher(@Channel("reports") MutinyEmitter<byte[]> reports,
+                           @Channel("microbench") MutinyEmitter<byte[]> microbench) {
         this.reports = reports;
+        this.microbench = microbench;
     }
 
     /** Completes when the broker has acknowledged the record. */
     public Uni<Void> publish(KernelReport report) {
-        Message<byte[]> message = Message.of(report.toByteArray()).addMetadata(
-                OutgoingKafkaRecordMetadata.<String>builder().withKey(report.getDevice().getFingerprint()).build());
-        return reports.sendMessage(message);
+        return send(reports, report.toByteArray(), report.getDevice().getFingerprint());
+    }
+
+    /** Completes when the broker has acknowledged the record. */
+    public Uni<Void> publish(MicrobenchReport result) {
+        return send(microbench, result.toByteArray(), result.getDevice().getFingerprint());
+    }
+
+    private static Uni<Void> send(MutinyEmitter<byte[]> channel, byte[] payload, String fingerprint) {
+        return channel.sendMessage(Message.of(payload).addMetadata(
+                OutgoingKafkaRecordMetadata.<String>builder().withKey(fingerprint).build()));
     }
 }

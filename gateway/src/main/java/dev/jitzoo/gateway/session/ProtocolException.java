@@ -46,6 +46,11 @@ public class ProtocolException extends RuntimeException {
         return new ProtocolException(ErrorCode.ERROR_CODE_INVALID_REPORT, 0, message);
     }
 
+    /** Not fatal: the session stays open. */
+    public static ProtocolException invalidMicrobench(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_INVALID_MICROBENCH, 0, message);
+    }
+
     public static ProtocolException unavailable(String message) {
         return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, INTERNAL_ERROR, message);
     }

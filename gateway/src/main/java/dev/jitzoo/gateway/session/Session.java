@@ -1,11 +1,14 @@
 package dev.jitzoo.gateway.session;
 
 import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.Microbench;
 import dev.jitzoo.proto.gateway.v1.KernelOffer;
 import dev.jitzoo.proto.gateway.v1.RankedKernel;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import dev.jitzoo.proto.zoo.v1.Measurement;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -30,6 +33,7 @@ public final class Session {
     private int offersSent;
     private boolean generationDone;
     private boolean doneSent;
+    private boolean microbenchSent;
 
     public Session(String id, Hello hello) {
         this.id = id;
@@ -135,6 +139,29 @@ public final class Session {
         }
         reportedOps.add(opIndex);
         return out.build();
+    }
+
+    /**
+     * Turns a client's microbenchmark into the zoo's record of it, for this session's device.
+     * Refuses what {@link MicrobenchRules} refuses, and a second result in one session.
+     */
+    public MicrobenchReport acceptMicrobench(Microbench microbench, long nowMs) {
+        if (microbenchSent) {
+            throw ProtocolException.invalidMicrobench("a session sends one microbenchmark result");
+        }
+        String problem = MicrobenchRules.problem(microbench.getSpeedupsList(), microbench.getEngine());
+        if (problem != null) {
+            throw ProtocolException.invalidMicrobench(problem);
+        }
+        microbenchSent = true;
+        return MicrobenchReport.newBuilder().setSessionId(id).setDevice(hello.getDevice())
+                .addAllSpeedups(microbench.getSpeedupsList()).setEngine(microbench.getEngine())
+                .setReceivedAtMs(nowMs).build();
+    }
+
+    /** Lets the microbenchmark be sent again, when it could not be stored. */
+    public void withdrawMicrobench() {
+        microbenchSent = false;
     }
 
     /** Lets the op be reported again, when its report could not be stored. */

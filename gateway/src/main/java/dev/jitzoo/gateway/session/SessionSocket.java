@@ -7,12 +7,15 @@ import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Error;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.KernelOffer;
+import dev.jitzoo.proto.gateway.v1.Microbench;
+import dev.jitzoo.proto.gateway.v1.MicrobenchAck;
 import dev.jitzoo.proto.gateway.v1.OffersDone;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.gateway.v1.ReportAck;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import dev.jitzoo.proto.gateway.v1.Welcome;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
@@ -66,6 +69,7 @@ public class SessionSocket {
                     yield flush(session, connection);
                 }
                 case REPORT -> onReport(frame.getReport(), requireSession(session, "Report"), connection);
+                case MICROBENCH -> onMicrobench(frame.getMicrobench(), requireSession(session, "Microbench"), connection);
                 case FRAME_NOT_SET -> throw ProtocolException.malformed("frame carries no known message");
             };
         } catch (ProtocolException e) {
@@ -160,15 +164,31 @@ public class SessionSocket {
         synchronized (session) {
             accepted = session.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis());
         }
-        return publisher.publish(accepted)
-                .chain(() -> send(connection, ServerFrame.newBuilder()
-                        .setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build()))
+        return publishThenAck(publisher.publish(accepted),
+                ServerFrame.newBuilder().setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build(),
+                "report", () -> session.withdrawReport(report), session, connection);
+    }
+
+    private Uni<Void> onMicrobench(Microbench microbench, Session session, WebSocketConnection connection) {
+        MicrobenchReport accepted;
+        synchronized (session) {
+            accepted = session.acceptMicrobench(microbench, System.currentTimeMillis());
+        }
+        return publishThenAck(publisher.publish(accepted),
+                ServerFrame.newBuilder().setMicrobenchAck(MicrobenchAck.getDefaultInstance()).build(),
+                "microbenchmark", session::withdrawMicrobench, session, connection);
+    }
+
+    /** Acknowledges once the broker has the record; if it cannot, says so and lets the client send it again. */
+    private Uni<Void> publishThenAck(Uni<Void> published, ServerFrame ack, String what, Runnable withdraw,
+                                     Session session, WebSocketConnection connection) {
+        return published.chain(() -> send(connection, ack))
                 .onFailure().recoverWithUni(f -> {
-                    LOG.warnf("session %s: report not published: %s", session.id(), f.toString());
+                    LOG.warnf("session %s: %s not published: %s", session.id(), what, f.toString());
                     synchronized (session) {
-                        session.withdrawReport(report);
+                        withdraw.run();
                     }
-                    return send(connection, error(ProtocolException.unavailable("report not stored, try again later")));
+                    return send(connection, error(ProtocolException.unavailable(what + " not stored, try again later")));
                 });
     }
 

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.jitzoo.proto.gateway.v1.ErrorCode;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.KernelOffer;
+import dev.jitzoo.proto.gateway.v1.Microbench;
 import dev.jitzoo.proto.gateway.v1.RankedKernel;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.kernel.v1.Backend;
@@ -16,7 +17,10 @@ import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Primitive;
+import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import org.junit.jupiter.api.Test;
 
 class SessionTest {
@@ -44,6 +48,44 @@ class SessionTest {
         assertTrue(session.takeDone());
         assertFalse(session.takeDone(), "done is said once");
         assertEquals(3, session.offersSent());
+    }
+
+    @Test
+    void acceptsOneValidMicrobenchmarkPerSessionForItsDevice() {
+        MicrobenchReport accepted = session.acceptMicrobench(microbench(Primitive.PRIMITIVE_VECTORIZE, 1.9), 7);
+        assertEquals("fp", accepted.getDevice().getFingerprint());
+        assertEquals("s1", accepted.getSessionId());
+        assertEquals(1.9, accepted.getSpeedups(0).getSpeedup());
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_UNROLL, 0.7), "one microbenchmark result");
+        session.withdrawMicrobench(); // the broker did not take it: the client may send it again
+        session.acceptMicrobench(microbench(Primitive.PRIMITIVE_UNROLL, 0.7), 8);
+    }
+
+    @Test
+    void refusesNonsenseMicrobenchmarksWithTheReason() {
+        assertMicrobenchRefused(Microbench.getDefaultInstance(), "at least one primitive");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_VECTORIZE, 0), "must be in (0, 1000), got 0.0");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_VECTORIZE, Double.NaN), "got NaN");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_VECTORIZE, 5000), "got 5000.0");
+        assertMicrobenchRefused(Microbench.newBuilder().addSpeedups(PrimitiveSpeedup.newBuilder().setPrimitiveValue(42)
+                .setSpeedup(1)).build(), "unknown primitive 42");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_PASSES, 1.1).toBuilder().addSpeedups(PrimitiveSpeedup
+                .newBuilder().setPrimitive(Primitive.PRIMITIVE_PASSES).setSpeedup(1.2)).build(), "measured twice");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_PASSES, 1.1).toBuilder().setEngine("x".repeat(257)).build(),
+                "longer than 256");
+        session.acceptMicrobench(microbench(Primitive.PRIMITIVE_PASSES, 1.1), 9); // none of those counted as sent
+    }
+
+    private void assertMicrobenchRefused(Microbench microbench, String reason) {
+        ProtocolException e = assertThrows(ProtocolException.class, () -> session.acceptMicrobench(microbench, 1));
+        assertEquals(ErrorCode.ERROR_CODE_INVALID_MICROBENCH, e.code());
+        assertFalse(e.fatal(), "the session stays open");
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
+    }
+
+    private static Microbench microbench(Primitive primitive, double speedup) {
+        return Microbench.newBuilder().setEngine("node 20")
+                .addSpeedups(PrimitiveSpeedup.newBuilder().setPrimitive(primitive).setSpeedup(speedup)).build();
     }
 
     @Test

@@ -9,14 +9,12 @@ import dev.jitzoo.space.SpaceConfig;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.extended.ExtendedSpace;
+import dev.jitzoo.space.infra.FleetPrimitives;
 import dev.jitzoo.space.lite.LiteSpace;
-import dev.jitzoo.space.primitives.PrimitiveTable;
 import io.grpc.Status;
 import io.quarkus.grpc.GrpcClient;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Uni;
-import java.io.IOException;
-import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
@@ -30,17 +28,16 @@ public class SpaceGrpcService implements SpaceService {
 
     private static final Logger LOG = Logger.getLogger(SpaceGrpcService.class);
 
-    private final LiteSpace space;
-    private final ExtendedSpace extended;
+    private final SpaceConfig config;
+    private final LiteSpace configured;
+    private final FleetPrimitives primitives;
     private final ZooService zoo;
-    private final Duration zooTimeout;
 
-    public SpaceGrpcService(SpaceConfig config, @GrpcClient("zoo") ZooService zoo) throws IOException {
-        this.space = new LiteSpace(config.relaxation(), config.maxCandidates(),
-                PrimitiveTable.pooled(config.microbenchResults().orElse(null), config.primitiveThreshold()));
-        this.extended = new ExtendedSpace(space, config.settledReports());
+    public SpaceGrpcService(SpaceConfig config, FleetPrimitives primitives, @GrpcClient("zoo") ZooService zoo) {
+        this.config = config;
+        this.configured = new LiteSpace(config.relaxation(), config.maxCandidates(), primitives.table());
+        this.primitives = primitives;
         this.zoo = zoo;
-        this.zooTimeout = config.zooTimeout();
     }
 
     @Override
@@ -51,6 +48,7 @@ public class SpaceGrpcService implements SpaceService {
         if (!request.hasDevice()) {
             return invalid("device is required");
         }
+        LiteSpace space = configured.withPrimitives(primitives.table());
         ComposeResponse lite;
         try {
             lite = space.compose(request.getOp(), request.getDevice(), request.getBackend());
@@ -63,15 +61,16 @@ public class SpaceGrpcService implements SpaceService {
         } else {
             answer = zoo.similar(SimilarRequest.newBuilder().setOp(request.getOp()).setDevice(request.getDevice())
                             .setBackend(request.getBackend()).setLimit(ExtendedSpace.zooLimit(lite)).build())
-                    .ifNoItem().after(zooTimeout).fail()
+                    .ifNoItem().after(config.zooTimeout()).fail()
                     .map(ExtendedSpace.ZooAnswer::of)
                     .onFailure().recoverWithItem(failure -> {
                         LOG.warnf("zoo unavailable, composing the lite space alone: %s", failure.toString());
                         return ExtendedSpace.ZooAnswer.unavailable(failure instanceof TimeoutException
-                                ? "the zoo did not answer within " + zooTimeout.toMillis() + " ms"
+                                ? "the zoo did not answer within " + config.zooTimeout().toMillis() + " ms"
                                 : "the zoo did not answer: " + failure.getMessage());
                     });
         }
+        ExtendedSpace extended = new ExtendedSpace(space, config.settledReports());
         return answer.map(zooAnswer -> extended.extend(lite, zooAnswer, request.getOp(), request.getDevice(), request.getBackend()));
     }
 

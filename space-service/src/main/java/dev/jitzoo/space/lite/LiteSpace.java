@@ -48,6 +48,11 @@ public final class LiteSpace {
         this.primitives = primitives;
     }
 
+    /** The same space with another primitive table (the fleet's, as it grows). */
+    public LiteSpace withPrimitives(PrimitiveTable table) {
+        return table == primitives ? this : new LiteSpace(rho, maxCandidates, table);
+    }
+
     /** Throws {@link dev.jitzoo.space.domain.InvalidOpException} or {@link InvalidDeviceException} with the reason. */
     public ComposeResponse compose(OpSpec op, DeviceProfile device, Backend backend) {
         OpShapes shapes = OpShapes.of(op);
