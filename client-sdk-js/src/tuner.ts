@@ -12,6 +12,8 @@ import type { Workload } from "./workloads.js";
 export const TOLERANCE = 1e-4;
 /** How many kernels a report ranks at most. */
 export const REPORT_TOP_N = 5;
+/** "Near the best": within 5% of the session's final best latency. */
+export const NEAR_BEST = 0.05;
 /** Offers the gateway may send ahead of what the client has consumed. */
 export const DEFAULT_CREDITS = 4;
 
@@ -27,6 +29,10 @@ export interface OpResult {
   gflops: number;
   /** Milliseconds from connecting to the moment the final best kernel was timed. */
   timeToBestMs: number;
+  /** Milliseconds from connecting until the incumbent was within {@link NEAR_BEST} of the final best. */
+  timeToNearBestMs: number;
+  /** Kernels timed (the initial one included) until the incumbent was within {@link NEAR_BEST} of the final best. */
+  kernelsToNearBest: number;
   /** Whether the Welcome's initial kernel came from the zoo. */
   initialFromZoo: boolean;
   initialKernelId: string;
@@ -97,7 +103,9 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
   const tolerance = options.tolerance ?? TOLERANCE;
   const device = await probeDevice(options.fingerprint);
   const benches = workload.ops.map((op, i) => new OpBench(op, 1000 + i, tolerance, options.timing));
-  const bestAt = new Map<OpBench, number>();
+  // every new best of each op: its latency, when, and how many kernels had been timed by then
+  const bests = new Map<OpBench, { ms: number; at: number; timed: number }[]>(benches.map((b) => [b, []]));
+  const timed = new Map<OpBench, number>(benches.map((b) => [b, 0]));
   const client = createClient(url, options.client);
   const result: TuneResult = {
     workload: workload.name, fingerprint: device.fingerprint, sessionId: "", rounds: 1,
@@ -138,7 +146,8 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
       }
       result.kernelsValidated++;
       result.kernelsTimed++;
-      if (verdict.isNewBest) bestAt.set(bench, performance.now() - start);
+      timed.set(bench, timed.get(bench)! + 1);
+      if (verdict.isNewBest) bests.get(bench)!.push({ ms: verdict.medianMs, at: performance.now() - start, timed: timed.get(bench)! });
       log(`  ${label} ${verdict.kernelId}: ${verdict.medianMs.toFixed(3)} ms${verdict.isNewBest ? " (new best)" : ""}`);
     };
 
@@ -183,13 +192,17 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
 
     result.ops = benches.map((bench, i) => {
       const best = bench.incumbent!;
+      const history = bests.get(bench)!;
+      const near = history.find((b) => b.ms <= (1 + NEAR_BEST) * best.medianMs);
       return {
         op: opName(bench.op.kind),
         shape: [...bench.op.shape],
         bestKernelId: best.kernelId,
         bestMs: best.medianMs,
         gflops: flopsOf(bench.op) / (best.medianMs / 1000) / 1e9,
-        timeToBestMs: bestAt.get(bench) ?? NaN,
+        timeToBestMs: history.at(-1)?.at ?? NaN,
+        timeToNearBestMs: near?.at ?? NaN,
+        kernelsToNearBest: near?.timed ?? NaN,
         initialFromZoo: initial[i].fromZoo,
         initialKernelId: initial[i].id,
         initialMs: initial[i].ms,

@@ -53,7 +53,8 @@ export function toJson(r: TuneResult): Record<string, unknown> {
     inferences: r.inferences, reports_acked: r.reportsAcked, microbench_acked: r.microbenchAcked, initial_from_zoo: r.initialFromZoo,
     ops: r.ops.map((o) => ({
       op: o.op, shape: o.shape, best_kernel_id: o.bestKernelId, best_ms: round(o.bestMs),
-      gflops: round(o.gflops), time_to_best_ms: round(o.timeToBestMs), initial_from_zoo: o.initialFromZoo,
+      gflops: round(o.gflops), time_to_best_ms: round(o.timeToBestMs), time_to_near_best_ms: round(o.timeToNearBestMs),
+      kernels_to_near_best: round(o.kernelsToNearBest), initial_from_zoo: o.initialFromZoo,
       initial_kernel_id: o.initialKernelId, initial_ms: round(o.initialMs), zoo_kernel_ids: o.zooKernelIds,
     })),
   };

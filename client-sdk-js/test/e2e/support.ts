@@ -17,10 +17,10 @@ export async function zooGet(path: string): Promise<{ status: number; body: Reco
   return { status: response.status, body: response.status === 200 ? await response.json() : {} };
 }
 
-/** Polls the zoo until it has elected a best skeleton kernel for `fingerprint` (404 means not yet). */
-export async function awaitElected(fingerprint: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+/** Polls the zoo until it has elected a best MatMul kernel of `shape` for `fingerprint` (404 means not yet). */
+export async function awaitElected(fingerprint: string, shape = SKELETON_SHAPE, timeoutMs = 30_000): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
-  const path = `/api/v1/best?fingerprint=${encodeURIComponent(fingerprint)}&backend=wasm&op=matmul&shape=${SKELETON_SHAPE.join(",")}`;
+  const path = `/api/v1/best?fingerprint=${encodeURIComponent(fingerprint)}&backend=wasm&op=matmul&shape=${shape.join(",")}`;
   for (;;) {
     const best = await zooGet(path);
     if (best.status === 200) return best.body;
