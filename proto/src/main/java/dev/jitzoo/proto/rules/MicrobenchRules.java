@@ -4,6 +4,7 @@ import dev.jitzoo.proto.kernel.v1.Primitive;
 import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -17,6 +18,11 @@ public final class MicrobenchRules {
     public static final int MAX_ENGINE_CHARS = 256;
 
     private MicrobenchRules() {
+    }
+
+    /** A primitive's name in `./jitzoo microbench` results: {@code PRIMITIVE_LOOP_ORDER} is {@code loop_order}. */
+    public static String key(Primitive primitive) {
+        return primitive.name().substring("PRIMITIVE_".length()).toLowerCase(Locale.ROOT);
     }
 
     /** Why these speedups cannot be stored, or null when they can. */

@@ -5,7 +5,6 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
-import dev.jitzoo.proto.zoo.v1.SimilarRequest;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
 import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.extended.ExtendedSpace;
@@ -68,7 +67,7 @@ public final class SpaceCli implements Callable<Integer> {
         LiteSpace lite = new LiteSpace(relaxation, max);
         ComposeResponse space = lite.compose(spec, profile, target);
         if (zoo != null) {
-            space = new ExtendedSpace(lite, ExtendedSpace.DEFAULT_SETTLED_REPORTS)
+            space = new ExtendedSpace(ExtendedSpace.DEFAULT_SETTLED_REPORTS)
                     .extend(space, askZoo(spec, profile, target, space), spec, profile, target);
         }
         System.out.println(JsonFormat.printer().omittingInsignificantWhitespace().print(space));
@@ -84,8 +83,7 @@ public final class SpaceCli implements Callable<Integer> {
         ManagedChannel channel = ManagedChannelBuilder.forTarget(zoo).usePlaintext().build();
         try {
             return ExtendedSpace.ZooAnswer.of(ZooServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                    .similar(SimilarRequest.newBuilder().setOp(spec).setDevice(profile).setBackend(target)
-                            .setLimit(ExtendedSpace.zooLimit(lite)).build()));
+                    .similar(ExtendedSpace.similarRequest(lite, spec, profile, target)));
         } catch (StatusRuntimeException e) {
             return ExtendedSpace.ZooAnswer.unavailable("the zoo at " + zoo + " did not answer: " + e.getStatus());
         } finally {

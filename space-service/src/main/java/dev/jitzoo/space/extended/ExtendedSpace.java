@@ -9,6 +9,7 @@ import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.proto.zoo.v1.SimilarKernel;
+import dev.jitzoo.proto.zoo.v1.SimilarRequest;
 import dev.jitzoo.proto.zoo.v1.SimilarResponse;
 import dev.jitzoo.space.lite.LiteSpace;
 import java.util.HashSet;
@@ -28,14 +29,12 @@ public final class ExtendedSpace {
 
     public static final int DEFAULT_SETTLED_REPORTS = 3;
 
-    private final LiteSpace lite;
     private final int settledReports;
 
-    public ExtendedSpace(LiteSpace lite, int settledReports) {
+    public ExtendedSpace(int settledReports) {
         if (settledReports < 1) {
             throw new IllegalArgumentException("settledReports must be at least 1, got " + settledReports);
         }
-        this.lite = lite;
         this.settledReports = settledReports;
     }
 
@@ -56,9 +55,13 @@ public final class ExtendedSpace {
         return Math.max(1, (liteCandidates + 9) / 10);
     }
 
-    /** How many of the zoo's kernels to ask for: room for some that do not run here. */
-    public static int zooLimit(ComposeResponse liteSpace) {
-        return Math.min(64, 4 * exploitationLimit(liteSpace.getCandidatesCount()));
+    /**
+     * What to ask the zoo for the exploitation set of {@code liteSpace}: room for four times the set,
+     * since some kernels will not run here.
+     */
+    public static SimilarRequest similarRequest(ComposeResponse liteSpace, OpSpec op, DeviceProfile device, Backend backend) {
+        return SimilarRequest.newBuilder().setOp(op).setDevice(device).setBackend(backend)
+                .setLimit(Math.min(64, 4 * exploitationLimit(liteSpace.getCandidatesCount()))).build();
     }
 
     /**
@@ -83,7 +86,7 @@ public final class ExtendedSpace {
                     || exploited.contains(kernel.getSchedule())) {
                 continue;
             }
-            lite.fit(op, device, backend, kernel.getSchedule()).ifPresent(candidate -> {
+            LiteSpace.fit(op, device, backend, kernel.getSchedule()).ifPresent(candidate -> {
                 exploited.add(candidate.getSchedule());
                 out.addCandidates(candidate.toBuilder().setScore(neighbour.getScore())
                         .setSource(CandidateSource.CANDIDATE_SOURCE_EXPLOITATION));

@@ -3,7 +3,6 @@ package dev.jitzoo.space.grpc;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.proto.space.v1.SpaceService;
-import dev.jitzoo.proto.zoo.v1.SimilarRequest;
 import dev.jitzoo.proto.zoo.v1.ZooService;
 import dev.jitzoo.space.SpaceConfig;
 import dev.jitzoo.space.device.InvalidDeviceException;
@@ -30,12 +29,14 @@ public class SpaceGrpcService implements SpaceService {
 
     private final SpaceConfig config;
     private final LiteSpace configured;
+    private final ExtendedSpace extended;
     private final FleetPrimitives primitives;
     private final ZooService zoo;
 
     public SpaceGrpcService(SpaceConfig config, FleetPrimitives primitives, @GrpcClient("zoo") ZooService zoo) {
         this.config = config;
         this.configured = new LiteSpace(config.relaxation(), config.maxCandidates(), primitives.table());
+        this.extended = new ExtendedSpace(config.settledReports());
         this.primitives = primitives;
         this.zoo = zoo;
     }
@@ -48,10 +49,9 @@ public class SpaceGrpcService implements SpaceService {
         if (!request.hasDevice()) {
             return invalid("device is required");
         }
-        LiteSpace space = configured.withPrimitives(primitives.table());
         ComposeResponse lite;
         try {
-            lite = space.compose(request.getOp(), request.getDevice(), request.getBackend());
+            lite = configured.withPrimitives(primitives.table()).compose(request.getOp(), request.getDevice(), request.getBackend());
         } catch (InvalidOpException | InvalidDeviceException e) {
             return invalid(e.getMessage());
         }
@@ -59,8 +59,7 @@ public class SpaceGrpcService implements SpaceService {
         if (request.getDevice().getFingerprint().isBlank()) {
             answer = Uni.createFrom().item(ExtendedSpace.ZooAnswer.unavailable("the device has no fingerprint to look up"));
         } else {
-            answer = zoo.similar(SimilarRequest.newBuilder().setOp(request.getOp()).setDevice(request.getDevice())
-                            .setBackend(request.getBackend()).setLimit(ExtendedSpace.zooLimit(lite)).build())
+            answer = zoo.similar(ExtendedSpace.similarRequest(lite, request.getOp(), request.getDevice(), request.getBackend()))
                     .ifNoItem().after(config.zooTimeout()).fail()
                     .map(ExtendedSpace.ZooAnswer::of)
                     .onFailure().recoverWithItem(failure -> {
@@ -70,7 +69,6 @@ public class SpaceGrpcService implements SpaceService {
                                 : "the zoo did not answer: " + failure.getMessage());
                     });
         }
-        ExtendedSpace extended = new ExtendedSpace(space, config.settledReports());
         return answer.map(zooAnswer -> extended.extend(lite, zooAnswer, request.getOp(), request.getDevice(), request.getBackend()));
     }
 

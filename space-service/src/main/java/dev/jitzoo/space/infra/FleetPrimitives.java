@@ -4,12 +4,11 @@ import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
 import dev.jitzoo.proto.zoo.v1.DevicePrimitives;
 import dev.jitzoo.proto.zoo.v1.PrimitivesRequest;
 import dev.jitzoo.proto.zoo.v1.PrimitivesResponse;
+import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.proto.zoo.v1.ZooService;
 import dev.jitzoo.space.SpaceConfig;
 import dev.jitzoo.space.primitives.MicrobenchResult;
-import dev.jitzoo.space.primitives.Primitive;
 import dev.jitzoo.space.primitives.PrimitiveTable;
-import dev.jitzoo.space.primitives.Verdict;
 import io.quarkus.grpc.GrpcClient;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -21,9 +20,7 @@ import jakarta.enterprise.event.Observes;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
@@ -54,8 +51,9 @@ public class FleetPrimitives {
         this.threshold = config.primitiveThreshold();
         this.refresh = config.fleetRefresh();
         this.timeout = config.zooTimeout();
-        this.local = PrimitiveTable.pooled(config.microbenchResults().orElse(null), threshold).results();
-        table.set(PrimitiveTable.derive(local, threshold));
+        PrimitiveTable pooled = PrimitiveTable.pooled(config.microbenchResults().orElse(null), threshold);
+        this.local = pooled.results();
+        table.set(pooled);
     }
 
     /** The table as of the last refresh. */
@@ -87,8 +85,8 @@ public class FleetPrimitives {
                     all.addAll(results(response));
                     PrimitiveTable next = PrimitiveTable.derive(all, threshold);
                     PrimitiveTable previous = table.getAndSet(next);
-                    if (!verdicts(previous).equals(verdicts(next))) {
-                        LOG.infof("primitive table from %d fleet devices: %s", response.getDevicesCount(), verdicts(next));
+                    if (!previous.verdicts().equals(next.verdicts())) {
+                        LOG.infof("primitive table from %d fleet devices: %s", response.getDevicesCount(), next.verdicts());
                     }
                     zooAnswered = true;
                     return next;
@@ -108,17 +106,9 @@ public class FleetPrimitives {
         for (DevicePrimitives device : response.getDevicesList()) {
             Map<String, Double> speedups = new TreeMap<>();
             for (PrimitiveSpeedup s : device.getSpeedupsList()) {
-                speedups.put(s.getPrimitive().name().substring("PRIMITIVE_".length()).toLowerCase(Locale.ROOT), s.getSpeedup());
+                speedups.put(MicrobenchRules.key(s.getPrimitive()), s.getSpeedup());
             }
             out.add(new MicrobenchResult("fleet", device.getFingerprint(), device.getEngine(), speedups));
-        }
-        return out;
-    }
-
-    private static Map<Primitive, Verdict> verdicts(PrimitiveTable t) {
-        Map<Primitive, Verdict> out = new EnumMap<>(Primitive.class);
-        for (Primitive p : Primitive.values()) {
-            out.put(p, t.verdict(p));
         }
         return out;
     }

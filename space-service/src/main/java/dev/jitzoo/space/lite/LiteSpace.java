@@ -75,7 +75,7 @@ public final class LiteSpace {
      * with its Table 1 figures here; empty when it cannot run here. The op and device are taken as
      * valid ({@link #compose} checked them).
      */
-    public Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule schedule) {
+    public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule schedule) {
         OpShapes shapes = OpShapes.of(op);
         return Optional.ofNullable(switch (backend) {
             case BACKEND_WASM -> {

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -92,6 +93,11 @@ public final class PrimitiveTable {
 
     public Verdict verdict(Primitive p) {
         return verdicts.get(p);
+    }
+
+    /** Every primitive's verdict. */
+    public Map<Primitive, Verdict> verdicts() {
+        return Collections.unmodifiableMap(verdicts);
     }
 
     public double threshold() {

@@ -31,7 +31,7 @@ class ExtendedSpaceTest {
             .addShape(384).addShape(768).addShape(768).build();
     private static final DeviceProfile HERE = DeviceProfiles.bundled("this-machine-wasm");
     private final LiteSpace lite = new LiteSpace(LiteSpace.DEFAULT_RELAXATION, 48);
-    private final ExtendedSpace extended = new ExtendedSpace(lite, 3);
+    private final ExtendedSpace extended = new ExtendedSpace(3);
     private final ComposeResponse liteSpace = lite.compose(K0, HERE, Backend.BACKEND_WASM);
 
     @Test
@@ -110,7 +110,7 @@ class ExtendedSpaceTest {
         assertEquals(0, extended.extend(lite.compose(K0, noRelaxed, Backend.BACKEND_WASM), ExtendedSpace.ZooAnswer.of(zoo),
                 K0, noRelaxed, Backend.BACKEND_WASM).getExploitationSize());
         DeviceProfile scalar = HERE.toBuilder().setWasm(WasmFeatures.newBuilder()).build();
-        assertTrue(lite.fit(K0, scalar, Backend.BACKEND_WASM, relaxed.toBuilder().setRelaxedSimd(false).build()).isEmpty(),
+        assertTrue(LiteSpace.fit(K0, scalar, Backend.BACKEND_WASM, relaxed.toBuilder().setRelaxedSimd(false).build()).isEmpty(),
                 "no SIMD, no vectors");
         assertEquals(1, extend(ExtendedSpace.ZooAnswer.of(zoo)).getExploitationSize(), "this machine has relaxed SIMD");
 
@@ -118,15 +118,15 @@ class ExtendedSpaceTest {
         int maxInvocations = DeviceProfiles.limits(gpu).getMaxComputeInvocationsPerWorkgroup();
         Schedule wide = Schedule.newBuilder().setX0(4).setY0(1).setX1(4 * 32).setY1(2 * maxInvocations / 32)
                 .setVectorize(true).setUnroll(4).build(); // twice the adapter's invocations
-        assertTrue(lite.fit(K0, gpu, Backend.BACKEND_WGSL, wide).isEmpty());
+        assertTrue(LiteSpace.fit(K0, gpu, Backend.BACKEND_WGSL, wide).isEmpty());
         Schedule fits = wide.toBuilder().setY1(maxInvocations / 32).build();
-        assertEquals(maxInvocations, lite.fit(K0, gpu, Backend.BACKEND_WGSL, fits).orElseThrow().getUtilization().getThreadBlock());
-        assertTrue(lite.fit(K0, gpu, Backend.BACKEND_WGSL, fits.toBuilder().setPackB(true).build()).isEmpty(), "Wasm only");
+        assertEquals(maxInvocations, LiteSpace.fit(K0, gpu, Backend.BACKEND_WGSL, fits).orElseThrow().getUtilization().getThreadBlock());
+        assertTrue(LiteSpace.fit(K0, gpu, Backend.BACKEND_WGSL, fits.toBuilder().setPackB(true).build()).isEmpty(), "Wasm only");
     }
 
     @Test
     void refusesANonsenseSettleCount() {
-        assertThrows(IllegalArgumentException.class, () -> new ExtendedSpace(lite, 0));
+        assertThrows(IllegalArgumentException.class, () -> new ExtendedSpace(0));
     }
 
     private ComposeResponse extend(ExtendedSpace.ZooAnswer answer) {

@@ -4,6 +4,7 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.zoo.domain.InvalidReportException;
 import dev.jitzoo.zoo.domain.Zoo;
 import jakarta.ws.rs.BadRequestException;
@@ -63,8 +64,7 @@ public class ZooResource {
     @GET
     @Path("/primitives")
     public List<PrimitiveView> primitives() {
-        return zoo.primitives().stream().map(p -> new PrimitiveView(p.fingerprint(),
-                p.primitive().name().substring("PRIMITIVE_".length()).toLowerCase(Locale.ROOT),
+        return zoo.primitives().stream().map(p -> new PrimitiveView(p.fingerprint(), MicrobenchRules.key(p.primitive()),
                 p.speedup(), p.reports(), p.engine())).toList();
     }
 
