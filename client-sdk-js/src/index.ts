@@ -11,9 +11,10 @@ export {
 export { OpBench, type KernelTiming, type KernelVerdict } from "./op-bench.js";
 export { WORKLOADS, matmul, batchMatmul, type Workload } from "./workloads.js";
 export { loadKernel, readMetadata, OperandMemory, ABI_SECTION, type LoadedKernel, type KernelMetadata } from "./wasm-executor.js";
+export { referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, seededFloats, erf } from "./reference.js";
 export {
-  referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, dimsOf, flopsOf, opName, seededFloats, type MatMulDims,
-} from "./reference.js";
+  referenceOp, operandShapes, opKey, opName, dimsOf, flopsOf, checkOp, DEFAULT_LAYER_NORM_EPSILON, type MatMulDims,
+} from "./ops.js";
 export { time, median, type Timing, type TimingOptions } from "./timing.js";
 export {
   runMicrobench, microbenchSpeedups, type PrimitivePair, type PrimitiveMeasurement, type MicrobenchOptions, type MicrobenchSummary,

@@ -1,7 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { RankedKernelSchema } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-import { dimsOf, maxRelativeError, referenceMatMul, seededFloats } from "./reference.js";
+import { dimsOf } from "./ops.js";
+import { maxRelativeError, referenceMatMul, seededFloats } from "./reference.js";
 import { time, type TimingOptions } from "./timing.js";
 import { loadKernel, OperandMemory, type LoadedKernel } from "./wasm-executor.js";
 

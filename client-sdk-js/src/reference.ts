@@ -1,36 +1,4 @@
-import { OpKind, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-
-/** Named dimensions of a (batch) matmul; `batch` is 1 for a plain matmul. */
-export interface MatMulDims {
-  batch: number;
-  m: number;
-  k: number;
-  n: number;
-}
-
-/** The ABI name of an op kind (`matmul`, `batch_matmul`), as in kernel metadata and the zoo. */
-export function opName(kind: OpKind): string {
-  switch (kind) {
-    case OpKind.MATMUL: return "matmul";
-    case OpKind.BATCH_MATMUL: return "batch_matmul";
-    default: throw new Error(`unsupported op kind ${OpKind[kind] ?? kind}`);
-  }
-}
-
-/** Reads [M,K,N] (matmul) or [batch,M,K,N] (batch matmul); throws on anything else. */
-export function dimsOf(op: OpSpec): MatMulDims {
-  const s = op.shape;
-  if (s.some((d) => !Number.isInteger(d) || d < 1)) throw new Error(`every dimension must be at least 1: [${s.join(",")}]`);
-  if (op.kind === OpKind.MATMUL && s.length === 3) return { batch: 1, m: s[0], k: s[1], n: s[2] };
-  if (op.kind === OpKind.BATCH_MATMUL && s.length === 4) return { batch: s[0], m: s[1], k: s[2], n: s[3] };
-  throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${s.join(",")}]`);
-}
-
-/** Floating-point operations of one run: 2·batch·M·K·N. */
-export function flopsOf(op: OpSpec): number {
-  const d = dimsOf(op);
-  return 2 * d.batch * d.m * d.k * d.n;
-}
+import type { MatMulDims } from "./ops.js";
 
 /**
  * The oracle: C = A × B for each batch, row-major, accumulated in float64 and rounded to
@@ -90,4 +58,23 @@ export function seededFloats(count: number, seed: number): Float32Array {
     out[i] = ((x >>> 0) / 4294967296) * 2 - 1;
   }
   return out;
+}
+
+/** erf in float64: its Maclaurin series below 2.5, the continued fraction of erfc above. */
+export function erf(x: number): number {
+  const ax = Math.abs(x);
+  if (ax < 2.5) {
+    let term = ax, sum = ax;
+    const x2 = ax * ax;
+    for (let n = 1; n < 80; n++) {
+      term *= -x2 / n;
+      const add = term / (2 * n + 1);
+      sum += add;
+      if (Math.abs(add) < 1e-17) break;
+    }
+    return Math.sign(x) * (2 / Math.sqrt(Math.PI)) * sum;
+  }
+  let f = 0;
+  for (let n = 60; n >= 1; n--) f = n / 2 / (ax + f);
+  return Math.sign(x) * (1 - Math.exp(-ax * ax) / Math.sqrt(Math.PI) / (ax + f));
 }

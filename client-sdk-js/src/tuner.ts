@@ -4,7 +4,7 @@ import type { OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { microbenchSpeedups, type MicrobenchSummary } from "./microbench.js";
 import { OpBench } from "./op-bench.js";
 import { probeDevice } from "./probe.js";
-import { flopsOf, opName } from "./reference.js";
+import { flopsOf, opName } from "./ops.js";
 import type { TimingOptions } from "./timing.js";
 import type { Workload } from "./workloads.js";
 

@@ -1,5 +1,5 @@
 import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-import type { MatMulDims } from "./reference.js";
+import type { MatMulDims } from "./ops.js";
 
 /** The ABI v1 metadata of a Wasm kernel (docs/kernel-abi.md); unknown keys are ignored. */
 export interface KernelMetadata {

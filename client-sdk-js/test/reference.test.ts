@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OpKind } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { dimsOf, flopsOf, maxRelativeError, opName, referenceMatMul, seededFloats } from "../src/reference.js";
+import { dimsOf, flopsOf, opName } from "../src/ops.js";
+import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
 import { matmul } from "../src/workloads.js";
 
 describe("reference matmul", () => {

@@ -1,0 +1,96 @@
+const PAGE_BYTES = 65536;
+/** Offsets are 16-byte aligned: what vectorized kernels are tuned for. */
+const align16 = (n: number) => (n + 15) & ~15;
+/** Nothing lives at address 0, so a zero offset is always a bug. */
+const FIRST_OFFSET = 64;
+
+/**
+ * The model's one Wasm memory: every kernel imports it, weights are written to it once, each
+ * plan's activations share one region laid out by lifetime, and packed weight copies come and
+ * go as kernels are installed and released. Blocks are 16-byte aligned; released blocks are
+ * reused first-fit (a Wasm memory never shrinks, so reuse is what keeps it small).
+ */
+export class Arena {
+  readonly memory = new WebAssembly.Memory({ initial: 1 });
+  private top = FIRST_OFFSET;
+  private readonly free: { offset: number; bytes: number }[] = [];
+  private live = 0;
+  private peak = 0;
+
+  /** A block of `bytes`, 16-byte aligned; the memory grows as needed. */
+  alloc(bytes: number): number {
+    const size = align16(Math.max(bytes, 16));
+    this.live += size;
+    this.peak = Math.max(this.peak, this.live);
+    const i = this.free.findIndex((f) => f.bytes >= size);
+    if (i >= 0) {
+      const block = this.free[i];
+      if (block.bytes === size) this.free.splice(i, 1);
+      else this.free[i] = { offset: block.offset + size, bytes: block.bytes - size };
+      return block.offset;
+    }
+    const offset = this.top;
+    this.top += size;
+    const missing = Math.ceil(this.top / PAGE_BYTES) - this.memory.buffer.byteLength / PAGE_BYTES;
+    if (missing > 0) this.memory.grow(missing);
+    return offset;
+  }
+
+  /** Gives a block back (its offset and the size it was allocated with). */
+  release(offset: number, bytes: number): void {
+    const size = align16(Math.max(bytes, 16));
+    this.live -= size;
+    this.free.push({ offset, bytes: size });
+    this.free.sort((a, b) => a.offset - b.offset);
+    for (let i = this.free.length - 1; i > 0; i--) {
+      const a = this.free[i - 1], b = this.free[i];
+      if (a.offset + a.bytes === b.offset) this.free.splice(i - 1, 2, { offset: a.offset, bytes: a.bytes + b.bytes });
+    }
+  }
+
+  /** A view of `count` floats at `offset` (fresh: growing the memory detaches older views). */
+  f32(offset: number, count: number): Float32Array {
+    return new Float32Array(this.memory.buffer, offset, count);
+  }
+
+  /** Bytes the memory holds now (it never shrinks). */
+  get bytes(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** Bytes in live blocks now, and the most there ever were. */
+  get usage(): { liveBytes: number; peakLiveBytes: number } {
+    return { liveBytes: this.live, peakLiveBytes: this.peak };
+  }
+}
+
+/** A value's size and the steps it lives over (first written to last read, inclusive). */
+export interface Lifetime {
+  readonly name: string;
+  readonly bytes: number;
+  readonly first: number;
+  readonly last: number;
+}
+
+/**
+ * Offsets within one region for values whose lifetimes overlap only where their bytes do not:
+ * largest first, each at the lowest aligned offset clear of every overlapping value placed.
+ */
+export function layOut(values: readonly Lifetime[]): { offsets: Map<string, number>; bytes: number } {
+  const placed: { offset: number; end: number; first: number; last: number }[] = [];
+  const offsets = new Map<string, number>();
+  let total = 0;
+  for (const v of [...values].sort((a, b) => b.bytes - a.bytes || a.first - b.first)) {
+    const size = align16(Math.max(v.bytes, 16));
+    const clashes = placed.filter((p) => p.first <= v.last && v.first <= p.last).sort((a, b) => a.offset - b.offset);
+    let offset = 0;
+    for (const c of clashes) {
+      if (offset + size <= c.offset) break;
+      offset = Math.max(offset, c.end);
+    }
+    placed.push({ offset, end: offset + size, first: v.first, last: v.last });
+    offsets.set(v.name, offset);
+    total = Math.max(total, offset + size);
+  }
+  return { offsets, bytes: total };
+}

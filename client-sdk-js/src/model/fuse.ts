@@ -1,0 +1,386 @@
+import { create } from "@bufbuild/protobuf";
+import { EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema, type Epilogue, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { geluErf, geluTanh, opKey } from "../ops.js";
+import type { FoldedGraph } from "./fold.js";
+import { runNode, VIEW_OPS, type ValueMeta } from "./host-ops.js";
+import type { OnnxNode } from "./onnx.js";
+import { sizeOf, type HostTensor } from "./tensor.js";
+
+/** One jitzoo op in the model: which values are its operands (by ABI name) and what it replaced. */
+export interface KernelStep {
+  readonly kind: "kernel";
+  readonly op: OpSpec;
+  /** {@link opKey} of the op: steps with the same key share kernels. */
+  readonly key: string;
+  /** ABI operand name (A, B, C, Bias, Residual, Gamma, Beta) → value name. */
+  readonly operands: Readonly<Record<string, string>>;
+  /** The ONNX nodes this op computes, first to last. */
+  readonly nodes: readonly string[];
+}
+
+/** A node run in JavaScript (data movement and the little arithmetic no kernel covers). */
+export interface HostStep {
+  readonly kind: "host";
+  readonly node: OnnxNode;
+}
+
+export type Step = KernelStep | HostStep;
+
+/** The graph as a program: steps in order, and the values that are another's elements under a new shape. */
+export interface FusedGraph {
+  readonly steps: readonly Step[];
+  /** View output → the value whose memory it shares (Reshape, Unsqueeze, Squeeze, Identity). */
+  readonly aliases: ReadonlyMap<string, string>;
+}
+
+const GELU_OPS = new Set(["Add", "Sub", "Mul", "Div", "Pow", "Erf", "Tanh", "Sqrt"]);
+/** Most nodes a GELU written out in elementwise ops may take (the tanh form takes 8). */
+const GELU_MAX_NODES = 10;
+
+/**
+ * Turns the input-dependent nodes into jitzoo ops where a pattern matches: MatMul/Gemm with
+ * scale, bias, GELU (erf or tanh form, however the formula is arranged) and residual fused in;
+ * Q·Kᵀ (a MatMul of a transposed operand) as batch_matmul with transposeB; LayerNormalization
+ * and its ReduceMean form as layer_norm; Softmax; same-shape Add and Mul. The rest runs in JavaScript.
+ */
+export function fuse(folded: FoldedGraph, outputs: readonly string[]): FusedGraph {
+  return new Fuser(folded, outputs).run();
+}
+
+class Fuser {
+  private readonly consumers = new Map<string, OnnxNode[]>();
+  private readonly producer = new Map<string, OnnxNode>();
+  private readonly absorbed = new Set<OnnxNode>();
+  private readonly order = new Map<OnnxNode, number>();
+  private readonly placed: { at: number; step: Step }[] = [];
+  private readonly aliases = new Map<string, string>();
+  private readonly outputs: Set<string>;
+
+  constructor(private readonly g: FoldedGraph, outputs: readonly string[]) {
+    this.outputs = new Set(outputs);
+    g.nodes.forEach((n, i) => {
+      this.order.set(n, i);
+      n.outputs.forEach((o) => this.producer.set(o, n));
+      for (const input of n.inputs) {
+        if (input && !this.constant(input)) {
+          const list = this.consumers.get(input) ?? [];
+          if (!list.includes(n)) list.push(n);
+          this.consumers.set(input, list);
+        }
+      }
+    });
+  }
+
+  run(): FusedGraph {
+    for (const node of this.g.nodes) {
+      if (this.absorbed.has(node)) continue;
+      const step = this.match(node);
+      if (step) continue;
+      if (VIEW_OPS.has(node.opType) && this.meta(node.inputs[0]).dtype === "float32") {
+        this.aliases.set(node.outputs[0], this.aliases.get(node.inputs[0]) ?? node.inputs[0]);
+        continue;
+      }
+      this.place(node, { kind: "host", node });
+    }
+    const steps = this.placed.sort((a, b) => a.at - b.at).map((p) => p.step);
+    return { steps, aliases: this.aliases };
+  }
+
+  private match(node: OnnxNode): boolean {
+    switch (node.opType) {
+      case "MatMul": return this.matmul(node);
+      case "Gemm": return this.gemm(node);
+      case "Softmax": return this.softmax(node);
+      case "LayerNormalization": return this.layerNormOp(node);
+      case "ReduceMean": return this.layerNormPattern(node);
+      case "Add": case "Mul": return this.elementwise(node);
+      default: return false;
+    }
+  }
+
+  // ------------------------------------------------------------------ patterns
+
+  private matmul(node: OnnxNode): boolean {
+    const [a, b] = node.inputs;
+    const aShape = this.meta(a).shape, bShape = this.meta(b).shape;
+    if (aShape.length < 2 || bShape.length < 2 || this.meta(a).dtype !== "float32") return false;
+    const [m, k] = aShape.slice(-2);
+    const n = bShape.at(-1)!;
+    const nodes = [node];
+    if (this.constant(b)) {
+      if (bShape.length !== 2) return false;
+      return this.emitMatmul(nodes, { kind: OpKind.MATMUL, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, b, node.outputs[0]);
+    }
+    let bValue = b, transposeB = false;
+    const t = this.producer.get(b);
+    const rank = bShape.length;
+    const perm = t?.opType === "Transpose" ? (t.attrs.perm as number[] | undefined) : undefined;
+    if (t && perm && this.single(b) === node && perm.every((p, i) => p === (i === rank - 2 ? rank - 1 : i === rank - 1 ? rank - 2 : i))) {
+      bValue = t.inputs[0];
+      transposeB = true;
+      nodes.unshift(t);
+    }
+    const batchA = sizeOf(aShape.slice(0, -2)), batchB = sizeOf(bShape.slice(0, -2));
+    const sameBatch = aShape.length === bShape.length && aShape.slice(0, -2).every((d, i) => d === bShape[i]);
+    if (batchB === 1) {
+      return this.emitMatmul(nodes, { kind: OpKind.MATMUL, shape: [batchA * m, k, n], transposeB }, a, bValue, node.outputs[0]);
+    }
+    if (!sameBatch) return false;
+    return this.emitMatmul(nodes, { kind: OpKind.BATCH_MATMUL, shape: [batchA, m, k, n], transposeB }, a, bValue, node.outputs[0]);
+  }
+
+  private gemm(node: OnnxNode): boolean {
+    const [a, b, c] = node.inputs;
+    if (node.attrs.transA || !this.constant(b) || this.meta(a).shape.length !== 2) return false;
+    const transposeB = node.attrs.transB === 1;
+    const [m, k] = this.meta(a).shape;
+    const n = transposeB ? this.meta(b).shape[0] : this.meta(b).shape[1];
+    const alpha = (node.attrs.alpha as number | undefined) ?? 1, beta = (node.attrs.beta as number | undefined) ?? 1;
+    const epilogue: Epilogue[] = alpha === 1 ? [] : [epilogueOf(EpilogueKind.SCALE, alpha)];
+    const extra: Record<string, string> = {};
+    if (c) {
+      const bias = this.constant(c);
+      if (!bias || bias.data.length !== n || bias.shape.at(-1) !== n) return false;
+      extra.Bias = this.derived(c, beta === 1 ? bias : { ...bias, data: bias.data.map((x) => x * beta) }, `×${beta}`);
+      epilogue.push(epilogueOf(EpilogueKind.BIAS));
+    }
+    return this.emitMatmul([node], { kind: OpKind.MATMUL, shape: [m, k, n], transposeB, epilogue }, a, b, node.outputs[0], extra);
+  }
+
+  /** Takes scale, bias, GELU and residual steps that follow the product into the op, then emits it. */
+  private emitMatmul(nodes: OnnxNode[], init: MatmulInit, a: string, b: string, product: string, extra: Record<string, string> = {}): boolean {
+    const epilogue = [...(init.epilogue ?? [])];
+    const operands: Record<string, string> = { A: a, B: b, ...extra };
+    const n = init.shape.at(-1)!;
+    let out = product;
+    for (;;) {
+      const next = this.single(out);
+      const step = next && next.outputs.length === 1 ? this.epilogueStep(next, out, n, operands) : undefined;
+      if (step) {
+        epilogue.push(step);
+        nodes.push(next!);
+        out = next!.outputs[0];
+        continue;
+      }
+      const gelu = epilogue.some((e) => e.kind === EpilogueKind.GELU_ERF || e.kind === EpilogueKind.GELU_TANH) ? undefined : this.gelu(out);
+      if (!gelu) break;
+      epilogue.push(epilogueOf(gelu.kind));
+      nodes.push(...gelu.nodes);
+      out = gelu.out;
+    }
+    const op = create(OpSpecSchema, { ...init, epilogue });
+    this.emit(nodes, op, { ...operands, C: out });
+    return true;
+  }
+
+  /** Scale (× or ÷ a scalar), bias (+ a constant along N) or residual (+ a value shaped like C), or none. */
+  private epilogueStep(next: OnnxNode, out: string, n: number, operands: Record<string, string>): Epilogue | undefined {
+    const other = next.inputs[0] === out ? next.inputs[1] : next.inputs[0];
+    if (other === undefined || other === out) return undefined;
+    const scalar = this.scalar(other);
+    if (scalar !== undefined && (next.opType === "Mul" || (next.opType === "Div" && next.inputs[0] === out))) {
+      return epilogueOf(EpilogueKind.SCALE, next.opType === "Mul" ? scalar : 1 / scalar);
+    }
+    if (next.opType !== "Add") return undefined;
+    if (!operands.Bias && this.isBias(other, n)) {
+      operands.Bias = other;
+      return epilogueOf(EpilogueKind.BIAS);
+    }
+    if (!operands.Residual && !this.constant(other) && this.sameShape(other, out)) {
+      operands.Residual = other;
+      return epilogueOf(EpilogueKind.RESIDUAL);
+    }
+    return undefined;
+  }
+
+  /**
+   * A GELU written out in elementwise ops, starting at `x`: the nodes after x that compute
+   * only from x and scalar constants, ending in one value that equals gelu (erf or tanh form)
+   * on sample points. Matching by value, not by shape of the formula, takes every arrangement
+   * exporters write.
+   */
+  private gelu(x: string): { kind: EpilogueKind; nodes: OnnxNode[]; out: string } | undefined {
+    const region: OnnxNode[] = [];
+    const inside = new Set([x]);
+    const start = this.order.get(this.consumers.get(x)?.[0] ?? ({} as OnnxNode));
+    if (start === undefined) return undefined;
+    for (let i = start; i < this.g.nodes.length && region.length < GELU_MAX_NODES; i++) {
+      const node = this.g.nodes[i];
+      if (!node.inputs.some((v) => inside.has(v))) continue;
+      if (!GELU_OPS.has(node.opType) || this.absorbed.has(node) || !node.inputs.every((v) => inside.has(v) || this.scalar(v) !== undefined)) break;
+      region.push(node);
+      inside.add(node.outputs[0]);
+    }
+    for (let end = region.length; end >= 3; end--) {
+      const nodes = region.slice(0, end);
+      const out = nodes[end - 1].outputs[0];
+      const closed = [x, ...nodes.slice(0, -1).map((n) => n.outputs[0])].every((v) =>
+        !this.outputs.has(v) && (this.consumers.get(v) ?? []).every((c) => nodes.includes(c)));
+      if (!closed) continue;
+      const kind = this.geluKind(x, nodes);
+      if (kind) return { kind, nodes, out };
+    }
+    return undefined;
+  }
+
+  private geluKind(x: string, nodes: OnnxNode[]): EpilogueKind | undefined {
+    const points = Float32Array.from({ length: 49 }, (_, i) => (i - 24) / 4);
+    const values = new Map<string, HostTensor>([[x, { dtype: "float32", shape: [points.length], data: points }]]);
+    for (const node of nodes) {
+      const ins = node.inputs.map((v) => values.get(v) ?? this.constant(v)!);
+      values.set(node.outputs[0], runNode(node, ins)[0]);
+    }
+    const y = values.get(nodes.at(-1)!.outputs[0])!.data;
+    const near = (f: (v: number) => number) => points.every((p, i) => Math.abs(y[i] - f(p)) <= 1e-5 * Math.max(1, Math.abs(f(p))));
+    return near(geluErf) ? EpilogueKind.GELU_ERF : near(geluTanh) ? EpilogueKind.GELU_TANH : undefined;
+  }
+
+  private softmax(node: OnnxNode): boolean {
+    const shape = this.meta(node.inputs[0]).shape;
+    const axis = (node.attrs.axis as number | undefined) ?? -1;
+    if (axis !== -1 && axis !== shape.length - 1) return false;
+    const cols = shape.at(-1)!;
+    this.emit([node], create(OpSpecSchema, { kind: OpKind.SOFTMAX, shape: [sizeOf(shape) / cols, cols] }), { A: node.inputs[0], C: node.outputs[0] });
+    return true;
+  }
+
+  private layerNormOp(node: OnnxNode): boolean {
+    const [x, gamma, beta] = node.inputs;
+    const shape = this.meta(x).shape;
+    const axis = (node.attrs.axis as number | undefined) ?? -1;
+    if (axis !== -1 && axis !== shape.length - 1) return false;
+    const epsilon = (node.attrs.epsilon as number | undefined) ?? 1e-5;
+    return this.emitLayerNorm([node], x, gamma, beta || undefined, epsilon, node.outputs[0]);
+  }
+
+  /** mean = ReduceMean(x); d = x − mean; std = Sqrt(ReduceMean(Pow(d, 2)) + eps); Div(d, std) × γ + β. */
+  private layerNormPattern(mean: OnnxNode): boolean {
+    const x = mean.inputs[0];
+    const rank = this.meta(x).shape.length;
+    if (!this.lastAxisMean(mean, rank)) return false;
+    const sub = this.single(mean.outputs[0]);
+    if (sub?.opType !== "Sub" || sub.inputs[0] !== x || sub.inputs[1] !== mean.outputs[0]) return false;
+    const d = sub.outputs[0];
+    const users = this.consumers.get(d) ?? [];
+    const pow = users.find((u) => u.opType === "Pow" && u.inputs[0] === d && this.scalar(u.inputs[1]) === 2);
+    const div = users.find((u) => u.opType === "Div" && u.inputs[0] === d);
+    if (users.length !== 2 || !pow || !div || this.outputs.has(d)) return false;
+    const mean2 = this.single(pow.outputs[0]);
+    if (mean2?.opType !== "ReduceMean" || !this.lastAxisMean(mean2, rank)) return false;
+    const add = this.single(mean2.outputs[0]);
+    const epsName = add?.inputs.find((v) => v !== mean2.outputs[0]);
+    const epsilon = epsName !== undefined ? this.scalar(epsName) : undefined;
+    if (add?.opType !== "Add" || epsilon === undefined) return false;
+    const sqrt = this.single(add.outputs[0]);
+    if (sqrt?.opType !== "Sqrt" || this.single(sqrt.outputs[0]) !== div || div.inputs[1] !== sqrt.outputs[0]) return false;
+    const nodes = [mean, sub, pow, mean2, add, sqrt, div];
+    let out = div.outputs[0];
+    let gamma: string | undefined, beta: string | undefined;
+    const cols = this.meta(x).shape.at(-1)!;
+    const mul = this.single(out);
+    const g = mul?.inputs.find((v) => v !== out);
+    if (mul?.opType === "Mul" && g !== undefined && this.isBias(g, cols)) {
+      gamma = g;
+      nodes.push(mul);
+      out = mul.outputs[0];
+      const plus = this.single(out);
+      const bb = plus?.inputs.find((v) => v !== out);
+      if (plus?.opType === "Add" && bb !== undefined && this.isBias(bb, cols)) {
+        beta = bb;
+        nodes.push(plus);
+        out = plus.outputs[0];
+      }
+    }
+    return this.emitLayerNorm(nodes, x, gamma, beta, epsilon, out);
+  }
+
+  private lastAxisMean(node: OnnxNode, rank: number): boolean {
+    const axes = (node.attrs.axes as number[] | undefined) ?? (node.inputs[1] ? Array.from(this.constant(node.inputs[1])?.data ?? []) : undefined);
+    return (node.attrs.keepdims ?? 1) === 1 && axes?.length === 1 && (axes[0] === -1 || axes[0] === rank - 1);
+  }
+
+  private emitLayerNorm(nodes: OnnxNode[], x: string, gamma: string | undefined, beta: string | undefined, epsilon: number, out: string): boolean {
+    const shape = this.meta(x).shape;
+    const cols = shape.at(-1)!;
+    if (gamma !== undefined && !this.isBias(gamma, cols)) return false;
+    if (beta !== undefined && !this.isBias(beta, cols)) return false;
+    const filled = (name: string | undefined, value: number) =>
+      name ?? this.derived(`${out}:${value}`, { dtype: "float32", shape: [cols], data: new Float32Array(cols).fill(value) }, "");
+    const op = create(OpSpecSchema, { kind: OpKind.LAYER_NORM, shape: [sizeOf(shape) / cols, cols], epsilon });
+    this.emit(nodes, op, { A: x, Gamma: filled(gamma, 1), Beta: filled(beta, 0), C: out });
+    return true;
+  }
+
+  private elementwise(node: OnnxNode): boolean {
+    const [a, b] = node.inputs;
+    const size = sizeOf(this.meta(node.outputs[0]).shape);
+    const full = (v: string) => this.meta(v).dtype === "float32" && sizeOf(this.meta(v).shape) === size && !this.constant(v);
+    if (!full(a) || !full(b)) return false;
+    const kind = node.opType === "Add" ? OpKind.ADD : OpKind.MUL;
+    this.emit([node], create(OpSpecSchema, { kind, shape: [size] }), { A: a, B: b, C: node.outputs[0] });
+    return true;
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private emit(nodes: OnnxNode[], op: OpSpec, operands: Record<string, string>): void {
+    nodes.forEach((n) => this.absorbed.add(n));
+    const at = Math.max(...nodes.map((n) => this.order.get(n)!));
+    const resolved = Object.fromEntries(Object.entries(operands).map(([k, v]) => [k, this.aliases.get(v) ?? v]));
+    this.placed.push({ at, step: { kind: "kernel", op, key: opKey(op), operands: resolved, nodes: nodes.map((n) => n.name) } });
+  }
+
+  private place(node: OnnxNode, step: Step): void {
+    this.placed.push({ at: this.order.get(node)!, step });
+  }
+
+  private meta(name: string): ValueMeta {
+    const m = this.g.values.get(name);
+    if (!m) throw new Error(`value ${name} is unknown`);
+    return m;
+  }
+
+  private constant(name: string): HostTensor | undefined {
+    return this.g.values.get(name)?.value;
+  }
+
+  /** A constant made here (scaled bias, default γ/β), registered as a value of its own. */
+  private derived(base: string, value: HostTensor, suffix: string): string {
+    const name = `${base}${suffix}`;
+    (this.g.values as Map<string, ValueMeta>).set(name, { dtype: value.dtype, shape: value.shape, value });
+    return name;
+  }
+
+  private scalar(name: string): number | undefined {
+    const c = this.constant(name);
+    return c && c.dtype === "float32" && c.data.length === 1 ? c.data[0] : undefined;
+  }
+
+  /** A float constant of `n` elements along the last axis only (a bias, γ or β). */
+  private isBias(name: string | undefined, n: number): boolean {
+    const c = name === undefined ? undefined : this.constant(name);
+    return !!c && c.dtype === "float32" && c.data.length === n && c.shape.at(-1) === n;
+  }
+
+  private sameShape(a: string | undefined, b: string): boolean {
+    if (a === undefined) return false;
+    const x = this.meta(a).shape, y = this.meta(b).shape;
+    return this.meta(a).dtype === "float32" && sizeOf(x) === sizeOf(y) && x.at(-1) === y.at(-1);
+  }
+
+  /** The only node that reads `value`, when the value is not also a graph output. */
+  private single(value: string): OnnxNode | undefined {
+    const list = this.consumers.get(value);
+    return list?.length === 1 && !this.outputs.has(value) && !this.absorbed.has(list[0]) ? list[0] : undefined;
+  }
+}
+
+/** What a matmul pattern knows before its epilogue is matched. */
+interface MatmulInit {
+  kind: OpKind;
+  shape: number[];
+  transposeB?: boolean;
+  epilogue?: Epilogue[];
+}
+
+const epilogueOf = (kind: EpilogueKind, value = 0): Epilogue => create(EpilogueSchema, { kind, value });

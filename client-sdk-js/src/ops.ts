@@ -1,0 +1,192 @@
+import { EpilogueKind, OpKind, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { erf } from "./reference.js";
+
+/**
+ * What each jitzoo op computes (docs/kernel-abi.md): its ABI name, operands and their shapes,
+ * flops, a key that tells two ops apart, and the reference every kernel is checked against.
+ */
+
+/** The epsilon of layer_norm when the op does not set one (OpSpec.epsilon = 0). */
+export const DEFAULT_LAYER_NORM_EPSILON = 1e-5;
+
+const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
+
+/** The ABI name of an op kind, as in kernel metadata and the zoo. */
+export function opName(kind: OpKind): string {
+  switch (kind) {
+    case OpKind.MATMUL: return "matmul";
+    case OpKind.BATCH_MATMUL: return "batch_matmul";
+    case OpKind.ADD: return "add";
+    case OpKind.MUL: return "mul";
+    case OpKind.SOFTMAX: return "softmax";
+    case OpKind.LAYER_NORM: return "layer_norm";
+    default: throw new Error(`unsupported op kind ${OpKind[kind] ?? kind}`);
+  }
+}
+
+const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL;
+
+/** Named dimensions of a (batch) matmul; `batch` is 1 for a plain matmul. */
+export interface MatMulDims {
+  batch: number;
+  m: number;
+  k: number;
+  n: number;
+}
+
+const RANKS: Partial<Record<OpKind, number>> = {
+  [OpKind.MATMUL]: 3, [OpKind.BATCH_MATMUL]: 4, [OpKind.ADD]: 1, [OpKind.MUL]: 1, [OpKind.SOFTMAX]: 2, [OpKind.LAYER_NORM]: 2,
+};
+
+/** Throws unless the op's shape has its kind's rank of positive integers. */
+export function checkOp(op: OpSpec): void {
+  const rank = RANKS[op.kind];
+  if (rank === undefined) throw new Error(`unsupported op kind ${OpKind[op.kind] ?? op.kind}`);
+  if (op.shape.some((d) => !Number.isInteger(d) || d < 1)) throw new Error(`every dimension must be at least 1: [${op.shape.join(",")}]`);
+  if (op.shape.length !== rank) throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${op.shape.join(",")}]`);
+}
+
+/** Reads [M,K,N] (matmul) or [batch,M,K,N] (batch matmul); throws on anything else. */
+export function dimsOf(op: OpSpec): MatMulDims {
+  checkOp(op);
+  const s = op.shape;
+  if (op.kind === OpKind.MATMUL) return { batch: 1, m: s[0], k: s[1], n: s[2] };
+  if (op.kind === OpKind.BATCH_MATMUL) return { batch: s[0], m: s[1], k: s[2], n: s[3] };
+  throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${s.join(",")}]`);
+}
+
+/** Floating-point operations of one run (2·batch·M·K·N for matmuls; 1, 4, 7 per element for add/mul, softmax, layer_norm). */
+export function flopsOf(op: OpSpec): number {
+  if (isMatmul(op)) {
+    const d = dimsOf(op);
+    return 2 * d.batch * d.m * d.k * d.n;
+  }
+  checkOp(op);
+  const elements = op.shape.reduce((a, b) => a * b, 1);
+  return elements * (op.kind === OpKind.SOFTMAX ? 4 : op.kind === OpKind.LAYER_NORM ? 7 : 1);
+}
+
+/** The layer_norm epsilon an op asks for. */
+export const epsilonOf = (op: OpSpec): number => op.epsilon || DEFAULT_LAYER_NORM_EPSILON;
+
+/** Every operand's shape, by ABI name, in the entry's parameter order (inputs, then C, per docs/kernel-abi.md). */
+export function operandShapes(op: OpSpec): [string, number[]][] {
+  checkOp(op);
+  const s = op.shape;
+  switch (op.kind) {
+    case OpKind.ADD: case OpKind.MUL: return [["A", [s[0]]], ["B", [s[0]]], ["C", [s[0]]]];
+    case OpKind.SOFTMAX: return [["A", [s[0], s[1]]], ["C", [s[0], s[1]]]];
+    case OpKind.LAYER_NORM: return [["A", [s[0], s[1]]], ["Gamma", [s[1]]], ["Beta", [s[1]]], ["C", [s[0], s[1]]]];
+    default: {
+      const { batch, m, k, n } = dimsOf(op);
+      const lead = op.kind === OpKind.BATCH_MATMUL ? [batch] : [];
+      const b = op.transposeB ? [n, k] : [k, n];
+      const out: [string, number[]][] = [["A", [...lead, m, k]], ["B", op.broadcastB ? b : [...lead, ...b]], ["C", [...lead, m, n]]];
+      if (op.epilogue.some((e) => e.kind === EpilogueKind.BIAS)) out.push(["Bias", [n]]);
+      if (op.epilogue.some((e) => e.kind === EpilogueKind.RESIDUAL)) out.push(["Residual", [...lead, m, n]]);
+      return out;
+    }
+  }
+}
+
+const EPILOGUE_LABELS: Partial<Record<EpilogueKind, string>> = {
+  [EpilogueKind.SCALE]: "scale", [EpilogueKind.BIAS]: "bias", [EpilogueKind.RELU]: "relu",
+  [EpilogueKind.GELU_TANH]: "gelu_tanh", [EpilogueKind.GELU_ERF]: "gelu_erf", [EpilogueKind.RESIDUAL]: "residual",
+};
+
+/**
+ * A key naming every field that changes what an op computes: two ops with the same key can
+ * share kernels, two with different keys never do.
+ */
+export function opKey(op: OpSpec): string {
+  let key = `${opName(op.kind)}[${op.shape.join(",")}]`;
+  if (op.transposeB) key += ";transposeB";
+  if (op.broadcastB) key += ";broadcastB";
+  if (op.epilogue.length) key += ";" + op.epilogue.map((e) => EPILOGUE_LABELS[e.kind] + (e.kind === EpilogueKind.SCALE ? `:${e.value}` : "")).join(",");
+  if (op.kind === OpKind.LAYER_NORM) key += `;epsilon=${epsilonOf(op)}`;
+  return key;
+}
+
+/** gelu, erf form, in float64. */
+export const geluErf = (x: number): number => 0.5 * x * (1 + erf(x / Math.SQRT2));
+/** gelu, tanh form, in float64. */
+export const geluTanh = (x: number): number => 0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)));
+
+/**
+ * The oracle: what an op's C must be, computed in float64 and rounded to float32 once per
+ * element. `operands` holds every input by ABI name (A, B, Bias, Residual, Gamma, Beta).
+ */
+export function referenceOp(op: OpSpec, operands: Readonly<Record<string, Float32Array>>): Float32Array {
+  for (const [name, shape] of operandShapes(op)) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    if (name !== "C" && operands[name]?.length !== size) throw new Error(`operand ${name} has ${operands[name]?.length} floats, [${shape}] needs ${size}`);
+  }
+  const { A: a, B: b } = operands;
+  switch (op.kind) {
+    case OpKind.ADD: return a.map((x, i) => x + b[i]);
+    case OpKind.MUL: return a.map((x, i) => Math.fround(x * b[i]));
+    case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, operands);
+    default: return referenceMatmul(op, operands);
+  }
+}
+
+function referenceRows(op: OpSpec, operands: Readonly<Record<string, Float32Array>>): Float32Array {
+  const [rows, cols] = op.shape;
+  const { A: a, Gamma: gamma, Beta: beta } = operands;
+  const c = new Float32Array(rows * cols);
+  const eps = epsilonOf(op);
+  for (let r = 0; r < rows; r++) {
+    const at = r * cols;
+    if (op.kind === OpKind.SOFTMAX) {
+      let max = -Infinity, sum = 0;
+      for (let j = 0; j < cols; j++) max = Math.max(max, a[at + j]);
+      for (let j = 0; j < cols; j++) sum += Math.exp(a[at + j] - max);
+      for (let j = 0; j < cols; j++) c[at + j] = Math.exp(a[at + j] - max) / sum;
+    } else {
+      let mean = 0, variance = 0;
+      for (let j = 0; j < cols; j++) mean += a[at + j];
+      mean /= cols;
+      for (let j = 0; j < cols; j++) variance += (a[at + j] - mean) ** 2;
+      const inv = 1 / Math.sqrt(variance / cols + eps);
+      for (let j = 0; j < cols; j++) c[at + j] = (a[at + j] - mean) * inv * gamma[j] + beta[j];
+    }
+  }
+  return c;
+}
+
+function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Array>>): Float32Array {
+  const { batch, m, k, n } = dimsOf(op);
+  const { A: a, B: b, Bias: bias, Residual: residual } = operands;
+  const c = new Float32Array(batch * m * n);
+  const row = new Float64Array(n);
+  // B[k, j] of batch t, whatever its layout
+  const bStride = op.broadcastB ? 0 : k * n;
+  const [bk, bj] = op.transposeB ? [1, k] : [n, 1];
+  for (let t = 0; t < batch; t++) {
+    for (let i = 0; i < m; i++) {
+      row.fill(0);
+      const ai = (t * m + i) * k;
+      for (let p = 0; p < k; p++) {
+        const av = a[ai + p], bp = t * bStride + p * bk;
+        for (let j = 0; j < n; j++) row[j] += av * b[bp + j * bj];
+      }
+      const ci = (t * m + i) * n;
+      for (let j = 0; j < n; j++) {
+        let v = row[j];
+        for (const e of op.epilogue) {
+          switch (e.kind) {
+            case EpilogueKind.SCALE: v *= e.value; break;
+            case EpilogueKind.BIAS: v += bias[j]; break;
+            case EpilogueKind.RELU: v = Math.max(v, 0); break;
+            case EpilogueKind.GELU_TANH: v = geluTanh(v); break;
+            case EpilogueKind.GELU_ERF: v = geluErf(v); break;
+            case EpilogueKind.RESIDUAL: v += residual[ci + j]; break;
+            default: throw new Error(`unsupported epilogue ${EpilogueKind[e.kind] ?? e.kind}`);
+          }
+        }
+        c[ci + j] = v;
+      }
+    }
+  }
+  return c;
+}
