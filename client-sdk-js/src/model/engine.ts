@@ -8,17 +8,20 @@ import { referenceKernel, type Bindings, type OpKernel, type Operand } from "./k
 import { decodeModel, ModelError, type OnnxGraph } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
-/** A tensor fed to {@link Model.run}: onnxruntime-web's `Tensor` fits, as does `{ data, dims }`. */
+/**
+ * A tensor fed to {@link Model.run}: onnxruntime-web's `Tensor` fits, as does `{ data, dims }`
+ * with numbers or bigints (a Float32Array, Int32Array, BigInt64Array or a plain array).
+ */
 export interface TensorLike {
-  readonly data: ArrayLike<number> | BigInt64Array | Int32Array | Float32Array;
+  readonly data: ArrayLike<unknown>;
   readonly dims: readonly number[];
 }
 
-/** A model output: float32, row-major. */
+/** A model output, row-major: float32, int64 (BigInt64Array) or bool (0 or 1), as onnxruntime-web returns them. */
 export interface OutputTensor {
-  readonly type: "float32";
+  readonly type: "float32" | "int64" | "bool";
   readonly dims: number[];
-  readonly data: Float32Array;
+  readonly data: Float32Array | BigInt64Array | Uint8Array;
 }
 
 /** Options of {@link loadModel}. */
@@ -231,11 +234,11 @@ export class Model {
 
     const calls = steps.map((s): (() => void) => {
       if (s.kind === "kernel") return this.slotFor(s).use({ operands: Object.fromEntries(Object.entries(s.operands).map(([k, v]) => [k, operand(v)])), constantB: s.operands.B !== undefined && isConst(base(s.operands.B)) });
-      const node = s.node, output = node.outputs[0];
+      const node = s.node;
       return () => {
-        const out = inArena.has(base(output)) ? [read(output)] : undefined;
-        const [result] = runNode(node, node.inputs.map((v) => (v ? read(v) : undefined)), out);
-        if (!out) host.set(base(output), result);
+        const out = node.outputs.map((o) => (o && inArena.has(base(o)) ? read(o) : undefined));
+        const results = runNode(node, node.inputs.map((v) => (v ? read(v) : undefined)), out);
+        results.forEach((r, i) => node.outputs[i] && !out[i] && host.set(base(node.outputs[i]), r));
       };
     });
     this.hostSteps = steps.length - steps.filter((s) => s.kind === "kernel").length;
@@ -246,19 +249,19 @@ export class Model {
         for (const input of this.graph.inputs) {
           const data = feeds[input.name].data;
           const b = base(input.name);
+          const values = toHost(input.name, input.dtype, data);
           if (inArena.has(b)) {
-            if (data instanceof BigInt64Array) throw new ModelError(`input ${input.name} is float32, got a BigInt64Array`);
             const o = operand(b);
-            this.arena.f32(o.offset, o.floats).set(data as ArrayLike<number>);
+            this.arena.f32(o.offset, o.floats).set(values);
           } else {
-            host.set(b, { dtype: input.dtype, shape: shapes[input.name], data: toHost(input.dtype, data) });
+            host.set(b, { dtype: input.dtype, shape: shapes[input.name], data: values });
           }
         }
       },
       run: () => { for (const call of calls) call(); },
       read: () => Object.fromEntries(this.graph.outputs.map((o) => {
         const t = read(o);
-        return [o, { type: "float32" as const, dims: [...t.shape], data: Float32Array.from(t.data) }];
+        return [o, { type: t.dtype, dims: [...t.shape], data: fromHost(t) }];
       })),
     };
   }
@@ -285,8 +288,15 @@ export class Model {
   }
 }
 
-function toHost(dtype: HostTensor["dtype"], data: TensorLike["data"]): HostTensor["data"] {
-  if (dtype === "float32") return Float32Array.from(data as ArrayLike<number>);
-  if (data instanceof BigInt64Array) return Float64Array.from(data, Number);
-  return dtype === "bool" ? Uint8Array.from(data as ArrayLike<number>) : Float64Array.from(data as ArrayLike<number>);
+function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>): HostTensor["data"] {
+  const kind = data.length ? typeof data[0] : "number";
+  if (kind !== "number" && kind !== "bigint") throw new ModelError(`input ${name}: elements must be numbers or bigints, got ${kind}`);
+  const values = kind === "bigint" ? Array.from(data as ArrayLike<bigint>, Number) : (data as ArrayLike<number>);
+  if (dtype === "float32") return Float32Array.from(values);
+  return dtype === "bool" ? Uint8Array.from(values) : Float64Array.from(values);
+}
+
+function fromHost(t: HostTensor): OutputTensor["data"] {
+  if (t.dtype === "float32") return Float32Array.from(t.data);
+  return t.dtype === "int64" ? BigInt64Array.from(t.data, (x) => BigInt(x)) : Uint8Array.from(t.data);
 }

@@ -38,9 +38,9 @@ export function fold(graph: OnnxGraph, shapes: InputShapes): FoldedGraph {
       } else {
         const outs = inferNode(node, ins);
         if (node.outputs.length > outs.length && node.outputs.slice(outs.length).some((o) => o)) {
-          throw new Error(`only its first output is supported`);
+          throw new Error(`only its first ${outs.length} outputs are supported`);
         }
-        outs.forEach((meta, i) => values.set(node.outputs[i], meta));
+        outs.forEach((meta, i) => node.outputs[i] && values.set(node.outputs[i], meta));
         dynamic.push(node);
       }
     } catch (e) {

@@ -249,6 +249,7 @@ class Fuser {
     const shape = this.meta(x).shape;
     const axis = (node.attrs.axis as number | undefined) ?? -1;
     if (axis !== -1 && axis !== shape.length - 1) return false;
+    if (node.outputs.slice(1).some((o) => o && (this.consumers.has(o) || this.outputs.has(o)))) return false; // Mean, InvStdDev read
     const epsilon = (node.attrs.epsilon as number | undefined) ?? 1e-5;
     return this.emitLayerNorm([node], x, gamma, beta || undefined, epsilon, node.outputs[0]);
   }

@@ -20,8 +20,8 @@ export interface ValueMeta {
 interface HostOp {
   /** Output types and shapes from the inputs' (constant inputs carry their value). */
   infer(ins: readonly (ValueMeta | undefined)[], node: OnnxNode): { dtype: DType; shape: number[] }[];
-  /** Computes the outputs; writes into `out` when given (same dtype and size). */
-  run(ins: readonly (HostTensor | undefined)[], node: OnnxNode, out?: HostTensor[]): HostTensor[];
+  /** Computes the outputs; writes output i into `out[i]` when given (same dtype and size). */
+  run(ins: readonly (HostTensor | undefined)[], node: OnnxNode, out?: readonly (HostTensor | undefined)[]): HostTensor[];
 }
 
 const num = (node: OnnxNode, name: string, fallback: number): number => (node.attrs[name] as number | undefined) ?? fallback;
@@ -38,8 +38,8 @@ function constInts(meta: ValueMeta | HostTensor | undefined, node: OnnxNode, wha
   return ints(need(t, node, `${what} must be a constant (or computed from shapes only)`));
 }
 
-function output(dtype: DType, shape: readonly number[], out?: readonly HostTensor[]): HostTensor {
-  if (out) return out[0];
+function output(dtype: DType, shape: readonly number[], out?: HostTensor): HostTensor {
+  if (out) return out;
   return { dtype, shape: [...shape], data: allocate(dtype, sizeOf(shape)) };
 }
 
@@ -50,7 +50,7 @@ function elementwise(f: (...x: number[]) => number, dtypeOf: (ins: readonly (Val
     infer: (ins) => [{ dtype: dtypeOf(ins), shape: ins.map((i) => i!.shape).reduce<number[]>((s, t) => broadcastShape(s, t), []) }],
     run(ins, node, out) {
       const shape = ins.map((i) => i!.shape).reduce<number[]>((s, t) => broadcastShape(s, t), []);
-      const y = output(dtypeOf(ins as HostTensor[]), shape, out);
+      const y = output(dtypeOf(ins as HostTensor[]), shape, out?.[0]);
       const data = ins.map((i) => i!.data);
       const d = y.data;
       if (ins.length === 1) {
@@ -72,6 +72,10 @@ function unary(f: (x: number) => number): HostOp {
   return elementwise(f);
 }
 
+const FLOAT_DIV = elementwise((a, b) => a / b);
+/** Integer division truncates toward zero, as ONNX (and C) define it. */
+const INT_DIV = elementwise((a, b) => Math.trunc(a / b));
+
 const DTYPES: Record<number, DType> = { 1: "float32", 6: "int64", 7: "int64", 9: "bool" };
 
 function matmulShape(a: readonly number[], b: readonly number[], node: OnnxNode): number[] {
@@ -82,7 +86,8 @@ function matmulShape(a: readonly number[], b: readonly number[], node: OnnxNode)
 }
 
 function reduceAxes(ins: readonly (ValueMeta | HostTensor | undefined)[], node: OnnxNode, rank: number): number[] {
-  const axes = list(node, "axes") ?? (ins[1] ? constInts(ins[1], node, "axes") : [...Array(rank).keys()]);
+  const axes = list(node, "axes") ?? (ins[1] ? constInts(ins[1], node, "axes") : []);
+  if (axes.length === 0) return num(node, "noop_with_empty_axes", 0) ? [] : [...Array(rank).keys()];
   return axes.map((a) => axisOf(a, rank));
 }
 
@@ -125,8 +130,8 @@ function sliceSpec(shape: readonly number[], ins: readonly (ValueMeta | HostTens
 }
 
 /** Copies `x` into `shape` reading element `starts + i * steps` (Slice) — or any strided view. */
-function gatherStrided(x: HostTensor, starts: number[], steps: number[], shape: number[], srcStrides: number[], out?: HostTensor[]): HostTensor {
-  const y = output(x.dtype, shape, out);
+function gatherStrided(x: HostTensor, starts: number[], steps: number[], shape: number[], srcStrides: number[], out?: readonly (HostTensor | undefined)[]): HostTensor {
+  const y = output(x.dtype, shape, out?.[0]);
   const rank = shape.length, total = y.data.length;
   const counter = new Array<number>(rank).fill(0);
   let src = starts.reduce((s, v, i) => s + v * srcStrides[i], 0);
@@ -143,7 +148,7 @@ function gatherStrided(x: HostTensor, starts: number[], steps: number[], shape: 
   return y;
 }
 
-function transposeTo(x: HostTensor, perm: number[], out?: HostTensor[]): HostTensor {
+function transposeTo(x: HostTensor, perm: number[], out?: readonly (HostTensor | undefined)[]): HostTensor {
   const strides = stridesOf(x.shape);
   return gatherStrided(x, perm.map(() => 0), perm.map(() => 1), perm.map((p) => x.shape[p]), perm.map((p) => strides[p]), out);
 }
@@ -151,7 +156,7 @@ function transposeTo(x: HostTensor, perm: number[], out?: HostTensor[]): HostTen
 const permOf = (node: OnnxNode, rank: number) => list(node, "perm") ?? [...Array(rank).keys()].reverse();
 
 /** One row-wise function over the last axes: `rows` runs of `cols` contiguous elements. */
-function rowwise(x: HostTensor, axis: number, out: HostTensor[] | undefined, f: (src: Float32Array | Float64Array | Uint8Array, dst: Float32Array | Float64Array | Uint8Array, at: number, cols: number) => void): HostTensor {
+function rowwise(x: HostTensor, axis: number, out: HostTensor | undefined, f: (src: Float32Array | Float64Array | Uint8Array, dst: Float32Array | Float64Array | Uint8Array, at: number, cols: number) => void): HostTensor {
   const a = axisOf(axis, x.shape.length);
   const cols = sizeOf(x.shape.slice(a));
   const y = output(x.dtype, x.shape, out);
@@ -163,7 +168,10 @@ const OPS: Record<string, HostOp> = {
   Add: elementwise((a, b) => a + b),
   Sub: elementwise((a, b) => a - b),
   Mul: elementwise((a, b) => a * b),
-  Div: elementwise((a, b) => a / b),
+  Div: {
+    infer: (ins, node) => FLOAT_DIV.infer(ins, node),
+    run: (ins, node, out) => (ins[0]!.dtype === "int64" ? INT_DIV : FLOAT_DIV).run(ins, node, out),
+  },
   Pow: elementwise((a, b) => (b === 2 ? a * a : b === 3 ? a * a * a : Math.pow(a, b))),
   Where: elementwise((c, x, y) => (c ? x : y), (ins) => ins[1]!.dtype),
   Sqrt: unary(Math.sqrt),
@@ -174,7 +182,7 @@ const OPS: Record<string, HostOp> = {
     infer: (ins, node) => same(need(DTYPES[num(node, "to", 0)], node, `cast to type ${num(node, "to", 0)} is not supported`), ins[0]!.shape),
     run(ins, node, out) {
       const dtype = DTYPES[num(node, "to", 0)];
-      const y = output(dtype, ins[0]!.shape, out);
+      const y = output(dtype, ins[0]!.shape, out?.[0]);
       const x = ins[0]!.data;
       for (let i = 0; i < x.length; i++) y.data[i] = dtype === "bool" ? (x[i] ? 1 : 0) : dtype === "int64" ? Math.trunc(x[i]) : x[i];
       return [y];
@@ -185,7 +193,7 @@ const OPS: Record<string, HostOp> = {
     run(ins, node, out) {
       const [a, b] = ins as HostTensor[];
       const shape = matmulShape(a.shape, b.shape, node);
-      const y = output(a.dtype, shape, out);
+      const y = output(a.dtype, shape, out?.[0]);
       const [m, k] = a.shape.slice(-2), n = b.shape.at(-1)!;
       const batchShape = shape.slice(0, -2);
       const row = new Float64Array(n);
@@ -216,7 +224,7 @@ const OPS: Record<string, HostOp> = {
       const [ab] = OPS.MatMul.run([a, b], node);
       const alpha = num(node, "alpha", 1), beta = num(node, "beta", 1);
       const scaled = OPS.Mul.run([ab, { dtype: "float32", shape: [], data: new Float32Array([alpha]) }], node);
-      if (!c) return out ? (out[0].data.set(scaled[0].data), out) : scaled;
+      if (!c) return out?.[0] ? (out[0].data.set(scaled[0].data), [out[0]]) : scaled;
       const bc = OPS.Mul.run([c, { dtype: "float32", shape: [], data: new Float32Array([beta]) }], node);
       return OPS.Add.run([scaled[0], bc[0]], node, out);
     },
@@ -232,7 +240,7 @@ const OPS: Record<string, HostOp> = {
         const [y] = OPS.Softmax.run([transposeTo(x, perm)], { ...node, attrs: { axis: -1 } });
         return [transposeTo(y, perm, out)];
       }
-      return [rowwise(x, -1, out, (src, dst, at, cols) => {
+      return [rowwise(x, -1, out?.[0], (src, dst, at, cols) => {
         let max = -Infinity;
         for (let j = 0; j < cols; j++) max = Math.max(max, src[at + j]);
         let sum = 0;
@@ -242,19 +250,32 @@ const OPS: Record<string, HostOp> = {
     },
   },
   LayerNormalization: {
-    infer: (ins) => same(ins[0]!.dtype, ins[0]!.shape),
+    infer(ins, node) {
+      const shape = ins[0]!.shape;
+      const axis = axisOf(num(node, "axis", -1), shape.length);
+      const stat = shape.map((d, i) => (i < axis ? d : 1));
+      return [{ dtype: ins[0]!.dtype, shape: [...shape] }, ...node.outputs.slice(1).map(() => ({ dtype: ins[0]!.dtype, shape: stat }))];
+    },
     run(ins, node, out) {
       const [x, gamma, beta] = ins;
       const eps = num(node, "epsilon", 1e-5);
-      return [rowwise(x!, num(node, "axis", -1), out, (src, dst, at, cols) => {
-        let mean = 0;
-        for (let j = 0; j < cols; j++) mean += src[at + j];
-        mean /= cols;
+      const [, meanMeta, invMeta] = OPS.LayerNormalization.infer(ins as HostTensor[], node);
+      const mean = meanMeta && output(x!.dtype, meanMeta.shape, out?.[1]);
+      const invStd = invMeta && output(x!.dtype, invMeta.shape, out?.[2]);
+      let row = 0;
+      const y = rowwise(x!, num(node, "axis", -1), out?.[0], (src, dst, at, cols) => {
+        let m = 0;
+        for (let j = 0; j < cols; j++) m += src[at + j];
+        m /= cols;
         let variance = 0;
-        for (let j = 0; j < cols; j++) variance += (src[at + j] - mean) ** 2;
+        for (let j = 0; j < cols; j++) variance += (src[at + j] - m) ** 2;
         const inv = 1 / Math.sqrt(variance / cols + eps);
-        for (let j = 0; j < cols; j++) dst[at + j] = (src[at + j] - mean) * inv * gamma!.data[j] + (beta ? beta.data[j] : 0);
-      })];
+        for (let j = 0; j < cols; j++) dst[at + j] = (src[at + j] - m) * inv * gamma!.data[j % gamma!.data.length] + (beta ? beta.data[j % beta.data.length] : 0);
+        if (mean) mean.data[row] = m;
+        if (invStd) invStd.data[row] = inv;
+        row++;
+      });
+      return [y, ...(mean ? [mean] : []), ...(invStd ? [invStd] : [])];
     },
   },
   ReduceMean: {
@@ -269,7 +290,7 @@ const OPS: Record<string, HostOp> = {
       const axes = new Set(reduceAxes(ins, node, x.shape.length));
       const kept = x.shape.map((d, i) => (axes.has(i) ? 1 : d));
       const [{ shape }] = OPS.ReduceMean.infer(ins as HostTensor[], node);
-      const y = output(x.dtype, shape, out);
+      const y = output(x.dtype, shape, out?.[0]);
       const sums = new Float64Array(y.data.length);
       const count = x.data.length / y.data.length;
       forEachBroadcast(x.shape, [kept], (o, [i]) => { sums[i] += x.data[o]; });
@@ -320,7 +341,7 @@ const OPS: Record<string, HostOp> = {
       const [x, indices] = ins as HostTensor[];
       const axis = axisOf(num(node, "axis", 0), x.shape.length);
       const outer = sizeOf(x.shape.slice(0, axis)), dim = x.shape[axis], inner = sizeOf(x.shape.slice(axis + 1));
-      const y = output(x.dtype, [...x.shape.slice(0, axis), ...indices.shape, ...x.shape.slice(axis + 1)], out);
+      const y = output(x.dtype, [...x.shape.slice(0, axis), ...indices.shape, ...x.shape.slice(axis + 1)], out?.[0]);
       const count = indices.data.length;
       for (let o = 0; o < outer; o++) {
         for (let i = 0; i < count; i++) {
@@ -344,7 +365,7 @@ const OPS: Record<string, HostOp> = {
     run(ins, node, out) {
       const [{ shape }] = OPS.Concat.infer(ins, node);
       const axis = axisOf(num(node, "axis", 0), shape.length);
-      const y = output(ins[0]!.dtype, shape, out);
+      const y = output(ins[0]!.dtype, shape, out?.[0]);
       const outer = sizeOf(shape.slice(0, axis)), rowOut = sizeOf(shape.slice(axis));
       let offset = 0;
       for (const x of ins as HostTensor[]) {
@@ -372,8 +393,8 @@ const OPS: Record<string, HostOp> = {
 const clampAxis = (a: number, rank: number) => Math.min(Math.max(a < 0 ? a + rank : a, 0), rank);
 
 /** The same elements under another shape: shares the data unless `out` is given. */
-function view(x: HostTensor, shape: readonly number[], out?: HostTensor[]): HostTensor {
-  if (out) {
+function view(x: HostTensor, shape: readonly number[], out?: readonly (HostTensor | undefined)[]): HostTensor {
+  if (out?.[0]) {
     if (out[0].data !== x.data) out[0].data.set(x.data);
     return out[0];
   }
@@ -395,8 +416,8 @@ export function inferNode(node: OnnxNode, ins: readonly (ValueMeta | undefined)[
   return OPS[node.opType].infer(ins, node);
 }
 
-/** Runs a node on host tensors; with `out`, writes the (single) output there. */
-export function runNode(node: OnnxNode, ins: readonly (HostTensor | undefined)[], out?: HostTensor[]): HostTensor[] {
+/** Runs a node on host tensors; writes output i into `out[i]` where given. */
+export function runNode(node: OnnxNode, ins: readonly (HostTensor | undefined)[], out?: readonly (HostTensor | undefined)[]): HostTensor[] {
   return OPS[node.opType].run(ins, node, out);
 }
 

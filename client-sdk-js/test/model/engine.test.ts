@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { loadModel } from "../../src/model/engine.js";
+import { encoderFeeds, maxError, modelBytes, modelsMissing, ortOutputs } from "../support/models.js";
+
+/** Largest error against onnxruntime-web allowed on a whole model (both in float32, summed in different orders). */
+const MODEL_TOLERANCE = 1e-4;
+
+describe.skipIf(modelsMissing)("engine: whole BERT-family models against onnxruntime-web", () => {
+  it("runs a BERT-base layer as 8 distinct jitzoo ops, for each sequence length it is fed", async () => {
+    const bytes = modelBytes("bert_layer.onnx");
+    const model = await loadModel(bytes);
+    for (const seq of [16, 9]) {
+      const feeds = encoderFeeds(model.inputNames, seq, 768);
+      const [ours, theirs] = [await model.run(feeds), await ortOutputs(bytes, feeds)];
+      const [name] = model.outputNames;
+      expect(ours[name].dims).toEqual([1, seq, 768]);
+      expect(maxError(ours[name].data as Float32Array, theirs[name])).toBeLessThan(MODEL_TOLERANCE);
+    }
+    const stats = model.stats();
+    expect(stats.plans).toBe(2);
+    expect(stats.runs).toBe(2);
+    expect(stats.ops.filter((o) => o.key.includes("[9,")).map((o) => o.key)).toEqual([
+      "matmul[9,768,768];bias", "matmul[9,768,768];bias,residual", "layer_norm[9,768];epsilon=9.999999960041972e-13",
+      "matmul[9,768,3072];bias,gelu_erf", "matmul[9,3072,768];bias,residual",
+    ]);
+    expect(stats.ops.find((o) => o.key === "matmul[16,768,768];bias")?.instances).toBe(3); // Q, K, V
+    expect(stats.ops.some((o) => o.key === "batch_matmul[12,16,64,16];transposeB;scale:0.125")).toBe(true);
+    expect(stats.ops.every((o) => o.source === "reference")).toBe(true);
+    expect(stats.notes[0]).toMatch(/no gateway/);
+  });
+
+  it("runs a 6-layer MiniLM-shaped encoder with embeddings", async () => {
+    const bytes = modelBytes("minilm.onnx");
+    const model = await loadModel(bytes);
+    const feeds = encoderFeeds(model.inputNames, 12, 384);
+    const [ours, theirs] = [await model.run(feeds), await ortOutputs(bytes, feeds)];
+    const [name] = model.outputNames;
+    expect(maxError(ours[name].data as Float32Array, theirs[name])).toBeLessThan(MODEL_TOLERANCE);
+    const stats = model.stats();
+    expect(stats.ops.find((o) => o.key.startsWith("layer_norm"))?.instances).toBe(13); // embeddings + 2 per layer
+    expect(stats.ops.find((o) => o.key.startsWith("softmax"))?.instances).toBe(6);
+  });
+});
