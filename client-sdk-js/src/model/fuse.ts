@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema, type Epilogue, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { geluErf, geluTanh, opKey } from "../ops.js";
+import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
 import { runNode, VIEW_OPS, type ValueMeta } from "./host-ops.js";
 import type { OnnxNode } from "./onnx.js";
@@ -307,7 +307,9 @@ class Fuser {
     if (beta !== undefined && !this.isBias(beta, cols)) return false;
     const filled = (name: string | undefined, value: number) =>
       name ?? this.derived(`${out}:${value}`, { dtype: "float32", shape: [cols], data: new Float32Array(cols).fill(value) }, "");
-    const op = create(OpSpecSchema, { kind: OpKind.LAYER_NORM, shape: [sizeOf(shape) / cols, cols], epsilon });
+    // the default epsilon is sent as 0, so the op has one key and one kernel id however it was written
+    const own = Math.fround(epsilon) === Math.fround(DEFAULT_LAYER_NORM_EPSILON) ? 0 : epsilon;
+    const op = create(OpSpecSchema, { kind: OpKind.LAYER_NORM, shape: [sizeOf(shape) / cols, cols], epsilon: own });
     this.emit(nodes, op, { A: x, Gamma: filled(gamma, 1), Beta: filled(beta, 0), C: out });
     return true;
   }

@@ -57,7 +57,7 @@ const PATTERNS: [string, string[], number[]][] = [
   ["gemm", ["matmul[5,64,48];transposeB;scale:0.5,bias"], [5, 64]],
   ["residual", ["matmul[8,64,64];bias,residual"], [1, 8, 64]],
   ["layer_norm_op", ["layer_norm[8,64];epsilon=9.999999960041972e-13"], [1, 8, 64]],
-  ["layer_norm_reduce_mean", ["layer_norm[8,64];epsilon=0.000009999999747378752"], [1, 8, 64]],
+  ["layer_norm_reduce_mean", ["layer_norm[8,64];epsilon=0.00001"], [1, 8, 64]],
   ["layer_norm_reduce_mean_18", ["layer_norm[8,64];epsilon=9.999999974752427e-7"], [1, 8, 64]],
   ["softmax", ["softmax[8,64]"], [1, 8, 64]],
 ];

@@ -72,7 +72,7 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
             case EPILOGUE_KIND_RESIDUAL -> Epilogue.of(Epilogue.Kind.RESIDUAL);
             default -> throw new InvalidKernelException("unknown epilogue kind " + e.getKindValue());
         }).toList();
-        return new Op(kind, spec.getShapeList(), spec.getTransposeB(), spec.getBroadcastB(), epilogue);
+        return new Op(kind, spec.getShapeList(), spec.getTransposeB(), spec.getBroadcastB(), epilogue, spec.getEpsilon());
     }
 
     static Schedule toSchedule(dev.jitzoo.proto.kernel.v1.Schedule s) {

@@ -65,7 +65,8 @@ public final class AbiMetadata {
     }
 
     /**
-     * The keys every backend writes, in order, up to {@code flops}; a backend appends its own keys
+     * The keys every backend writes, in order, up to {@code epilogue} (and {@code epsilon}, for a
+     * layer norm whose epsilon is not the default); a backend appends its own keys
      * (WGSL: {@code workgroupSize}, {@code dispatch}) after them.
      */
     public static JsonObjectWriter common(Op op, Schedule s, int abiVersion, String entry) {
@@ -78,7 +79,7 @@ public final class AbiMetadata {
                 .put("vectorize", s.vectorize()).put("unroll", s.unroll())
                 .put("relaxedSimd", s.relaxedSimd()).put("packB", s.packB())
                 .put("columnsOuter", s.columnsOuter());
-        return new JsonObjectWriter()
+        JsonObjectWriter json = new JsonObjectWriter()
                 .put("abi", abiVersion)
                 .put("op", op.kind().abiName)
                 .putInts("shape", op.dims())
@@ -93,5 +94,6 @@ public final class AbiMetadata {
                         ? new JsonObjectWriter().put("kind", e.kind().label).put("value", e.value()).toString()
                         : new JsonObjectWriter().put("kind", e.kind().label).toString())
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
+        return op.epsilon() == 0 ? json : json.put("epsilon", op.epsilon());
     }
 }

@@ -13,6 +13,7 @@ import java.util.stream.Collectors;
  * {@code abi=<v>;backend=<WASM|WGSL>;op=<abi name>;shape=<d>,<d>,...;schedule=<x0>,<y0>,<r0>,<x1>,<y1>,<r1>,<true|false>,<unroll>}
  * (decimal integers, no spaces), then {@code ;transposeB=true}, {@code ;broadcastB=true} and
  * {@code ;epilogue=<steps>} (e.g. {@code scale:0.125,bias,gelu_erf}) when the op has them,
+ * {@code ;epsilon=<Float.toString>} when a layer norm's epsilon is not the default 1e-5,
  * {@code ;relaxed=true} when the schedule uses relaxed SIMD,
  * {@code ;pack=B} when it packs B, {@code ;order=columns} when column tiles are looped over outside row bands, and {@code ;passes=<labels>} when not every Wasm pass ran. The bytes of a kernel are a pure function of exactly these values,
  * so the text must never change for a given ABI version: ids are stored in the zoo.
@@ -53,6 +54,7 @@ public final class KernelIds {
                 + (op.broadcastB() ? ";broadcastB=true" : "")
                 + (op.epilogue().isEmpty() ? "" : ";epilogue=" + op.epilogue().stream().map(Epilogue::toString)
                         .collect(Collectors.joining(",")))
+                + (op.epsilon() == 0 ? "" : ";epsilon=" + op.epsilon())
                 + (s.relaxedSimd() ? ";relaxed=true" : "")
                 + (s.packB() ? ";pack=B" : "")
                 + (s.columnsOuter() ? ";order=columns" : "")

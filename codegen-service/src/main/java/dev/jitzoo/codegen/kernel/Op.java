@@ -10,7 +10,11 @@ import java.util.stream.IntStream;
  * only: one B [K, N] shared by every batch), and the {@code epilogue} steps, in order.
  * Constructing one checks it, so every Op in the system is one a kernel can be made for.
  */
-public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB, List<Epilogue> epilogue) {
+public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB, List<Epilogue> epilogue,
+                 float epsilon) {
+
+    /** Layer norm's epsilon when an op names none (epsilon 0). */
+    public static final float DEFAULT_EPSILON = 1e-5f;
 
     /** Largest total operand size, in floats, a kernel may address: 1 GiB keeps every byte offset in an i32. */
     public static final long MAX_OPERAND_FLOATS = 1L << 28;
@@ -26,6 +30,14 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
         epilogue = epilogue == null ? List.of() : List.copyOf(epilogue);
         if (!kind.matmul && (transposeB || broadcastB || !epilogue.isEmpty())) {
             throw new InvalidKernelException("transposeB, broadcastB and epilogues apply to matmuls only, not " + kind.abiName);
+        }
+        if (epsilon == DEFAULT_EPSILON) {
+            epsilon = 0; // one op, one id: the default spelled out is the default
+        }
+        if (epsilon != 0 && (kind != OpKind.LAYER_NORM || !(epsilon > 0) || Float.isInfinite(epsilon))) {
+            throw new InvalidKernelException(kind == OpKind.LAYER_NORM
+                    ? "layer_norm's epsilon must be a positive finite number, got " + epsilon
+                    : "epsilon applies to layer_norm only, not " + kind.abiName);
         }
         if (broadcastB && kind != OpKind.BATCH_MATMUL) {
             throw new InvalidKernelException("broadcastB applies to batch_matmul only");
@@ -69,6 +81,11 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
         }
     }
 
+    /** An op without an epsilon of its own. */
+    public Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB, List<Epilogue> epilogue) {
+        this(kind, dims, transposeB, broadcastB, epilogue, 0f);
+    }
+
     /** A plain op: B as it is, nothing fused. */
     public Op(OpKind kind, List<Integer> dims) {
         this(kind, dims, false, false, List.of());
@@ -80,15 +97,25 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
     }
 
     public Op withTransposedB(boolean transposed) {
-        return new Op(kind, dims, transposed, broadcastB, epilogue);
+        return new Op(kind, dims, transposed, broadcastB, epilogue, epsilon);
     }
 
     public Op withBroadcastB(boolean broadcast) {
-        return new Op(kind, dims, transposeB, broadcast, epilogue);
+        return new Op(kind, dims, transposeB, broadcast, epilogue, epsilon);
     }
 
     public Op withEpilogue(Epilogue... steps) {
-        return new Op(kind, dims, transposeB, broadcastB, List.of(steps));
+        return new Op(kind, dims, transposeB, broadcastB, List.of(steps), epsilon);
+    }
+
+    /** The same layer norm with another epsilon added to the variance. */
+    public Op withEpsilon(float value) {
+        return new Op(kind, dims, transposeB, broadcastB, epilogue, value);
+    }
+
+    /** The epsilon a layer norm adds to the variance. */
+    public float layerNormEpsilon() {
+        return epsilon == 0 ? DEFAULT_EPSILON : epsilon;
     }
 
     /** Whether the epilogue has a step of this kind. */
@@ -151,6 +178,6 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
     @Override
     public String toString() {
         return kind.abiName + dims + (transposeB ? " transposeB" : "") + (broadcastB ? " broadcastB" : "")
-                + (epilogue.isEmpty() ? "" : " epilogue" + epilogue);
+                + (epilogue.isEmpty() ? "" : " epilogue" + epilogue) + (epsilon == 0 ? "" : " epsilon " + epsilon);
     }
 }

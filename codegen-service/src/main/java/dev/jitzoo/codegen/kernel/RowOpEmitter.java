@@ -29,7 +29,6 @@ final class RowOpEmitter {
     private static final float EXP_MIN = -87.33654f;
     private static final float EXP_MAX = 88.0f;
     private static final float[] EXP_TAYLOR = {1f, 1f, 1f / 2, 1f / 6, 1f / 24, 1f / 120, 1f / 720};
-    static final float LAYER_NORM_EPSILON = 1e-5f;
 
     private final Op op;
     private final Schedule schedule;
@@ -175,7 +174,7 @@ final class RowOpEmitter {
                 f.localGet(acc).op(Opcode.F32_ADD).localSet(acc);
             });
             horizontal(vAcc, Opcode.F32_ADD, acc);
-            f.f32Const(1f).localGet(acc).f32Const(perCol).op(Opcode.F32_MUL).f32Const(LAYER_NORM_EPSILON).op(Opcode.F32_ADD)
+            f.f32Const(1f).localGet(acc).f32Const(perCol).op(Opcode.F32_MUL).f32Const(op.layerNormEpsilon()).op(Opcode.F32_ADD)
                     .op(Opcode.F32_SQRT).op(Opcode.F32_DIV).localSet(scale);
             f.localGet(scale).simd(SimdOpcode.F32X4_SPLAT).localSet(vScale);
             // normalize

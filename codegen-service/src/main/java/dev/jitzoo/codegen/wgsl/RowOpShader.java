@@ -141,7 +141,7 @@ final class RowOpShader {
             out.line("var squares = " + zero + ";");
             overRow(threads, units, "let d = A[base + u] - mean; squares += d * d;");
             reduce("red1", horizontal("squares", vector, "+"), "+", threads);
-            out.line("let scale = 1.0f / sqrt(red1[0] * " + f(perCol) + " + " + f(WgslMath.LAYER_NORM_EPSILON) + ");");
+            out.line("let scale = 1.0f / sqrt(red1[0] * " + f(perCol) + " + " + f(op.layerNormEpsilon()) + ");");
             overRow(threads, units, "C[base + u] = (A[base + u] - mean) * scale * Gamma[u] + Beta[u];");
         } else {
             out.line("var top = " + (vector ? "vec4<f32>(" + f(WgslMath.LOWEST) + ")" : f(WgslMath.LOWEST)) + ";");

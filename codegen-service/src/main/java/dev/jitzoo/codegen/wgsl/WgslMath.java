@@ -33,7 +33,6 @@ final class WgslMath {
     static final float EXP_MIN = -87.33654f;
     static final float EXP_MAX = 88.0f;
     static final float[] EXP_TAYLOR = {1f, 1f, 1f / 2, 1f / 6, 1f / 24, 1f / 120, 1f / 720};
-    static final float LAYER_NORM_EPSILON = 1e-5f;
     /** The most negative finite f32: the start of a max (WGSL has no literal for -infinity). */
     static final float LOWEST = -Float.MAX_VALUE;
 

@@ -1,5 +1,8 @@
 package dev.jitzoo.codegen.kernel;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.codegen.wasm.passes.Pass;
@@ -9,6 +12,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -31,6 +35,7 @@ class RowOpKernelTest {
         for (int[] rc : new int[][] {{1, 1}, {3, 5}, {7, 13}, {4, 64}, {2, 100}, {12, 384}, {5, 3072}}) {
             ops.add(new Op(OpKind.SOFTMAX, rc));
             ops.add(new Op(OpKind.LAYER_NORM, rc));
+            ops.add(new Op(OpKind.LAYER_NORM, rc).withEpsilon(1e-12f));
         }
         List<Arguments> cases = new ArrayList<>();
         for (Op op : ops) {
@@ -60,6 +65,26 @@ class RowOpKernelTest {
             double error = ReferenceKernels.maxRelativeError(c, reference(op, a, b, gamma, beta));
             assertTrue(error <= TOLERANCE, op + " " + schedule + " passes " + passes + ": max relative error " + error);
         }
+    }
+
+    @Test
+    void layerNormAddsItsOwnEpsilon() {
+        // rows of variance about 3e-7: an epsilon of 1e-5 or 1e-12 changes the result by several times
+        Op bert = new Op(OpKind.LAYER_NORM, 2, 64).withEpsilon(1e-12f);
+        Schedule schedule = new Schedule(0, 0, 0, 0, 0, 0, true, 2);
+        Random random = new Random(7);
+        float[] a = values(random, 128, 1e-3f), gamma = values(random, 64, 2), beta = values(random, 64, 2);
+        Map<String, float[]> inputs = Map.of("A", a, "Gamma", gamma, "Beta", beta);
+        float[] own = WasmtimeRunner.run(COMPILER.compile(bert, schedule, Pass.ALL), bert, inputs, 0);
+        assertTrue(ReferenceKernels.maxRelativeError(own, reference(bert, a, a, gamma, beta)) <= TOLERANCE);
+        Op plain = new Op(OpKind.LAYER_NORM, 2, 64);
+        float[] other = WasmtimeRunner.run(COMPILER.compile(plain, schedule, Pass.ALL), plain, inputs, 0);
+        assertTrue(ReferenceKernels.maxRelativeError(other, reference(bert, a, a, gamma, beta)) > 0.1);
+        assertNotEquals(KernelIds.of(bert, schedule, Backend.WASM, 1), KernelIds.of(plain, schedule, Backend.WASM, 1));
+        assertEquals(KernelIds.of(plain, schedule, Backend.WASM, 1),
+                KernelIds.of(plain.withEpsilon(Op.DEFAULT_EPSILON), schedule, Backend.WASM, 1));
+        assertTrue(AbiMetadata.wasm(bert, schedule, 1, Pass.ALL).contains(",\"epsilon\":1.0E-12"));
+        assertFalse(AbiMetadata.wasm(plain, schedule, 1, Pass.ALL).contains("epsilon"));
     }
 
     private static float[] reference(Op op, float[] a, float[] b, float[] gamma, float[] beta) {
@@ -101,7 +126,7 @@ class RowOpKernelTest {
                     for (int j = 0; j < op.cols(); j++) {
                         variance += (a[base + j] - mean) * (a[base + j] - mean);
                     }
-                    double scale = 1 / Math.sqrt(variance / op.cols() + RowOpEmitter.LAYER_NORM_EPSILON);
+                    double scale = 1 / Math.sqrt(variance / op.cols() + op.layerNormEpsilon());
                     for (int j = 0; j < op.cols(); j++) {
                         c[base + j] = (float) ((a[base + j] - mean) * scale * gamma[j] + beta[j]);
                     }

@@ -5,6 +5,7 @@ import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.OpRules;
 
 /** What a well-formed client frame is. Plain Java: every rule here is unit-testable. */
 public final class FrameRules {
@@ -65,29 +66,6 @@ public final class FrameRules {
 
     /** Why an op cannot be served, or null when it can. */
     String opProblem(OpSpec op) {
-        int rank = switch (op.getKind()) {
-            case OP_KIND_MATMUL -> 3;
-            case OP_KIND_BATCH_MATMUL -> 4;
-            default -> -1;
-        };
-        if (rank < 0) {
-            return "unknown op kind " + op.getKindValue();
-        }
-        if (op.getShapeCount() != rank) {
-            return op.getKind() + " needs " + rank + " dimensions, got " + op.getShapeCount();
-        }
-        for (int d : op.getShapeList()) {
-            if (d <= 0) {
-                return "dimensions must be positive, got " + Integer.toUnsignedString(d);
-            }
-        }
-        int batch = rank == 4 ? op.getShape(0) : 1;
-        int o = rank - 3;
-        long m = op.getShape(o), k = op.getShape(o + 1), n = op.getShape(o + 2);
-        long largest = batch * Math.max(m * k, Math.max(k * n, m * n));
-        if (largest > maxOperandElements) {
-            return "an operand of " + largest + " elements exceeds the limit of " + maxOperandElements;
-        }
-        return null;
+        return OpRules.problem(op, maxOperandElements);
     }
 }

@@ -9,6 +9,8 @@ import dev.jitzoo.proto.gateway.v1.ErrorCode;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.Epilogue;
+import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import java.util.Arrays;
@@ -54,6 +56,32 @@ class FrameRulesTest {
                 .addShape(4096).addShape(4096).addShape(7)), "exceeds");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKindValue(77)
                 .addShape(3).addShape(3).addShape(7)), "unknown op");
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX)
+                .addShape(3).addShape(8).setTransposeB(true)), "matmuls only");
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX)
+                .addShape(3).addShape(8).setEpsilon(1e-5f)), "only a layer_norm");
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                .addShape(3).addShape(3).addShape(7)
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_BIAS))
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_BIAS))), "at most one bias");
+    }
+
+    @Test
+    void servesEveryOpKindOfAModel() {
+        OpSpec[] ops = {
+            OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(16).addShape(768).addShape(512)
+                    .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_BIAS))
+                    .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_GELU_ERF)).build(),
+            OpSpec.newBuilder().setKind(OpKind.OP_KIND_BATCH_MATMUL).addShape(12).addShape(16).addShape(64).addShape(16)
+                    .setTransposeB(true).addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_SCALE).setValue(0.125f)).build(),
+            OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX).addShape(192).addShape(16).build(),
+            OpSpec.newBuilder().setKind(OpKind.OP_KIND_LAYER_NORM).addShape(16).addShape(768).setEpsilon(1e-12f).build(),
+        };
+        Hello.Builder hello = validHello().clearOps();
+        for (OpSpec op : ops) {
+            hello.addOps(op);
+        }
+        rules.checkHello(hello.build());
     }
 
     private void assertMalformed(byte[] bytes) {

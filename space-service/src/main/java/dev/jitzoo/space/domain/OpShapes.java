@@ -2,17 +2,18 @@ package dev.jitzoo.space.domain;
 
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.OpRules;
 
 /** Reads and checks the dimensions of an op, so that every caller sees the same rules. */
 public record OpShapes(OpKind kind, int batch, int m, int k, int n) {
 
     /** Checks an op and names its dimensions; throws {@link InvalidOpException} with the reason. */
     public static OpShapes of(OpSpec op) {
-        int rank = switch (op.getKind()) {
-            case OP_KIND_MATMUL -> 3;
-            case OP_KIND_BATCH_MATMUL -> 4;
-            default -> throw new InvalidOpException("unknown op kind " + op.getKindValue());
-        };
+        if (!OpRules.isMatmul(op.getKind())) {
+            throw new InvalidOpException(OpRules.rank(op.getKind()) < 0 ? "unknown op kind " + op.getKindValue()
+                    : op.getKind() + " is not a matmul");
+        }
+        int rank = OpRules.rank(op.getKind());
         if (op.getShapeCount() != rank) {
             throw new InvalidOpException(op.getKind() + " needs " + rank + " dimensions, got " + op.getShapeCount());
         }

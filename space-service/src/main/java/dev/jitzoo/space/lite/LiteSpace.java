@@ -10,6 +10,8 @@ import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.device.GpuArchitecture;
 import dev.jitzoo.space.device.InvalidDeviceException;
+import dev.jitzoo.proto.rules.OpRules;
+import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.domain.OpShapes;
 import dev.jitzoo.space.primitives.PrimitiveTable;
 import java.util.ArrayList;
@@ -55,6 +57,13 @@ public final class LiteSpace {
 
     /** Throws {@link dev.jitzoo.space.domain.InvalidOpException} or {@link InvalidDeviceException} with the reason. */
     public ComposeResponse compose(OpSpec op, DeviceProfile device, Backend backend) {
+        if (!OpRules.isMatmul(op.getKind())) {
+            checkRowOp(op);
+            DeviceProfiles.check(device);
+            List<Candidate> all = RowOpSpace.build(simd(device, backend));
+            return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
+                    .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
+        }
         OpShapes shapes = OpShapes.of(op);
         DeviceProfiles.check(device);
         List<Candidate> all = new ArrayList<>(switch (backend) {
@@ -76,6 +85,10 @@ public final class LiteSpace {
      * valid ({@link #compose} checked them).
      */
     public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule schedule) {
+        if (!OpRules.isMatmul(op.getKind())) {
+            return RowOpSpace.runs(schedule, simd(device, backend))
+                    ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
+        }
         OpShapes shapes = OpShapes.of(op);
         return Optional.ofNullable(switch (backend) {
             case BACKEND_WASM -> {
@@ -86,6 +99,22 @@ public final class LiteSpace {
                     ? WebGpuSpace.utilization(schedule, gpu(device)) : null;
             default -> throw noSpace(backend);
         }).map(use -> Candidate.newBuilder().setSchedule(schedule).setUtilization(use).build());
+    }
+
+    private static void checkRowOp(OpSpec op) {
+        String problem = OpRules.problem(op, Long.MAX_VALUE);
+        if (problem != null) {
+            throw new InvalidOpException(problem);
+        }
+    }
+
+    /** Vectors on WebGPU always (vec4); on Wasm where the device has SIMD128. */
+    private static boolean simd(DeviceProfile device, Backend backend) {
+        return switch (backend) {
+            case BACKEND_WASM -> wasmTarget(device).simd();
+            case BACKEND_WGSL -> true;
+            default -> throw noSpace(backend);
+        };
     }
 
     /** B is constant (weights) in a MatMul and when one B serves every batch; packing it once then pays. */

@@ -137,6 +137,26 @@ class LiteSpaceTest {
     }
 
     @Test
+    void rowOpsTryVectorsAndUnrollsOnly() {
+        DeviceProfile device = DeviceProfiles.bundled("this-machine-wasm");
+        for (OpKind kind : List.of(OpKind.OP_KIND_SOFTMAX, OpKind.OP_KIND_LAYER_NORM)) {
+            ComposeResponse r = space.compose(op(kind, 192, 16), device, Backend.BACKEND_WASM);
+            assertEquals(8, r.getCandidatesCount());
+            assertBestFirst(r);
+            assertTrue(r.getCandidates(0).getSchedule().getVectorize());
+            assertTrue(r.getCandidatesList().stream().allMatch(c -> LiteSpace.fit(op(kind, 192, 16), device,
+                    Backend.BACKEND_WASM, c.getSchedule()).isPresent()));
+        }
+        DeviceProfile noSimd = device.toBuilder().setWasm(device.getWasm().toBuilder().setSimd(false).setRelaxedSimd(false)).build();
+        ComposeResponse scalar = space.compose(op(OpKind.OP_KIND_ADD, 6144), noSimd, Backend.BACKEND_WASM);
+        assertEquals(4, scalar.getCandidatesCount());
+        assertTrue(scalar.getCandidatesList().stream().noneMatch(c -> c.getSchedule().getVectorize()));
+        assertFalse(LiteSpace.fit(op(OpKind.OP_KIND_ADD, 6144), device, Backend.BACKEND_WASM,
+                Schedule.newBuilder().setX0(4).setY0(2).setVectorize(true).build()).isPresent(), "a matmul tile is no row schedule");
+        assertThrows(InvalidOpException.class, () -> space.compose(op(OpKind.OP_KIND_SOFTMAX, 192, 16, 4), device, Backend.BACKEND_WASM));
+    }
+
+    @Test
     void badRequestsGetTheReason() {
         assertThrows(InvalidOpException.class, () -> space.compose(op(OpKind.OP_KIND_MATMUL, 4, 0, 4),
                 DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM));

@@ -2,22 +2,23 @@ package dev.jitzoo.zoo.domain;
 
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
-import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
-import java.util.stream.Collectors;
+import dev.jitzoo.proto.rules.OpRules;
 
 /**
- * The zoo's key (t, s, rho, id): op kind, shape, primitive vector and device id, plus the
- * backend, since a Wasm and a WGSL kernel never compete.
+ * The zoo's key (t, s, rho, id): the op ({@link OpRules#key}: kind, shape and every field that
+ * changes the kernel, so two different ops never share an elected kernel), primitive vector and
+ * device id, plus the backend, since a Wasm and a WGSL kernel never compete.
  */
-public record ZooKey(String op, String shape, String backend, String primitiveVector, String fingerprint) {
+public record ZooKey(String op, String backend, String primitiveVector, String fingerprint) {
+
+    /** Largest operand the zoo files reports for: as large as any kernel can address. */
+    private static final long MAX_OPERAND_ELEMENTS = 1L << 28;
 
     public static ZooKey of(OpSpec op, Backend backend, DeviceProfile device) {
-        if (op.getKind() == OpKind.OP_KIND_UNSPECIFIED || op.getKind() == OpKind.UNRECOGNIZED) {
-            throw new InvalidReportException("op kind is required");
-        }
-        if (op.getShapeCount() == 0 || op.getShapeList().stream().anyMatch(d -> d <= 0)) {
-            throw new InvalidReportException("op shape must be non-empty with positive dimensions");
+        String problem = OpRules.problem(op, MAX_OPERAND_ELEMENTS);
+        if (problem != null) {
+            throw new InvalidReportException("op: " + problem);
         }
         if (backend == Backend.BACKEND_UNSPECIFIED || backend == Backend.UNRECOGNIZED) {
             throw new InvalidReportException("backend is required");
@@ -25,20 +26,17 @@ public record ZooKey(String op, String shape, String backend, String primitiveVe
         if (device.getFingerprint().isBlank()) {
             throw new InvalidReportException("device fingerprint is required");
         }
-        return new ZooKey(op.getKind().name().substring("OP_KIND_".length()).toLowerCase(),
-                op.getShapeList().stream().map(String::valueOf).collect(Collectors.joining("x")),
-                backend.name().substring("BACKEND_".length()).toLowerCase(),
-                device.getPrimitiveVector(),
-                device.getFingerprint());
+        return new ZooKey(OpRules.key(op), backend.name().substring("BACKEND_".length()).toLowerCase(),
+                device.getPrimitiveVector(), device.getFingerprint());
     }
 
-    /** The op part of the key (t, s and backend): what every device kind reporting on the op shares. */
+    /** The op part of the key (the op and backend): what every device kind reporting on the op shares. */
     public String opKey() {
-        return String.join("|", op, shape, backend);
+        return String.join("|", op, backend);
     }
 
     /** One string for caches and indexes. */
     public String asString() {
-        return String.join("|", op, shape, backend, primitiveVector, fingerprint);
+        return String.join("|", op, backend, primitiveVector, fingerprint);
     }
 }

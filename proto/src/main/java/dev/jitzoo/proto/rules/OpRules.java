@@ -1,0 +1,137 @@
+package dev.jitzoo.proto.rules;
+
+import dev.jitzoo.proto.kernel.v1.Epilogue;
+import dev.jitzoo.proto.kernel.v1.EpilogueKind;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * What a servable op is, and the key that tells two ops apart: the gateway refuses a Hello's op
+ * by these rules, the space and the zoo read ops by the same ones.
+ */
+public final class OpRules {
+
+    private OpRules() {
+    }
+
+    /** Dimensions an op kind takes (docs/kernel-abi.md), or -1 for an unknown kind. */
+    public static int rank(OpKind kind) {
+        return switch (kind) {
+            case OP_KIND_MATMUL -> 3;
+            case OP_KIND_BATCH_MATMUL -> 4;
+            case OP_KIND_ADD, OP_KIND_MUL -> 1;
+            case OP_KIND_SOFTMAX, OP_KIND_LAYER_NORM -> 2;
+            default -> -1;
+        };
+    }
+
+    public static boolean isMatmul(OpKind kind) {
+        return kind == OpKind.OP_KIND_MATMUL || kind == OpKind.OP_KIND_BATCH_MATMUL;
+    }
+
+    /** The ABI name of an op kind: {@code OP_KIND_LAYER_NORM} is {@code layer_norm}. */
+    public static String name(OpKind kind) {
+        return kind.name().substring("OP_KIND_".length()).toLowerCase(Locale.ROOT);
+    }
+
+    /** Why the op cannot be served, or null when it can. */
+    public static String problem(OpSpec op, long maxOperandElements) {
+        int rank = rank(op.getKind());
+        if (rank < 0) {
+            return "unknown op kind " + op.getKindValue();
+        }
+        if (op.getShapeCount() != rank) {
+            return op.getKind() + " needs " + rank + " dimensions, got " + op.getShapeCount();
+        }
+        for (int d : op.getShapeList()) {
+            if (d <= 0) {
+                return "dimensions must be positive, got " + Integer.toUnsignedString(d);
+            }
+        }
+        boolean matmul = isMatmul(op.getKind());
+        if (!matmul && (op.getTransposeB() || op.getBroadcastB() || op.getEpilogueCount() > 0)) {
+            return "transpose_b, broadcast_b and epilogues apply to matmuls only";
+        }
+        if (op.getBroadcastB() && op.getKind() != OpKind.OP_KIND_BATCH_MATMUL) {
+            return "broadcast_b applies to batch_matmul only";
+        }
+        if (op.getEpsilon() != 0 && (op.getKind() != OpKind.OP_KIND_LAYER_NORM
+                || !(op.getEpsilon() > 0) || Float.isInfinite(op.getEpsilon()))) {
+            return "epsilon must be a positive finite number, and only a layer_norm has one";
+        }
+        String epilogue = epilogueProblem(op);
+        if (epilogue != null) {
+            return epilogue;
+        }
+        long largest = largestOperand(op);
+        if (largest > maxOperandElements) {
+            return "an operand of " + largest + " elements exceeds the limit of " + maxOperandElements;
+        }
+        return null;
+    }
+
+    private static String epilogueProblem(OpSpec op) {
+        int bias = 0, residual = 0;
+        for (Epilogue e : op.getEpilogueList()) {
+            switch (e.getKind()) {
+                case EPILOGUE_KIND_BIAS -> bias++;
+                case EPILOGUE_KIND_RESIDUAL -> residual++;
+                case EPILOGUE_KIND_SCALE -> {
+                    if (!Float.isFinite(e.getValue())) {
+                        return "a scale must be finite, got " + e.getValue();
+                    }
+                }
+                case EPILOGUE_KIND_RELU, EPILOGUE_KIND_GELU_TANH, EPILOGUE_KIND_GELU_ERF -> {
+                }
+                default -> {
+                    return "unknown epilogue kind " + e.getKindValue();
+                }
+            }
+        }
+        return bias > 1 || residual > 1 ? "at most one bias and one residual per op" : null;
+    }
+
+    /** Elements of the op's largest operand. The op's shape has its kind's rank. */
+    public static long largestOperand(OpSpec op) {
+        if (!isMatmul(op.getKind())) {
+            long elements = 1;
+            for (int d : op.getShapeList()) {
+                elements *= d;
+            }
+            return elements;
+        }
+        int o = op.getShapeCount() - 3;
+        long batch = o == 1 ? op.getShape(0) : 1;
+        long m = op.getShape(o), k = op.getShape(o + 1), n = op.getShape(o + 2);
+        return batch * Math.max(m * k, Math.max(k * n, m * n));
+    }
+
+    /**
+     * Every field that changes what an op computes, as text ({@code matmul|384x768x768|transposeB|bias,gelu_erf}):
+     * two ops with the same key can share kernels, two with different keys never do.
+     */
+    public static String key(OpSpec op) {
+        StringBuilder key = new StringBuilder(name(op.getKind())).append('|')
+                .append(op.getShapeList().stream().map(String::valueOf).collect(Collectors.joining("x")));
+        if (op.getTransposeB()) {
+            key.append("|transposeB");
+        }
+        if (op.getBroadcastB()) {
+            key.append("|broadcastB");
+        }
+        if (op.getEpilogueCount() > 0) {
+            key.append('|').append(op.getEpilogueList().stream().map(OpRules::label).collect(Collectors.joining(",")));
+        }
+        if (op.getEpsilon() != 0) {
+            key.append("|epsilon=").append(op.getEpsilon());
+        }
+        return key.toString();
+    }
+
+    private static String label(Epilogue e) {
+        String name = e.getKind().name().substring("EPILOGUE_KIND_".length()).toLowerCase(Locale.ROOT);
+        return e.getKind() == EpilogueKind.EPILOGUE_KIND_SCALE ? name + ":" + e.getValue() : name;
+    }
+}
