@@ -112,81 +112,92 @@ export const geluErf = (x: number): number => 0.5 * x * (1 + erf(x / Math.SQRT2)
 /** gelu, tanh form, in float64. */
 export const geluTanh = (x: number): number => 0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)));
 
+/** C viewed as rows: `rows` runs of `cols` (N for matmuls, the row for softmax and layer_norm, all of it for add and mul). */
+export function outputRows(op: OpSpec): { rows: number; cols: number } {
+  if (isMatmul(op)) {
+    const { batch, m, n } = dimsOf(op);
+    return { rows: batch * m, cols: n };
+  }
+  checkOp(op);
+  return op.shape.length === 2 ? { rows: op.shape[0], cols: op.shape[1] } : { rows: 1, cols: op.shape[0] };
+}
+
 /**
  * The oracle: what an op's C must be, computed in float64 and rounded to float32 once per
- * element. `operands` holds every input by ABI name (A, B, Bias, Residual, Gamma, Beta).
+ * element. `operands` holds every input by ABI name (A, B, Bias, Residual, Gamma, Beta). With
+ * `rows`, only those rows of C (see {@link outputRows}), one after another.
  */
-export function referenceOp(op: OpSpec, operands: Readonly<Record<string, Float32Array>>): Float32Array {
+export function referenceOp(op: OpSpec, operands: Readonly<Record<string, Float32Array>>, rows?: readonly number[]): Float32Array {
   for (const [name, shape] of operandShapes(op)) {
     const size = shape.reduce((a, b) => a * b, 1);
     if (name !== "C" && operands[name]?.length !== size) throw new Error(`operand ${name} has ${operands[name]?.length} floats, [${shape}] needs ${size}`);
   }
+  const all = rows ?? [...Array(outputRows(op).rows).keys()];
   const { A: a, B: b } = operands;
   switch (op.kind) {
     case OpKind.ADD: return a.map((x, i) => x + b[i]);
     case OpKind.MUL: return a.map((x, i) => Math.fround(x * b[i]));
-    case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, operands);
-    default: return referenceMatmul(op, operands);
+    case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, operands, all);
+    default: return referenceMatmul(op, operands, all);
   }
 }
 
-function referenceRows(op: OpSpec, operands: Readonly<Record<string, Float32Array>>): Float32Array {
-  const [rows, cols] = op.shape;
+function referenceRows(op: OpSpec, operands: Readonly<Record<string, Float32Array>>, rows: readonly number[]): Float32Array {
+  const cols = op.shape[1];
   const { A: a, Gamma: gamma, Beta: beta } = operands;
-  const c = new Float32Array(rows * cols);
+  const c = new Float32Array(rows.length * cols);
   const eps = epsilonOf(op);
-  for (let r = 0; r < rows; r++) {
-    const at = r * cols;
+  rows.forEach((r, out) => {
+    const at = r * cols, to = out * cols;
     if (op.kind === OpKind.SOFTMAX) {
       let max = -Infinity, sum = 0;
       for (let j = 0; j < cols; j++) max = Math.max(max, a[at + j]);
       for (let j = 0; j < cols; j++) sum += Math.exp(a[at + j] - max);
-      for (let j = 0; j < cols; j++) c[at + j] = Math.exp(a[at + j] - max) / sum;
+      for (let j = 0; j < cols; j++) c[to + j] = Math.exp(a[at + j] - max) / sum;
     } else {
       let mean = 0, variance = 0;
       for (let j = 0; j < cols; j++) mean += a[at + j];
       mean /= cols;
       for (let j = 0; j < cols; j++) variance += (a[at + j] - mean) ** 2;
       const inv = 1 / Math.sqrt(variance / cols + eps);
-      for (let j = 0; j < cols; j++) c[at + j] = (a[at + j] - mean) * inv * gamma[j] + beta[j];
+      for (let j = 0; j < cols; j++) c[to + j] = (a[at + j] - mean) * inv * gamma[j] + beta[j];
     }
-  }
+  });
   return c;
 }
 
-function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Array>>): Float32Array {
-  const { batch, m, k, n } = dimsOf(op);
+function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Array>>, rows: readonly number[]): Float32Array {
+  const { m, k, n } = dimsOf(op);
   const { A: a, B: b, Bias: bias, Residual: residual } = operands;
-  const c = new Float32Array(batch * m * n);
-  const row = new Float64Array(n);
+  const c = new Float32Array(rows.length * n);
+  const acc = new Float64Array(n);
   // B[k, j] of batch t, whatever its layout
   const bStride = op.broadcastB ? 0 : k * n;
   const [bk, bj] = op.transposeB ? [1, k] : [n, 1];
-  for (let t = 0; t < batch; t++) {
-    for (let i = 0; i < m; i++) {
-      row.fill(0);
-      const ai = (t * m + i) * k;
-      for (let p = 0; p < k; p++) {
-        const av = a[ai + p], bp = t * bStride + p * bk;
-        for (let j = 0; j < n; j++) row[j] += av * b[bp + j * bj];
-      }
-      const ci = (t * m + i) * n;
-      for (let j = 0; j < n; j++) {
-        let v = row[j];
-        for (const e of op.epilogue) {
-          switch (e.kind) {
-            case EpilogueKind.SCALE: v *= e.value; break;
-            case EpilogueKind.BIAS: v += bias[j]; break;
-            case EpilogueKind.RELU: v = Math.max(v, 0); break;
-            case EpilogueKind.GELU_TANH: v = geluTanh(v); break;
-            case EpilogueKind.GELU_ERF: v = geluErf(v); break;
-            case EpilogueKind.RESIDUAL: v += residual[ci + j]; break;
-            default: throw new Error(`unsupported epilogue ${EpilogueKind[e.kind] ?? e.kind}`);
-          }
-        }
-        c[ci + j] = v;
-      }
+  rows.forEach((r, out) => {
+    const t = Math.floor(r / m);
+    acc.fill(0);
+    const ai = r * k;
+    for (let p = 0; p < k; p++) {
+      const av = a[ai + p], bp = t * bStride + p * bk;
+      for (let j = 0; j < n; j++) acc[j] += av * b[bp + j * bj];
     }
-  }
+    const ci = r * n;
+    for (let j = 0; j < n; j++) {
+      let v = acc[j];
+      for (const e of op.epilogue) {
+        switch (e.kind) {
+          case EpilogueKind.SCALE: v *= e.value; break;
+          case EpilogueKind.BIAS: v += bias[j]; break;
+          case EpilogueKind.RELU: v = Math.max(v, 0); break;
+          case EpilogueKind.GELU_TANH: v = geluTanh(v); break;
+          case EpilogueKind.GELU_ERF: v = geluErf(v); break;
+          case EpilogueKind.RESIDUAL: v += residual[ci + j]; break;
+          default: throw new Error(`unsupported epilogue ${EpilogueKind[e.kind] ?? e.kind}`);
+        }
+      }
+      c[out * n + j] = v;
+    }
+  });
   return c;
 }

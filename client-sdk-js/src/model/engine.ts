@@ -1,10 +1,15 @@
+import type { ClientOptions } from "../client.js";
 import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { flopsOf } from "../ops.js";
+import { probeDevice } from "../probe.js";
 import { median } from "../timing.js";
 import { Arena, layOut, type Lifetime } from "./arena.js";
 import { fold, type InputShapes } from "./fold.js";
 import { fuse, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host-ops.js";
-import { referenceKernel, type Bindings, type OpKernel, type Operand } from "./kernels.js";
+import { referenceKernel, type Operand } from "./kernels.js";
+import { DEFAULT_TUNING, KernelSlot, OpTuner, type Task, type TuningOptions } from "./op-tuner.js";
+import { ModelSession } from "./session.js";
 import { decodeModel, ModelError, type OnnxGraph } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
@@ -26,9 +31,24 @@ export interface OutputTensor {
 
 /** Options of {@link loadModel}. */
 export interface LoadOptions {
+  /**
+   * The gateway's WebSocket address (`ws://HOST:PORT/v1/session`). With it, every op starts from
+   * the zoo's best kernel for this device kind (or a safe default) and tunes while the app
+   * infers; without it, every op runs the SDK's reference kernel, correct but slow.
+   */
+  gateway?: string;
+  /** How tuning shares the app's time (see {@link TuningOptions}). */
+  tuning?: TuningOptions;
+  /** Overrides the probed device fingerprint (the zoo's device kind). */
+  fingerprint?: string;
+  /** Passed to the gateway client. */
+  client?: ClientOptions;
   /** Receives progress lines. */
   log?: (line: string) => void;
 }
+
+/** Most ops one gateway session tunes (the gateway's limit per Hello). */
+const OPS_PER_SESSION = 16;
 
 /** What one distinct op of the model runs on. */
 export interface OpStats {
@@ -40,6 +60,21 @@ export interface OpStats {
   /** The kernel in use: a server-issued id, or `reference`. */
   kernelId: string;
   source: "reference" | "wasm";
+  /** Bench latency of the kernel in use, milliseconds (NaN before it was timed). */
+  ms: number;
+  /** Every incumbent: when it took over (ms since the first run) and its bench latency. */
+  history: { atMs: number; kernelId: string; ms: number }[];
+  /** Kernels refused (wrong, or not loadable), with the reason. */
+  refused: number;
+  /** No more candidates: the op's report was sent. */
+  settled: boolean;
+}
+
+/** One `run()`: when it started (ms since the first run), inference time and tuning time after it. */
+export interface RunRecord {
+  atMs: number;
+  inferMs: number;
+  tuneMs: number;
 }
 
 /** What a model has done so far. */
@@ -58,6 +93,10 @@ export interface ModelStats {
   hostSteps: number;
   /** Why the model runs as it does (e.g. no gateway: the reference kernels). */
   notes: string[];
+  /** Every run so far. */
+  timeline: RunRecord[];
+  /** Whether every op is settled (or nothing is tuned). */
+  settled: boolean;
 }
 
 /**
@@ -79,35 +118,6 @@ async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL): Promise
   return new Uint8Array(await response.arrayBuffer());
 }
 
-/** One distinct op: its kernel, and every place (step) that calls it. */
-class KernelSlot {
-  kernel: OpKernel;
-  private readonly uses: { bindings: Bindings; call: () => void }[] = [];
-
-  constructor(readonly key: string, readonly op: OpSpec, kernel: OpKernel) {
-    this.kernel = kernel;
-  }
-
-  /** A step's call, which follows the slot's kernel when it is replaced. */
-  use(bindings: Bindings): () => void {
-    const use = { bindings, call: this.kernel.bind(bindings) };
-    this.uses.push(use);
-    return () => use.call();
-  }
-
-  get instances(): number {
-    return this.uses.length;
-  }
-
-  /** Swaps in another kernel for every use, releasing the old one. */
-  replace(kernel: OpKernel): void {
-    const old = this.kernel;
-    this.kernel = kernel;
-    for (const use of this.uses) use.call = kernel.bind(use.bindings);
-    old.release();
-  }
-}
-
 /** A compiled program for one set of input shapes. */
 interface Plan {
   readonly run: () => void;
@@ -123,12 +133,19 @@ export class Model {
   private readonly slots = new Map<string, KernelSlot>();
   /** Initializers written to the arena, shared by every plan. */
   private readonly weights = new Map<string, Operand>();
-  private readonly runMs: number[] = [];
+  private readonly tuners = new Map<string, OpTuner>();
+  private readonly timeline: RunRecord[] = [];
+  private readonly tuning: Required<TuningOptions>;
+  private credit = 0;
+  private started?: number;
   private hostSteps = 0;
-  private readonly notes = ["no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune"];
+  private readonly notes: string[] = [];
 
   /** @internal use {@link loadModel} */
-  constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions) {}
+  constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions) {
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
+  }
 
   /** Names of the inputs a run must feed. */
   get inputNames(): string[] {
@@ -145,30 +162,77 @@ export class Model {
    * Int32Array or numbers. Resolves to every graph output.
    */
   async run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
+    const plan = await this.planFor(feeds);
     const start = performance.now();
-    const plan = this.planFor(feeds);
+    this.started ??= start;
     plan.write(feeds);
     plan.run();
     const outputs = plan.read();
-    this.runMs.push(performance.now() - start);
+    const inferMs = performance.now() - start;
+    const tuneMs = this.tune(inferMs);
+    this.timeline.push({ atMs: start - this.started, inferMs, tuneMs });
+    // offers and compiled candidates arrive as events: give them a turn even when the app calls run() in a tight loop
+    if (this.tuners.size && ![...this.tuners.values()].every((t) => t.settled)) await nextTurn();
     return outputs;
+  }
+
+  /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions. */
+  async close(): Promise<void> {
+    await Promise.all([...this.tuners.values()].map((t) => t.report));
+    for (const t of this.tuners.values()) t.close();
+  }
+
+  /**
+   * Tuning between runs: the budget's share of this run's inference time is added to a credit,
+   * and tasks (checks, timed pairs) run round-robin over the ops while the credit covers them,
+   * so tuning takes the budget on average (one task at most past the credit, once it is full).
+   * Nothing runs while the page is hidden.
+   */
+  private tune(inferMs: number): number {
+    if (this.tuners.size === 0 || pageHidden()) return 0;
+    const start = performance.now();
+    const cap = inferMs;
+    this.credit = Math.min(this.credit + this.tuning.budget * inferMs, cap);
+    const tuners = [...this.tuners.values()];
+    for (let progress = true; progress;) {
+      progress = false;
+      for (const tuner of tuners) {
+        const task: Task | undefined = tuner.next();
+        // a task dearer than one inference runs once the credit is full, or it would never run
+        if (!task || (task.costMs > this.credit && this.credit < cap)) continue;
+        const t0 = performance.now();
+        task.run();
+        this.credit -= performance.now() - t0;
+        progress = true;
+      }
+    }
+    return performance.now() - start;
   }
 
   /** Latency, memory and the kernel of every op so far. */
   stats(): ModelStats {
+    const runMs = this.timeline.map((r) => r.inferMs);
     return {
-      runs: this.runMs.length,
-      medianRunMs: this.runMs.length ? median(this.runMs) : NaN,
-      lastRunMs: this.runMs.at(-1) ?? NaN,
+      runs: runMs.length,
+      medianRunMs: runMs.length ? median(runMs) : NaN,
+      lastRunMs: runMs.at(-1) ?? NaN,
       plans: this.plans.size,
       memoryBytes: this.arena.bytes,
-      ops: [...this.slots.values()].map((s) => ({ key: s.key, op: s.op, instances: s.instances, kernelId: s.kernel.id, source: s.kernel.source })),
+      ops: [...this.slots.values()].map((s) => {
+        const t = this.tuners.get(s.key);
+        return {
+          key: s.key, op: s.op, instances: s.instances, kernelId: s.kernel.id, source: s.kernel.source,
+          ms: t ? t.incumbentMs() : NaN, history: t ? [...t.history] : [], refused: t?.refused.size ?? 0, settled: t?.settled ?? false,
+        };
+      }),
       hostSteps: this.hostSteps,
-      notes: [...this.notes],
+      notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
+      timeline: [...this.timeline],
+      settled: [...this.tuners.values()].every((t) => t.settled),
     };
   }
 
-  private planFor(feeds: Readonly<Record<string, TensorLike>>): Plan {
+  private async planFor(feeds: Readonly<Record<string, TensorLike>>): Promise<Plan> {
     const shapes: Record<string, readonly number[]> = {};
     for (const input of this.graph.inputs) {
       const feed = feeds[input.name];
@@ -182,11 +246,43 @@ export class Model {
     let plan = this.plans.get(key);
     if (!plan) {
       const start = performance.now();
+      const known = new Set(this.slots.keys());
       plan = this.compile(shapes);
       this.plans.set(key, plan);
       this.options.log?.(`compiled a plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops`);
+      if (this.options.gateway) await this.connect([...this.slots.values()].filter((s) => !known.has(s.key)));
     }
     return plan;
+  }
+
+  /**
+   * Opens gateway sessions for new ops and waits for their Welcomes, so the first run already
+   * uses the zoo's (or the default) kernels, each checked at its first call. A gateway that
+   * cannot be reached leaves the ops on the reference kernels, and a note says why.
+   */
+  private async connect(slots: KernelSlot[]): Promise<void> {
+    const log = this.options.log ?? (() => undefined);
+    const device = await probeDevice(this.options.fingerprint);
+    // the gateway offers candidates op by op, in Hello order: the ops that take the most time first
+    slots.sort((a, b) => flopsOf(b.op) * b.instances - flopsOf(a.op) * a.instances);
+    for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
+      const group = slots.slice(i, i + OPS_PER_SESSION);
+      const session = new ModelSession(this.options.gateway!, device, group.map((s) => s.op), this.options.client, log);
+      let welcome;
+      try {
+        welcome = await session.welcome;
+      } catch (e) {
+        session.close();
+        this.notes.push(`the gateway did not answer (${(e as Error).message}): ${group.length} ops run their reference kernels`);
+        continue;
+      }
+      const clock = () => performance.now() - (this.started ?? performance.now());
+      await Promise.all(group.map((slot) => {
+        const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log);
+        this.tuners.set(slot.key, tuner);
+        return tuner.offerInitial(welcome.get(slot.key)!);
+      }));
+    }
   }
 
   private compile(shapes: InputShapes): Plan {
@@ -233,7 +329,7 @@ export class Model {
     };
 
     const calls = steps.map((s): (() => void) => {
-      if (s.kind === "kernel") return this.slotFor(s).use({ operands: Object.fromEntries(Object.entries(s.operands).map(([k, v]) => [k, operand(v)])), constantB: s.operands.B !== undefined && isConst(base(s.operands.B)) });
+      if (s.kind === "kernel") return this.slotFor(s).use({ operands: Object.fromEntries(Object.entries(s.operands).map(([k, v]) => [k, operand(v)])), constant: new Set(Object.keys(s.operands).filter((k) => isConst(base(s.operands[k])))) });
       const node = s.node;
       return () => {
         const out = node.outputs.map((o) => (o && inArena.has(base(o)) ? read(o) : undefined));
@@ -287,6 +383,19 @@ export class Model {
     return w;
   }
 }
+
+/** One turn of the event loop (a macrotask), without the 4 ms clamp of nested setTimeout in browsers. */
+function nextTurn(): Promise<void> {
+  const immediate = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate;
+  if (immediate) return new Promise((resolve) => immediate(resolve));
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => { channel.port1.close(); resolve(); };
+    channel.port2.postMessage(undefined);
+  });
+}
+
+const pageHidden = () => (globalThis as { document?: { visibilityState?: string } }).document?.visibilityState === "hidden";
 
 function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>): HostTensor["data"] {
   const kind = data.length ? typeof data[0] : "number";

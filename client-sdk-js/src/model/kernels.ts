@@ -9,10 +9,10 @@ export interface Operand {
   readonly floats: number;
 }
 
-/** An op's operands by ABI name (A, B, C, Bias, ...), and whether B is a constant (weights). */
+/** An op's operands by ABI name (A, B, C, Bias, ...), and which of them are constants (weights). */
 export interface Bindings {
   readonly operands: Readonly<Record<string, Operand>>;
-  readonly constantB: boolean;
+  readonly constant: ReadonlySet<string>;
 }
 
 /** One implementation of one op, callable over any operands in the arena. */
@@ -65,7 +65,7 @@ export async function wasmKernel(artifact: KernelArtifact, op: OpSpec, arena: Ar
   return {
     id: artifact.ref?.kernelId ?? "",
     source: "wasm",
-    bind({ operands, constantB }) {
+    bind({ operands, constant }) {
       const args = meta.operands.map((name) => {
         const operand = operands[name];
         if (!operand) throw new Error(`kernel reads operand ${name}, which the op does not have`);
@@ -78,7 +78,7 @@ export async function wasmKernel(artifact: KernelArtifact, op: OpSpec, arena: Ar
       const at = meta.operands.indexOf("B"), from = args[at];
       const packB = pack as (from: number, to: number) => void;
       args[at] = packed;
-      if (constantB) {
+      if (constant.has("B")) {
         packB(from, packed);
         return () => call(...args);
       }

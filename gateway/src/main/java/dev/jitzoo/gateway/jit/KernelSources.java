@@ -11,9 +11,11 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
+import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.proto.space.v1.SpaceService;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolveResponse;
@@ -38,6 +40,17 @@ public class KernelSources {
 
     /** The default when the zoo knows nothing: one row, one SIMD vector, valid for any shape. */
     static final Schedule SAFE_DEFAULT = Schedule.newBuilder().setY0(1).setX0(4).setVectorize(true).build();
+
+    /**
+     * The safe default of an op: {@link #SAFE_DEFAULT} for matmuls (a transposed B read packed, the
+     * only way a vector reads it), plain SIMD for the ops a schedule only vectorizes.
+     */
+    static Schedule safeDefault(OpSpec op) {
+        if (!OpRules.isMatmul(op.getKind())) {
+            return Schedule.newBuilder().setVectorize(true).build();
+        }
+        return op.getTransposeB() ? SAFE_DEFAULT.toBuilder().setPackB(true).build() : SAFE_DEFAULT;
+    }
 
     private final ZooService zoo;
     private final SpaceService space;
@@ -73,7 +86,7 @@ public class KernelSources {
                         OpSpec op = hello.getOps(i);
                         ResolvedKernel known = i < resolved.getKernelsCount() ? resolved.getKernels(i) : null;
                         boolean fromZoo = known != null && known.getFound() && known.getKernel().getOp().equals(op);
-                        Schedule schedule = fromZoo ? known.getKernel().getSchedule() : SAFE_DEFAULT;
+                        Schedule schedule = fromZoo ? known.getKernel().getSchedule() : safeDefault(op);
                         initial.add(generate(request(hello, op, schedule))
                                 .map(artifact -> InitialKernel.newBuilder()
                                         .setArtifact(artifact).setFromZoo(fromZoo).build()));
@@ -82,23 +95,50 @@ public class KernelSources {
                 });
     }
 
-    /** Every candidate of every op, compiled, in the space's order within each op. */
+    /**
+     * Every candidate of every op, compiled and streamed round-robin over the ops (every op's first,
+     * then every op's second, ...), so a model's ops all improve from the start rather than one
+     * after another; within an op, the space's order.
+     */
     public Multi<Offer> candidates(Hello hello) {
-        return Multi.createFrom().iterable(hello.getOpsList())
-                .onItem().transformToMultiAndConcatenate(op -> space
-                        .compose(ComposeRequest.newBuilder()
+        List<Uni<ComposeResponse>> spaces = hello.getOpsList().stream()
+                .map(op -> space.compose(ComposeRequest.newBuilder()
                                 .setOp(op).setDevice(hello.getDevice()).setBackend(hello.getBackend()).build())
-                        .ifNoItem().after(config.rpcTimeout()).fail()
-                        .onItem().transformToMulti(composed -> {
-                            GenerateBatchRequest.Builder batch = GenerateBatchRequest.newBuilder();
-                            for (Candidate candidate : composed.getCandidatesList()) {
-                                batch.addRequests(request(hello, op, candidate.getSchedule()));
-                            }
-                            return codegen.generateBatch(batch.build())
-                                    .map(generated -> new Offer(generated.getResult().getArtifact(), generated.getIndex(),
-                                            composed.getCandidates(generated.getIndex()).getSource()
-                                                    == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION));
-                        }));
+                        .ifNoItem().after(config.rpcTimeout()).fail())
+                .toList();
+        return Uni.join().all(spaces).andFailFast().onItem().transformToMulti(composed -> {
+            List<Planned> order = roundRobin(hello.getOpsList(), composed);
+            if (order.isEmpty()) {
+                return Multi.createFrom().empty();
+            }
+            GenerateBatchRequest.Builder batch = GenerateBatchRequest.newBuilder();
+            for (Planned planned : order) {
+                batch.addRequests(request(hello, planned.op(), planned.candidate().getSchedule()));
+            }
+            return codegen.generateBatch(batch.build()).map(generated -> {
+                Planned planned = order.get(generated.getIndex());
+                return new Offer(generated.getResult().getArtifact(), planned.rank(),
+                        planned.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION);
+            });
+        });
+    }
+
+    /** One candidate of one op, with its place in that op's ordering. */
+    record Planned(OpSpec op, int rank, Candidate candidate) {
+    }
+
+    /** Rank 0 of every op in Hello order, then rank 1 of every op that has one, and so on. */
+    static List<Planned> roundRobin(List<OpSpec> ops, List<ComposeResponse> spaces) {
+        List<Planned> order = new ArrayList<>();
+        int longest = spaces.stream().mapToInt(ComposeResponse::getCandidatesCount).max().orElse(0);
+        for (int rank = 0; rank < longest; rank++) {
+            for (int i = 0; i < ops.size(); i++) {
+                if (rank < spaces.get(i).getCandidatesCount()) {
+                    order.add(new Planned(ops.get(i), rank, spaces.get(i).getCandidates(rank)));
+                }
+            }
+        }
+        return order;
     }
 
     /**

@@ -67,7 +67,7 @@ public final class LiteSpace {
         OpShapes shapes = OpShapes.of(op);
         DeviceProfiles.check(device);
         List<Candidate> all = new ArrayList<>(switch (backend) {
-            case BACKEND_WASM -> WasmSpace.build(shapes, constantB(op), wasmTarget(device), primitives, rho);
+            case BACKEND_WASM -> WasmSpace.build(shapes, constantB(op), op.getTransposeB(), wasmTarget(device), primitives, rho);
             case BACKEND_WGSL -> WebGpuSpace.build(shapes, gpu(device), DeviceProfiles.limits(device), rho);
             default -> throw noSpace(backend);
         });
@@ -93,7 +93,7 @@ public final class LiteSpace {
         return Optional.ofNullable(switch (backend) {
             case BACKEND_WASM -> {
                 WasmSpace.Target target = wasmTarget(device);
-                yield WasmSpace.runs(schedule, constantB(op), target) ? WasmSpace.utilization(shapes, schedule, target) : null;
+                yield WasmSpace.runs(schedule, constantB(op), op.getTransposeB(), target) ? WasmSpace.utilization(shapes, schedule, target) : null;
             }
             case BACKEND_WGSL -> WebGpuSpace.runs(schedule, DeviceProfiles.limits(device))
                     ? WebGpuSpace.utilization(schedule, gpu(device)) : null;

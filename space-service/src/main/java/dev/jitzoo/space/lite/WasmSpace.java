@@ -40,18 +40,20 @@ final class WasmSpace {
     record Target(boolean simd, boolean relaxedSimd, int registers, int l1Bytes) {
     }
 
-    static List<Candidate> build(OpShapes op, boolean constantB, Target device, PrimitiveTable primitives, double rho) {
+    static List<Candidate> build(OpShapes op, boolean constantB, boolean transposedB, Target device, PrimitiveTable primitives,
+                                 double rho) {
         List<Candidate> out = new ArrayList<>();
         for (boolean simd : settings(primitives.verdict(Primitive.VECTORIZE), device.simd())) {
             for (int x0 : simd ? COLUMNS : SCALAR_COLUMNS) {
-                addTiles(out, op, x0, simd, constantB, device, primitives, rho);
+                addTiles(out, op, x0, simd, constantB, transposedB, device, primitives, rho);
             }
         }
         return out;
     }
 
     /** The register tiles of one width by heuristics 2 and 4, each with its k block (heuristic 3). */
-    private static void addTiles(List<Candidate> out, OpShapes op, int x0, boolean simd, boolean constantB, Target device,
+    private static void addTiles(List<Candidate> out, OpShapes op, int x0, boolean simd, boolean constantB, boolean transposedB,
+                                 Target device,
                                  PrimitiveTable primitives, double rho) {
         int columnRegisters = simd ? x0 / LANES : x0;
         for (int y0 : ROWS) {
@@ -69,7 +71,7 @@ final class WasmSpace {
                 }
                 Schedule tile = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setR1(r1)
                         .setVectorize(simd).build();
-                addVariants(out, op, tile, utilization(op, tile, device), constantB, device, primitives);
+                addVariants(out, op, tile, utilization(op, tile, device), constantB, transposedB, device, primitives);
             }
         }
     }
@@ -80,11 +82,14 @@ final class WasmSpace {
      * it and the tile is vectorized, B packed or in place where B is constant).
      */
     private static void addVariants(List<Candidate> out, OpShapes op, Schedule tile, Utilization use, boolean constantB,
-                                    Target device, PrimitiveTable primitives) {
+                                    boolean transposedB, Target device, PrimitiveTable primitives) {
+        // a transposed B has no adjacent columns to load as a vector: vector tiles read it packed (each call, if B varies)
+        boolean[] packs = transposedB && tile.getVectorize() ? new boolean[] {true}
+                : settings(primitives.verdict(Primitive.CACHE_READ), constantB);
         for (boolean unrolled : settings(primitives.verdict(Primitive.UNROLL), true)) {
             for (boolean columnsOuter : settings(primitives.verdict(Primitive.LOOP_ORDER), true)) {
                 for (boolean relaxed : settings(primitives.verdict(Primitive.RELAXED_SIMD), device.relaxedSimd() && tile.getVectorize())) {
-                    for (boolean pack : settings(primitives.verdict(Primitive.CACHE_READ), constantB)) {
+                    for (boolean pack : packs) {
                         Schedule schedule = tile.toBuilder().setUnroll(unrolled ? 2 : 1).setColumnsOuter(columnsOuter)
                                 .setRelaxedSimd(relaxed).setPackB(pack).build();
                         out.add(Candidate.newBuilder().setSchedule(schedule).setUtilization(use)
@@ -110,11 +115,12 @@ final class WasmSpace {
      * (SIMD, relaxed SIMD on vectors), its accumulators are within the code generator's cap, and B
      * is packed only where it is constant.
      */
-    static boolean runs(Schedule s, boolean constantB, Target device) {
+    static boolean runs(Schedule s, boolean constantB, boolean transposedB, Target device) {
         long columnRegisters = s.getVectorize() ? s.getX0() / LANES : s.getX0();
         return s.getX0() >= 1 && s.getY0() >= 1 && columnRegisters * s.getY0() <= MAX_ACCUMULATORS
                 && (!s.getVectorize() || device.simd() && s.getX0() % LANES == 0)
-                && (!s.getRelaxedSimd() || device.relaxedSimd() && s.getVectorize()) && (!s.getPackB() || constantB);
+                && (!s.getRelaxedSimd() || device.relaxedSimd() && s.getVectorize())
+                && (!s.getPackB() || constantB || transposedB) && (!transposedB || !s.getVectorize() || s.getPackB());
     }
 
     /** A primitive's settings to try: only off where it is not available, else as the verdict says. */

@@ -137,6 +137,17 @@ class LiteSpaceTest {
     }
 
     @Test
+    void aTransposedBIsReadPackedByEveryVectorTile() {
+        OpSpec qk = op(OpKind.OP_KIND_BATCH_MATMUL, 12, 128, 64, 128).toBuilder().setTransposeB(true).build();
+        DeviceProfile device = DeviceProfiles.bundled("this-machine-wasm");
+        ComposeResponse r = space.compose(qk, device, Backend.BACKEND_WASM);
+        assertTrue(r.getCandidatesCount() > 0);
+        assertTrue(r.getCandidatesList().stream().allMatch(c -> !c.getSchedule().getVectorize() || c.getSchedule().getPackB()));
+        assertFalse(LiteSpace.fit(qk, device, Backend.BACKEND_WASM,
+                Schedule.newBuilder().setX0(4).setY0(2).setVectorize(true).build()).isPresent(), "a vector tile needs B packed");
+    }
+
+    @Test
     void rowOpsTryVectorsAndUnrollsOnly() {
         DeviceProfile device = DeviceProfiles.bundled("this-machine-wasm");
         for (OpKind kind : List.of(OpKind.OP_KIND_SOFTMAX, OpKind.OP_KIND_LAYER_NORM)) {

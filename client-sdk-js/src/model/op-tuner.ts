@@ -1,0 +1,377 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
+import { maxRelativeError } from "../reference.js";
+import { median } from "../timing.js";
+import type { Arena } from "./arena.js";
+import { wasmKernel, type Bindings, type OpKernel, type Operand } from "./kernels.js";
+import type { ModelSession } from "./session.js";
+
+/** How a model tunes while it infers. */
+export interface TuningOptions {
+  /** Time spent tuning, as a fraction of inference time (default 0.1). */
+  budget?: number;
+  /** A candidate replaces the incumbent only when faster by this fraction (default 0.03). */
+  margin?: number;
+  /** Timed pairs (candidate, incumbent) before deciding (default 5). */
+  samples?: number;
+  /** Largest accepted error against the reference and the incumbent (default 1e-4, as {@link maxRelativeError}). */
+  tolerance?: number;
+}
+
+export const DEFAULT_TUNING: Required<TuningOptions> = { budget: 0.1, margin: 0.03, samples: 5, tolerance: 1e-4 };
+
+/** Above this many flops, a check compares a sample of C's rows with the reference (and all of C with the incumbent). */
+const FULL_REFERENCE_FLOPS = 1 << 25;
+/** Rows of C checked against the reference for large ops: the first and last few (edge tiles) and some spread between. */
+const SAMPLED_ROWS = { ends: 4, spread: 8 };
+/** A sample lasts at least this long (short ops are repeated). */
+const SAMPLE_MS = 0.5;
+/** In-app call latencies a slot keeps. */
+const IN_APP_CALLS = 9;
+/** A candidate this much slower (or faster) than the incumbent after one sample is decided at once. */
+const DECISIVE = 1.5;
+
+/** The kernel in use for one distinct op, and every place (step) that calls it. */
+export class KernelSlot {
+  kernel: OpKernel;
+  /** Latencies of the latest calls in the app's inferences, milliseconds (a few, newest last). */
+  readonly callMs: number[] = [];
+  /** Called with a step's operands before its first call (the tuner captures that op's real tensors there). */
+  onFirstCall?: (bindings: Bindings) => void;
+  private readonly uses: { bindings: Bindings; call: () => void }[] = [];
+
+  constructor(readonly key: string, readonly op: OpSpec, kernel: OpKernel) {
+    this.kernel = kernel;
+  }
+
+  /** A step's call, which follows the slot's kernel when it is replaced. */
+  use(bindings: Bindings): () => void {
+    const use = { bindings, call: this.kernel.bind(bindings) };
+    this.uses.push(use);
+    return () => {
+      if (this.onFirstCall) {
+        const hook = this.onFirstCall;
+        this.onFirstCall = undefined;
+        hook(bindings);
+      }
+      const t0 = performance.now();
+      use.call();
+      this.callMs.push(performance.now() - t0);
+      if (this.callMs.length > IN_APP_CALLS) this.callMs.shift();
+    };
+  }
+
+  get instances(): number {
+    return this.uses.length;
+  }
+
+  /** Swaps in another kernel for every use, releasing the old one. */
+  replace(kernel: OpKernel): void {
+    const old = this.kernel;
+    this.kernel = kernel;
+    this.callMs.length = 0;
+    for (const use of this.uses) use.call = kernel.bind(use.bindings);
+    old.release();
+  }
+}
+
+/** One op's real tensors, copied from the app's inference, for checking and timing kernels between runs. */
+interface Bench {
+  readonly bindings: Bindings;
+  readonly output: Operand;
+  /** Rows of C compared with the reference, and their values. */
+  readonly rows: number[];
+  readonly expected: Float32Array;
+  /** The incumbent's C on this bench: every candidate must match it too. */
+  incumbentOutput?: Float32Array;
+  readonly taken: Operand[];
+}
+
+interface Candidate {
+  readonly kernelId: string;
+  readonly fromZoo: boolean;
+  kernel?: OpKernel;
+  failed?: string;
+  call?: () => void;
+  output?: Float32Array;
+  maxRelError?: number;
+  readonly samples: number[];
+  /** The incumbent's samples, each taken right after one of the candidate's. */
+  readonly incumbentSamples: number[];
+}
+
+/** A kernel's bench measurement, as a report ranks it. */
+interface Measured {
+  medianMs: number;
+  samples: number;
+  maxRelError: number;
+}
+
+/** A unit of tuning work and what it is expected to cost. */
+export interface Task {
+  readonly costMs: number;
+  run(): void;
+}
+
+/**
+ * Tunes one op of a running model: captures its real tensors at its first call, checks the
+ * Welcome's kernel there before it is used, then between runs checks each offer against the
+ * reference and the incumbent and times it beside the incumbent, pair by pair; a faster one by
+ * the margin replaces it everywhere, a loser is released with its memory. Once the session
+ * has no more offers for the op, reports the top kernels and frees the bench.
+ */
+export class OpTuner {
+  /** Every incumbent, with when it took over (ms since tuning began) and its bench latency. */
+  readonly history: { atMs: number; kernelId: string; ms: number }[] = [];
+  /** Kernels refused, with the reason. */
+  readonly refused = new Map<string, string>();
+  settled = false;
+  report?: Promise<void>;
+  private bench?: Bench;
+  private readonly measured = new Map<string, Measured>();
+  private incumbentSamples: number[] = [];
+  private candidate?: Candidate;
+  private initial?: { offer: InitialKernel; kernel: OpKernel };
+  private benchCall?: { kernel: OpKernel; call: () => void };
+
+  constructor(
+    private readonly slot: KernelSlot,
+    private readonly arena: Arena,
+    private readonly session: ModelSession,
+    private readonly options: Required<TuningOptions>,
+    private readonly clock: () => number,
+    private readonly log: (line: string) => void,
+  ) {
+    slot.onFirstCall = (bindings) => this.capture(bindings);
+  }
+
+  get op(): OpSpec {
+    return this.slot.op;
+  }
+
+  /** Lines for the model's notes: a session that failed. */
+  notes(): string[] {
+    return this.session.failure ? [`${this.slot.key}: the gateway session ended early (${this.session.failure})`] : [];
+  }
+
+  close(): void {
+    this.session.close();
+  }
+
+  /** The Welcome's kernel: compiled now, checked at the op's first call, used from then on if right. */
+  async offerInitial(initial: InitialKernel): Promise<void> {
+    try {
+      this.initial = { offer: initial, kernel: await wasmKernel(initial.artifact!, this.op, this.arena) };
+    } catch (e) {
+      this.refuse(initial.artifact?.ref?.kernelId ?? "", (e as Error).message);
+    }
+  }
+
+  /** The next piece of work, if any can be done now. */
+  next(): Task | undefined {
+    const bench = this.bench;
+    if (!bench || this.settled) return undefined;
+    const incumbentMs = this.incumbentMs();
+    if (!bench.incumbentOutput) return { costMs: incumbentMs, run: () => this.baseline(bench) };
+    const c = this.candidate;
+    if (!c) {
+      const offer = this.session.take(this.slot.key);
+      if (offer) this.start(offer);
+      else if (this.session.exhausted(this.slot.key)) this.settle();
+      return undefined;
+    }
+    if (c.failed) return { costMs: 0, run: () => this.drop(c, c.failed!) };
+    if (!c.kernel) return undefined; // still compiling
+    if (!c.call) return { costMs: incumbentMs, run: () => this.check(bench, c) };
+    return { costMs: 2 * incumbentMs, run: () => this.pair(bench, c) };
+  }
+
+  /** The incumbent's bench latency (before it was timed there, its latency in the app's inference). */
+  incumbentMs(): number {
+    if (this.incumbentSamples.length) return median(this.incumbentSamples);
+    return this.slot.callMs.length ? median(this.slot.callMs) : flopsOf(this.op) / 2e7;
+  }
+
+  private capture(bindings: Bindings): void {
+    const shapes = new Map(operandShapes(this.op));
+    const taken: Operand[] = [];
+    const copy = (name: string, from: Operand): Operand => {
+      const to = { offset: this.arena.alloc(from.floats * 4), floats: from.floats };
+      taken.push(to);
+      if (name !== "C") this.arena.f32(to.offset, to.floats).set(this.arena.f32(from.offset, from.floats));
+      return to;
+    };
+    const operands: Record<string, Operand> = {};
+    for (const [name, from] of Object.entries(bindings.operands)) {
+      operands[name] = bindings.constant.has(name) ? from : copy(name, from);
+    }
+    const inputs = Object.fromEntries([...shapes.keys()].filter((n) => n !== "C").map((n) => [n, this.arena.f32(operands[n].offset, operands[n].floats)]));
+    const rows = sampleRows(this.op);
+    this.bench = { bindings: { operands, constant: bindings.constant }, output: operands.C, rows, expected: referenceOp(this.op, inputs, rows), taken };
+    if (this.initial) {
+      const { offer, kernel } = this.initial;
+      this.initial = undefined;
+      this.installInitial(this.bench, kernel, offer);
+    }
+  }
+
+  private installInitial(bench: Bench, kernel: OpKernel, offer: InitialKernel): void {
+    const id = offer.artifact?.ref?.kernelId ?? "";
+    const verdict = this.verify(bench, kernel);
+    if (!verdict.ok) {
+      kernel.release();
+      this.refuse(id, verdict.why);
+      return;
+    }
+    bench.incumbentOutput = verdict.output;
+    this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: verdict.maxRelError });
+    this.slot.replace(kernel);
+    this.benchCall = { kernel, call: verdict.call };
+    this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
+    this.log(`  ${this.slot.key}: ${offer.fromZoo ? "the zoo's" : "the default"} kernel ${id} checked and in use`);
+  }
+
+  /** The incumbent's C on the bench, what candidates must match (when no Welcome kernel was checked there). */
+  private baseline(bench: Bench): void {
+    const verdict = this.verify(bench, this.slot.kernel);
+    if (!verdict.ok) throw new Error(`the incumbent of ${this.slot.key} fails its own check: ${verdict.why}`);
+    bench.incumbentOutput = verdict.output;
+    this.benchCall = { kernel: this.slot.kernel, call: verdict.call };
+  }
+
+  private start(offer: KernelOffer): void {
+    const id = offer.artifact?.ref?.kernelId ?? "";
+    const c: Candidate = { kernelId: id, fromZoo: offer.fromZoo, samples: [], incumbentSamples: [] };
+    this.candidate = c;
+    wasmKernel(offer.artifact!, this.op, this.arena).then((k) => { c.kernel = k; }, (e: Error) => { c.failed = e.message; });
+  }
+
+  private check(bench: Bench, c: Candidate): void {
+    const verdict = this.verify(bench, c.kernel!);
+    if (!verdict.ok) return this.drop(c, verdict.why);
+    c.call = verdict.call;
+    c.output = verdict.output;
+    c.maxRelError = verdict.maxRelError;
+  }
+
+  /** The incumbent bound to the bench, once per incumbent (binding a packing kernel takes memory). */
+  private incumbentCall(bench: Bench): () => void {
+    if (this.benchCall?.kernel !== this.slot.kernel) this.benchCall = { kernel: this.slot.kernel, call: this.slot.kernel.bind(bench.bindings) };
+    return this.benchCall.call;
+  }
+
+  /**
+   * One timed pair, candidate then incumbent, side by side on the bench; decides at once when one
+   * is 1.5 times the other, else after `samples` pairs by the margin (medians, so noise does not flip it).
+   */
+  private pair(bench: Bench, c: Candidate): void {
+    const reps = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(this.incumbentMs(), 1e-3)));
+    c.samples.push(timeOf(c.call!, reps));
+    c.incumbentSamples.push(timeOf(this.incumbentCall(bench), reps));
+    const cand = median(c.samples), inc = median(c.incumbentSamples);
+    this.incumbentSamples = [...c.incumbentSamples];
+    if (c.samples.length === 1 && cand > DECISIVE * inc) return this.lose(c, cand, inc);
+    if (c.samples.length === 1 && cand * DECISIVE < inc) return this.win(bench, c, cand, inc);
+    if (c.samples.length < this.options.samples) return;
+    if (cand < (1 - this.options.margin) * inc) this.win(bench, c, cand, inc);
+    else this.lose(c, cand, inc);
+  }
+
+  private win(bench: Bench, c: Candidate, cand: number, inc: number): void {
+    this.measured.set(c.kernelId, { medianMs: cand, samples: c.samples.length, maxRelError: c.maxRelError! });
+    this.recordIncumbent(inc);
+    this.slot.replace(c.kernel!);
+    this.benchCall = { kernel: c.kernel!, call: c.call! };
+    bench.incumbentOutput = c.output;
+    this.incumbentSamples = [...c.samples];
+    this.history.push({ atMs: this.clock(), kernelId: c.kernelId, ms: cand });
+    this.log(`  ${this.slot.key}: ${c.kernelId} ${cand.toFixed(3)} ms replaces ${inc.toFixed(3)} ms`);
+    this.candidate = undefined;
+  }
+
+  private lose(c: Candidate, cand: number, inc: number): void {
+    this.measured.set(c.kernelId, { medianMs: cand, samples: c.samples.length, maxRelError: c.maxRelError! });
+    this.recordIncumbent(inc);
+    c.kernel!.release();
+    this.candidate = undefined;
+  }
+
+  /** The incumbent's latest bench median, for the report. */
+  private recordIncumbent(ms: number): void {
+    const id = this.slot.kernel.id;
+    const known = this.measured.get(id);
+    if (known) this.measured.set(id, { ...known, medianMs: ms, samples: this.incumbentSamples.length });
+    if (this.history.length && Number.isNaN(this.history.at(-1)!.ms)) this.history.at(-1)!.ms = ms;
+  }
+
+  private drop(c: Candidate, why: string): void {
+    this.refuse(c.kernelId, why);
+    c.kernel?.release();
+    this.candidate = undefined;
+  }
+
+  private refuse(id: string, why: string): void {
+    this.refused.set(id, why);
+    this.log(`  ${this.slot.key}: ${id} refused (${why})`);
+  }
+
+  /** Runs a kernel on the bench (C poisoned first) and checks C against the reference rows and the incumbent's C. */
+  private verify(bench: Bench, kernel: OpKernel): { ok: true; call: () => void; output: Float32Array; maxRelError: number } | { ok: false; why: string } {
+    let call: () => void;
+    try {
+      call = kernel.bind(bench.bindings);
+      this.arena.f32(bench.output.offset, bench.output.floats).fill(NaN);
+      call();
+    } catch (e) {
+      return { ok: false, why: (e as Error).message };
+    }
+    const output = this.arena.f32(bench.output.offset, bench.output.floats).slice();
+    const { cols } = outputRows(this.op);
+    const sampled = new Float32Array(bench.rows.length * cols);
+    bench.rows.forEach((r, i) => sampled.set(output.subarray(r * cols, (r + 1) * cols), i * cols));
+    const tolerance = this.options.tolerance;
+    const vsReference = maxRelativeError(sampled, bench.expected);
+    if (!(vsReference <= tolerance)) return { ok: false, why: `max relative error ${vsReference.toExponential(2)} against the reference > ${tolerance}` };
+    if (output.some(Number.isNaN)) return { ok: false, why: "it left part of C unwritten" };
+    const vsIncumbent = bench.incumbentOutput ? maxRelativeError(output, bench.incumbentOutput) : 0;
+    if (!(vsIncumbent <= 2 * tolerance)) return { ok: false, why: `max relative error ${vsIncumbent.toExponential(2)} against the incumbent > ${2 * tolerance}` };
+    return { ok: true, call, output, maxRelError: vsReference };
+  }
+
+  /** No more offers: report the top kernels and free the bench. */
+  private settle(): void {
+    this.settled = true;
+    const own = this.measured.get(this.slot.kernel.id);
+    if (own && !Number.isFinite(own.medianMs) && this.slot.callMs.length) {
+      this.measured.set(this.slot.kernel.id, { ...own, medianMs: median(this.slot.callMs), samples: this.slot.callMs.length });
+    }
+    const bench = this.bench!;
+    for (const o of bench.taken) this.arena.release(o.offset, o.floats * 4);
+    this.bench = undefined;
+    const ranked = [...this.measured].filter(([, m]) => Number.isFinite(m.medianMs)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
+      .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
+    if (ranked.length === 0) return;
+    this.report = this.session.report(this.op, ranked).then(
+      () => this.log(`  ${this.slot.key}: settled on ${this.slot.kernel.id}; report acknowledged`),
+      (e: Error) => this.log(`  ${this.slot.key}: report not stored (${e.message})`),
+    );
+  }
+}
+
+/** Mean time of one call over `reps` calls, in milliseconds. */
+function timeOf(call: () => void, reps: number): number {
+  const t0 = performance.now();
+  for (let r = 0; r < reps; r++) call();
+  return (performance.now() - t0) / reps;
+}
+
+function sampleRows(op: OpSpec): number[] {
+  const { rows } = outputRows(op);
+  const all = [...Array(rows).keys()];
+  if (flopsOf(op) <= FULL_REFERENCE_FLOPS || rows <= 2 * SAMPLED_ROWS.ends + SAMPLED_ROWS.spread) return all;
+  const picked = new Set([...all.slice(0, SAMPLED_ROWS.ends), ...all.slice(-SAMPLED_ROWS.ends)]);
+  for (let i = 1; i <= SAMPLED_ROWS.spread; i++) picked.add(Math.floor((i * rows) / (SAMPLED_ROWS.spread + 1)));
+  return [...picked].sort((a, b) => a - b);
+}

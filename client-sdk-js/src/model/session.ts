@@ -1,0 +1,93 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
+import type { InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { opKey } from "../ops.js";
+
+/** Offers the gateway may send ahead of what the model has tried. */
+const CREDITS = 4;
+
+/**
+ * One gateway session for a set of a model's ops: Hello, the Welcome's initial kernels, the
+ * offers queued per op until the model's tuning takes them (each one taken grants a credit),
+ * and a Report per op once it settles. Errors never reach the model's `run()`: a session that
+ * fails leaves its ops on the kernels they have, and says why.
+ */
+export class ModelSession {
+  /** The Welcome's kernels by op key; rejects when the session cannot start. */
+  readonly welcome: Promise<Map<string, InitialKernel>>;
+  /** Why the session ended early, if it did. */
+  failure?: string;
+  private readonly client: JitzooClient;
+  private readonly queues = new Map<string, KernelOffer[]>();
+  private done = false;
+  private reportsLeft: number;
+  private readonly cancels: (() => void)[] = [];
+  /** Reports go one at a time: each waits for its acknowledgement. */
+  private reporting: Promise<void> = Promise.resolve();
+
+  constructor(url: string, device: DeviceProfile, readonly ops: readonly OpSpec[], options: ClientOptions = {}, private readonly log: (line: string) => void = () => undefined) {
+    this.client = createClient(url, options);
+    ops.forEach((op) => this.queues.set(opKey(op), []));
+    this.reportsLeft = ops.length;
+    this.cancels.push(
+      this.client.on("offer", (offer) => {
+        const op = offer.artifact?.ref?.op;
+        const queue = op && this.queues.get(opKey(op));
+        if (queue) queue.push(offer);
+        else this.log(`  offer ${offer.artifact?.ref?.kernelId} is for an op this session did not ask for; ignored`);
+      }),
+      this.client.on("offersDone", () => { this.done = true; }),
+      this.client.on("error", (e) => this.log(`  gateway: ${e.message}`)),
+      this.client.on("close", (c) => {
+        if (this.reportsLeft > 0) this.failure ??= c.message;
+        this.done = true;
+      }),
+    );
+    this.welcome = this.start(device);
+    this.welcome.catch((e: Error) => { this.failure ??= e.message; });
+  }
+
+  private async start(device: DeviceProfile): Promise<Map<string, InitialKernel>> {
+    await this.client.ready();
+    const welcomed = this.client.next("welcome");
+    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WASM, ops: [...this.ops], credits: CREDITS } } });
+    const welcome = await welcomed;
+    if (welcome.initial.length !== this.ops.length) throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${this.ops.length} ops`);
+    this.log(`session ${welcome.sessionId}: ${this.ops.length} ops`);
+    return new Map(welcome.initial.map((k, i) => [opKey(this.ops[i]), k]));
+  }
+
+  /** The next offer for an op, if one has arrived; taking it grants the gateway one more credit. */
+  take(key: string): KernelOffer | undefined {
+    const offer = this.queues.get(key)?.shift();
+    if (offer && !this.failure) this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
+    return offer;
+  }
+
+  /** Whether no more offers will come for an op (every planned offer sent, or the session ended). */
+  exhausted(key: string): boolean {
+    return this.done && (this.queues.get(key)?.length ?? 0) === 0;
+  }
+
+  /** Sends an op's report; resolves when acknowledged, rejects with the gateway's reason. Closes the session after the last one. */
+  report(op: OpSpec, ranked: MessageInitShape<typeof RankedKernelSchema>[]): Promise<void> {
+    const sent = this.reporting.then(async () => {
+      try {
+        if (this.failure) throw new Error(this.failure);
+        const acked = this.client.next("reportAck");
+        this.client.send({ frame: { case: "report", value: { op, ranked } } });
+        await acked;
+      } finally {
+        if (--this.reportsLeft === 0) this.close();
+      }
+    });
+    this.reporting = sent.catch(() => undefined);
+    return sent;
+  }
+
+  close(): void {
+    this.cancels.splice(0).forEach((cancel) => cancel());
+    this.client.close();
+  }
+}

@@ -1,0 +1,49 @@
+package dev.jitzoo.gateway.jit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.ComposeResponse;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class KernelSourcesTest {
+
+    private static OpSpec op(OpKind kind, int... dims) {
+        OpSpec.Builder b = OpSpec.newBuilder().setKind(kind);
+        for (int d : dims) {
+            b.addShape(d);
+        }
+        return b.build();
+    }
+
+    private static ComposeResponse space(int candidates) {
+        ComposeResponse.Builder r = ComposeResponse.newBuilder();
+        for (int i = 0; i < candidates; i++) {
+            r.addCandidates(Candidate.newBuilder().setSchedule(Schedule.newBuilder().setUnroll(i)));
+        }
+        return r.build();
+    }
+
+    @Test
+    void offersGoRoundRobinOverTheOps() {
+        OpSpec a = op(OpKind.OP_KIND_MATMUL, 4, 4, 4), b = op(OpKind.OP_KIND_SOFTMAX, 4, 4), c = op(OpKind.OP_KIND_ADD, 16);
+        List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b, c), List.of(space(3), space(1), space(2)));
+        assertEquals(List.of(a, b, c, a, c, a), order.stream().map(KernelSources.Planned::op).toList());
+        assertEquals(List.of(0, 0, 0, 1, 1, 2), order.stream().map(KernelSources.Planned::rank).toList());
+        assertEquals(2, order.get(5).candidate().getSchedule().getUnroll(), "within an op, the space's order");
+    }
+
+    @Test
+    void everyOpKindHasASafeDefaultTheCompilerTakes() {
+        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(op(OpKind.OP_KIND_MATMUL, 4, 4, 4)));
+        assertTrue(KernelSources.safeDefault(op(OpKind.OP_KIND_BATCH_MATMUL, 2, 4, 4, 4).toBuilder().setTransposeB(true).build()).getPackB(),
+                "a vector tile reads a transposed B packed");
+        Schedule row = KernelSources.safeDefault(op(OpKind.OP_KIND_LAYER_NORM, 4, 4));
+        assertEquals(Schedule.newBuilder().setVectorize(true).build(), row, "row ops take vectorize and unroll only");
+    }
+}
