@@ -95,7 +95,7 @@ export interface ModelStats {
   notes: string[];
   /** Every run so far. */
   timeline: RunRecord[];
-  /** Whether every op is settled (or nothing is tuned). */
+  /** Whether a run has happened and every op it tunes is settled (true without a gateway: nothing is tuned). */
   settled: boolean;
 }
 
@@ -228,7 +228,7 @@ export class Model {
       hostSteps: this.hostSteps,
       notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
       timeline: [...this.timeline],
-      settled: [...this.tuners.values()].every((t) => t.settled),
+      settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
     };
   }
 
