@@ -21,3 +21,9 @@ export {
 } from "./microbench.js";
 export * as gateway from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 export * as kernel from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+export {
+  loadModel, Model, type LoadOptions, type ModelStats, type OpStats, type RunRecord, type TensorLike, type OutputTensor,
+} from "./model/engine.js";
+export { ModelError, SUPPORTED_OPS, OPSETS, type GraphInput } from "./model/onnx.js";
+export { DEFAULT_TUNING, type TuningOptions } from "./model/op-tuner.js";
+export { feedsFor, runUntilSettled, convergence, NEAR_FINAL, type Convergence, type DriveLimits } from "./model/drive.js";

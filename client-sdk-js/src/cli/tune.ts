@@ -6,6 +6,8 @@ import { microbenchSpeedups, type MicrobenchSummary } from "../microbench.js";
 import { fingerprintOf, probeFeatures } from "../probe.js";
 import { tune, type TuneResult } from "../tuner.js";
 import { WORKLOADS } from "../workloads.js";
+import { convergence, feedsFor, runUntilSettled, type Convergence } from "../model/drive.js";
+import { loadModel, type Model, type ModelStats } from "../model/engine.js";
 
 /** Where the CLI writes: stdout lines, stderr lines, and its environment. */
 export interface CliIo {
@@ -17,7 +19,12 @@ export interface CliIo {
 const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
 
 const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--fingerprint F] [--microbench FILE] [--json]
+       tune --model FILE.onnx [--seq N] [--runs N] [--seconds S] [--url ...] [--fingerprint F] [--json]
        tune --print-fingerprint
+  --model        an ONNX model (BERT-family encoders): run it as an app would and tune it while it infers,
+                 until every op settles; progress per op on stderr, a per-op and whole-model table at the end
+  --seq          sequence length of the inputs (default 128)
+  --runs, --seconds  stop after this many runs or seconds even if not settled (default 5000, 300)
   --url          gateway WebSocket address (default: $JITZOO_GATEWAY_URL, else ${DEFAULT_URL})
   --fingerprint  device kind to report as (default: derived from this machine)
   --microbench   a result of ./jitzoo microbench (JSON with "primitives" and "engine"), sent for the fleet's primitive table
@@ -70,6 +77,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       args: argv,
       options: {
         workload: { type: "string" },
+        model: { type: "string" },
+        seq: { type: "string", default: "128" },
+        runs: { type: "string", default: "5000" },
+        seconds: { type: "string", default: "300" },
         url: { type: "string" },
         fingerprint: { type: "string" },
         microbench: { type: "string" },
@@ -90,6 +101,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.out(await fingerprintOf(await probeFeatures()));
     return 0;
   }
+  const url = args.url ?? io.env.JITZOO_GATEWAY_URL ?? DEFAULT_URL;
+  if (args.model) {
+    const numbers = { seq: Number(args.seq), runs: Number(args.runs), seconds: Number(args.seconds) };
+    const bad = Object.entries(numbers).find(([, v]) => !(Number.isInteger(v) && v > 0));
+    if (bad) {
+      io.err(`--${bad[0]} must be a positive integer\n${USAGE}`);
+      return 2;
+    }
+    return tuneModel(args.model, url, { ...numbers, fingerprint: args.fingerprint, json: args.json }, io);
+  }
   const workload = args.workload ? WORKLOADS[args.workload] : undefined;
   if (!workload) {
     io.err(`${args.workload ? `unknown workload "${args.workload}"` : "--workload is required"}\n${USAGE}`);
@@ -104,7 +125,6 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return 2;
     }
   }
-  const url = args.url ?? io.env.JITZOO_GATEWAY_URL ?? DEFAULT_URL;
   io.err(`tuning ${workload.name} against ${url}`);
   let result: TuneResult;
   try {
@@ -116,6 +136,57 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   io.out(table(result));
   if (args.json) io.out(JSON.stringify(toJson(result)));
   return 0;
+}
+
+/** `tune --model`: load, run until every op settles, print the tables. */
+async function tuneModel(file: string, url: string, o: { seq: number; runs: number; seconds: number; fingerprint?: string; json: boolean }, io: CliIo): Promise<number> {
+  let model: Model;
+  try {
+    model = await loadModel(readFileSync(file), { gateway: url, fingerprint: o.fingerprint, log: io.err });
+  } catch (e) {
+    io.err(`${file}: ${(e as Error).message}`);
+    return (e as Error).name === "ModelError" || (e as NodeJS.ErrnoException).code === "ENOENT" ? 2 : 1;
+  }
+  io.err(`tuning ${file} at sequence length ${o.seq} against ${url}`);
+  let lastNote = 0;
+  const stats = await runUntilSettled(model, feedsFor(model, o.seq), {
+    maxRuns: o.runs, maxSeconds: o.seconds,
+    onRun: (run, s) => {
+      const settled = s.ops.filter((op) => op.settled).length;
+      if (run === 0 || performance.now() - lastNote > 2000) {
+        lastNote = performance.now();
+        io.err(`run ${run + 1}: ${s.lastRunMs.toFixed(1)} ms, ${settled}/${s.ops.length} ops settled`);
+      }
+    },
+  });
+  if (stats.notes.length) stats.notes.forEach((n) => io.err(`note: ${n}`));
+  const c = convergence(stats);
+  io.out(modelTable(file, stats, c));
+  if (o.json) io.out(JSON.stringify(modelJson(file, o.seq, stats, c)));
+  return stats.ops.some((op) => op.source === "wasm") ? 0 : 1;
+}
+
+/** The per-op and whole-model tables of `tune --model`. */
+export function modelTable(file: string, s: ModelStats, c: Convergence): string {
+  const header = ["op", "uses", "kernel", "ms", "kernels in use", "refused", "settled"];
+  const rows = s.ops.map((o) => [o.key, String(o.instances), o.kernelId, o.ms.toFixed(3), String(o.history.length), String(o.refused), o.settled ? "yes" : "no"]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd();
+  return [
+    `model ${file}: ${s.runs} runs, ${s.ops.length} distinct ops, ${s.hostSteps} steps in JavaScript`,
+    line(header), ...rows.map(line),
+    `first run ${c.firstRunMs.toFixed(1)} ms, final ${c.finalMs.toFixed(1)} ms (${(c.firstRunMs / c.finalMs).toFixed(2)}x), ` +
+      `within 5% of final after ${(c.nearFinalAfterMs / 1000).toFixed(1)} s (${c.nearFinalAfterRuns} runs), tuning took ${(100 * c.tuningShare).toFixed(1)}% of inference time`,
+  ].join("\n");
+}
+
+function modelJson(file: string, seq: number, s: ModelStats, c: Convergence): Record<string, unknown> {
+  return {
+    model: file, seq, runs: s.runs, settled: s.settled, first_run_ms: round(c.firstRunMs), final_ms: round(c.finalMs),
+    near_final_after_ms: round(c.nearFinalAfterMs), near_final_after_runs: c.nearFinalAfterRuns, tuning_share: round(c.tuningShare),
+    memory_bytes: s.memoryBytes, notes: s.notes,
+    ops: s.ops.map((o) => ({ key: o.key, instances: o.instances, kernel_id: o.kernelId, ms: round(o.ms), kernels_in_use: o.history.length, refused: o.refused, settled: o.settled })),
+  };
 }
 
 /** A stored microbenchmark result: its "primitives" speedups and "engine"; throws saying what is wrong. */

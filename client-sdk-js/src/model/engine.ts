@@ -10,7 +10,7 @@ import { runNode, type ValueMeta } from "./host-ops.js";
 import { referenceKernel, type Operand } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, type Task, type TuningOptions } from "./op-tuner.js";
 import { ModelSession } from "./session.js";
-import { decodeModel, ModelError, type OnnxGraph } from "./onnx.js";
+import { decodeModel, ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
 /**
@@ -60,6 +60,8 @@ export interface OpStats {
   /** The kernel in use: a server-issued id, or `reference`. */
   kernelId: string;
   source: "reference" | "wasm";
+  /** Whether the op started from the zoo's elected kernel for this device kind. */
+  fromZoo: boolean;
   /** Bench latency of the kernel in use, milliseconds (NaN before it was timed). */
   ms: number;
   /** Every incumbent: when it took over (ms since the first run) and its bench latency. */
@@ -147,6 +149,11 @@ export class Model {
     if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
   }
 
+  /** The inputs a run must feed: name, element type, declared dimensions (strings for symbolic ones). */
+  get inputs(): readonly GraphInput[] {
+    return this.graph.inputs;
+  }
+
   /** Names of the inputs a run must feed. */
   get inputNames(): string[] {
     return this.graph.inputs.map((i) => i.name);
@@ -221,7 +228,7 @@ export class Model {
       ops: [...this.slots.values()].map((s) => {
         const t = this.tuners.get(s.key);
         return {
-          key: s.key, op: s.op, instances: s.instances, kernelId: s.kernel.id, source: s.kernel.source,
+          key: s.key, op: s.op, instances: s.instances, kernelId: s.kernel.id, source: s.kernel.source, fromZoo: t?.fromZoo ?? false,
           ms: t ? t.incumbentMs() : NaN, history: t ? [...t.history] : [], refused: t?.refused.size ?? 0, settled: t?.settled ?? false,
         };
       }),

@@ -128,6 +128,8 @@ export class OpTuner {
   /** Kernels refused, with the reason. */
   readonly refused = new Map<string, string>();
   settled = false;
+  /** Whether the op's first kernel was the zoo's elected one (not the gateway's safe default). */
+  fromZoo = false;
   report?: Promise<void>;
   private bench?: Bench;
   private readonly measured = new Map<string, Measured>();
@@ -228,6 +230,7 @@ export class OpTuner {
     bench.incumbentOutput = verdict.output;
     this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: verdict.maxRelError });
     this.slot.replace(kernel);
+    this.fromZoo = offer.fromZoo;
     this.benchCall = { kernel, call: verdict.call };
     this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
     this.log(`  ${this.slot.key}: ${offer.fromZoo ? "the zoo's" : "the default"} kernel ${id} checked and in use`);

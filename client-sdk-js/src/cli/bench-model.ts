@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// ./jitzoo bench model: whole models on jitzoo kernels, in Node on one thread, against
+// onnxruntime-web (wasm, one thread) on the same ONNX file. For each model: a new device kind
+// tunes it while it infers (fresh zoo: how long until within 5% of its final latency, what the
+// tuning cost each run, memory); a second device of that kind starts from the zoo (its first
+// inference); the initial kernels untuned; then tuned, untuned and onnxruntime-web timed with
+// their calls interleaved, and their outputs compared.
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import * as ort from "onnxruntime-web";
+import { convergence, feedsFor, NEAR_FINAL, runUntilSettled } from "../model/drive.js";
+import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike } from "../model/engine.js";
+import { DEFAULT_TUNING } from "../model/op-tuner.js";
+import { maxRelativeError } from "../reference.js";
+import { median } from "../timing.js";
+
+const MODELS = ["bert_layer.onnx", "minilm.onnx"];
+/** Outputs must agree with onnxruntime-web's within this (relative above 1, absolute below). */
+const TOLERANCE = 1e-4;
+/** How long a second device waits for the zoo to elect the first one's kernels. */
+const ZOO_WAIT_MS = 60_000;
+
+const usage = `usage: bench-model [--models DIR] [--seq N] [--rounds N] [--json]
+  --models  directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
+  --seq     sequence length (default 128)
+  --rounds  interleaved rounds of the final comparison (default 20)`;
+
+interface Options {
+  dir: string;
+  seq: number;
+  rounds: number;
+  json: boolean;
+  url: string;
+}
+
+function parse(argv: string[]): Options {
+  const o: Options = {
+    dir: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), seq: 128, rounds: 20, json: false,
+    url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--json") o.json = true;
+    else if (a === "--models") o.dir = argv[++i];
+    else if (a === "--seq" || a === "--rounds") {
+      const n = Number(argv[++i]);
+      if (!(Number.isInteger(n) && n > 0)) throw new Error(`${a} must be a positive integer\n${usage}`);
+      o[a === "--seq" ? "seq" : "rounds"] = n;
+    } else throw new Error(`unknown option ${a}\n${usage}`);
+  }
+  return o;
+}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+function toOrt(feeds: Record<string, TensorLike>): Record<string, ort.Tensor> {
+  return Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
+    const data = t.data as Float32Array | BigInt64Array;
+    return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
+  }));
+}
+
+function worstError(ours: Record<string, OutputTensor>, theirs: ort.InferenceSession.OnnxValueMapType): number {
+  return Math.max(...Object.entries(theirs).map(([name, t]) => {
+    const mine = ours[name];
+    if (!mine || !(mine.data instanceof Float32Array)) return Infinity;
+    return maxRelativeError(mine.data, t.data as Float32Array);
+  }));
+}
+
+/** A second device of the same kind: loads until the zoo has elected a kernel for every op (the first device's reports are stored asynchronously). */
+async function warmDevice(bytes: Uint8Array, o: Options, fingerprint: string, feeds: Record<string, TensorLike>): Promise<{ model: Model; stats: ModelStats }> {
+  for (const deadline = Date.now() + ZOO_WAIT_MS; ;) {
+    const model = await loadModel(bytes, { gateway: o.url, fingerprint });
+    await model.run(feeds);
+    const stats = model.stats();
+    if (stats.ops.every((op) => op.fromZoo)) return { model, stats };
+    await model.close();
+    const missing = stats.ops.filter((op) => !op.fromZoo).length;
+    if (Date.now() > deadline) throw new Error(`the zoo elected no kernel for ${missing} of ${stats.ops.length} ops of ${fingerprint} within ${ZOO_WAIT_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+async function benchModel(file: string, o: Options): Promise<Record<string, unknown>> {
+  const name = basename(file, ".onnx");
+  const bytes = readFileSync(file);
+  const fingerprint = `bench-model-${randomUUID()}`;
+
+  say(`${name}: a new device kind (${fingerprint}) tunes it while it infers`);
+  const fresh = await loadModel(bytes, { gateway: o.url, fingerprint });
+  const feeds = feedsFor(fresh, o.seq);
+  let lastNote = 0;
+  const tuned = await runUntilSettled(fresh, feeds, {
+    onRun: (run, s) => {
+      if (performance.now() - lastNote < 3000) return;
+      lastNote = performance.now();
+      say(`  run ${run + 1}: ${s.lastRunMs.toFixed(1)} ms, ${s.ops.filter((op) => op.settled).length}/${s.ops.length} ops settled`);
+    },
+  });
+  if (!tuned.settled) say(`  not every op settled within the limits (${tuned.runs} runs)`);
+  tuned.notes.forEach((n) => say(`  note: ${n}`));
+  const c = convergence(tuned);
+  const whileTuning = tuned.timeline.slice(1, Math.max(2, c.runs - 1));
+  const overhead = whileTuning.map((r) => r.tuneMs / r.inferMs);
+  const runWhileTuning = whileTuning.map((r) => r.inferMs + r.tuneMs);
+
+  say(`${name}: a second device of the same kind starts from the zoo`);
+  const warm = await warmDevice(bytes, o, fingerprint, feeds);
+  const warmFirstMs = warm.stats.timeline[0].inferMs;
+  await warm.model.run(feeds);
+  const warmSecondMs = warm.model.stats().lastRunMs;
+  await warm.model.close();
+
+  say(`${name}: the initial kernels, untuned (another new device kind, no tuning budget)`);
+  const untuned = await loadModel(bytes, { gateway: o.url, fingerprint: `bench-model-untuned-${randomUUID()}`, tuning: { budget: 0 } });
+  await untuned.run(feeds);
+
+  say(`${name}: onnxruntime-web ${ort.env.versions.common} (wasm, 1 thread), tuned and untuned, ${o.rounds} rounds interleaved`);
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+  const ortFeeds = toOrt(feeds);
+  const ms = { ort: [] as number[], tuned: [] as number[], untuned: [] as number[] };
+  let errTuned = 0, errUntuned = 0;
+  for (let r = 0; r < o.rounds + 1; r++) {
+    let t0 = performance.now();
+    const reference = await session.run(ortFeeds);
+    const ortMs = performance.now() - t0;
+    t0 = performance.now();
+    const a = await fresh.run(feeds);
+    const tunedMs = performance.now() - t0;
+    t0 = performance.now();
+    const b = await untuned.run(feeds);
+    const untunedMs = performance.now() - t0;
+    errTuned = Math.max(errTuned, worstError(a, reference));
+    errUntuned = Math.max(errUntuned, worstError(b, reference));
+    if (r === 0) continue; // warm-up
+    ms.ort.push(ortMs);
+    ms.tuned.push(tunedMs);
+    ms.untuned.push(untunedMs);
+  }
+  await session.release();
+  await untuned.close();
+  const untunedStats = untuned.stats();
+  const tunedNow = fresh.stats();
+
+  const [ortMs, tunedMs, untunedMs] = [median(ms.ort), median(ms.tuned), median(ms.untuned)];
+  return {
+    model: name, seq: o.seq, ops: tunedNow.ops.length, ops_settled: tuned.ops.filter((op) => op.settled).length,
+    onnxruntime_web_ms: round(ortMs), tuned_ms: round(tunedMs), untuned_ms: round(untunedMs),
+    speedup_vs_onnxruntime_web: round(ortMs / tunedMs), untuned_speedup_vs_onnxruntime_web: round(ortMs / untunedMs),
+    max_error_tuned: errTuned, max_error_untuned: errUntuned, outputs_equal: errTuned <= TOLERANCE && errUntuned <= TOLERANCE,
+    fresh_first_run_ms: round(c.firstRunMs), fresh_final_ms: round(c.finalMs),
+    fresh_near_final_after_ms: round(c.nearFinalAfterMs, 0), fresh_near_final_after_runs: c.nearFinalAfterRuns, fresh_runs_to_settle: tuned.runs,
+    warm_first_run_ms: round(warmFirstMs), warm_second_run_ms: round(warmSecondMs),
+    warm_first_run_within_5pct: warmFirstMs <= (1 + NEAR_FINAL) * c.finalMs,
+    budget_pct: DEFAULT_TUNING.budget * 100,
+    tuning_overhead_p50_pct: round(100 * quantile(overhead, 0.5), 1), tuning_overhead_p95_pct: round(100 * quantile(overhead, 0.95), 1),
+    run_while_tuning_p50_ms: round(quantile(runWhileTuning, 0.5)), run_while_tuning_p95_ms: round(quantile(runWhileTuning, 0.95)),
+    memory_untuned_bytes: untunedStats.memoryBytes, memory_tuned_bytes: tunedNow.memoryBytes,
+    memory_overhead_pct: round(100 * (tunedNow.memoryBytes / untunedStats.memoryBytes - 1), 1),
+  };
+}
+
+function table(rows: Record<string, unknown>[]): string {
+  const lines: string[][] = [["", ...rows.map((r) => String(r.model))]];
+  const add = (label: string, f: (r: Record<string, unknown>) => string) => lines.push([label, ...rows.map(f)]);
+  const n = (k: string, unit = "") => (r: Record<string, unknown>) => `${r[k]}${unit}`;
+  add("onnxruntime-web 1 thread", n("onnxruntime_web_ms", " ms"));
+  add("jitzoo tuned", (r) => `${r.tuned_ms} ms (${r.speedup_vs_onnxruntime_web}x)`);
+  add("jitzoo untuned (initial kernels)", (r) => `${r.untuned_ms} ms (${r.untuned_speedup_vs_onnxruntime_web}x)`);
+  add("outputs vs onnxruntime-web", (r) => `${Number(r.max_error_tuned).toExponential(1)} / ${Number(r.max_error_untuned).toExponential(1)} (${r.outputs_equal ? "equal" : "DIFFER"})`);
+  add("fresh zoo: first run", n("fresh_first_run_ms", " ms"));
+  add("fresh zoo: within 5% of final after", (r) => `${(Number(r.fresh_near_final_after_ms) / 1000).toFixed(1)} s (${r.fresh_near_final_after_runs} runs)`);
+  add("fresh zoo: settled after", n("fresh_runs_to_settle", " runs"));
+  add("warm zoo: first run", (r) => `${r.warm_first_run_ms} ms (second ${r.warm_second_run_ms} ms)`);
+  add("tuning per run p50 / p95", (r) => `${r.tuning_overhead_p50_pct}% / ${r.tuning_overhead_p95_pct}% (budget ${r.budget_pct}%)`);
+  add("run() while tuning p50 / p95", (r) => `${r.run_while_tuning_p50_ms} / ${r.run_while_tuning_p95_ms} ms`);
+  add("memory untuned / tuned", (r) => `${(Number(r.memory_untuned_bytes) / 2 ** 20).toFixed(1)} / ${(Number(r.memory_tuned_bytes) / 2 ** 20).toFixed(1)} MiB (${Number(r.memory_overhead_pct) >= 0 ? "+" : ""}${r.memory_overhead_pct}%)`);
+  const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
+  return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("   ")).join("\n");
+}
+
+async function main(): Promise<void> {
+  const o = parse(process.argv.slice(2));
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.proxy = false;
+  ort.env.logLevel = "error";
+  const rows: Record<string, unknown>[] = [];
+  for (const file of MODELS) rows.push(await benchModel(join(o.dir, file), o));
+  console.log(table(rows));
+  if (o.json) {
+    const by = (k: string) => Math.min(...rows.map((r) => Number(r[k])));
+    console.log(JSON.stringify({ bench: "model", min_speedup_vs_onnxruntime_web: by("speedup_vs_onnxruntime_web"), models: rows }));
+  }
+}
+
+main().catch((e: Error) => {
+  console.error(`bench model failed: ${e.message}`);
+  process.exitCode = 1;
+});
