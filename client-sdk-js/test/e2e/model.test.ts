@@ -1,0 +1,57 @@
+// (e) A model through every part: a BERT-base layer tunes while it infers (gateway → space →
+// codegen, reports → Kafka → zoo), every op's report is stored and elected, and a second device
+// of the same kind starts every op from the zoo, its outputs still those of the reference kernels.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { feedsFor, runUntilSettled } from "../../src/model/drive.js";
+import { loadModel, type Model } from "../../src/model/engine.js";
+import { modelBytes, modelsMissing } from "../support/models.js";
+import { GATEWAY, zooGet } from "./support.js";
+import { maxRelativeError } from "../../src/reference.js";
+
+/** A short sequence keeps every op small, and a whole budget tunes it in seconds. */
+const SEQ = 8;
+
+async function firstOutput(model: Model, seq: number): Promise<Float32Array> {
+  const out = await model.run(feedsFor(model, seq));
+  return Object.values(out)[0].data as Float32Array;
+}
+
+describe.skipIf(!GATEWAY || modelsMissing)("a model through the suite", () => {
+  it("tunes every op, stores every op's report, and a second device starts every op from the zoo", async () => {
+    const bytes = modelBytes("bert_layer.onnx");
+    const expected = await firstOutput(await loadModel(bytes), SEQ); // reference kernels, no gateway
+
+    const fingerprint = `e2e-model-${randomUUID()}`;
+    const first = await loadModel(bytes, { gateway: GATEWAY, fingerprint, tuning: { budget: 1 } });
+    const tuned = await runUntilSettled(first, feedsFor(first, SEQ), { maxSeconds: 90 });
+    expect(tuned.notes).toEqual([]);
+    expect(tuned.settled).toBe(true);
+    expect(tuned.ops.length).toBe(8);
+    for (const op of tuned.ops) {
+      expect(op.source, op.key).toBe("wasm");
+      expect(op.refused, op.key).toBe(0);
+    }
+    expect(tuned.ops.some((op) => op.history.length > 1)).toBe(true); // some op found a faster kernel than the default
+    expect(maxRelativeError(await firstOutput(first, SEQ), expected)).toBeLessThanOrEqual(1e-4);
+
+    // every op's report reaches the zoo (asynchronously, through Kafka): a second device finds every op elected
+    let second: Model | undefined;
+    for (const deadline = Date.now() + 30_000; ;) {
+      second = await loadModel(bytes, { gateway: GATEWAY, fingerprint, tuning: { budget: 0 } });
+      const out = await firstOutput(second, SEQ);
+      const stats = second.stats();
+      if (stats.ops.every((op) => op.fromZoo) || Date.now() > deadline) {
+        expect(stats.ops.filter((op) => !op.fromZoo).map((op) => op.key)).toEqual([]);
+        expect(stats.ops.every((op) => op.source === "wasm")).toBe(true);
+        expect(maxRelativeError(out, expected)).toBeLessThanOrEqual(1e-4);
+        break;
+      }
+      await second.close();
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await second.close();
+    const count = await zooGet(`/api/v1/reports/count?fingerprint=${fingerprint}`);
+    expect(Number(count.body.count)).toBeGreaterThanOrEqual(8);
+  });
+});
