@@ -94,3 +94,26 @@ export function layOut(values: readonly Lifetime[]): { offsets: Map<string, numb
   }
   return { offsets, bytes: total };
 }
+
+/** A weight whose arena block exists while it is held (see {@link Weight}). */
+export class ArenaWeight {
+  private holds = 0;
+  private block?: { offset: number; floats: number };
+
+  constructor(private readonly arena: Arena, readonly values: Float32Array) {}
+
+  hold(): { offset: number; floats: number } {
+    if (!this.block) {
+      this.block = { offset: this.arena.alloc(this.values.length * 4), floats: this.values.length };
+      this.arena.f32(this.block.offset, this.block.floats).set(this.values);
+    }
+    this.holds++;
+    return this.block;
+  }
+
+  unhold(): void {
+    if (--this.holds > 0 || !this.block) return;
+    this.arena.release(this.block.offset, this.block.floats * 4);
+    this.block = undefined;
+  }
+}

@@ -3,11 +3,11 @@ import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import { median } from "../timing.js";
-import { Arena, layOut, type Lifetime } from "./arena.js";
+import { Arena, ArenaWeight, layOut, type Lifetime } from "./arena.js";
 import { fold, type InputShapes } from "./fold.js";
 import { fuse, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host-ops.js";
-import { referenceKernel, type Operand } from "./kernels.js";
+import { referenceKernel, type Bindings, type Operand } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, type Task, type TuningOptions } from "./op-tuner.js";
 import { ModelSession } from "./session.js";
 import { decodeModel, ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
@@ -87,8 +87,10 @@ export interface ModelStats {
   lastRunMs: number;
   /** Plans compiled, one per set of input shapes seen. */
   plans: number;
-  /** Bytes of the model's Wasm memory (weights, activations, packed copies). */
+  /** Bytes of the model's Wasm memory (weights kernels read unpacked, packed copies, activations): its high-water mark, as a Wasm memory never shrinks. */
   memoryBytes: number;
+  /** Bytes of the benches of the ops still tuning (their copies of the op's tensors), freed as each op settles. */
+  tuningMemoryBytes: number;
   /** Every distinct jitzoo op, in first-use order. */
   ops: OpStats[];
   /** Steps run in JavaScript per run (data movement and the like), in the latest plan. */
@@ -133,8 +135,8 @@ export class Model {
   private readonly arena = new Arena();
   private readonly plans = new Map<string, Plan>();
   private readonly slots = new Map<string, KernelSlot>();
-  /** Initializers written to the arena, shared by every plan. */
-  private readonly weights = new Map<string, Operand>();
+  /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
+  private readonly weights = new Map<string, ArenaWeight>();
   private readonly tuners = new Map<string, OpTuner>();
   private readonly timeline: RunRecord[] = [];
   private readonly tuning: Required<TuningOptions>;
@@ -225,6 +227,7 @@ export class Model {
       lastRunMs: runMs.at(-1) ?? NaN,
       plans: this.plans.size,
       memoryBytes: this.arena.bytes,
+      tuningMemoryBytes: [...this.tuners.values()].reduce((sum, t) => sum + t.benchBytes, 0),
       ops: [...this.slots.values()].map((s) => {
         const t = this.tuners.get(s.key);
         return {
@@ -318,11 +321,17 @@ export class Model {
     this.graph.outputs.forEach((o) => touch(o, steps.length));
     const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({ name, bytes: sizeOf(meta(name).shape) * 4, ...l })));
     const region = this.arena.alloc(layout.bytes);
-    const foldedConsts = new Map<string, Operand>();
+    const foldedConsts = new Map<string, ArenaWeight>();
     const operand = (v: string): Operand => {
       const b = base(v);
-      if (isConst(b)) return this.weight(b, meta(b).value!, foldedConsts);
       return { offset: region + layout.offsets.get(b)!, floats: sizeOf(meta(b).shape) };
+    };
+    const bindings = (operands: Record<string, string>): Bindings => {
+      const named = Object.entries(operands);
+      return {
+        operands: Object.fromEntries(named.filter(([, v]) => !isConst(base(v))).map(([k, v]) => [k, operand(v)])),
+        weights: Object.fromEntries(named.filter(([, v]) => isConst(base(v))).map(([k, v]) => [k, this.weight(base(v), meta(base(v)).value!, foldedConsts)])),
+      };
     };
 
     const host = new Map<string, HostTensor>();
@@ -336,7 +345,7 @@ export class Model {
     };
 
     const calls = steps.map((s): (() => void) => {
-      if (s.kind === "kernel") return this.slotFor(s).use({ operands: Object.fromEntries(Object.entries(s.operands).map(([k, v]) => [k, operand(v)])), constant: new Set(Object.keys(s.operands).filter((k) => isConst(base(s.operands[k])))) });
+      if (s.kind === "kernel") return this.slotFor(s).use(bindings(s.operands));
       const node = s.node;
       return () => {
         const out = node.outputs.map((o) => (o && inArena.has(base(o)) ? read(o) : undefined));
@@ -378,13 +387,12 @@ export class Model {
     return slot;
   }
 
-  /** A constant in the arena: initializers once for the model, folded constants once per plan (`local`). */
-  private weight(name: string, value: HostTensor, local: Map<string, Operand>): Operand {
+  /** A constant operand: initializers once for the model, folded constants once per plan (`local`). */
+  private weight(name: string, value: HostTensor, local: Map<string, ArenaWeight>): ArenaWeight {
     const cache = this.graph.initializers.has(name) ? this.weights : local;
     let w = cache.get(name);
     if (!w) {
-      w = { offset: this.arena.alloc(value.data.length * 4), floats: value.data.length };
-      this.arena.f32(w.offset, w.floats).set(value.data);
+      w = new ArenaWeight(this.arena, value.data instanceof Float32Array ? value.data : Float32Array.from(value.data as ArrayLike<number>));
       cache.set(name, w);
     }
     return w;

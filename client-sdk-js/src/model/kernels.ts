@@ -1,7 +1,7 @@
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opName, operandShapes, referenceOp } from "../ops.js";
 import { readMetadata } from "../wasm-executor.js";
-import type { Arena } from "./arena.js";
+import { Arena } from "./arena.js";
 
 /** Where an operand lies in the arena. */
 export interface Operand {
@@ -9,21 +9,51 @@ export interface Operand {
   readonly floats: number;
 }
 
-/** An op's operands by ABI name (A, B, C, Bias, ...), and which of them are constants (weights). */
-export interface Bindings {
-  readonly operands: Readonly<Record<string, Operand>>;
-  readonly constant: ReadonlySet<string>;
+/**
+ * A constant operand (a weight): its values, kept by the model, and a place in an arena only
+ * while a kernel that reads it there is bound. A packing kernel reads only its packed copy, so
+ * a weight every kernel packs takes no arena memory of its own.
+ */
+export interface Weight {
+  readonly values: Float32Array;
+  /** Its place in the arena, written there on the first hold. */
+  hold(): Operand;
+  /** Ends a hold; the last one frees the arena block. */
+  unhold(): void;
 }
 
-/** One implementation of one op, callable over any operands in the arena. */
+/** An op's operands by ABI name (A, B, C, Bias, ...): activations in the arena, and weights. */
+export interface Bindings {
+  readonly operands: Readonly<Record<string, Operand>>;
+  readonly weights: Readonly<Record<string, Weight>>;
+}
+
+/** A kernel prepared for one set of operands. */
+export interface Bound {
+  readonly call: () => void;
+  /** Frees what binding took (packed copies, holds on weights); `call` must not run after. */
+  release(): void;
+}
+
+/** One implementation of one op over one arena, callable over any operands in it. */
 export interface OpKernel {
   /** The server-issued kernel id, or `reference`. */
   readonly id: string;
   readonly source: "reference" | "wasm";
-  /** Prepares calls over these operands (a packing kernel packs constant B here, once); returns the call. */
-  bind(bindings: Bindings): () => void;
-  /** Frees what `bind` took from the arena (packed copies). The kernel must not be called after. */
-  release(): void;
+  /** Prepares calls over these operands (a packing kernel packs a constant B here, once). */
+  bind(bindings: Bindings): Bound;
+}
+
+/** A compiled server kernel, to instantiate over any arena (the model's, a tuning bench's). */
+export interface KernelCode {
+  readonly id: string;
+  instantiate(arena: Arena): OpKernel;
+  /**
+   * Calls the kernel a few times on zeros in a scratch memory. Engines run a Wasm function's
+   * first calls on baseline code and swap in optimized code once it is hot (for every instance
+   * of the module): warmed up, a kernel serves its first real call at full speed.
+   */
+  warmUp(): void;
 }
 
 /** The SDK's float64 reference as a kernel: always right, slow; what runs when no kernel has been served. */
@@ -32,63 +62,106 @@ export function referenceKernel(op: OpSpec, arena: Arena): OpKernel {
   return {
     id: "reference",
     source: "reference",
-    bind({ operands }) {
-      return () => {
-        const inputs = Object.fromEntries(names.map((n) => [n, arena.f32(operands[n].offset, operands[n].floats)]));
-        arena.f32(operands.C.offset, operands.C.floats).set(referenceOp(op, inputs));
+    bind({ operands, weights }) {
+      return {
+        call: () => {
+          const inputs = Object.fromEntries(names.map((n) => [n, weights[n]?.values ?? arena.f32(operands[n].offset, operands[n].floats)]));
+          arena.f32(operands.C.offset, operands.C.floats).set(referenceOp(op, inputs));
+        },
+        release: () => undefined,
       };
     },
-    release: () => undefined,
   };
 }
 
+/** Calls that make a kernel hot enough for V8 to compile it with its optimizing tier. */
+const WARM_UP_CALLS = 2;
+
+/** A Wasm page: where a scratch memory puts the raw B before packing it. */
+const SCRATCH_OFFSET = 65536;
+
 /**
- * A server-generated Wasm kernel (ABI v1) instantiated over the arena's memory. Throws when
- * the artifact is not Wasm, does not compile, or was made for another op.
+ * Compiles a server-generated Wasm kernel (ABI v1). Throws when the artifact is not Wasm, does
+ * not compile, or was made for another op.
  */
-export async function wasmKernel(artifact: KernelArtifact, op: OpSpec, arena: Arena): Promise<OpKernel> {
+export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promise<KernelCode> {
   if (artifact.code.case !== "wasm") throw new Error("not a Wasm artifact");
   const module = await WebAssembly.compile(artifact.code.value as Uint8Array<ArrayBuffer>);
   const meta = readMetadata(artifact, module);
   if (meta.op !== opName(op.kind) || meta.shape.join(",") !== op.shape.join(",")) {
     throw new Error(`kernel for ${meta.op} [${meta.shape}] offered for ${opName(op.kind)} [${op.shape}]`);
   }
-  const instance = await WebAssembly.instantiate(module, { env: { memory: arena.memory } });
-  const entry = instance.exports[meta.entry];
-  if (typeof entry !== "function") throw new Error(`kernel exports no function ${meta.entry}`);
-  const pack = meta.pack && instance.exports[meta.pack.entry];
-  if (meta.pack && (typeof pack !== "function" || !(meta.pack.floats >= 1) || meta.pack.operand !== "B")) {
-    throw new Error(`kernel's pack entry ${meta.pack.entry} is missing or malformed`);
-  }
-  const taken: { offset: number; bytes: number }[] = [];
-  const call = entry as (...offsets: number[]) => void;
-  return {
-    id: artifact.ref?.kernelId ?? "",
-    source: "wasm",
-    bind({ operands, constant }) {
-      const args = meta.operands.map((name) => {
-        const operand = operands[name];
-        if (!operand) throw new Error(`kernel reads operand ${name}, which the op does not have`);
-        return operand.offset;
-      });
-      if (!meta.pack) return () => call(...args);
-      const bytes = meta.pack.floats * 4;
-      const packed = arena.alloc(bytes);
-      taken.push({ offset: packed, bytes });
-      const at = meta.operands.indexOf("B"), from = args[at];
-      const packB = pack as (from: number, to: number) => void;
-      args[at] = packed;
-      if (constant.has("B")) {
-        packB(from, packed);
-        return () => call(...args);
-      }
-      return () => {
-        packB(from, packed);
-        call(...args);
+  const id = artifact.ref?.kernelId ?? "";
+  const exports = (memory: WebAssembly.Memory) => {
+    // kernels are a few KB: instantiating one synchronously is allowed on a browser's main thread
+    const instance = new WebAssembly.Instance(module, { env: { memory } });
+    const entry = instance.exports[meta.entry];
+    if (typeof entry !== "function") throw new Error(`kernel exports no function ${meta.entry}`);
+    const pack = meta.pack && instance.exports[meta.pack.entry];
+    if (meta.pack && (typeof pack !== "function" || !(meta.pack.floats >= 1) || meta.pack.operand !== "B")) {
+      throw new Error(`kernel's pack entry ${meta.pack.entry} is missing or malformed`);
+    }
+    return { call: entry as (...offsets: number[]) => void, pack: pack as ((from: number, to: number) => void) | undefined };
+  };
+  exports(new WebAssembly.Memory({ initial: 1 })); // refuse a malformed kernel now, not at its first bind
+
+  /** A constant B packed in a scratch memory of its own, so the arena never holds B twice. */
+  const packed = (values: Float32Array): Float32Array => {
+    const floats = meta.pack!.floats;
+    const memory = new WebAssembly.Memory({ initial: Math.ceil((SCRATCH_OFFSET + 4 * (values.length + floats)) / 65536) });
+    new Float32Array(memory.buffer, SCRATCH_OFFSET, values.length).set(values);
+    const to = SCRATCH_OFFSET + 4 * values.length;
+    exports(memory).pack!(SCRATCH_OFFSET, to);
+    return new Float32Array(memory.buffer, to, floats);
+  };
+
+  const code: KernelCode = {
+    id,
+    warmUp() {
+      const scratch = new Arena();
+      const operands = Object.fromEntries(operandShapes(op).map(([name, shape]) => {
+        const floats = shape.reduce((a, b) => a * b, 1);
+        return [name, { offset: scratch.alloc(floats * 4), floats }];
+      }));
+      const { call } = code.instantiate(scratch).bind({ operands, weights: {} });
+      for (let i = 0; i < WARM_UP_CALLS; i++) call();
+    },
+    instantiate(arena) {
+      const { call, pack } = exports(arena.memory);
+      return {
+        id,
+        source: "wasm",
+        bind({ operands, weights }) {
+          const held: Weight[] = [];
+          const taken: Operand[] = [];
+          const offsetOf = (name: string): number => {
+            if (operands[name]) return operands[name].offset;
+            const weight = weights[name];
+            if (!weight) throw new Error(`kernel reads operand ${name}, which the op does not have`);
+            held.push(weight);
+            return weight.hold().offset;
+          };
+          const release = () => {
+            held.splice(0).forEach((w) => w.unhold());
+            taken.splice(0).forEach((t) => arena.release(t.offset, t.floats * 4));
+          };
+          if (!meta.pack) {
+            const args = meta.operands.map(offsetOf);
+            return { call: () => call(...args), release };
+          }
+          const to = { offset: arena.alloc(meta.pack.floats * 4), floats: meta.pack.floats };
+          taken.push(to);
+          const constantB = weights.B;
+          const args = meta.operands.map((name) => (name === "B" ? to.offset : offsetOf(name)));
+          if (constantB) {
+            arena.f32(to.offset, to.floats).set(packed(constantB.values));
+            return { call: () => call(...args), release };
+          }
+          const from = offsetOf("B");
+          return { call: () => { pack!(from, to.offset); call(...args); }, release };
+        },
       };
     },
-    release() {
-      for (const t of taken.splice(0)) arena.release(t.offset, t.bytes);
-    },
   };
+  return code;
 }

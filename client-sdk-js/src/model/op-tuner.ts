@@ -4,8 +4,8 @@ import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
-import type { Arena } from "./arena.js";
-import { wasmKernel, type Bindings, type OpKernel, type Operand } from "./kernels.js";
+import { Arena, ArenaWeight } from "./arena.js";
+import { compileKernel, referenceKernel, type Bindings, type Bound, type KernelCode, type OpKernel, type Operand } from "./kernels.js";
 import type { ModelSession } from "./session.js";
 
 /** How a model tunes while it infers. */
@@ -30,8 +30,11 @@ const SAMPLED_ROWS = { ends: 4, spread: 8 };
 const SAMPLE_MS = 0.5;
 /** In-app call latencies a slot keeps. */
 const IN_APP_CALLS = 9;
-/** A candidate this much slower (or faster) than the incumbent after one sample is decided at once. */
-const DECISIVE = 1.5;
+/** A candidate this much faster than the incumbent after one sample wins at once. */
+const DECISIVE_WIN = 1.5;
+/** A candidate this much slower after one sample loses at once; after three, one slower by {@link CLEARLY_SLOWER} (medians) does. */
+const DECISIVE_LOSS = 1.25;
+const CLEARLY_SLOWER = 1.1;
 
 /** The kernel in use for one distinct op, and every place (step) that calls it. */
 export class KernelSlot {
@@ -40,7 +43,7 @@ export class KernelSlot {
   readonly callMs: number[] = [];
   /** Called with a step's operands before its first call (the tuner captures that op's real tensors there). */
   onFirstCall?: (bindings: Bindings) => void;
-  private readonly uses: { bindings: Bindings; call: () => void }[] = [];
+  private readonly uses: { bindings: Bindings; bound: Bound }[] = [];
 
   constructor(readonly key: string, readonly op: OpSpec, kernel: OpKernel) {
     this.kernel = kernel;
@@ -48,7 +51,7 @@ export class KernelSlot {
 
   /** A step's call, which follows the slot's kernel when it is replaced. */
   use(bindings: Bindings): () => void {
-    const use = { bindings, call: this.kernel.bind(bindings) };
+    const use = { bindings, bound: this.kernel.bind(bindings) };
     this.uses.push(use);
     return () => {
       if (this.onFirstCall) {
@@ -57,7 +60,7 @@ export class KernelSlot {
         hook(bindings);
       }
       const t0 = performance.now();
-      use.call();
+      use.bound.call();
       this.callMs.push(performance.now() - t0);
       if (this.callMs.length > IN_APP_CALLS) this.callMs.shift();
     };
@@ -67,18 +70,28 @@ export class KernelSlot {
     return this.uses.length;
   }
 
-  /** Swaps in another kernel for every use, releasing the old one. */
+  /**
+   * Swaps in another kernel for every use. Each use's old binding is released before the new one
+   * is made, so a packed copy's block can be reused at once and the arena does not grow by a
+   * whole op's weights.
+   */
   replace(kernel: OpKernel): void {
-    const old = this.kernel;
     this.kernel = kernel;
     this.callMs.length = 0;
-    for (const use of this.uses) use.call = kernel.bind(use.bindings);
-    old.release();
+    for (const use of this.uses) {
+      use.bound.release();
+      use.bound = kernel.bind(use.bindings);
+    }
   }
 }
 
-/** One op's real tensors, copied from the app's inference, for checking and timing kernels between runs. */
+/**
+ * One op's real tensors, copied from the app's inference into a memory of their own, for
+ * checking and timing kernels between runs; dropped (and garbage-collected) once the op settles,
+ * so tuning leaves the model's arena as it would be without it.
+ */
 interface Bench {
+  readonly arena: Arena;
   readonly bindings: Bindings;
   readonly output: Operand;
   /** Rows of C compared with the reference, and their values. */
@@ -86,15 +99,19 @@ interface Bench {
   readonly expected: Float32Array;
   /** The incumbent's C on this bench: every candidate must match it too. */
   incumbentOutput?: Float32Array;
-  readonly taken: Operand[];
+  /** The incumbent bound on the bench. */
+  incumbent?: Bound;
 }
 
 interface Candidate {
   readonly kernelId: string;
   readonly fromZoo: boolean;
-  kernel?: OpKernel;
+  code?: KernelCode;
   failed?: string;
-  call?: () => void;
+  /** Bound on the bench, once checked. */
+  bound?: Bound;
+  /** Called enough for the engine's optimizing tier (its first pair is not timed). */
+  warm?: boolean;
   output?: Float32Array;
   maxRelError?: number;
   readonly samples: number[];
@@ -135,8 +152,7 @@ export class OpTuner {
   private readonly measured = new Map<string, Measured>();
   private incumbentSamples: number[] = [];
   private candidate?: Candidate;
-  private initial?: { offer: InitialKernel; kernel: OpKernel };
-  private benchCall?: { kernel: OpKernel; call: () => void };
+  private initial?: { offer: InitialKernel; code: KernelCode };
 
   constructor(
     private readonly slot: KernelSlot,
@@ -165,7 +181,9 @@ export class OpTuner {
   /** The Welcome's kernel: compiled now, checked at the op's first call, used from then on if right. */
   async offerInitial(initial: InitialKernel): Promise<void> {
     try {
-      this.initial = { offer: initial, kernel: await wasmKernel(initial.artifact!, this.op, this.arena) };
+      const code = await compileKernel(initial.artifact!, this.op);
+      code.warmUp();
+      this.initial = { offer: initial, code };
     } catch (e) {
       this.refuse(initial.artifact?.ref?.kernelId ?? "", (e as Error).message);
     }
@@ -185,9 +203,14 @@ export class OpTuner {
       return undefined;
     }
     if (c.failed) return { costMs: 0, run: () => this.drop(c, c.failed!) };
-    if (!c.kernel) return undefined; // still compiling
-    if (!c.call) return { costMs: incumbentMs, run: () => this.check(bench, c) };
+    if (!c.code) return undefined; // still compiling
+    if (!c.bound) return { costMs: incumbentMs, run: () => this.check(bench, c) };
     return { costMs: 2 * incumbentMs, run: () => this.pair(bench, c) };
+  }
+
+  /** Bytes of this op's bench memory while it tunes (0 once settled). */
+  get benchBytes(): number {
+    return this.bench?.arena.bytes ?? 0;
   }
 
   /** The incumbent's bench latency (before it was timed there, its latency in the app's inference). */
@@ -196,87 +219,92 @@ export class OpTuner {
     return this.slot.callMs.length ? median(this.slot.callMs) : flopsOf(this.op) / 2e7;
   }
 
+  /** Copies the op's operands into a bench of its own (weights are shared values, held there once). */
   private capture(bindings: Bindings): void {
+    const arena = new Arena();
     const shapes = new Map(operandShapes(this.op));
-    const taken: Operand[] = [];
-    const copy = (name: string, from: Operand): Operand => {
-      const to = { offset: this.arena.alloc(from.floats * 4), floats: from.floats };
-      taken.push(to);
-      if (name !== "C") this.arena.f32(to.offset, to.floats).set(this.arena.f32(from.offset, from.floats));
-      return to;
-    };
     const operands: Record<string, Operand> = {};
     for (const [name, from] of Object.entries(bindings.operands)) {
-      operands[name] = bindings.constant.has(name) ? from : copy(name, from);
+      const to = { offset: arena.alloc(from.floats * 4), floats: from.floats };
+      if (name !== "C") arena.f32(to.offset, to.floats).set(this.arena.f32(from.offset, from.floats));
+      operands[name] = to;
     }
-    const inputs = Object.fromEntries([...shapes.keys()].filter((n) => n !== "C").map((n) => [n, this.arena.f32(operands[n].offset, operands[n].floats)]));
+    const weights: Record<string, ArenaWeight> = {};
+    for (const [name, w] of Object.entries(bindings.weights)) {
+      weights[name] = new ArenaWeight(arena, w.values);
+      weights[name].hold();
+    }
+    const inputs = Object.fromEntries([...shapes.keys()].filter((n) => n !== "C")
+      .map((n) => [n, weights[n]?.values ?? arena.f32(operands[n].offset, operands[n].floats)]));
     const rows = sampleRows(this.op);
-    this.bench = { bindings: { operands, constant: bindings.constant }, output: operands.C, rows, expected: referenceOp(this.op, inputs, rows), taken };
+    this.bench = { arena, bindings: { operands, weights }, output: operands.C, rows, expected: referenceOp(this.op, inputs, rows) };
     if (this.initial) {
-      const { offer, kernel } = this.initial;
+      const { offer, code } = this.initial;
       this.initial = undefined;
-      this.installInitial(this.bench, kernel, offer);
+      this.installInitial(this.bench, code, offer);
     }
   }
 
-  private installInitial(bench: Bench, kernel: OpKernel, offer: InitialKernel): void {
+  private installInitial(bench: Bench, code: KernelCode, offer: InitialKernel): void {
     const id = offer.artifact?.ref?.kernelId ?? "";
-    const verdict = this.verify(bench, kernel);
+    const verdict = this.verify(bench, () => code.instantiate(bench.arena));
     if (!verdict.ok) {
-      kernel.release();
       this.refuse(id, verdict.why);
       return;
     }
     bench.incumbentOutput = verdict.output;
+    bench.incumbent = verdict.bound;
     this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: verdict.maxRelError });
-    this.slot.replace(kernel);
+    this.slot.replace(code.instantiate(this.arena));
     this.fromZoo = offer.fromZoo;
-    this.benchCall = { kernel, call: verdict.call };
     this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
     this.log(`  ${this.slot.key}: ${offer.fromZoo ? "the zoo's" : "the default"} kernel ${id} checked and in use`);
   }
 
   /** The incumbent's C on the bench, what candidates must match (when no Welcome kernel was checked there). */
   private baseline(bench: Bench): void {
-    const verdict = this.verify(bench, this.slot.kernel);
-    if (!verdict.ok) throw new Error(`the incumbent of ${this.slot.key} fails its own check: ${verdict.why}`);
+    const verdict = this.verify(bench, () => referenceKernel(this.op, bench.arena));
+    if (!verdict.ok) throw new Error(`the reference of ${this.slot.key} fails its own check: ${verdict.why}`);
     bench.incumbentOutput = verdict.output;
-    this.benchCall = { kernel: this.slot.kernel, call: verdict.call };
+    bench.incumbent = verdict.bound;
   }
 
   private start(offer: KernelOffer): void {
     const id = offer.artifact?.ref?.kernelId ?? "";
     const c: Candidate = { kernelId: id, fromZoo: offer.fromZoo, samples: [], incumbentSamples: [] };
     this.candidate = c;
-    wasmKernel(offer.artifact!, this.op, this.arena).then((k) => { c.kernel = k; }, (e: Error) => { c.failed = e.message; });
+    compileKernel(offer.artifact!, this.op).then((code) => { c.code = code; }, (e: Error) => { c.failed = e.message; });
   }
 
   private check(bench: Bench, c: Candidate): void {
-    const verdict = this.verify(bench, c.kernel!);
+    const verdict = this.verify(bench, () => c.code!.instantiate(bench.arena));
     if (!verdict.ok) return this.drop(c, verdict.why);
-    c.call = verdict.call;
+    c.bound = verdict.bound;
     c.output = verdict.output;
     c.maxRelError = verdict.maxRelError;
   }
 
-  /** The incumbent bound to the bench, once per incumbent (binding a packing kernel takes memory). */
-  private incumbentCall(bench: Bench): () => void {
-    if (this.benchCall?.kernel !== this.slot.kernel) this.benchCall = { kernel: this.slot.kernel, call: this.slot.kernel.bind(bench.bindings) };
-    return this.benchCall.call;
-  }
-
   /**
-   * One timed pair, candidate then incumbent, side by side on the bench; decides at once when one
-   * is 1.5 times the other, else after `samples` pairs by the margin (medians, so noise does not flip it).
+   * One timed pair, candidate then incumbent, side by side on the bench (the candidate's first
+   * calls only warm it up). Decides at once when the candidate is 1.5 times faster or 1.25 times
+   * slower, after three pairs when its median is 1.1 times slower, else after `samples` pairs by
+   * the margin (medians, so noise does not flip it).
    */
   private pair(bench: Bench, c: Candidate): void {
     const reps = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(this.incumbentMs(), 1e-3)));
-    c.samples.push(timeOf(c.call!, reps));
-    c.incumbentSamples.push(timeOf(this.incumbentCall(bench), reps));
+    if (!c.warm) {
+      // a kernel's first calls run on the engine's baseline tier: timing them would refuse good kernels
+      timeOf(c.bound!.call, reps);
+      c.warm = true;
+      return;
+    }
+    c.samples.push(timeOf(c.bound!.call, reps));
+    c.incumbentSamples.push(timeOf(bench.incumbent!.call, reps));
     const cand = median(c.samples), inc = median(c.incumbentSamples);
     this.incumbentSamples = [...c.incumbentSamples];
-    if (c.samples.length === 1 && cand > DECISIVE * inc) return this.lose(c, cand, inc);
-    if (c.samples.length === 1 && cand * DECISIVE < inc) return this.win(bench, c, cand, inc);
+    if (c.samples.length === 1 && cand > DECISIVE_LOSS * inc) return this.lose(c, cand, inc);
+    if (c.samples.length === 1 && cand * DECISIVE_WIN < inc) return this.win(bench, c, cand, inc);
+    if (c.samples.length === 3 && cand > CLEARLY_SLOWER * inc) return this.lose(c, cand, inc);
     if (c.samples.length < this.options.samples) return;
     if (cand < (1 - this.options.margin) * inc) this.win(bench, c, cand, inc);
     else this.lose(c, cand, inc);
@@ -285,8 +313,9 @@ export class OpTuner {
   private win(bench: Bench, c: Candidate, cand: number, inc: number): void {
     this.measured.set(c.kernelId, { medianMs: cand, samples: c.samples.length, maxRelError: c.maxRelError! });
     this.recordIncumbent(inc);
-    this.slot.replace(c.kernel!);
-    this.benchCall = { kernel: c.kernel!, call: c.call! };
+    this.slot.replace(c.code!.instantiate(this.arena));
+    bench.incumbent!.release();
+    bench.incumbent = c.bound;
     bench.incumbentOutput = c.output;
     this.incumbentSamples = [...c.samples];
     this.history.push({ atMs: this.clock(), kernelId: c.kernelId, ms: cand });
@@ -297,7 +326,7 @@ export class OpTuner {
   private lose(c: Candidate, cand: number, inc: number): void {
     this.measured.set(c.kernelId, { medianMs: cand, samples: c.samples.length, maxRelError: c.maxRelError! });
     this.recordIncumbent(inc);
-    c.kernel!.release();
+    c.bound!.release();
     this.candidate = undefined;
   }
 
@@ -311,7 +340,7 @@ export class OpTuner {
 
   private drop(c: Candidate, why: string): void {
     this.refuse(c.kernelId, why);
-    c.kernel?.release();
+    c.bound?.release();
     this.candidate = undefined;
   }
 
@@ -321,16 +350,23 @@ export class OpTuner {
   }
 
   /** Runs a kernel on the bench (C poisoned first) and checks C against the reference rows and the incumbent's C. */
-  private verify(bench: Bench, kernel: OpKernel): { ok: true; call: () => void; output: Float32Array; maxRelError: number } | { ok: false; why: string } {
-    let call: () => void;
+  private verify(bench: Bench, kernel: () => OpKernel): { ok: true; bound: Bound; output: Float32Array; maxRelError: number } | { ok: false; why: string } {
+    let bound: Bound | undefined;
     try {
-      call = kernel.bind(bench.bindings);
-      this.arena.f32(bench.output.offset, bench.output.floats).fill(NaN);
-      call();
+      bound = kernel().bind(bench.bindings);
+      bench.arena.f32(bench.output.offset, bench.output.floats).fill(NaN);
+      bound.call();
     } catch (e) {
+      bound?.release();
       return { ok: false, why: (e as Error).message };
     }
-    const output = this.arena.f32(bench.output.offset, bench.output.floats).slice();
+    const verdict = this.judge(bench, bench.arena.f32(bench.output.offset, bench.output.floats).slice());
+    if (!verdict.ok) bound.release();
+    return verdict.ok ? { ...verdict, bound } : verdict;
+  }
+
+  /** C against the reference rows and the incumbent's C. */
+  private judge(bench: Bench, output: Float32Array): { ok: true; output: Float32Array; maxRelError: number } | { ok: false; why: string } {
     const { cols } = outputRows(this.op);
     const sampled = new Float32Array(bench.rows.length * cols);
     bench.rows.forEach((r, i) => sampled.set(output.subarray(r * cols, (r + 1) * cols), i * cols));
@@ -340,7 +376,7 @@ export class OpTuner {
     if (output.some(Number.isNaN)) return { ok: false, why: "it left part of C unwritten" };
     const vsIncumbent = bench.incumbentOutput ? maxRelativeError(output, bench.incumbentOutput) : 0;
     if (!(vsIncumbent <= 2 * tolerance)) return { ok: false, why: `max relative error ${vsIncumbent.toExponential(2)} against the incumbent > ${2 * tolerance}` };
-    return { ok: true, call, output, maxRelError: vsReference };
+    return { ok: true, output, maxRelError: vsReference };
   }
 
   /** No more offers: report the top kernels and free the bench. */
@@ -350,8 +386,7 @@ export class OpTuner {
     if (own && !Number.isFinite(own.medianMs) && this.slot.callMs.length) {
       this.measured.set(this.slot.kernel.id, { ...own, medianMs: median(this.slot.callMs), samples: this.slot.callMs.length });
     }
-    const bench = this.bench!;
-    for (const o of bench.taken) this.arena.release(o.offset, o.floats * 4);
+    this.bench!.incumbent?.release();
     this.bench = undefined;
     const ranked = [...this.measured].filter(([, m]) => Number.isFinite(m.medianMs)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
       .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
