@@ -4,8 +4,11 @@ import type { InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitz
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
 
-/** Offers the gateway may send ahead of what the model has tried. */
-const CREDITS = 4;
+/**
+ * Offers the gateway may send ahead of what the model has tried: two per op (at least 4, at most
+ * 32), so an op that tunes slowly, with offers waiting in its queue, does not hold back the others.
+ */
+const credits = (ops: number) => Math.min(32, Math.max(4, 2 * ops));
 
 /**
  * One gateway session for a set of a model's ops: Hello, the Welcome's initial kernels, the
@@ -51,7 +54,7 @@ export class ModelSession {
   private async start(device: DeviceProfile): Promise<Map<string, InitialKernel>> {
     await this.client.ready();
     const welcomed = this.client.next("welcome");
-    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WASM, ops: [...this.ops], credits: CREDITS } } });
+    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WASM, ops: [...this.ops], credits: credits(this.ops.length) } } });
     const welcome = await welcomed;
     if (welcome.initial.length !== this.ops.length) throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${this.ops.length} ops`);
     this.log(`session ${welcome.sessionId}: ${this.ops.length} ops`);
