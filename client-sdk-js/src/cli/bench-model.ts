@@ -75,12 +75,14 @@ function worstError(ours: Record<string, OutputTensor>, theirs: ort.InferenceSes
 }
 
 /** A second device of the same kind: loads until the zoo has elected a kernel for every op (the first device's reports are stored asynchronously). */
-async function warmDevice(bytes: Uint8Array, o: Options, fingerprint: string, feeds: Record<string, TensorLike>): Promise<{ model: Model; stats: ModelStats }> {
+async function warmDevice(bytes: Uint8Array, o: Options, fingerprint: string, feeds: Record<string, TensorLike>): Promise<{ model: Model; stats: ModelStats; firstCallMs: number }> {
   for (const deadline = Date.now() + ZOO_WAIT_MS; ;) {
     const model = await loadModel(bytes, { gateway: o.url, fingerprint });
+    const t0 = performance.now();
     await model.run(feeds);
+    const firstCallMs = performance.now() - t0;
     const stats = model.stats();
-    if (stats.ops.every((op) => op.fromZoo)) return { model, stats };
+    if (stats.ops.every((op) => op.fromZoo)) return { model, stats, firstCallMs };
     await model.close();
     const missing = stats.ops.filter((op) => !op.fromZoo).length;
     if (Date.now() > deadline) throw new Error(`the zoo elected no kernel for ${missing} of ${stats.ops.length} ops of ${fingerprint} within ${ZOO_WAIT_MS / 1000} s`);
@@ -96,9 +98,10 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   say(`${name}: a new device kind (${fingerprint}) tunes it while it infers`);
   const fresh = await loadModel(bytes, { gateway: o.url, fingerprint });
   const feeds = feedsFor(fresh, o.seq);
-  let lastNote = 0;
+  let lastNote = 0, peakWhileTuning = 0;
   const tuned = await runUntilSettled(fresh, feeds, {
     onRun: (run, s) => {
+      peakWhileTuning = Math.max(peakWhileTuning, s.memoryBytes + s.tuningMemoryBytes);
       if (performance.now() - lastNote < 3000) return;
       lastNote = performance.now();
       say(`  run ${run + 1}: ${s.lastRunMs.toFixed(1)} ms, ${s.ops.filter((op) => op.settled).length}/${s.ops.length} ops settled`);
@@ -112,10 +115,11 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   const runWhileTuning = whileTuning.map((r) => r.inferMs + r.tuneMs);
 
   say(`${name}: a second device of the same kind starts from the zoo`);
-  let warmFirstMs = NaN, warmSecondMs = NaN;
+  let warmFirstMs = NaN, warmSecondMs = NaN, warmFirstCallMs = NaN;
   try {
     const warm = await warmDevice(bytes, o, fingerprint, feeds);
     warmFirstMs = warm.stats.timeline[0].inferMs;
+    warmFirstCallMs = warm.firstCallMs;
     await warm.model.run(feeds);
     warmSecondMs = warm.model.stats().lastRunMs;
     await warm.model.close();
@@ -163,12 +167,14 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
     fresh_first_run_ms: round(c.firstRunMs), fresh_final_ms: round(c.finalMs),
     fresh_near_final_after_ms: round(c.nearFinalAfterMs, 0), fresh_near_final_after_runs: c.nearFinalAfterRuns, fresh_runs_to_settle: tuned.runs,
     warm_first_run_ms: Number.isNaN(warmFirstMs) ? null : round(warmFirstMs), warm_second_run_ms: Number.isNaN(warmSecondMs) ? null : round(warmSecondMs),
+    warm_first_call_ms: Number.isNaN(warmFirstCallMs) ? null : round(warmFirstCallMs),
     warm_first_run_within_5pct: warmFirstMs <= (1 + NEAR_FINAL) * c.finalMs,
     budget_pct: DEFAULT_TUNING.budget * 100,
     tuning_overhead_p50_pct: round(100 * quantile(overhead, 0.5), 1), tuning_overhead_p95_pct: round(100 * quantile(overhead, 0.95), 1),
     run_while_tuning_p50_ms: round(quantile(runWhileTuning, 0.5)), run_while_tuning_p95_ms: round(quantile(runWhileTuning, 0.95)),
     memory_untuned_bytes: untunedStats.memoryBytes, memory_tuned_bytes: tunedNow.memoryBytes,
     memory_overhead_pct: round(100 * (tunedNow.memoryBytes / untunedStats.memoryBytes - 1), 1),
+    peak_while_tuning_bytes: peakWhileTuning,
   };
 }
 
@@ -184,9 +190,12 @@ function table(rows: Record<string, unknown>[]): string {
   add("fresh zoo: within 5% of final after", (r) => `${(Number(r.fresh_near_final_after_ms) / 1000).toFixed(1)} s (${r.fresh_near_final_after_runs} runs)`);
   add("fresh zoo: settled after", n("fresh_runs_to_settle", " runs"));
   add("warm zoo: first run", (r) => `${r.warm_first_run_ms} ms (second ${r.warm_second_run_ms} ms)`);
+  add("warm zoo: first run() call, with session and warm-up", n("warm_first_call_ms", " ms"));
   add("tuning per run p50 / p95", (r) => `${r.tuning_overhead_p50_pct}% / ${r.tuning_overhead_p95_pct}% (budget ${r.budget_pct}%)`);
   add("run() while tuning p50 / p95", (r) => `${r.run_while_tuning_p50_ms} / ${r.run_while_tuning_p95_ms} ms`);
-  add("memory untuned / tuned", (r) => `${(Number(r.memory_untuned_bytes) / 2 ** 20).toFixed(1)} / ${(Number(r.memory_tuned_bytes) / 2 ** 20).toFixed(1)} MiB (${Number(r.memory_overhead_pct) >= 0 ? "+" : ""}${r.memory_overhead_pct}%)`);
+  const mib = (k: string) => (r: Record<string, unknown>) => (Number(r[k]) / 2 ** 20).toFixed(1);
+  add("memory untuned / tuned", (r) => `${mib("memory_untuned_bytes")(r)} / ${mib("memory_tuned_bytes")(r)} MiB (${Number(r.memory_overhead_pct) >= 0 ? "+" : ""}${r.memory_overhead_pct}%)`);
+  add("memory while tuning, with benches", (r) => `${mib("peak_while_tuning_bytes")(r)} MiB at most`);
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
   return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("   ")).join("\n");
 }
