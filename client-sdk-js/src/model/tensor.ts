@@ -85,6 +85,32 @@ export function forEachBroadcast(out: readonly number[], inputs: readonly (reado
   }
 }
 
+/**
+ * Where each input starts every row (run along the last axis) of `shape`, in row-major order,
+ * given each input's stride along every axis of `shape`: `starts[t][r]` for input `t`, row `r`
+ * (whose output starts at `r · shape[last]`). Callers then loop over rows and along each row
+ * with plain indexing, which V8 runs several times faster than a callback per row or element.
+ */
+export function rowStarts(shape: readonly number[], strides: readonly (readonly number[])[]): Int32Array[] {
+  const rank = shape.length;
+  const inner = rank ? shape[rank - 1] : 1;
+  const rows = inner ? sizeOf(shape) / inner : 0;
+  const starts = strides.map(() => new Int32Array(rows));
+  const counter = new Array<number>(Math.max(rank - 1, 0)).fill(0);
+  const at = new Array<number>(strides.length).fill(0);
+  for (let r = 0; r < rows; r++) {
+    for (let t = 0; t < at.length; t++) starts[t][r] = at[t];
+    for (let axis = rank - 2; axis >= 0; axis--) {
+      counter[axis]++;
+      for (let t = 0; t < at.length; t++) at[t] += strides[t][axis];
+      if (counter[axis] < shape[axis]) break;
+      for (let t = 0; t < at.length; t++) at[t] -= strides[t][axis] * shape[axis];
+      counter[axis] = 0;
+    }
+  }
+  return starts;
+}
+
 /** Resolves a possibly negative axis against a rank; throws when out of range. */
 export function axisOf(axis: number, rank: number): number {
   const a = axis < 0 ? axis + rank : axis;
