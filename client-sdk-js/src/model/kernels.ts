@@ -1,5 +1,6 @@
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opName, operandShapes, referenceOp } from "../ops.js";
+import { seededFloats } from "../reference.js";
 import { readMetadata } from "../wasm-executor.js";
 import { Arena } from "./arena.js";
 
@@ -49,11 +50,12 @@ export interface KernelCode {
   readonly id: string;
   instantiate(arena: Arena): OpKernel;
   /**
-   * Calls the kernel a few times on zeros in a scratch memory. Engines run a Wasm function's
-   * first calls on baseline code and swap in optimized code once it is hot (for every instance
-   * of the module): warmed up, a kernel serves its first real call at full speed.
+   * Runs the kernel a few times on seeded inputs in a scratch memory and returns them with its
+   * C. Engines run a Wasm function's first calls on baseline code and swap in optimized code once
+   * it is hot (for every instance of the module): tried out, a kernel serves its first real call
+   * at full speed.
    */
-  warmUp(): void;
+  tryOut(): { inputs: Record<string, Float32Array>; output: Float32Array };
 }
 
 /** The SDK's float64 reference as a kernel: always right, slow; what runs when no kernel has been served. */
@@ -117,14 +119,19 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
 
   const code: KernelCode = {
     id,
-    warmUp() {
+    tryOut() {
       const scratch = new Arena();
-      const operands = Object.fromEntries(operandShapes(op).map(([name, shape]) => {
+      const inputs: Record<string, Float32Array> = {};
+      const operands = Object.fromEntries(operandShapes(op).map(([name, shape], i) => {
         const floats = shape.reduce((a, b) => a * b, 1);
-        return [name, { offset: scratch.alloc(floats * 4), floats }];
+        const operand = { offset: scratch.alloc(floats * 4), floats };
+        if (name !== "C") inputs[name] = seededFloats(floats, 17 + i);
+        return [name, operand];
       }));
+      for (const [name, values] of Object.entries(inputs)) scratch.f32(operands[name].offset, values.length).set(values);
       const { call } = code.instantiate(scratch).bind({ operands, weights: {} });
       for (let i = 0; i < WARM_UP_CALLS; i++) call();
+      return { inputs, output: scratch.f32(operands.C.offset, operands.C.floats).slice() };
     },
     instantiate(arena) {
       const { call, pack } = exports(arena.memory);

@@ -94,9 +94,9 @@ interface Bench {
   readonly arena: Arena;
   readonly bindings: Bindings;
   readonly output: Operand;
-  /** Rows of C compared with the reference, and their values. */
+  /** Rows of C compared with the reference, and their values (computed between runs, not in the first one). */
   readonly rows: number[];
-  readonly expected: Float32Array;
+  expected?: Float32Array;
   /** The incumbent's C on this bench: every candidate must match it too. */
   incumbentOutput?: Float32Array;
   /** The incumbent bound on the bench. */
@@ -152,7 +152,8 @@ export class OpTuner {
   private readonly measured = new Map<string, Measured>();
   private incumbentSamples: number[] = [];
   private candidate?: Candidate;
-  private initial?: { offer: InitialKernel; code: KernelCode };
+  /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
+  private initial?: { id: string; code: KernelCode };
 
   constructor(
     private readonly slot: KernelSlot,
@@ -178,14 +179,27 @@ export class OpTuner {
     this.session.close();
   }
 
-  /** The Welcome's kernel: compiled now, checked at the op's first call, used from then on if right. */
+  /**
+   * The Welcome's kernel, before the first run: compiled, tried out on seeded inputs (which also
+   * warms it up) and checked against the reference there, then in use from the first call; after
+   * the first run it is checked again on the op's real tensors.
+   */
   async offerInitial(initial: InitialKernel): Promise<void> {
+    const id = initial.artifact?.ref?.kernelId ?? "";
     try {
       const code = await compileKernel(initial.artifact!, this.op);
-      code.warmUp();
-      this.initial = { offer: initial, code };
+      const trial = code.tryOut();
+      const rows = sampleRows(this.op);
+      const error = maxRelativeError(pickRows(this.op, trial.output, rows), referenceOp(this.op, trial.inputs, rows));
+      if (!(error <= this.options.tolerance)) throw new Error(`max relative error ${error.toExponential(2)} against the reference on seeded inputs > ${this.options.tolerance}`);
+      this.slot.replace(code.instantiate(this.arena));
+      this.initial = { id, code };
+      this.fromZoo = initial.fromZoo;
+      this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
+      this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
+      this.log(`  ${this.slot.key}: ${initial.fromZoo ? "the zoo's" : "the default"} kernel ${id} checked and in use`);
     } catch (e) {
-      this.refuse(initial.artifact?.ref?.kernelId ?? "", (e as Error).message);
+      this.refuse(id, (e as Error).message);
     }
   }
 
@@ -219,51 +233,40 @@ export class OpTuner {
     return this.slot.callMs.length ? median(this.slot.callMs) : flopsOf(this.op) / 2e7;
   }
 
-  /** Copies the op's operands into a bench of its own (weights are shared values, held there once). */
+  /** Copies the op's activations into a bench of its own: a copy, nothing more, in the app's run. */
   private capture(bindings: Bindings): void {
     const arena = new Arena();
-    const shapes = new Map(operandShapes(this.op));
     const operands: Record<string, Operand> = {};
     for (const [name, from] of Object.entries(bindings.operands)) {
       const to = { offset: arena.alloc(from.floats * 4), floats: from.floats };
       if (name !== "C") arena.f32(to.offset, to.floats).set(this.arena.f32(from.offset, from.floats));
       operands[name] = to;
     }
-    const weights: Record<string, ArenaWeight> = {};
-    for (const [name, w] of Object.entries(bindings.weights)) {
-      weights[name] = new ArenaWeight(arena, w.values);
-      weights[name].hold();
-    }
-    const inputs = Object.fromEntries([...shapes.keys()].filter((n) => n !== "C")
-      .map((n) => [n, weights[n]?.values ?? arena.f32(operands[n].offset, operands[n].floats)]));
-    const rows = sampleRows(this.op);
-    this.bench = { arena, bindings: { operands, weights }, output: operands.C, rows, expected: referenceOp(this.op, inputs, rows) };
-    if (this.initial) {
-      const { offer, code } = this.initial;
-      this.initial = undefined;
-      this.installInitial(this.bench, code, offer);
-    }
+    // weights are copied to the bench only when a kernel bound there reads them unpacked
+    const weights = Object.fromEntries(Object.entries(bindings.weights).map(([name, w]) => [name, new ArenaWeight(arena, w.values)]));
+    this.bench = { arena, bindings: { operands, weights }, output: operands.C, rows: sampleRows(this.op) };
   }
 
-  private installInitial(bench: Bench, code: KernelCode, offer: InitialKernel): void {
-    const id = offer.artifact?.ref?.kernelId ?? "";
-    const verdict = this.verify(bench, () => code.instantiate(bench.arena));
-    if (!verdict.ok) {
-      this.refuse(id, verdict.why);
-      return;
-    }
-    bench.incumbentOutput = verdict.output;
-    bench.incumbent = verdict.bound;
-    this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: verdict.maxRelError });
-    this.slot.replace(code.instantiate(this.arena));
-    this.fromZoo = offer.fromZoo;
-    this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
-    this.log(`  ${this.slot.key}: ${offer.fromZoo ? "the zoo's" : "the default"} kernel ${id} checked and in use`);
-  }
-
-  /** The incumbent's C on the bench, what candidates must match (when no Welcome kernel was checked there). */
+  /**
+   * Between the first runs: the reference rows of the op's real tensors, and the incumbent's C
+   * there, what candidates must match. A Welcome kernel wrong on them gives way to the reference.
+   */
   private baseline(bench: Bench): void {
-    const verdict = this.verify(bench, () => referenceKernel(this.op, bench.arena));
+    const shapes = new Map(operandShapes(this.op));
+    const { operands, weights } = bench.bindings;
+    const inputs = Object.fromEntries([...shapes.keys()].filter((n) => n !== "C")
+      .map((n) => [n, weights[n]?.values ?? bench.arena.f32(operands[n].offset, operands[n].floats)]));
+    bench.expected = referenceOp(this.op, inputs, bench.rows);
+    const initial = this.initial;
+    let verdict = this.verify(bench, () => (initial ? initial.code.instantiate(bench.arena) : referenceKernel(this.op, bench.arena)));
+    if (!verdict.ok && initial) {
+      this.initial = undefined;
+      this.measured.delete(initial.id);
+      this.refuse(initial.id, `${verdict.why} (on the op's tensors)`);
+      this.slot.replace(referenceKernel(this.op, this.arena));
+      this.history.push({ atMs: this.clock(), kernelId: "reference", ms: NaN });
+      verdict = this.verify(bench, () => referenceKernel(this.op, bench.arena));
+    }
     if (!verdict.ok) throw new Error(`the reference of ${this.slot.key} fails its own check: ${verdict.why}`);
     bench.incumbentOutput = verdict.output;
     bench.incumbent = verdict.bound;
@@ -367,11 +370,8 @@ export class OpTuner {
 
   /** C against the reference rows and the incumbent's C. */
   private judge(bench: Bench, output: Float32Array): { ok: true; output: Float32Array; maxRelError: number } | { ok: false; why: string } {
-    const { cols } = outputRows(this.op);
-    const sampled = new Float32Array(bench.rows.length * cols);
-    bench.rows.forEach((r, i) => sampled.set(output.subarray(r * cols, (r + 1) * cols), i * cols));
     const tolerance = this.options.tolerance;
-    const vsReference = maxRelativeError(sampled, bench.expected);
+    const vsReference = maxRelativeError(pickRows(this.op, output, bench.rows), bench.expected!);
     if (!(vsReference <= tolerance)) return { ok: false, why: `max relative error ${vsReference.toExponential(2)} against the reference > ${tolerance}` };
     if (output.some(Number.isNaN)) return { ok: false, why: "it left part of C unwritten" };
     const vsIncumbent = bench.incumbentOutput ? maxRelativeError(output, bench.incumbentOutput) : 0;
@@ -403,6 +403,14 @@ function timeOf(call: () => void, reps: number): number {
   const t0 = performance.now();
   for (let r = 0; r < reps; r++) call();
   return (performance.now() - t0) / reps;
+}
+
+/** The given rows of an op's C. */
+function pickRows(op: OpSpec, output: Float32Array, rows: readonly number[]): Float32Array {
+  const { cols } = outputRows(op);
+  const picked = new Float32Array(rows.length * cols);
+  rows.forEach((r, i) => picked.set(output.subarray(r * cols, (r + 1) * cols), i * cols));
+  return picked;
 }
 
 function sampleRows(op: OpSpec): number[] {

@@ -71,7 +71,7 @@ describe("tuning during the app's own inference", () => {
     expect(ranked).toContain("k-initial");
   });
 
-  it("refuses a wrong Welcome kernel at its first call and runs the reference instead", async () => {
+  it("refuses a wrong Welcome kernel before the first run (tried on seeded inputs) and runs the reference instead", async () => {
     gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-bad-default", [M, K, N], 2), fromZoo: true }), offers: [] });
     const model = await loadModel(matmulModel(), { gateway: gateway.url, fingerprint: "test-device" });
     await runUntilSettled(model, 5);
