@@ -107,14 +107,25 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
   };
   exports(new WebAssembly.Memory({ initial: 1 })); // refuse a malformed kernel now, not at its first bind
 
-  /** A constant B packed in a scratch memory of its own, so the arena never holds B twice. */
+  /**
+   * A constant B packed in a scratch memory of its own, so the arena never holds B twice. The
+   * binds of one swap (every use of an op) share the scratch; it is dropped once they are done.
+   */
+  let scratch: { memory: WebAssembly.Memory; pack: (from: number, to: number) => void } | undefined;
   const packed = (values: Float32Array): Float32Array => {
     const floats = meta.pack!.floats;
-    const memory = new WebAssembly.Memory({ initial: Math.ceil((SCRATCH_OFFSET + 4 * (values.length + floats)) / 65536) });
-    new Float32Array(memory.buffer, SCRATCH_OFFSET, values.length).set(values);
+    const pages = Math.ceil((SCRATCH_OFFSET + 4 * (values.length + floats)) / 65536);
+    if (!scratch) {
+      const memory = new WebAssembly.Memory({ initial: pages });
+      scratch = { memory, pack: exports(memory).pack! };
+      queueMicrotask(() => { scratch = undefined; });
+    }
+    const missing = pages - scratch.memory.buffer.byteLength / 65536;
+    if (missing > 0) scratch.memory.grow(missing);
+    new Float32Array(scratch.memory.buffer, SCRATCH_OFFSET, values.length).set(values);
     const to = SCRATCH_OFFSET + 4 * values.length;
-    exports(memory).pack!(SCRATCH_OFFSET, to);
-    return new Float32Array(memory.buffer, to, floats);
+    scratch.pack(SCRATCH_OFFSET, to);
+    return new Float32Array(scratch.memory.buffer, to, floats);
   };
 
   const code: KernelCode = {
