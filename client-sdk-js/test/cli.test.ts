@@ -6,6 +6,7 @@ import type { Microbench } from "../src/gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Primitive } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 import { main, type CliIo } from "../src/cli/tune.js";
 import { FakeGateway } from "./support/fake-gateway.js";
+import { matmulModel } from "./support/onnx.js";
 import { naiveMatmulArtifact } from "./support/wasm.js";
 
 function io(env: Record<string, string> = {}): CliIo & { stdout: string[]; stderr: string[] } {
@@ -81,5 +82,35 @@ describe("tune CLI", () => {
     expect(await main(["--print-fingerprint"], run)).toBe(0);
     expect(run.stdout).toHaveLength(1);
     expect(run.stdout[0]).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("tunes a model file until every op settles, with a per-op table and a JSON line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jitzoo-cli-"));
+    try {
+      const file = join(dir, "mm.onnx");
+      writeFileSync(file, matmulModel(16, 32, 24));
+      gateway = await FakeGateway.start({
+        initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [16, 32, 24]), fromZoo: false }),
+        offers: [naiveMatmulArtifact("k-other", [16, 32, 24])],
+      });
+      const run = io({ JITZOO_GATEWAY_URL: gateway.url });
+      expect(await main(["--model", file, "--seq", "16", "--fingerprint", "test-device", "--json"], run)).toBe(0);
+      expect(run.stdout.join("\n")).toMatch(/matmul\[16,32,24\] +1 +k-(initial|other)/);
+      const json = JSON.parse(run.stdout.at(-1)!);
+      expect(json.settled).toBe(true);
+      expect(json.ops).toHaveLength(1);
+      expect(json.ops[0].refused).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
+  it("refuses a missing model file or a bad --seq with exit code 2", async () => {
+    const missing = io();
+    expect(await main(["--model", "/nonexistent/model.onnx"], missing)).toBe(2);
+    expect(missing.stderr.join(" ")).toMatch(/\/nonexistent\/model\.onnx: .*no such file/i);
+    const bad = io();
+    expect(await main(["--model", "x.onnx", "--seq", "0"], bad)).toBe(2);
+    expect(bad.stderr[0]).toBe("--seq must be a positive integer");
   });
 });

@@ -168,8 +168,9 @@ async function tuneModel(file: string, url: string, o: { seq: number; runs: numb
 
 /** The per-op and whole-model tables of `tune --model`. */
 export function modelTable(file: string, s: ModelStats, c: Convergence): string {
-  const header = ["op", "uses", "kernel", "ms", "kernels in use", "refused", "settled"];
-  const rows = s.ops.map((o) => [o.key, String(o.instances), o.kernelId, o.ms.toFixed(3), String(o.history.length), String(o.refused), o.settled ? "yes" : "no"]);
+  const header = ["op", "uses", "kernel", "ms", "kernels in use", "last swap (s)", "refused", "settled"];
+  const rows = s.ops.map((o) => [o.key, String(o.instances), o.kernelId, o.ms.toFixed(3), String(o.history.length),
+    ((o.history.at(-1)?.atMs ?? 0) / 1000).toFixed(1), String(o.refused), o.settled ? "yes" : "no"]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd();
   return [
@@ -185,7 +186,7 @@ function modelJson(file: string, seq: number, s: ModelStats, c: Convergence): Re
     model: file, seq, runs: s.runs, settled: s.settled, first_run_ms: round(c.firstRunMs), final_ms: round(c.finalMs),
     near_final_after_ms: round(c.nearFinalAfterMs), near_final_after_runs: c.nearFinalAfterRuns, tuning_share: round(c.tuningShare),
     memory_bytes: s.memoryBytes, notes: s.notes,
-    ops: s.ops.map((o) => ({ key: o.key, instances: o.instances, kernel_id: o.kernelId, ms: round(o.ms), kernels_in_use: o.history.length, refused: o.refused, settled: o.settled })),
+    ops: s.ops.map((o) => ({ key: o.key, instances: o.instances, kernel_id: o.kernelId, ms: round(o.ms), kernels_in_use: o.history.length, last_swap_ms: round(o.history.at(-1)?.atMs ?? 0), refused: o.refused, settled: o.settled })),
   };
 }
 

@@ -1,30 +1,11 @@
-import { create, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import { ModelProtoSchema, TensorProto_DataType } from "../../src/gen/onnx/onnx_pb.js";
 import { loadModel, type Model } from "../../src/model/engine.js";
 import { seededFloats } from "../../src/reference.js";
 import { FakeGateway } from "../support/fake-gateway.js";
+import { matmulModel } from "../support/onnx.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";
 
 const [M, K, N] = [16, 32, 24];
-
-/** y = x · W, W an initializer: one matmul op [16, 32, 24]. */
-function matmulModel(): Uint8Array {
-  const info = (name: string, dims: number[]) => ({
-    name,
-    type: { value: { case: "tensorType" as const, value: { elemType: TensorProto_DataType.FLOAT, shape: { dim: dims.map((d) => ({ value: { case: "dimValue" as const, value: BigInt(d) } })) } } } },
-  });
-  const w = seededFloats(K * N, 3);
-  return toBinary(ModelProtoSchema, create(ModelProtoSchema, {
-    irVersion: 8n,
-    opsetImport: [{ domain: "", version: 17n }],
-    graph: {
-      name: "mm", node: [{ name: "mm", opType: "MatMul", input: ["x", "w"], output: ["y"] }],
-      initializer: [{ name: "w", dims: [BigInt(K), BigInt(N)], dataType: TensorProto_DataType.FLOAT, floatData: Array.from(w) }],
-      input: [info("x", [M, K])], output: [info("y", [M, N])],
-    },
-  }));
-}
 
 function expected(x: Float32Array): Float32Array {
   const w = seededFloats(K * N, 3);
@@ -57,7 +38,7 @@ describe("tuning during the app's own inference", () => {
       // off by 1%: a kernel that would look fine to a loose check, and is no slower than the others
       offers: [naiveMatmulArtifact("k-wrong", [M, K, N], 1.01), naiveMatmulArtifact("k-right", [M, K, N])],
     });
-    const model = await loadModel(matmulModel(), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
     await runUntilSettled(model);
     await model.close();
     const [op] = model.stats().ops;
@@ -73,7 +54,7 @@ describe("tuning during the app's own inference", () => {
 
   it("refuses a wrong Welcome kernel before the first run (tried on seeded inputs) and runs the reference instead", async () => {
     gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-bad-default", [M, K, N], 2), fromZoo: true }), offers: [] });
-    const model = await loadModel(matmulModel(), { gateway: gateway.url, fingerprint: "test-device" });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device" });
     await runUntilSettled(model, 5);
     expect(model.stats().ops[0].kernelId).toBe("reference");
     expect(model.stats().ops[0].refused).toBe(1);
@@ -81,7 +62,7 @@ describe("tuning during the app's own inference", () => {
   });
 
   it("runs on the reference kernels, and says why, when the gateway cannot be reached", async () => {
-    const model = await loadModel(matmulModel(), { gateway: "ws://127.0.0.1:1/v1/session", client: { connectTimeoutMs: 2000 } });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: "ws://127.0.0.1:1/v1/session", client: { connectTimeoutMs: 2000 } });
     await runUntilSettled(model, 2);
     expect(model.stats().ops[0].source).toBe("reference");
     expect(model.stats().notes.join(" ")).toMatch(/the gateway did not answer .*cannot connect/);
