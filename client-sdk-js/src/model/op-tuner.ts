@@ -133,11 +133,12 @@ export interface Task {
 }
 
 /**
- * Tunes one op of a running model: captures its real tensors at its first call, checks the
- * Welcome's kernel there before it is used, then between runs checks each offer against the
- * reference and the incumbent and times it beside the incumbent, pair by pair; a faster one by
- * the margin replaces it everywhere, a loser is released with its memory. Once the session
- * has no more offers for the op, reports the top kernels and frees the bench.
+ * Tunes one op of a running model: puts the Welcome's kernel in use before the first run once it
+ * is right on seeded inputs, copies the op's real tensors at its first call, checks the incumbent
+ * on them between runs, then checks each offer against the reference and the incumbent and times
+ * it beside the incumbent, pair by pair; a faster one by the margin replaces it everywhere, a
+ * loser is released with its memory. Once the session has no more offers for the op, reports the
+ * top kernels and frees the bench.
  */
 export class OpTuner {
   /** Every incumbent, with when it took over (ms since tuning began) and its bench latency. */
