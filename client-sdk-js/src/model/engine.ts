@@ -33,7 +33,7 @@ export interface OutputTensor {
 export interface LoadOptions {
   /**
    * The gateway's WebSocket address (`ws://HOST:PORT/v1/session`). With it, every op starts from
-   * the zoo's best kernel for this device kind (or a safe default) and tunes while the app
+   * the zoo's best kernel for this device kind (for a new kind, the lite space's first) and tunes while the app
    * infers; without it, every op runs the SDK's reference kernel, correct but slow.
    */
   gateway?: string;
@@ -321,6 +321,8 @@ export class Model {
     this.graph.outputs.forEach((o) => touch(o, steps.length));
     const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({ name, bytes: sizeOf(meta(name).shape) * 4, ...l })));
     const region = this.arena.alloc(layout.bytes);
+    // the first write of a fresh page costs a fault: taken here, at load, not in the first inference
+    this.arena.f32(region, layout.bytes / 4).fill(0);
     const foldedConsts = new Map<string, ArenaWeight>();
     const operand = (v: string): Operand => {
       const b = base(v);

@@ -146,7 +146,7 @@ export class OpTuner {
   /** Kernels refused, with the reason. */
   readonly refused = new Map<string, string>();
   settled = false;
-  /** Whether the op's first kernel was the zoo's elected one (not the gateway's safe default). */
+  /** Whether the op's first kernel was the zoo's elected one (not the lite space's first candidate for a new kind). */
   fromZoo = false;
   report?: Promise<void>;
   private bench?: Bench;
@@ -198,7 +198,7 @@ export class OpTuner {
       this.fromZoo = initial.fromZoo;
       this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
       this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
-      this.log(`  ${this.slot.key}: ${initial.fromZoo ? "the zoo's" : "the default"} kernel ${id} checked and in use`);
+      this.log(`  ${this.slot.key}: ${initial.fromZoo ? "the zoo's" : "the initial"} kernel ${id} checked and in use`);
     } catch (e) {
       this.refuse(id, (e as Error).message);
     }

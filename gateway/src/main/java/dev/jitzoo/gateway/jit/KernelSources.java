@@ -27,6 +27,7 @@ import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
@@ -68,57 +69,96 @@ public class KernelSources {
     }
 
     /**
-     * One initial kernel per op. A zoo that does not answer costs the session its head start,
-     * not its inference: the safe default is used instead.
+     * What a session starts with: one initial kernel per op for the Welcome, and the candidates
+     * still to offer (the space's, less each op's initial one), composed once for both.
      */
-    public Uni<List<InitialKernel>> initialKernels(Hello hello) {
-        ResolveRequest request = ResolveRequest.newBuilder()
-                .setDevice(hello.getDevice()).setBackend(hello.getBackend()).addAllOps(hello.getOpsList()).build();
-        return zoo.resolve(request)
-                .ifNoItem().after(config.rpcTimeout()).fail()
-                .onFailure().recoverWithItem(failure -> {
-                    LOG.warnf("zoo unavailable, starting from defaults: %s", failure.toString());
-                    return ResolveResponse.getDefaultInstance();
-                })
-                .chain(resolved -> {
-                    List<Uni<InitialKernel>> initial = new ArrayList<>();
-                    for (int i = 0; i < hello.getOpsCount(); i++) {
-                        OpSpec op = hello.getOps(i);
-                        ResolvedKernel known = i < resolved.getKernelsCount() ? resolved.getKernels(i) : null;
-                        boolean fromZoo = known != null && known.getFound() && known.getKernel().getOp().equals(op);
-                        Schedule schedule = fromZoo ? known.getKernel().getSchedule() : safeDefault(op);
-                        initial.add(generate(request(hello, op, schedule))
-                                .map(artifact -> InitialKernel.newBuilder()
-                                        .setArtifact(artifact).setFromZoo(fromZoo).build()));
-                    }
-                    return Uni.join().all(initial).andFailFast();
-                });
+    public record Start(List<InitialKernel> initial, Uni<List<Planned>> offers) {
     }
 
     /**
-     * Every candidate of every op, compiled and streamed round-robin over the ops (every op's first,
-     * then every op's second, ...), so a model's ops all improve from the start rather than one
-     * after another; within an op, the space's order.
+     * The Welcome's kernels, and what to offer after them. Per op: the zoo's elected kernel for the
+     * device kind; else the lite space's first candidate for this device (the Table 1 model's best
+     * guess, so a new kind starts near the end of its tuning, not far from it); else, when the
+     * space does not answer, the safe default. A zoo or space that does not answer costs the
+     * session its head start, not its inference; a first candidate that does not generate gives
+     * way to the safe default.
      */
-    public Multi<Offer> candidates(Hello hello) {
+    public Uni<Start> start(Hello hello) {
+        ResolveRequest request = ResolveRequest.newBuilder()
+                .setDevice(hello.getDevice()).setBackend(hello.getBackend()).addAllOps(hello.getOpsList()).build();
+        Uni<ResolveResponse> resolved = zoo.resolve(request)
+                .ifNoItem().after(config.rpcTimeout()).fail()
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.warnf("zoo unavailable, starting from the space's first candidates: %s", failure.toString());
+                    return ResolveResponse.getDefaultInstance();
+                });
+        Uni<List<ComposeResponse>> spaces = compose(hello).memoize().indefinitely();
+        Uni<List<ComposeResponse>> spacesOrNone = spaces.onFailure().recoverWithItem(failure -> {
+            LOG.warnf("space unavailable, starting from safe defaults: %s", failure.toString());
+            return List.of();
+        });
+        return Uni.combine().all().unis(resolved, spacesOrNone).asTuple().chain(both -> {
+            List<Schedule> first = new ArrayList<>();
+            List<Uni<InitialKernel>> initial = new ArrayList<>();
+            for (int i = 0; i < hello.getOpsCount(); i++) {
+                OpSpec op = hello.getOps(i);
+                ResolveResponse zooAnswer = both.getItem1();
+                ResolvedKernel known = i < zooAnswer.getKernelsCount() ? zooAnswer.getKernels(i) : null;
+                boolean fromZoo = known != null && known.getFound() && known.getKernel().getOp().equals(op);
+                Schedule schedule = fromZoo ? known.getKernel().getSchedule()
+                        : firstOwnCandidate(both.getItem2().isEmpty() ? null : both.getItem2().get(i)).orElse(safeDefault(op));
+                first.add(schedule);
+                Uni<KernelArtifact> artifact = generate(request(hello, op, schedule));
+                if (!schedule.equals(safeDefault(op))) {
+                    artifact = artifact.onFailure().recoverWithUni(failure -> {
+                        LOG.warnf("initial kernel of %s did not generate, using the safe default: %s", op.getKind(), failure.toString());
+                        return generate(request(hello, op, safeDefault(op)));
+                    });
+                }
+                initial.add(artifact.map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(fromZoo).build()));
+            }
+            return Uni.join().all(initial).andFailFast()
+                    .map(kernels -> new Start(kernels, spaces.map(composed -> roundRobin(hello.getOpsList(), composed, first))));
+        });
+    }
+
+    /** The lite space's own first candidate (after the exploitation set: those stay offers, sent first). */
+    static Optional<Schedule> firstOwnCandidate(ComposeResponse space) {
+        if (space == null) {
+            return Optional.empty();
+        }
+        return space.getCandidatesList().stream()
+                .filter(c -> c.getSource() != CandidateSource.CANDIDATE_SOURCE_EXPLOITATION)
+                .map(Candidate::getSchedule).findFirst();
+    }
+
+    private Uni<List<ComposeResponse>> compose(Hello hello) {
         List<Uni<ComposeResponse>> spaces = hello.getOpsList().stream()
                 .map(op -> space.compose(ComposeRequest.newBuilder()
                                 .setOp(op).setDevice(hello.getDevice()).setBackend(hello.getBackend()).build())
                         .ifNoItem().after(config.rpcTimeout()).fail())
                 .toList();
-        return Uni.join().all(spaces).andFailFast().onItem().transformToMulti(composed -> {
-            List<Planned> order = roundRobin(hello.getOpsList(), composed);
+        return Uni.join().all(spaces).andFailFast();
+    }
+
+    /**
+     * Every candidate still to offer, compiled and streamed round-robin over the ops (every op's
+     * first, then every op's second, ...), so a model's ops all improve from the start rather than
+     * one after another; within an op, the space's order.
+     */
+    public Multi<Offer> candidates(Hello hello, Uni<List<Planned>> planned) {
+        return planned.onItem().transformToMulti(order -> {
             if (order.isEmpty()) {
                 return Multi.createFrom().empty();
             }
             GenerateBatchRequest.Builder batch = GenerateBatchRequest.newBuilder();
-            for (Planned planned : order) {
-                batch.addRequests(request(hello, planned.op(), planned.candidate().getSchedule()));
+            for (Planned p : order) {
+                batch.addRequests(request(hello, p.op(), p.candidate().getSchedule()));
             }
             return codegen.generateBatch(batch.build()).map(generated -> {
-                Planned planned = order.get(generated.getIndex());
-                return new Offer(generated.getResult().getArtifact(), planned.rank(),
-                        planned.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION);
+                Planned p = order.get(generated.getIndex());
+                return new Offer(generated.getResult().getArtifact(), p.rank(),
+                        p.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION);
             });
         });
     }
@@ -127,13 +167,17 @@ public class KernelSources {
     record Planned(OpSpec op, int rank, Candidate candidate) {
     }
 
-    /** Rank 0 of every op in Hello order, then rank 1 of every op that has one, and so on. */
-    static List<Planned> roundRobin(List<OpSpec> ops, List<ComposeResponse> spaces) {
+    /**
+     * Rank 0 of every op in Hello order, then rank 1 of every op that has one, and so on; an op's
+     * candidate with the schedule of its initial kernel (`initial`, per op) is not offered again.
+     */
+    static List<Planned> roundRobin(List<OpSpec> ops, List<ComposeResponse> spaces, List<Schedule> initial) {
         List<Planned> order = new ArrayList<>();
         int longest = spaces.stream().mapToInt(ComposeResponse::getCandidatesCount).max().orElse(0);
         for (int rank = 0; rank < longest; rank++) {
             for (int i = 0; i < ops.size(); i++) {
-                if (rank < spaces.get(i).getCandidatesCount()) {
+                if (rank < spaces.get(i).getCandidatesCount()
+                        && !spaces.get(i).getCandidates(rank).getSchedule().equals(initial.get(i))) {
                     order.add(new Planned(ops.get(i), rank, spaces.get(i).getCandidates(rank)));
                 }
             }

@@ -100,22 +100,23 @@ public class SessionSocket {
         Session session = new Session(UUID.randomUUID().toString(), hello);
         sessions.put(connection.id(), session);
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
-        return kernels.initialKernels(hello)
-                .chain(initial -> {
+        return kernels.start(hello)
+                .call(start -> {
                     synchronized (session) {
-                        initial.forEach(k -> session.issue(k.getArtifact().getRef()));
+                        start.initial().forEach(k -> session.issue(k.getArtifact().getRef()));
                     }
                     return send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
-                            .setSessionId(session.id()).addAllInitial(initial)).build());
+                            .setSessionId(session.id()).addAllInitial(start.initial())).build());
                 })
-                .invoke(() -> startGeneration(session, connection))
+                .invoke(start -> startGeneration(session, start, connection))
+                .replaceWithVoid()
                 .onFailure(f -> !(f instanceof ProtocolException))
                 .transform(f -> ProtocolException.unavailable("kernel services unavailable: " + f.getMessage()))
                 .onFailure(ProtocolException.class).recoverWithUni(f -> refuse((ProtocolException) f, connection));
     }
 
-    private void startGeneration(Session session, WebSocketConnection connection) {
-        Cancellable running = kernels.candidates(session.hello())
+    private void startGeneration(Session session, KernelSources.Start start, WebSocketConnection connection) {
+        Cancellable running = kernels.candidates(session.hello(), start.offers())
                 .onItem().transformToUniAndConcatenate(offer -> {
                     synchronized (session) {
                         session.enqueue(KernelOffer.newBuilder()

@@ -7,8 +7,10 @@ import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class KernelSourcesTest {
@@ -32,10 +34,35 @@ class KernelSourcesTest {
     @Test
     void offersGoRoundRobinOverTheOps() {
         OpSpec a = op(OpKind.OP_KIND_MATMUL, 4, 4, 4), b = op(OpKind.OP_KIND_SOFTMAX, 4, 4), c = op(OpKind.OP_KIND_ADD, 16);
-        List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b, c), List.of(space(3), space(1), space(2)));
+        Schedule none = Schedule.newBuilder().setX0(99).build();
+        List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b, c), List.of(space(3), space(1), space(2)), List.of(none, none, none));
         assertEquals(List.of(a, b, c, a, c, a), order.stream().map(KernelSources.Planned::op).toList());
         assertEquals(List.of(0, 0, 0, 1, 1, 2), order.stream().map(KernelSources.Planned::rank).toList());
         assertEquals(2, order.get(5).candidate().getSchedule().getUnroll(), "within an op, the space's order");
+    }
+
+    @Test
+    void anOpsInitialKernelIsNotOfferedAgain() {
+        OpSpec a = op(OpKind.OP_KIND_MATMUL, 4, 4, 4), b = op(OpKind.OP_KIND_SOFTMAX, 4, 4);
+        List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b), List.of(space(3), space(2)),
+                List.of(space(3).getCandidates(1).getSchedule(), space(2).getCandidates(0).getSchedule()));
+        assertEquals(List.of(a, b, a), order.stream().map(KernelSources.Planned::op).toList());
+        assertEquals(List.of(0, 1, 2), order.stream().map(KernelSources.Planned::rank).toList());
+    }
+
+    @Test
+    void aNewKindStartsFromTheLiteSpacesFirstCandidateNotANeighboursBest() {
+        ComposeResponse extended = ComposeResponse.newBuilder()
+                .addCandidates(Candidate.newBuilder().setSource(CandidateSource.CANDIDATE_SOURCE_EXPLOITATION)
+                        .setSchedule(Schedule.newBuilder().setX0(16)))
+                .addCandidates(Candidate.newBuilder().setSchedule(Schedule.newBuilder().setX0(8)))
+                .addCandidates(Candidate.newBuilder().setSchedule(Schedule.newBuilder().setX0(4)))
+                .build();
+        assertEquals(Optional.of(Schedule.newBuilder().setX0(8).build()), KernelSources.firstOwnCandidate(extended),
+                "the exploitation set stays offers, sent first");
+        assertEquals(Optional.empty(), KernelSources.firstOwnCandidate(extended.toBuilder().removeCandidates(2).removeCandidates(1).build()),
+                "a settled kind explores nothing: its own best comes from the zoo");
+        assertEquals(Optional.empty(), KernelSources.firstOwnCandidate(null), "no space answer: the safe default");
     }
 
     @Test
