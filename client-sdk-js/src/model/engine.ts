@@ -321,8 +321,6 @@ export class Model {
     this.graph.outputs.forEach((o) => touch(o, steps.length));
     const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({ name, bytes: sizeOf(meta(name).shape) * 4, ...l })));
     const region = this.arena.alloc(layout.bytes);
-    // the first write of a fresh page costs a fault: taken here, at load, not in the first inference
-    this.arena.f32(region, layout.bytes / 4).fill(0);
     const foldedConsts = new Map<string, ArenaWeight>();
     const operand = (v: string): Operand => {
       const b = base(v);

@@ -102,23 +102,37 @@ public class KernelSources {
             List<Uni<InitialKernel>> initial = new ArrayList<>();
             for (int i = 0; i < hello.getOpsCount(); i++) {
                 OpSpec op = hello.getOps(i);
-                ResolveResponse zooAnswer = both.getItem1();
-                ResolvedKernel known = i < zooAnswer.getKernelsCount() ? zooAnswer.getKernels(i) : null;
-                boolean fromZoo = known != null && known.getFound() && known.getKernel().getOp().equals(op);
-                Schedule schedule = fromZoo ? known.getKernel().getSchedule()
-                        : firstOwnCandidate(both.getItem2().isEmpty() ? null : both.getItem2().get(i)).orElse(safeDefault(op));
+                Optional<Schedule> elected = elected(both.getItem1(), i, op);
+                ComposeResponse composed = both.getItem2().isEmpty() ? null : both.getItem2().get(i);
+                Schedule schedule = elected.or(() -> firstOwnCandidate(composed)).orElse(safeDefault(op));
                 first.add(schedule);
-                Uni<KernelArtifact> artifact = generate(request(hello, op, schedule));
-                if (!schedule.equals(safeDefault(op))) {
-                    artifact = artifact.onFailure().recoverWithUni(failure -> {
-                        LOG.warnf("initial kernel of %s did not generate, using the safe default: %s", op.getKind(), failure.toString());
-                        return generate(request(hello, op, safeDefault(op)));
-                    });
-                }
-                initial.add(artifact.map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(fromZoo).build()));
+                initial.add(generateOrSafeDefault(hello, op, schedule)
+                        .map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(elected.isPresent()).build()));
             }
             return Uni.join().all(initial).andFailFast()
                     .map(kernels -> new Start(kernels, spaces.map(composed -> roundRobin(hello.getOpsList(), composed, first))));
+        });
+    }
+
+    /** The zoo's elected schedule for the i-th op of a Resolve, if it found one for exactly that op. */
+    private static Optional<Schedule> elected(ResolveResponse resolved, int i, OpSpec op) {
+        if (i >= resolved.getKernelsCount()) {
+            return Optional.empty();
+        }
+        ResolvedKernel known = resolved.getKernels(i);
+        return known.getFound() && known.getKernel().getOp().equals(op) ? Optional.of(known.getKernel().getSchedule()) : Optional.empty();
+    }
+
+    /** A kernel of the schedule, or of the safe default when that one does not generate. */
+    private Uni<KernelArtifact> generateOrSafeDefault(Hello hello, OpSpec op, Schedule schedule) {
+        Uni<KernelArtifact> artifact = generate(request(hello, op, schedule));
+        Schedule safe = safeDefault(op);
+        if (schedule.equals(safe)) {
+            return artifact;
+        }
+        return artifact.onFailure().recoverWithUni(failure -> {
+            LOG.warnf("initial kernel of %s did not generate, using the safe default: %s", op.getKind(), failure.toString());
+            return generate(request(hello, op, safe));
         });
     }
 
