@@ -102,7 +102,8 @@ export function opKey(op: OpSpec): string {
   let key = `${opName(op.kind)}[${op.shape.join(",")}]`;
   if (op.transposeB) key += ";transposeB";
   if (op.broadcastB) key += ";broadcastB";
-  if (op.epilogue.length) key += ";" + op.epilogue.map((e) => EPILOGUE_LABELS[e.kind] + (e.kind === EpilogueKind.SCALE ? `:${e.value}` : "")).join(",");
+  // a scale as the wire carries it (float32), so an op built with a float64 scale keys as its artifacts do
+  if (op.epilogue.length) key += ";" + op.epilogue.map((e) => EPILOGUE_LABELS[e.kind] + (e.kind === EpilogueKind.SCALE ? `:${Math.fround(e.value)}` : "")).join(",");
   if (op.kind === OpKind.LAYER_NORM) key += `;epsilon=${epsilonOf(op)}`;
   return key;
 }

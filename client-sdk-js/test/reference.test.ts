@@ -1,6 +1,7 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { OpKind } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { dimsOf, flopsOf, opName } from "../src/ops.js";
+import { EpilogueKind, OpKind, OpSpecSchema } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
+import { dimsOf, flopsOf, opKey, opName } from "../src/ops.js";
 import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
 import { matmul } from "../src/workloads.js";
 
@@ -37,6 +38,15 @@ describe("op shapes", () => {
     expect(opName(OpKind.BATCH_MATMUL)).toBe("batch_matmul");
     expect(() => dimsOf({ kind: OpKind.MATMUL, shape: [1, 2] } as Parameters<typeof dimsOf>[0])).toThrow(/unsupported/);
     expect(() => dimsOf(matmul(0, 2, 2))).toThrow(/at least 1/);
+  });
+
+  it("keys an op as it comes back over the wire: a scale that float32 cannot hold keys as its float32", () => {
+    // 1/sqrt(32), the attention scale of 32-wide heads, is not a float32: the wire rounds it
+    const op = create(OpSpecSchema, { kind: OpKind.BATCH_MATMUL, shape: [12, 128, 32, 128], transposeB: true, epilogue: [{ kind: EpilogueKind.SCALE, value: 1 / Math.sqrt(32) }] });
+    const echoed = fromBinary(OpSpecSchema, toBinary(OpSpecSchema, op));
+    expect(echoed.epilogue[0].value).not.toBe(op.epilogue[0].value);
+    expect(opKey(echoed)).toBe(opKey(op));
+    expect(opKey(op)).toBe(`batch_matmul[12,128,32,128];transposeB;scale:${Math.fround(1 / Math.sqrt(32))}`);
   });
 });
 

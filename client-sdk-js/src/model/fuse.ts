@@ -386,4 +386,5 @@ interface MatmulInit {
   epilogue?: Epilogue[];
 }
 
-const epilogueOf = (kind: EpilogueKind, value = 0): Epilogue => create(EpilogueSchema, { kind, value });
+/** The wire carries an epilogue's value as a float32: the op, its key and its reference use that value. */
+const epilogueOf = (kind: EpilogueKind, value = 0): Epilogue => create(EpilogueSchema, { kind, value: Math.fround(value) });

@@ -37,8 +37,13 @@ export class ModelSession {
       this.client.on("offer", (offer) => {
         const op = offer.artifact?.ref?.op;
         const queue = op && this.queues.get(opKey(op));
-        if (queue) queue.push(offer);
-        else this.log(`  offer ${offer.artifact?.ref?.kernelId} is for an op this session did not ask for; ignored`);
+        if (queue) {
+          queue.push(offer);
+          return;
+        }
+        // its credit comes back, or stray offers would use up the credits the asked-for ops need
+        this.log(`  offer ${offer.artifact?.ref?.kernelId} is for an op this session did not ask for (${op ? opKey(op) : "none"}); ignored`);
+        this.grantCredit();
       }),
       this.client.on("offersDone", () => { this.done = true; }),
       this.client.on("error", (e) => this.log(`  gateway: ${e.message}`)),
@@ -64,8 +69,12 @@ export class ModelSession {
   /** The next offer for an op, if one has arrived; taking it grants the gateway one more credit. */
   take(key: string): KernelOffer | undefined {
     const offer = this.queues.get(key)?.shift();
-    if (offer && !this.failure) this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
+    if (offer) this.grantCredit();
     return offer;
+  }
+
+  private grantCredit(): void {
+    if (!this.failure) this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
   }
 
   /** Whether no more offers will come for an op (every planned offer sent, or the session ended). */

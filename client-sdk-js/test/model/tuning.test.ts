@@ -52,6 +52,21 @@ describe("tuning during the app's own inference", () => {
     expect(ranked).toContain("k-initial");
   });
 
+  it("gives back the credit of an offer for an op it did not ask for, so the ops it asked for still get theirs", async () => {
+    // more strays than the session's credits (4 for one op): without their credits back the right offer never comes
+    const strays = Array.from({ length: 6 }, (_, i) => naiveMatmulArtifact(`k-stray-${i}`, [M, K, N + 4]));
+    gateway = await FakeGateway.start({
+      initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
+      offers: [...strays, naiveMatmulArtifact("k-right", [M, K, N])],
+    });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
+    await runUntilSettled(model);
+    await model.close();
+    expect(model.stats().settled).toBe(true);
+    expect(gateway.acked).toHaveLength(1);
+    expect(gateway.acked[0].ranked.map((r) => r.kernelId)).toContain("k-right");
+  });
+
   it("refuses a wrong Welcome kernel before the first run (tried on seeded inputs) and runs the reference instead", async () => {
     gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-bad-default", [M, K, N], 2), fromZoo: true }), offers: [] });
     const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device" });
