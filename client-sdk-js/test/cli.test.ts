@@ -94,7 +94,8 @@ describe("tune CLI", () => {
         offers: [naiveMatmulArtifact("k-other", [16, 32, 24])],
       });
       const run = io({ JITZOO_GATEWAY_URL: gateway.url });
-      expect(await main(["--model", file, "--seq", "16", "--fingerprint", "test-device", "--json"], run)).toBe(0);
+      // a tiny op: at the default budget a timed pair (0.5 ms at least) waits for thousands of its microsecond runs
+      expect(await main(["--model", file, "--seq", "16", "--budget", "1", "--runs", "20000", "--fingerprint", "test-device", "--json"], run)).toBe(0);
       expect(run.stdout.join("\n")).toMatch(/matmul\[16,32,24\] +1 +k-(initial|other)/);
       const json = JSON.parse(run.stdout.at(-1)!);
       expect(json.settled).toBe(true);
@@ -105,12 +106,17 @@ describe("tune CLI", () => {
     }
   });
 
-  it("refuses a missing model file or a bad --seq with exit code 2", async () => {
+  it("refuses a missing model file, a bad --seq or a bad --budget with exit code 2", async () => {
     const missing = io();
     expect(await main(["--model", "/nonexistent/model.onnx"], missing)).toBe(2);
     expect(missing.stderr.join(" ")).toMatch(/\/nonexistent\/model\.onnx: .*no such file/i);
     const bad = io();
     expect(await main(["--model", "x.onnx", "--seq", "0"], bad)).toBe(2);
     expect(bad.stderr[0]).toBe("--seq must be a positive integer");
+    for (const budget of ["0", "11", "lots"]) {
+      const over = io();
+      expect(await main(["--model", "x.onnx", "--budget", budget], over)).toBe(2);
+      expect(over.stderr[0]).toBe("--budget must be a fraction of inference time above 0 and at most 10");
+    }
   });
 });

@@ -8,6 +8,7 @@ import { tune, type TuneResult } from "../tuner.js";
 import { WORKLOADS } from "../workloads.js";
 import { convergence, feedsFor, runUntilSettled, type Convergence } from "../model/drive.js";
 import { loadModel, type Model, type ModelStats } from "../model/engine.js";
+import { DEFAULT_TUNING } from "../model/op-tuner.js";
 
 /** Where the CLI writes: stdout lines, stderr lines, and its environment. */
 export interface CliIo {
@@ -17,14 +18,17 @@ export interface CliIo {
 }
 
 const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
+/** Most tuning time `--budget` allows, as a multiple of inference time. */
+const MAX_BUDGET = 10;
 
 const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--fingerprint F] [--microbench FILE] [--json]
-       tune --model FILE.onnx [--seq N] [--runs N] [--seconds S] [--url ...] [--fingerprint F] [--json]
+       tune --model FILE.onnx [--seq N] [--runs N] [--seconds S] [--budget F] [--url ...] [--fingerprint F] [--json]
        tune --print-fingerprint
   --model        an ONNX model (BERT-family encoders): run it as an app would and tune it while it infers,
                  until every op settles; progress per op on stderr, a per-op and whole-model table at the end
   --seq          sequence length of the inputs (default 128)
   --runs, --seconds  stop after this many runs or seconds even if not settled (default 5000, 300)
+  --budget       tuning time as a fraction of inference time (default 0.1; 1 tunes as long as it infers)
   --url          gateway WebSocket address (default: $JITZOO_GATEWAY_URL, else ${DEFAULT_URL})
   --fingerprint  device kind to report as (default: derived from this machine)
   --microbench   a result of ./jitzoo microbench (JSON with "primitives" and "engine"), sent for the fleet's primitive table
@@ -81,6 +85,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         seq: { type: "string", default: "128" },
         runs: { type: "string", default: "5000" },
         seconds: { type: "string", default: "300" },
+        budget: { type: "string", default: String(DEFAULT_TUNING.budget) },
         url: { type: "string" },
         fingerprint: { type: "string" },
         microbench: { type: "string" },
@@ -109,7 +114,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.err(`--${bad[0]} must be a positive integer\n${USAGE}`);
       return 2;
     }
-    return tuneModel(args.model, url, { ...numbers, fingerprint: args.fingerprint, json: args.json }, io);
+    const budget = Number(args.budget);
+    if (!(budget > 0 && budget <= MAX_BUDGET)) {
+      io.err(`--budget must be a fraction of inference time above 0 and at most ${MAX_BUDGET}\n${USAGE}`);
+      return 2;
+    }
+    return tuneModel(args.model, url, { ...numbers, budget, fingerprint: args.fingerprint, json: args.json }, io);
   }
   const workload = args.workload ? WORKLOADS[args.workload] : undefined;
   if (!workload) {
@@ -139,10 +149,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 }
 
 /** `tune --model`: load, run until every op settles, print the tables. */
-async function tuneModel(file: string, url: string, o: { seq: number; runs: number; seconds: number; fingerprint?: string; json: boolean }, io: CliIo): Promise<number> {
+async function tuneModel(file: string, url: string, o: { seq: number; runs: number; seconds: number; budget: number; fingerprint?: string; json: boolean }, io: CliIo): Promise<number> {
   let model: Model;
   try {
-    model = await loadModel(readFileSync(file), { gateway: url, fingerprint: o.fingerprint, log: io.err });
+    model = await loadModel(readFileSync(file), { gateway: url, fingerprint: o.fingerprint, tuning: { budget: o.budget }, log: io.err });
   } catch (e) {
     io.err(`${file}: ${(e as Error).message}`);
     return (e as Error).name === "ModelError" || (e as NodeJS.ErrnoException).code === "ENOENT" ? 2 : 1;

@@ -20,7 +20,8 @@ function expected(x: Float32Array): Float32Array {
 
 const x = { data: seededFloats(M * K, 9), dims: [M, K] };
 
-async function runUntilSettled(model: Model, most = 400): Promise<void> {
+/** Runs until settled: at budget 1 a timed pair (0.5 ms at least) of this microsecond op waits about a hundred runs. */
+async function runUntilSettled(model: Model, most = 5000): Promise<void> {
   const want = expected(x.data);
   for (let r = 0; r < most && !model.stats().settled; r++) {
     const { y } = await model.run({ x });
