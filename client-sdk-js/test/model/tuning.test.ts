@@ -77,6 +77,22 @@ describe("tuning during the app's own inference", () => {
     await model.close();
   });
 
+  it("runs a new plan once on the app's feeds before its first inference, which it does not count, and not without a gateway", async () => {
+    gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }), offers: [] });
+    const lines: string[] = [];
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", log: (l) => lines.push(l) });
+    await runUntilSettled(model, 1);
+    expect(lines.filter((l) => /^warmed the plan up in \d+ ms$/.test(l))).toHaveLength(1);
+    expect(model.stats().runs).toBe(1);
+    expect(model.stats().timeline).toHaveLength(1);
+    await model.close();
+
+    const alone: string[] = [];
+    const offline = await loadModel(matmulModel(M, K, N), { log: (l) => alone.push(l) });
+    await runUntilSettled(offline, 1);
+    expect(alone.some((l) => /warmed/.test(l))).toBe(false);
+  });
+
   it("runs on the reference kernels, and says why, when the gateway cannot be reached", async () => {
     const model = await loadModel(matmulModel(M, K, N), { gateway: "ws://127.0.0.1:1/v1/session", client: { connectTimeoutMs: 2000 } });
     await runUntilSettled(model, 2);
