@@ -3,6 +3,7 @@ import { ConnectError, ConnectionClosed, GatewayError } from "./errors.js";
 import {
   ClientFrameSchema,
   ServerFrameSchema,
+  type DynamicPlan,
   type KernelOffer,
   type MicrobenchAck,
   type OffersDone,
@@ -22,6 +23,8 @@ export interface ClientEvents {
   reportAck: ReportAck;
   /** The microbenchmark result was accepted. */
   microbenchAck: MicrobenchAck;
+  /** The uKernel plan of a dynamic MatMul (the answer to a PlanRequest). */
+  dynamicPlan: DynamicPlan;
   /** An Error frame. */
   error: GatewayError;
   /** The connection closed (always the last event). */
@@ -235,6 +238,7 @@ class GatewayClient implements JitzooClient {
       case "offersDone": return this.emit("offersDone", f.value);
       case "reportAck": return this.emit("reportAck", f.value);
       case "microbenchAck": return this.emit("microbenchAck", f.value);
+      case "dynamicPlan": return this.emit("dynamicPlan", f.value);
       case "error": return this.emit("error", new GatewayError(f.value.code, f.value.message));
       default: return; // a frame kind newer than this SDK
     }

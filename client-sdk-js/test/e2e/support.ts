@@ -94,3 +94,11 @@ export const report = (kernelId: string, shape = SKELETON_SHAPE) => encode({
 export const microbench = (primitive: Primitive, speedup: number) => encode({
   frame: { case: "microbench", value: { engine: "jitzoo-e2e", speedups: [{ primitive, speedup }] } },
 });
+
+/** A PlanRequest for a MatMul of M = hi rows whose M varies over lo..hi. */
+export const planRequest = (lo: number, hi: number, k = 768, n = 768, kind = OpKind.MATMUL) => encode({
+  frame: { case: "planRequest", value: {
+    lo, hi, device: { fingerprint: "jitzoo-e2e-plans", wasm: { simd: true }, userAgent: "jitzoo-e2e", logicalCores: 1 },
+    op: { kind, shape: kind === OpKind.MATMUL ? [hi, k, n] : [hi, n] },
+  } },
+});

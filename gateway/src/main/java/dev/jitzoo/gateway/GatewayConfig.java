@@ -20,6 +20,14 @@ public interface GatewayConfig {
     @WithDefault("67108864")
     long maxOperandElements();
 
+    /** Largest M of a dynamic MatMul's PlanRequest (the space composes a plan for every extent up to it). */
+    @WithDefault("4096")
+    int maxDynamicRows();
+
+    /** Most PlanRequests one connection may send; one more ends it with close code 1008. */
+    @WithDefault("16")
+    int maxPlanRequests();
+
     /** Most kernels a report may rank (the client's top-N). */
     @WithDefault("5")
     int maxRankedPerReport();

@@ -17,6 +17,15 @@ import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.space.v1.DynamicRequest;
+import dev.jitzoo.proto.space.v1.DynamicResponse;
+import dev.jitzoo.proto.kernel.v1.EpilogueKind;
+import dev.jitzoo.proto.kernel.v1.Epilogue;
+import dev.jitzoo.proto.kernel.v1.ExtentPlan;
+import dev.jitzoo.proto.kernel.v1.PlanPiece;
+import dev.jitzoo.proto.kernel.v1.UKernel;
+import java.util.Set;
+import java.util.stream.Collectors;
 import dev.jitzoo.proto.space.v1.SpaceServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -130,6 +139,43 @@ class SpaceServiceTest {
     }
 
     @Test
+    void servesTheUKernelSetAndAPlanForEveryExtentOfADynamicMatmul() {
+        OpSpec op = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(512).addShape(768).addShape(3072)
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_BIAS)).build();
+        DynamicResponse response = space.dynamic(dynamic(op, 1, 512));
+        assertFalse(response.getKernelsList().isEmpty());
+        Set<Integer> rows = response.getKernelsList().stream().map(UKernel::getRows).collect(Collectors.toSet());
+        for (int i = 1; i < response.getKernelsCount(); i++) {
+            assertTrue(response.getKernels(i).getRows() > response.getKernels(i - 1).getRows(), "fewest rows first");
+        }
+        assertEquals(512, response.getPlansCount());
+        for (int i = 0; i < 512; i++) {
+            ExtentPlan plan = response.getPlans(i);
+            assertEquals(i + 1, plan.getExtent());
+            int covered = 0;
+            for (PlanPiece piece : plan.getPiecesList()) {
+                assertTrue(rows.contains(piece.getRows()), "extent " + plan.getExtent() + " calls a uKernel of the set");
+                covered += piece.getRows() * piece.getCount();
+            }
+            assertEquals(plan.getPaddedExtent(), covered);
+            assertTrue(covered >= plan.getExtent(), "extent " + plan.getExtent() + " is covered");
+        }
+    }
+
+    @Test
+    void refusesADynamicRequestItCannotServeWithTheReason() {
+        OpSpec matmul = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(64).addShape(64).addShape(64).build();
+        assertInvalidDynamic(dynamic(matmul, 0, 64), "1 <= lo <= hi");
+        assertInvalidDynamic(dynamic(matmul, 65, 64), "1 <= lo <= hi");
+        assertInvalidDynamic(dynamic(matmul, 1, 1 << 20), "at most at 4096");
+        assertInvalidDynamic(dynamic(matmul, 1, -1), "at most at 4096");
+        assertInvalidDynamic(dynamic(OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX).addShape(64).addShape(64).build(), 1, 64),
+                "MatMuls only");
+        assertInvalidDynamic(DynamicRequest.newBuilder().setLo(1).setHi(8).build(), "op is required");
+        assertInvalidDynamic(DynamicRequest.newBuilder().setOp(matmul).setLo(1).setHi(8).build(), "device is required");
+    }
+
+    @Test
     void survivesGarbageBytesAndReportsHealth() {
         StatusRuntimeException garbage = MalformedGrpc.callExpectingError(channel,
                 "jitzoo.space.v1.SpaceService/Compose", new byte[] {0x12, 0x7f, 0x01});
@@ -147,6 +193,16 @@ class SpaceServiceTest {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> space.compose(request));
         assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains(reason), e.getStatus().getDescription());
+    }
+
+    private void assertInvalidDynamic(DynamicRequest request, String reason) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> space.dynamic(request));
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().contains(reason), e.getStatus().getDescription());
+    }
+
+    private static DynamicRequest dynamic(OpSpec op, int lo, int hi) {
+        return DynamicRequest.newBuilder().setOp(op).setLo(lo).setHi(hi).setDevice(request(op, true).getDevice()).build();
     }
 
     private static ComposeRequest request(OpSpec op, boolean simd) {

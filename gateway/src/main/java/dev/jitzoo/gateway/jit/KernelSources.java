@@ -5,7 +5,9 @@ import dev.jitzoo.proto.codegen.v1.CodegenService;
 import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
+import dev.jitzoo.proto.gateway.v1.DynamicPlan;
 import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.gateway.v1.InitialKernel;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
@@ -16,6 +18,7 @@ import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.space.v1.DynamicRequest;
 import dev.jitzoo.proto.space.v1.SpaceService;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolveResponse;
@@ -175,6 +178,18 @@ public class KernelSources {
                         p.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION);
             });
         });
+    }
+
+    /**
+     * The uKernel set and the plan per extent of a MatMul whose M varies, from the space service.
+     * Fails with the space's status (INVALID_ARGUMENT with its reason for a request it cannot serve).
+     */
+    public Uni<DynamicPlan> dynamicPlan(PlanRequest request) {
+        DynamicRequest ask = DynamicRequest.newBuilder().setOp(request.getOp()).setLo(request.getLo()).setHi(request.getHi())
+                .setDevice(request.getDevice()).build();
+        return space.dynamic(ask).ifNoItem().after(config.rpcTimeout()).fail()
+                .map(plans -> DynamicPlan.newBuilder().setOp(request.getOp()).setLo(request.getLo()).setHi(request.getHi())
+                        .addAllKernels(plans.getKernelsList()).addAllPlans(plans.getPlansList()).build());
     }
 
     /** One candidate of one op, with its place in that op's ordering. */

@@ -3,7 +3,9 @@ package dev.jitzoo.gateway.session;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.rules.OpRules;
 
@@ -15,11 +17,13 @@ public final class FrameRules {
     private final int maxFrameBytes;
     private final int maxOps;
     private final long maxOperandElements;
+    private final int maxDynamicRows;
 
-    public FrameRules(int maxFrameBytes, int maxOps, long maxOperandElements) {
+    public FrameRules(int maxFrameBytes, int maxOps, long maxOperandElements, int maxDynamicRows) {
         this.maxFrameBytes = maxFrameBytes;
         this.maxOps = maxOps;
         this.maxOperandElements = maxOperandElements;
+        this.maxDynamicRows = maxDynamicRows;
     }
 
     /** Parses one binary WebSocket message; garbage, truncation or an empty oneof is malformed. */
@@ -61,6 +65,28 @@ public final class FrameRules {
             if (problem != null) {
                 throw ProtocolException.invalidHello("ops[" + i + "]: " + problem);
             }
+        }
+    }
+
+    /** A PlanRequest the space can be asked: a Wasm device, a MatMul, 1 <= lo <= hi <= the most rows served. */
+    public void checkPlanRequest(PlanRequest request) {
+        if (!request.hasDevice() || !request.getDevice().hasWasm()) {
+            throw ProtocolException.invalidPlanRequest("device with its wasm features is required");
+        }
+        if (request.getOp().getKind() != OpKind.OP_KIND_MATMUL) {
+            throw ProtocolException.invalidPlanRequest("a dynamic M is served for MatMuls only, got " + request.getOp().getKind());
+        }
+        long lo = Integer.toUnsignedLong(request.getLo());
+        long hi = Integer.toUnsignedLong(request.getHi());
+        if (lo < 1 || hi < lo || hi > maxDynamicRows) {
+            throw ProtocolException.invalidPlanRequest("the range must be 1 <= lo <= hi <= " + maxDynamicRows + ", got " + lo + ".." + hi);
+        }
+        String problem = opProblem(request.getOp());
+        if (problem != null) {
+            throw ProtocolException.invalidPlanRequest("op: " + problem);
+        }
+        if (request.getOp().getShape(0) != request.getHi()) {
+            throw ProtocolException.invalidPlanRequest("op's M must be hi (" + hi + "), got " + request.getOp().getShape(0));
         }
     }
 

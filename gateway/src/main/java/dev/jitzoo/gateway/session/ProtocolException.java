@@ -51,6 +51,16 @@ public class ProtocolException extends RuntimeException {
         return new ProtocolException(ErrorCode.ERROR_CODE_INVALID_MICROBENCH, 0, message);
     }
 
+    /** Not fatal: the session stays open (the client runs the op without a plan). */
+    public static ProtocolException invalidPlanRequest(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_INVALID_PLAN_REQUEST, 0, message);
+    }
+
+    /** A downstream service could not answer one request; not fatal: the session stays open. */
+    public static ProtocolException unanswered(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, 0, message);
+    }
+
     public static ProtocolException unavailable(String message) {
         return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, INTERNAL_ERROR, message);
     }

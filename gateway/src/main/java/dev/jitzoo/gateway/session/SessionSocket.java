@@ -10,6 +10,7 @@ import dev.jitzoo.proto.gateway.v1.KernelOffer;
 import dev.jitzoo.proto.gateway.v1.Microbench;
 import dev.jitzoo.proto.gateway.v1.MicrobenchAck;
 import dev.jitzoo.proto.gateway.v1.OffersDone;
+import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.gateway.v1.ReportAck;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
@@ -23,11 +24,14 @@ import io.quarkus.websockets.next.OnTextMessage;
 import io.quarkus.websockets.next.WebSocket;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jboss.logging.Logger;
 
 /**
@@ -46,12 +50,14 @@ public class SessionSocket {
     private final FrameRules rules;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final Map<String, Cancellable> generation = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> planRequests = new ConcurrentHashMap<>();
 
     public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config) {
         this.kernels = kernels;
         this.publisher = publisher;
         this.config = config;
-        this.rules = new FrameRules(config.maxFrameBytes(), config.maxOpsPerSession(), config.maxOperandElements());
+        this.rules = new FrameRules(config.maxFrameBytes(), config.maxOpsPerSession(), config.maxOperandElements(),
+                config.maxDynamicRows());
     }
 
     @OnBinaryMessage
@@ -70,6 +76,7 @@ public class SessionSocket {
                 }
                 case REPORT -> onReport(frame.getReport(), requireSession(session, "Report"), connection);
                 case MICROBENCH -> onMicrobench(frame.getMicrobench(), requireSession(session, "Microbench"), connection);
+                case PLAN_REQUEST -> onPlanRequest(frame.getPlanRequest(), connection);
                 case FRAME_NOT_SET -> throw ProtocolException.malformed("frame carries no known message");
             };
         } catch (ProtocolException e) {
@@ -86,6 +93,7 @@ public class SessionSocket {
     @OnClose
     public void onClose(WebSocketConnection connection) {
         sessions.remove(connection.id());
+        planRequests.remove(connection.id());
         Cancellable running = generation.remove(connection.id());
         if (running != null) {
             running.cancel();
@@ -158,6 +166,26 @@ public class SessionSocket {
                     .setOffersDone(OffersDone.newBuilder().setOffersSent(sent)).build()));
         }
         return chain;
+    }
+
+    /** Needs no session: a plan is a pure function of the device and the op. A request the space refuses is answered with its reason. */
+    private Uni<Void> onPlanRequest(PlanRequest request, WebSocketConnection connection) {
+        int count = planRequests.computeIfAbsent(connection.id(), id -> new AtomicInteger()).incrementAndGet();
+        if (count > config.maxPlanRequests()) {
+            throw ProtocolException.protocol("more than " + config.maxPlanRequests() + " PlanRequests on one connection");
+        }
+        rules.checkPlanRequest(request);
+        return kernels.dynamicPlan(request)
+                .chain(plan -> send(connection, ServerFrame.newBuilder().setDynamicPlan(plan).build()))
+                .onFailure().recoverWithUni(f -> refuse(planFailure(f), connection));
+    }
+
+    private static ProtocolException planFailure(Throwable f) {
+        if (f instanceof StatusRuntimeException e && e.getStatus().getCode() == Status.Code.INVALID_ARGUMENT) {
+            return ProtocolException.invalidPlanRequest(e.getStatus().getDescription());
+        }
+        LOG.warnf("plan request not answered: %s", f.toString());
+        return ProtocolException.unanswered("the space service did not answer the plan request: " + f.getMessage());
     }
 
     private Uni<Void> onReport(Report report, Session session, WebSocketConnection connection) {

@@ -7,18 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.ErrorCode;
 import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.Epilogue;
 import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 class FrameRulesTest {
 
-    private final FrameRules rules = new FrameRules(1024, 4, 1 << 20);
+    private final FrameRules rules = new FrameRules(1024, 4, 1 << 20, 512);
 
     private static Hello.Builder validHello() {
         return Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
@@ -82,6 +84,36 @@ class FrameRulesTest {
             hello.addOps(op);
         }
         rules.checkHello(hello.build());
+    }
+
+    private static PlanRequest.Builder validPlanRequest() {
+        return PlanRequest.newBuilder().setLo(1).setHi(512)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("fp").setWasm(WasmFeatures.newBuilder().setSimd(true)))
+                .setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(512).addShape(768).addShape(768).setTransposeB(true)
+                        .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_BIAS)));
+    }
+
+    @Test
+    void refusesPlanRequestsItCannotServeAndKeepsTheSession() {
+        rules.checkPlanRequest(validPlanRequest().build());
+        assertBadPlanRequest(validPlanRequest().clearDevice(), "wasm features");
+        assertBadPlanRequest(validPlanRequest().setLo(0), "1 <= lo <= hi <= 512, got 0..512");
+        assertBadPlanRequest(validPlanRequest().setLo(513), "got 513..512");
+        assertBadPlanRequest(validPlanRequest().setHi(-1), "got 1..4294967295");
+        assertBadPlanRequest(validPlanRequest().setHi(256), "op's M must be hi (256), got 512");
+        assertBadPlanRequest(validPlanRequest().setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_LAYER_NORM).addShape(512).addShape(768)),
+                "MatMuls only");
+        assertBadPlanRequest(validPlanRequest().setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(512).addShape(768)),
+                "needs 3 dimensions");
+        assertBadPlanRequest(validPlanRequest().setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                .addShape(512).addShape(1 << 20).addShape(768)), "exceeds");
+    }
+
+    private void assertBadPlanRequest(PlanRequest.Builder request, String reason) {
+        ProtocolException e = assertThrows(ProtocolException.class, () -> rules.checkPlanRequest(request.build()));
+        assertEquals(ErrorCode.ERROR_CODE_INVALID_PLAN_REQUEST, e.code());
+        assertTrue(!e.fatal(), "the session stays open");
+        assertTrue(e.getMessage().contains(reason), e.getMessage());
     }
 
     private void assertMalformed(byte[] bytes) {

@@ -2,11 +2,15 @@ package dev.jitzoo.space.grpc;
 
 import dev.jitzoo.proto.space.v1.ComposeRequest;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.space.v1.DynamicRequest;
+import dev.jitzoo.proto.space.v1.DynamicResponse;
 import dev.jitzoo.proto.space.v1.SpaceService;
 import dev.jitzoo.proto.zoo.v1.ZooService;
 import dev.jitzoo.space.SpaceConfig;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.InvalidOpException;
+import dev.jitzoo.space.dynamic.DynamicPlans;
+import dev.jitzoo.space.dynamic.Thresholds;
 import dev.jitzoo.space.extended.ExtendedSpace;
 import dev.jitzoo.space.infra.FleetPrimitives;
 import dev.jitzoo.space.lite.LiteSpace;
@@ -72,7 +76,24 @@ public class SpaceGrpcService implements SpaceService {
         return answer.map(zooAnswer -> extended.extend(lite, zooAnswer, request.getOp(), request.getDevice(), request.getBackend()));
     }
 
-    private static Uni<ComposeResponse> invalid(String reason) {
+    @Override
+    public Uni<DynamicResponse> dynamic(DynamicRequest request) {
+        if (!request.hasOp()) {
+            return invalid("op is required");
+        }
+        if (!request.hasDevice()) {
+            return invalid("device is required");
+        }
+        try {
+            LiteSpace space = configured.withPrimitives(primitives.table());
+            return Uni.createFrom().item(DynamicPlans.compose(request.getOp(), request.getLo(), request.getHi(),
+                    request.getDevice(), space, Thresholds.WASM));
+        } catch (InvalidOpException | InvalidDeviceException e) {
+            return invalid(e.getMessage());
+        }
+    }
+
+    private static <T> Uni<T> invalid(String reason) {
         return Uni.createFrom().failure(Status.INVALID_ARGUMENT.withDescription(reason).asRuntimeException());
     }
 }
