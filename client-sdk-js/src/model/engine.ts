@@ -1,15 +1,17 @@
+import { create } from "@bufbuild/protobuf";
 import type { ClientOptions } from "../client.js";
-import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { flopsOf } from "../ops.js";
+import type { DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { flopsOf, opKey } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, type Lifetime } from "./arena.js";
-import { fold, type InputShapes } from "./fold.js";
-import { fuse, type KernelStep } from "./fuse.js";
+import { fold, type FoldedGraph, type InputShapes } from "./fold.js";
+import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host-ops.js";
 import { referenceKernel, type Bindings, type Operand } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, type Task, type TuningOptions } from "./op-tuner.js";
-import { ModelSession } from "./session.js";
+import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import { decodeModel, ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
@@ -45,7 +47,17 @@ export interface LoadOptions {
   client?: ClientOptions;
   /** Receives progress lines. */
   log?: (line: string) => void;
+  /**
+   * Most rows (batch × sequence length) a MatMul whose rows change between runs computes as
+   * uKernel calls (default 512). With a gateway, a MatMul seen again with other rows runs the
+   * space service's plan of uKernels (MatMuls of a few fixed row counts, each tuned and kept in
+   * the zoo once) over row slices, instead of a new kernel, tuning and zoo key per length.
+   */
+  dynamicRows?: number;
 }
+
+/** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
+const DEFAULT_DYNAMIC_ROWS = 512;
 
 /** Most ops one gateway session tunes (the gateway's limit per Hello). */
 const OPS_PER_SESSION = 16;
@@ -95,6 +107,8 @@ export interface ModelStats {
   ops: OpStats[];
   /** Steps run in JavaScript per run (data movement and the like), in the latest plan. */
   hostSteps: number;
+  /** MatMul steps of the latest plan run as uKernel calls over row slices (their rows changed between runs). */
+  dynamicSteps: number;
   /** Why the model runs as it does (e.g. no gateway: the reference kernels). */
   notes: string[];
   /** Every run so far. */
@@ -143,7 +157,11 @@ export class Model {
   private credit = 0;
   private started?: number;
   private hostSteps = 0;
+  private dynamicSteps = 0;
   private readonly notes: string[] = [];
+  /** MatMuls by {@link familyOf}: the rows of their first plan, and their uKernel plan once asked for (null: not served). */
+  private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
+  private device?: Promise<DeviceProfile>;
 
   /** @internal use {@link loadModel} */
   constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions) {
@@ -236,6 +254,7 @@ export class Model {
         };
       }),
       hostSteps: this.hostSteps,
+      dynamicSteps: this.dynamicSteps,
       notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
       timeline: [...this.timeline],
       settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
@@ -257,7 +276,10 @@ export class Model {
     if (!plan) {
       const start = performance.now();
       const known = new Set(this.slots.keys());
-      plan = this.compile(shapes);
+      const folded = fold(this.graph, shapes);
+      const program = fuse(folded, this.graph.outputs);
+      if (this.options.gateway) await this.planDynamic(program);
+      plan = this.compile(shapes, folded, program);
       this.plans.set(key, plan);
       this.options.log?.(`compiled a plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops`);
       if (this.options.gateway) {
@@ -290,7 +312,7 @@ export class Model {
    */
   private async connect(slots: KernelSlot[]): Promise<void> {
     const log = this.options.log ?? (() => undefined);
-    const device = await probeDevice(this.options.fingerprint);
+    const device = await this.probe();
     // the gateway offers candidates op by op, in Hello order: the ops that take the most time first
     slots.sort((a, b) => flopsOf(b.op) * b.instances - flopsOf(a.op) * a.instances);
     for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
@@ -313,9 +335,49 @@ export class Model {
     }
   }
 
-  private compile(shapes: InputShapes): Plan {
-    const folded = fold(this.graph, shapes);
-    const { steps, aliases } = fuse(folded, this.graph.outputs);
+  private probe(): Promise<DeviceProfile> {
+    return (this.device ??= probeDevice(this.options.fingerprint));
+  }
+
+  /**
+   * A MatMul met again with other rows than in the model's first plan has a dynamic M: asks the
+   * gateway once per MatMul for its uKernel plan over 1..dynamicRows. Those not served keep a
+   * kernel per length.
+   */
+  private async planDynamic(program: FusedGraph): Promise<void> {
+    const most = this.options.dynamicRows ?? DEFAULT_DYNAMIC_ROWS;
+    const asks = new Map<string, DynamicMatmul>();
+    for (const step of program.steps) {
+      if (step.kind !== "kernel" || step.op.kind !== OpKind.MATMUL) continue;
+      const family = familyOf(step.op);
+      const rows = step.op.shape[0];
+      const known = this.families.get(family);
+      if (!known) this.families.set(family, { firstRows: rows });
+      else if (known.plan === undefined && rows !== known.firstRows && !asks.has(family)) {
+        asks.set(family, { op: withRows(step.op, most), lo: 1, hi: most });
+      }
+    }
+    if (asks.size === 0) return;
+    const plans = await requestPlans(this.options.gateway!, await this.probe(), [...asks.values()], this.options.client, this.options.log);
+    for (const [family, ask] of asks) this.families.get(family)!.plan = plans.get(ask) ?? null;
+    this.options.log?.(`uKernel plans for ${plans.size} of ${asks.size} MatMuls whose rows changed`);
+    const missing = asks.size - plans.size;
+    if (missing) {
+      this.notes.push(`${missing} MatMul${missing > 1 ? "s" : ""} whose rows change run${missing > 1 ? "" : "s"} a kernel per length: the gateway served no uKernel plan for ${missing > 1 ? "them" : "it"}`);
+    }
+  }
+
+  /** How a step's rows are covered by uKernel calls, when it is a dynamic MatMul with a plan for its rows. */
+  private extentPlan(step: KernelStep): ExtentPlan | undefined {
+    if (step.op.kind !== OpKind.MATMUL) return undefined;
+    const family = this.families.get(familyOf(step.op));
+    const rows = step.op.shape[0];
+    if (!family?.plan || rows === family.firstRows) return undefined;
+    const plan = family.plan.plans[rows - family.plan.lo];
+    return plan?.extent === rows ? plan : undefined;
+  }
+
+  private compile(shapes: InputShapes, folded: FoldedGraph, { steps, aliases }: FusedGraph): Plan {
     const values = folded.values;
     const base = (v: string) => aliases.get(v) ?? v;
     const meta = (v: string): ValueMeta => values.get(v)!;
@@ -337,7 +399,22 @@ export class Model {
       names.filter(Boolean).forEach((v) => touch(v, i));
     });
     this.graph.outputs.forEach((o) => touch(o, steps.length));
-    const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({ name, bytes: sizeOf(meta(name).shape) * 4, ...l })));
+    // a dynamic MatMul's last uKernel call may run past its rows: A, C and the residual get room for the padded rows
+    const dynamic = new Map<KernelStep, ExtentPlan>();
+    const paddedBytes = new Map<string, number>();
+    for (const s of steps) {
+      const plan = s.kind === "kernel" ? this.extentPlan(s) : undefined;
+      if (!plan || s.kind !== "kernel") continue;
+      dynamic.set(s, plan);
+      for (const [name, cols] of rowOperands(s.op)) {
+        const v = s.operands[name];
+        if (v === undefined || isConst(base(v))) continue;
+        paddedBytes.set(base(v), Math.max(paddedBytes.get(base(v)) ?? 0, plan.paddedExtent * cols * 4));
+      }
+    }
+    const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({
+      name, bytes: Math.max(sizeOf(meta(name).shape) * 4, paddedBytes.get(name) ?? 0), ...l,
+    })));
     const region = this.arena.alloc(layout.bytes);
     const foldedConsts = new Map<string, ArenaWeight>();
     const operand = (v: string): Operand => {
@@ -363,7 +440,10 @@ export class Model {
     };
 
     const calls = steps.map((s): (() => void) => {
-      if (s.kind === "kernel") return this.slotFor(s).use(bindings(s.operands));
+      if (s.kind === "kernel") {
+        const plan = dynamic.get(s);
+        return plan ? this.uKernelCalls(s, plan, bindings(s.operands)) : this.slotFor(s).use(bindings(s.operands));
+      }
       const node = s.node;
       return () => {
         const out = node.outputs.map((o) => (o && inArena.has(base(o)) ? read(o) : undefined));
@@ -372,6 +452,7 @@ export class Model {
       };
     });
     this.hostSteps = steps.length - steps.filter((s) => s.kind === "kernel").length;
+    this.dynamicSteps = dynamic.size;
 
     return {
       hostSteps: this.hostSteps,
@@ -396,6 +477,29 @@ export class Model {
     };
   }
 
+  /**
+   * A dynamic MatMul as its plan's uKernel calls, one row slice after another. Each uKernel is an
+   * op of its own (the MatMul with the uKernel's rows), with one slot, kernel and tuning for every
+   * length. The padded rows of A and the residual are zeroed first: they hold whatever the arena
+   * held there before, and the calls that read them write only C's padding.
+   */
+  private uKernelCalls(step: KernelStep, plan: ExtentPlan, whole: Bindings): () => void {
+    const rows = step.op.shape[0];
+    const calls: (() => void)[] = [];
+    let row = 0;
+    for (const piece of plan.pieces) {
+      const op = withRows(step.op, piece.rows);
+      const slot = this.slotFor({ ...step, op, key: opKey(op) });
+      for (let i = 0; i < piece.count; i++, row += piece.rows) calls.push(slot.use(sliceRows(step.op, whole, row, piece.rows)));
+    }
+    const padding = rowOperands(step.op).filter(([name]) => name !== "C" && whole.operands[name])
+      .map(([name, cols]) => ({ offset: whole.operands[name].offset + rows * cols * 4, floats: (plan.paddedExtent - rows) * cols }));
+    return () => {
+      for (const p of padding) if (p.floats > 0) this.arena.f32(p.offset, p.floats).fill(0);
+      for (const call of calls) call();
+    };
+  }
+
   private slotFor(step: KernelStep): KernelSlot {
     let slot = this.slots.get(step.key);
     if (!slot) {
@@ -415,6 +519,24 @@ export class Model {
     }
     return w;
   }
+}
+
+/** A MatMul's key with its rows left out: the MatMuls that differ only in M. */
+const familyOf = (op: OpSpec): string => opKey(withRows(op, 0));
+
+const withRows = (op: OpSpec, rows: number): OpSpec => create(OpSpecSchema, { ...op, shape: [rows, ...op.shape.slice(1)] });
+
+/** The operands of a MatMul laid out by rows of C, with their row length: A (K), C and Residual (N). */
+const rowOperands = (op: OpSpec): [string, number][] => [["A", op.shape[1]], ["C", op.shape[2]], ["Residual", op.shape[2]]];
+
+/** A MatMul's bindings for `count` rows from `row` on: A, C and the residual sliced, B and the bias whole. */
+function sliceRows(op: OpSpec, whole: Bindings, row: number, count: number): Bindings {
+  const operands = { ...whole.operands };
+  for (const [name, cols] of rowOperands(op)) {
+    const o = whole.operands[name];
+    if (o) operands[name] = { offset: o.offset + row * cols * 4, floats: count * cols };
+  }
+  return { operands, weights: whole.weights };
 }
 
 /** One turn of the event loop (a macrotask), without the 4 ms clamp of nested setTimeout in browsers. */

@@ -146,6 +146,24 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
     },
     instantiate(arena) {
       const { call, pack } = exports(arena.memory);
+      // binds that read the same constant B (a MatMul's row slices) share one packed copy of it
+      const packedB = new Map<Weight, { offset: number; floats: number; binds: number }>();
+      const holdPacked = (weight: Weight, floats: number): number => {
+        let block = packedB.get(weight);
+        if (!block) {
+          block = { offset: arena.alloc(floats * 4), floats, binds: 0 };
+          arena.f32(block.offset, floats).set(packed(weight.values));
+          packedB.set(weight, block);
+        }
+        block.binds++;
+        return block.offset;
+      };
+      const unholdPacked = (weight: Weight): void => {
+        const block = packedB.get(weight)!;
+        if (--block.binds > 0) return;
+        arena.release(block.offset, block.floats * 4);
+        packedB.delete(weight);
+      };
       return {
         id,
         source: "wasm",
@@ -167,14 +185,16 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
             const args = meta.operands.map(offsetOf);
             return { call: () => call(...args), release };
           }
+          const constantB = weights.B;
+          if (constantB) {
+            const at = holdPacked(constantB, meta.pack.floats);
+            const args = meta.operands.map((name) => (name === "B" ? at : offsetOf(name)));
+            let held = true;
+            return { call: () => call(...args), release: () => { release(); if (held) unholdPacked(constantB); held = false; } };
+          }
           const to = { offset: arena.alloc(meta.pack.floats * 4), floats: meta.pack.floats };
           taken.push(to);
-          const constantB = weights.B;
           const args = meta.operands.map((name) => (name === "B" ? to.offset : offsetOf(name)));
-          if (constantB) {
-            arena.f32(to.offset, to.floats).set(packed(constantB.values));
-            return { call: () => call(...args), release };
-          }
           const from = offsetOf("B");
           return { call: () => { pack!(from, to.offset); call(...args); }, release };
         },

@@ -1,6 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
-import type { InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { GatewayError } from "../errors.js";
+import type { DynamicPlan, InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
 
@@ -102,4 +103,46 @@ export class ModelSession {
     this.cancels.splice(0).forEach((cancel) => cancel());
     this.client.close();
   }
+}
+
+/** A MatMul whose M varies between runs, over lo..hi (M = hi in `op`). */
+export interface DynamicMatmul {
+  readonly op: OpSpec;
+  readonly lo: number;
+  readonly hi: number;
+}
+
+/** Most PlanRequests one connection may send (the gateway's limit). */
+const PLANS_PER_CONNECTION = 16;
+
+/**
+ * Asks the gateway for the uKernel plan of each dynamic MatMul, one at a time, over as few
+ * connections as its limit allows. An op the gateway cannot plan (refused, or the space down) is
+ * left out of the map, with the reason logged; an unreachable gateway leaves the map empty.
+ */
+export async function requestPlans(url: string, device: DeviceProfile, matmuls: readonly DynamicMatmul[], options: ClientOptions = {},
+  log: (line: string) => void = () => undefined): Promise<Map<DynamicMatmul, DynamicPlan>> {
+  const plans = new Map<DynamicMatmul, DynamicPlan>();
+  for (let i = 0; i < matmuls.length; i += PLANS_PER_CONNECTION) {
+    const client = createClient(url, options);
+    try {
+      await client.ready();
+      for (const m of matmuls.slice(i, i + PLANS_PER_CONNECTION)) {
+        const answered = client.next("dynamicPlan");
+        client.send({ frame: { case: "planRequest", value: { device, op: m.op, lo: m.lo, hi: m.hi } } });
+        try {
+          plans.set(m, await answered);
+        } catch (e) {
+          if (!(e instanceof GatewayError)) throw e;
+          log(`  no uKernel plan for ${opKey(m.op)} over ${m.lo}..${m.hi}: ${e.message}`);
+        }
+      }
+    } catch (e) {
+      log(`  uKernel plans not served (${(e as Error).message})`);
+      break;
+    } finally {
+      client.close();
+    }
+  }
+  return plans;
 }

@@ -54,4 +54,24 @@ describe.skipIf(!GATEWAY || modelsMissing)("a model through the suite", () => {
     const count = await zooGet(`/api/v1/reports/count?fingerprint=${fingerprint}`);
     expect(Number(count.body.count)).toBeGreaterThanOrEqual(8);
   });
+
+  it("runs the MatMuls of a sequence length it has not seen on the space's uKernel plan: no new MatMul op per length", async () => {
+    const bytes = modelBytes("bert_layer.onnx");
+    const reference = await loadModel(bytes);
+    const model = await loadModel(bytes, { gateway: GATEWAY, fingerprint: `e2e-dynamic-${randomUUID()}`, tuning: { budget: 0 } });
+    const matmulKeys = () => model.stats().ops.filter((op) => op.op.shape.length === 3 && op.key.startsWith("matmul")).map((op) => op.key);
+    await firstOutput(model, SEQ);
+    const exact = matmulKeys();
+    expect(exact).toHaveLength(4);
+    for (const seq of [SEQ - 3, SEQ + 5, SEQ + 2]) {
+      const out = await firstOutput(model, seq);
+      expect(maxRelativeError(out, await firstOutput(reference, seq)), `sequence ${seq}`).toBeLessThanOrEqual(1e-4);
+      expect(model.stats().dynamicSteps, `sequence ${seq}`).toBe(6); // QKV, the output projection, the two FFN MatMuls
+    }
+    expect(model.stats().notes).toEqual([]);
+    expect(model.stats().ops.every((op) => op.source === "wasm")).toBe(true);
+    // uKernels of a few row counts (the first length's own kernels when the rows agree), never a kernel of a new length
+    for (const seq of [SEQ - 3, SEQ + 5, SEQ + 2]) expect(matmulKeys().filter((key) => key.startsWith(`matmul[${seq},`))).toEqual([]);
+    await model.close();
+  });
 });

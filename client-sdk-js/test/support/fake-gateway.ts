@@ -3,7 +3,7 @@ import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/p
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import {
-  ClientFrameSchema, ErrorCode, ServerFrameSchema, type ClientFrame, type Report,
+  ClientFrameSchema, ErrorCode, ServerFrameSchema, type ClientFrame, type DynamicPlanSchema, type PlanRequest, type Report,
 } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 
@@ -18,6 +18,8 @@ export interface FakeGatewayOptions {
   closeAfterOffers?: number;
   /** Refuse every report with INVALID_REPORT. */
   refuseReports?: boolean;
+  /** The answer to a PlanRequest; without it every PlanRequest is refused with INVALID_PLAN_REQUEST. */
+  plan?: (request: PlanRequest) => MessageInitShape<typeof DynamicPlanSchema>;
 }
 
 const key = (op: OpSpec | undefined) => `${op?.kind}:${op?.shape.join(",")}`;
@@ -99,6 +101,9 @@ export class FakeGateway {
         if (forged) return fail(ErrorCode.INVALID_REPORT, `kernel ${forged.kernelId} was never offered`);
         this.acked.push(f.value);
         send({ frame: { case: "reportAck", value: { op: f.value.op } } });
+      } else if (f.case === "planRequest") {
+        if (!this.options.plan) return fail(ErrorCode.INVALID_PLAN_REQUEST, "the fake gateway plans nothing");
+        send({ frame: { case: "dynamicPlan", value: this.options.plan(f.value) } });
       } else if (f.case === "microbench") {
         if (f.value.speedups.length === 0) return fail(ErrorCode.INVALID_MICROBENCH, "no primitive measured");
         send({ frame: { case: "microbenchAck", value: {} } });

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { PlanRequest } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
+import { loadModel, type Model } from "../../src/model/engine.js";
+import { seededFloats } from "../../src/reference.js";
+import { FakeGateway } from "../support/fake-gateway.js";
+import { matmulModel } from "../support/onnx.js";
+import { naiveMatmulArtifact } from "../support/wasm.js";
+
+const [K, N] = [32, 24];
+const UKERNEL_ROWS = [4, 8];
+
+/** FTuner's shape of plan: 8-row calls, then 4-row calls over the rest (the last one padded). */
+function plan(request: PlanRequest) {
+  const plans = [];
+  for (let extent = request.lo; extent <= request.hi; extent++) {
+    const eights = Math.floor(extent / 8), fours = Math.ceil((extent - 8 * eights) / 4);
+    const pieces = [...(eights ? [{ rows: 8, count: eights }] : []), ...(fours ? [{ rows: 4, count: fours }] : [])];
+    plans.push({ extent, pieces, paddedExtent: 8 * eights + 4 * fours });
+  }
+  return { op: request.op, lo: request.lo, hi: request.hi, kernels: UKERNEL_ROWS.map((rows) => ({ rows })), plans };
+}
+
+function expected(x: Float32Array, m: number): Float32Array {
+  const w = seededFloats(K * N, 3);
+  const y = new Float32Array(m * N);
+  for (let i = 0; i < m; i++) for (let j = 0; j < N; j++) {
+    let s = 0;
+    for (let k = 0; k < K; k++) s += x[i * K + k] * w[k * N + j];
+    y[i * N + j] = s;
+  }
+  return y;
+}
+
+async function runChecked(model: Model, m: number): Promise<void> {
+  const x = seededFloats(m * K, 100 + m);
+  const { y } = await model.run({ x: { data: x, dims: [m, K] } });
+  const want = expected(x, m);
+  expect(y.dims).toEqual([m, N]);
+  (y.data as Float32Array).forEach((v, i) => expect(Math.abs(v - want[i])).toBeLessThan(1e-4));
+}
+
+describe("a MatMul whose rows change between runs", () => {
+  let gateway: FakeGateway | undefined;
+  afterEach(async () => { await gateway?.stop(); gateway = undefined; });
+
+  it("runs the gateway's uKernel plan over row slices (padding included), asking for it once, with one kernel per uKernel", async () => {
+    gateway = await FakeGateway.start({
+      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
+      offers: [],
+      plan,
+    });
+    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, fingerprint: "test-device", dynamicRows: 64 });
+    await runChecked(model, 16); // the first plan: a kernel for 16 rows
+    expect(model.stats().dynamicSteps).toBe(0);
+    for (const m of [11, 3, 16, 29]) await runChecked(model, m); // 8+4 (one padded row), 4 (one), exact, 8·3+4·2 (three)
+    const stats = model.stats();
+    expect(stats.plans).toBe(4);
+    expect(stats.dynamicSteps).toBe(1);
+    expect(stats.ops.map((o) => o.key).sort()).toEqual(["matmul[16,32,24]", "matmul[4,32,24]", "matmul[8,32,24]"]);
+    expect(stats.ops.every((o) => o.source === "wasm")).toBe(true);
+    expect(gateway.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1);
+    const request = gateway.received.find((f) => f.frame.case === "planRequest")!.frame.value as PlanRequest;
+    expect([request.lo, request.hi, request.op?.shape]).toEqual([1, 64, [64, K, N]]);
+    await model.close();
+  });
+
+  it("keeps a kernel per length, and says why, when the gateway plans nothing", async () => {
+    gateway = await FakeGateway.start({
+      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
+      offers: [],
+    });
+    const lines: string[] = [];
+    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, fingerprint: "test-device", log: (l) => lines.push(l) });
+    for (const m of [16, 11, 7]) await runChecked(model, m);
+    expect(model.stats().dynamicSteps).toBe(0);
+    expect(model.stats().ops.map((o) => o.key).sort()).toEqual(["matmul[11,32,24]", "matmul[16,32,24]", "matmul[7,32,24]"]);
+    expect(lines.join("\n")).toMatch(/no uKernel plan for matmul\[512,32,24\] over 1\.\.512: .*the fake gateway plans nothing/);
+    expect(model.stats().notes).toEqual(["1 MatMul whose rows change runs a kernel per length: the gateway served no uKernel plan for it"]);
+    expect(gateway.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1);
+    await model.close();
+  });
+});
