@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.ErrorCode;
 import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -20,6 +23,8 @@ import java.net.URL;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -75,7 +80,7 @@ class SessionSocketTest {
 
     @Test
     void textClosesWith1007() throws Exception {
-        Outcome outcome = exchange(null);
+        Outcome outcome = exchange((ByteBuffer) null);
         assertEquals(1007, outcome.closeCode);
     }
 
@@ -85,13 +90,34 @@ class SessionSocketTest {
         assertEquals(1009, outcome.closeCode);
     }
 
-    /** What came back for one frame: the Error frame, if any, and the close. */
-    private record Outcome(ServerFrame error, int closeCode, String reason) {
+    @Test
+    void aPlanRequestTheSpaceCannotAnswerIsRefusedAndTheConnectionGoesOn() throws Exception {
+        byte[] plan = ClientFrame.newBuilder().setPlanRequest(PlanRequest.newBuilder().setLo(1).setHi(64)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("fp").setWasm(WasmFeatures.newBuilder().setSimd(true)))
+                .setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(64).addShape(32).addShape(32)))
+                .build().toByteArray();
+        byte[] reportBeforeHello = ClientFrame.newBuilder().setReport(Report.newBuilder()).build().toByteArray();
+        // the space is down in tests: the first frame gets an Error and the connection stays, so the second one is read
+        Outcome outcome = exchange(List.of(ByteBuffer.wrap(plan), ByteBuffer.wrap(reportBeforeHello)));
+        assertEquals(2, outcome.frames.size());
+        assertEquals(ErrorCode.ERROR_CODE_UNAVAILABLE, outcome.frames.get(0).getError().getCode());
+        assertEquals(ErrorCode.ERROR_CODE_PROTOCOL, outcome.frames.get(1).getError().getCode());
+        assertEquals(1008, outcome.closeCode);
+    }
+
+    /** What came back: every frame (the last one is the Error of the close, if any), and the close. */
+    private record Outcome(List<ServerFrame> frames, ServerFrame error, int closeCode, String reason) {
     }
 
     /** Opens a connection, sends one binary frame (or a text one when null), waits for the close. */
     private Outcome exchange(ByteBuffer frame) throws Exception {
+        return exchange(frame == null ? null : List.of(frame));
+    }
+
+    /** Opens a connection, sends binary frames one after the other (or a text one when null), waits for the close. */
+    private Outcome exchange(List<ByteBuffer> frames) throws Exception {
         CompletableFuture<Outcome> closed = new CompletableFuture<>();
+        List<ServerFrame> received = new ArrayList<>();
         WebSocket.Listener listener = new WebSocket.Listener() {
             private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
             private ServerFrame error;
@@ -104,6 +130,7 @@ class SessionSocketTest {
                 if (last) {
                     try {
                         error = ServerFrame.parseFrom(buffer.toByteArray());
+                        received.add(error);
                     } catch (Exception e) {
                         closed.completeExceptionally(e);
                     }
@@ -115,7 +142,7 @@ class SessionSocketTest {
 
             @Override
             public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
-                closed.complete(new Outcome(error, statusCode, reason));
+                closed.complete(new Outcome(List.copyOf(received), error, statusCode, reason));
                 return null;
             }
 
@@ -126,10 +153,12 @@ class SessionSocketTest {
         };
         URI uri = URI.create(endpoint.toString().replace("http://", "ws://"));
         WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder().buildAsync(uri, listener).get(10, TimeUnit.SECONDS);
-        if (frame == null) {
+        if (frames == null) {
             ws.sendText("hello?", true);
         } else {
-            ws.sendBinary(frame, true);
+            for (ByteBuffer frame : frames) {
+                ws.sendBinary(frame, true).get(10, TimeUnit.SECONDS);
+            }
         }
         return closed.get(15, TimeUnit.SECONDS);
     }
