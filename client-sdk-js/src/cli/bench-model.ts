@@ -21,28 +21,38 @@ const TOLERANCE = 1e-4;
 /** How long a second device waits for the zoo to elect the first one's kernels. */
 const ZOO_WAIT_MS = 60_000;
 
-const usage = `usage: bench-model [--models DIR] [--seq N] [--rounds N] [--json]
-  --models  directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
-  --seq     sequence length (default 128)
-  --rounds  interleaved rounds of the final comparison (default 20)`;
+const usage = `usage: bench-model [--models DIR] [--seq N] [--rounds N] [--lengths N,N,...] [--json]
+  --models   directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
+  --seq      sequence length (default 128)
+  --rounds   interleaved rounds of the final comparison (default 20)
+  --lengths  other sequence lengths, each timed on uKernel plans, with a kernel per length and in
+             onnxruntime-web, interleaved (default 32,77,100,200; "none" leaves them out)`;
+/** Interleaved rounds at each of the other lengths. */
+const LENGTH_ROUNDS = 7;
 
 interface Options {
   dir: string;
   seq: number;
   rounds: number;
+  lengths: number[];
   json: boolean;
   url: string;
 }
 
 function parse(argv: string[]): Options {
   const o: Options = {
-    dir: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), seq: 128, rounds: 20, json: false,
+    dir: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), seq: 128, rounds: 20, lengths: [32, 77, 100, 200], json: false,
     url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--json") o.json = true;
     else if (a === "--models") o.dir = argv[++i];
+    else if (a === "--lengths") {
+      const list = argv[++i] ?? "";
+      o.lengths = list === "none" ? [] : list.split(",").map(Number);
+      if (!o.lengths.every((n) => Number.isInteger(n) && n > 0 && n <= 512)) throw new Error(`--lengths must be lengths from 1 to 512, comma-separated, or none\n${usage}`);
+    }
     else if (a === "--seq" || a === "--rounds") {
       const n = Number(argv[++i]);
       if (!(Number.isInteger(n) && n > 0)) throw new Error(`${a} must be a positive integer\n${usage}`);
@@ -66,7 +76,30 @@ function toOrt(feeds: Record<string, TensorLike>): Record<string, ort.Tensor> {
   }));
 }
 
-function worstError(ours: Record<string, OutputTensor>, theirs: ort.InferenceSession.OnnxValueMapType): number {
+type Outputs = Record<string, OutputTensor>;
+type OrtOutputs = ort.InferenceSession.OnnxValueMapType;
+
+/**
+ * Calls each function once per round, in order, after one untimed round (first calls compile,
+ * open sessions, warm up); `each` sees every round's outputs by name. The median ms of each.
+ */
+async function interleaved<K extends string>(rounds: number, calls: Record<K, () => Promise<unknown>>,
+  each: (outputs: Record<K, unknown>) => void): Promise<Record<K, number>> {
+  const names = Object.keys(calls) as K[];
+  const samples = new Map<K, number[]>(names.map((k) => [k, []]));
+  for (let r = 0; r < rounds + 1; r++) {
+    const outputs = {} as Record<K, unknown>;
+    for (const name of names) {
+      const t0 = performance.now();
+      outputs[name] = await calls[name]();
+      if (r > 0) samples.get(name)!.push(performance.now() - t0);
+    }
+    each(outputs);
+  }
+  return Object.fromEntries(names.map((k) => [k, median(samples.get(k)!)])) as Record<K, number>;
+}
+
+function worstError(ours: Outputs, theirs: OrtOutputs): number {
   return Math.max(...Object.entries(theirs).map(([name, t]) => {
     const mine = ours[name];
     if (!mine || !(mine.data instanceof Float32Array)) return Infinity;
@@ -134,31 +167,19 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   say(`${name}: onnxruntime-web ${ort.env.versions.common} (wasm, 1 thread), tuned and untuned, ${o.rounds} rounds interleaved`);
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
   const ortFeeds = toOrt(feeds);
-  const ms = { ort: [] as number[], tuned: [] as number[], untuned: [] as number[] };
   let errTuned = 0, errUntuned = 0;
-  for (let r = 0; r < o.rounds + 1; r++) {
-    let t0 = performance.now();
-    const reference = await session.run(ortFeeds);
-    const ortMs = performance.now() - t0;
-    t0 = performance.now();
-    const a = await fresh.run(feeds);
-    const tunedMs = performance.now() - t0;
-    t0 = performance.now();
-    const b = await untuned.run(feeds);
-    const untunedMs = performance.now() - t0;
-    errTuned = Math.max(errTuned, worstError(a, reference));
-    errUntuned = Math.max(errUntuned, worstError(b, reference));
-    if (r === 0) continue; // warm-up
-    ms.ort.push(ortMs);
-    ms.tuned.push(tunedMs);
-    ms.untuned.push(untunedMs);
-  }
+  const medians = await interleaved(o.rounds, { ort: () => session.run(ortFeeds), tuned: () => fresh.run(feeds), untuned: () => untuned.run(feeds) },
+    (out) => {
+      errTuned = Math.max(errTuned, worstError(out.tuned as Outputs, out.ort as OrtOutputs));
+      errUntuned = Math.max(errUntuned, worstError(out.untuned as Outputs, out.ort as OrtOutputs));
+    });
+  const lengths = await benchLengths(bytes, o, fingerprint, session);
   await session.release();
   await untuned.close();
   const untunedStats = untuned.stats();
   const tunedNow = fresh.stats();
 
-  const [ortMs, tunedMs, untunedMs] = [median(ms.ort), median(ms.tuned), median(ms.untuned)];
+  const [ortMs, tunedMs, untunedMs] = [medians.ort, medians.tuned, medians.untuned];
   return {
     model: name, seq: o.seq, ops: tunedNow.ops.length, ops_settled: tuned.ops.filter((op) => op.settled).length,
     onnxruntime_web_ms: round(ortMs), tuned_ms: round(tunedMs), untuned_ms: round(untunedMs),
@@ -175,7 +196,39 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
     memory_untuned_bytes: untunedStats.memoryBytes, memory_tuned_bytes: tunedNow.memoryBytes,
     memory_overhead_pct: round(100 * (tunedNow.memoryBytes / untunedStats.memoryBytes - 1), 1),
     peak_while_tuning_bytes: peakWhileTuning,
+    lengths,
   };
+}
+
+/**
+ * Other sequence lengths: a second device of the tuned kind (its first length from the zoo) runs
+ * each one's MatMuls on uKernel plans, a model without them compiles a kernel per length (both
+ * untuned there: the Welcome's kernels), and onnxruntime-web; calls interleaved, outputs compared.
+ */
+async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, session: ort.InferenceSession): Promise<Record<string, unknown>[]> {
+  if (o.lengths.length === 0) return [];
+  say(`  other lengths (${o.lengths.join(", ")}): uKernel plans, a kernel per length and onnxruntime-web, ${LENGTH_ROUNDS} rounds interleaved`);
+  const planned = await loadModel(bytes, { gateway: o.url, fingerprint, tuning: { budget: 0 } });
+  const perLength = await loadModel(bytes, { gateway: o.url, fingerprint: `bench-model-lengths-${randomUUID()}`, tuning: { budget: 0 }, dynamicRows: 0 });
+  await planned.run(feedsFor(planned, o.seq));
+  await perLength.run(feedsFor(perLength, o.seq));
+  const rows: Record<string, unknown>[] = [];
+  for (const seq of o.lengths) {
+    const feeds = feedsFor(planned, seq);
+    const ortFeeds = toOrt(feeds);
+    let error = 0;
+    const { ort: ortMs, planned: plannedMs, perLength: perLengthMs } = await interleaved(LENGTH_ROUNDS,
+      { ort: () => session.run(ortFeeds), planned: () => planned.run(feeds), perLength: () => perLength.run(feeds) },
+      (out) => { error = Math.max(error, worstError(out.planned as Outputs, out.ort as OrtOutputs), worstError(out.perLength as Outputs, out.ort as OrtOutputs)); });
+    rows.push({
+      seq, onnxruntime_web_ms: round(ortMs), ukernel_plan_ms: round(plannedMs), kernel_per_length_ms: round(perLengthMs),
+      speedup_vs_onnxruntime_web: round(ortMs / plannedMs), speedup_vs_kernel_per_length: round(perLengthMs / plannedMs),
+      dynamic_steps: planned.stats().dynamicSteps, max_error: error, outputs_equal: error <= TOLERANCE,
+    });
+  }
+  await planned.close();
+  await perLength.close();
+  return rows;
 }
 
 function table(rows: Record<string, unknown>[]): string {
@@ -196,6 +249,13 @@ function table(rows: Record<string, unknown>[]): string {
   const mib = (k: string) => (r: Record<string, unknown>) => (Number(r[k]) / 2 ** 20).toFixed(1);
   add("memory untuned / tuned", (r) => `${mib("memory_untuned_bytes")(r)} / ${mib("memory_tuned_bytes")(r)} MiB (${Number(r.memory_overhead_pct) >= 0 ? "+" : ""}${r.memory_overhead_pct}%)`);
   add("memory while tuning, with benches", (r) => `${mib("peak_while_tuning_bytes")(r)} MiB at most`);
+  const lengthRows = (r: Record<string, unknown>) => r.lengths as Record<string, unknown>[];
+  for (const [i, l] of (lengthRows(rows[0]) ?? []).entries()) {
+    add(`sequence ${l.seq}: uKernel plan / kernel per length / onnxruntime-web`, (r) => {
+      const x = lengthRows(r)[i];
+      return `${x.ukernel_plan_ms} / ${x.kernel_per_length_ms} / ${x.onnxruntime_web_ms} ms (${x.speedup_vs_onnxruntime_web}x${x.outputs_equal ? "" : ", DIFFER"})`;
+    });
+  }
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
   return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("   ")).join("\n");
 }

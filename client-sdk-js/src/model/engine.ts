@@ -51,7 +51,8 @@ export interface LoadOptions {
    * Most rows (batch × sequence length) a MatMul whose rows change between runs computes as
    * uKernel calls (default 512). With a gateway, a MatMul seen again with other rows runs the
    * space service's plan of uKernels (MatMuls of a few fixed row counts, each tuned and kept in
-   * the zoo once) over row slices, instead of a new kernel, tuning and zoo key per length.
+   * the zoo once) over row slices, instead of a new kernel, tuning and zoo key per length. 0 turns
+   * that off: a kernel per length.
    */
   dynamicRows?: number;
 }
@@ -346,6 +347,7 @@ export class Model {
    */
   private async planDynamic(program: FusedGraph): Promise<void> {
     const most = this.options.dynamicRows ?? DEFAULT_DYNAMIC_ROWS;
+    if (most < 1) return;
     const asks = new Map<string, DynamicMatmul>();
     for (const step of program.steps) {
       if (step.kind !== "kernel" || step.op.kind !== OpKind.MATMUL) continue;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { PlanRequest } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
 import { loadModel, type Model } from "../../src/model/engine.js";
-import { seededFloats } from "../../src/reference.js";
+import { referenceMatMul, seededFloats } from "../../src/reference.js";
 import { FakeGateway } from "../support/fake-gateway.js";
 import { matmulModel } from "../support/onnx.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";
@@ -20,16 +20,7 @@ function plan(request: PlanRequest) {
   return { op: request.op, lo: request.lo, hi: request.hi, kernels: UKERNEL_ROWS.map((rows) => ({ rows })), plans };
 }
 
-function expected(x: Float32Array, m: number): Float32Array {
-  const w = seededFloats(K * N, 3);
-  const y = new Float32Array(m * N);
-  for (let i = 0; i < m; i++) for (let j = 0; j < N; j++) {
-    let s = 0;
-    for (let k = 0; k < K; k++) s += x[i * K + k] * w[k * N + j];
-    y[i * N + j] = s;
-  }
-  return y;
-}
+const expected = (x: Float32Array, m: number) => referenceMatMul({ batch: 1, m, k: K, n: N }, x, seededFloats(K * N, 3));
 
 async function runChecked(model: Model, m: number): Promise<void> {
   const x = seededFloats(m * K, 100 + m);

@@ -1,22 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { loadModel, type Model } from "../../src/model/engine.js";
-import { seededFloats } from "../../src/reference.js";
+import { referenceMatMul, seededFloats } from "../../src/reference.js";
 import { FakeGateway } from "../support/fake-gateway.js";
 import { matmulModel } from "../support/onnx.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";
 
 const [M, K, N] = [16, 32, 24];
 
-function expected(x: Float32Array): Float32Array {
-  const w = seededFloats(K * N, 3);
-  const y = new Float32Array(M * N);
-  for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
-    let s = 0;
-    for (let k = 0; k < K; k++) s += x[i * K + k] * w[k * N + j];
-    y[i * N + j] = s;
-  }
-  return y;
-}
+const expected = (x: Float32Array) => referenceMatMul({ batch: 1, m: M, k: K, n: N }, x, seededFloats(K * N, 3));
 
 const x = { data: seededFloats(M * K, 9), dims: [M, K] };
 

@@ -47,11 +47,9 @@ public class SpaceGrpcService implements SpaceService {
 
     @Override
     public Uni<ComposeResponse> compose(ComposeRequest request) {
-        if (!request.hasOp()) {
-            return invalid("op is required");
-        }
-        if (!request.hasDevice()) {
-            return invalid("device is required");
+        String missing = missing(request.hasOp(), request.hasDevice());
+        if (missing != null) {
+            return invalid(missing);
         }
         ComposeResponse lite;
         try {
@@ -78,11 +76,9 @@ public class SpaceGrpcService implements SpaceService {
 
     @Override
     public Uni<DynamicResponse> dynamic(DynamicRequest request) {
-        if (!request.hasOp()) {
-            return invalid("op is required");
-        }
-        if (!request.hasDevice()) {
-            return invalid("device is required");
+        String missing = missing(request.hasOp(), request.hasDevice());
+        if (missing != null) {
+            return invalid(missing);
         }
         try {
             LiteSpace space = configured.withPrimitives(primitives.table());
@@ -91,6 +87,11 @@ public class SpaceGrpcService implements SpaceService {
         } catch (InvalidOpException | InvalidDeviceException e) {
             return invalid(e.getMessage());
         }
+    }
+
+    /** What a request lacks of the two every call needs, or null. */
+    private static String missing(boolean hasOp, boolean hasDevice) {
+        return !hasOp ? "op is required" : !hasDevice ? "device is required" : null;
     }
 
     private static <T> Uni<T> invalid(String reason) {
