@@ -106,9 +106,9 @@ export interface ModelStats {
   tuningMemoryBytes: number;
   /** Every distinct jitzoo op, in first-use order. */
   ops: OpStats[];
-  /** Steps run in JavaScript per run (data movement and the like), in the latest plan. */
+  /** Steps run in JavaScript per run (data movement and the like), in the plan of the latest run. */
   hostSteps: number;
-  /** MatMul steps of the latest plan run as uKernel calls over row slices (their rows changed between runs). */
+  /** MatMul and layer_norm steps of the latest run's plan run as uKernel calls over row slices (their rows changed between runs). */
   dynamicSteps: number;
   /** Why the model runs as it does (e.g. no gateway: the reference kernels). */
   notes: string[];
@@ -143,6 +143,7 @@ interface Plan {
   readonly write: (feeds: Readonly<Record<string, TensorLike>>) => void;
   readonly read: () => Record<string, OutputTensor>;
   readonly hostSteps: number;
+  readonly dynamicSteps: number;
 }
 
 /** A model ready to run. Create it with {@link loadModel}. */
@@ -157,10 +158,10 @@ export class Model {
   private readonly tuning: Required<TuningOptions>;
   private credit = 0;
   private started?: number;
-  private hostSteps = 0;
-  private dynamicSteps = 0;
+  /** The plan of the latest run. */
+  private latest?: Plan;
   private readonly notes: string[] = [];
-  /** MatMuls by {@link familyOf}: the rows of their first plan, and their uKernel plan once asked for (null: not served). */
+  /** MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, and a MatMul's uKernel plan once asked for (null: not served). */
   private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
   private device?: Promise<DeviceProfile>;
 
@@ -191,6 +192,7 @@ export class Model {
    */
   async run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
     const plan = await this.planFor(feeds);
+    this.latest = plan;
     const start = performance.now();
     this.started ??= start;
     plan.write(feeds);
@@ -254,8 +256,8 @@ export class Model {
           ms: t ? t.incumbentMs() : NaN, history: t ? [...t.history] : [], refused: t?.refused.size ?? 0, settled: t?.settled ?? false,
         };
       }),
-      hostSteps: this.hostSteps,
-      dynamicSteps: this.dynamicSteps,
+      hostSteps: this.latest?.hostSteps ?? 0,
+      dynamicSteps: this.latest?.dynamicSteps ?? 0,
       notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
       timeline: [...this.timeline],
       settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
@@ -350,12 +352,12 @@ export class Model {
     if (most < 1) return;
     const asks = new Map<string, DynamicMatmul>();
     for (const step of program.steps) {
-      if (step.kind !== "kernel" || step.op.kind !== OpKind.MATMUL) continue;
+      if (step.kind !== "kernel" || !ROW_SLICED.has(step.op.kind)) continue;
       const family = familyOf(step.op);
       const rows = step.op.shape[0];
       const known = this.families.get(family);
       if (!known) this.families.set(family, { firstRows: rows });
-      else if (known.plan === undefined && rows !== known.firstRows && !asks.has(family)) {
+      else if (step.op.kind === OpKind.MATMUL && known.plan === undefined && rows !== known.firstRows && !asks.has(family)) {
         asks.set(family, { op: withRows(step.op, most), lo: 1, hi: most });
       }
     }
@@ -369,14 +371,21 @@ export class Model {
     }
   }
 
-  /** How a step's rows are covered by uKernel calls, when it is a dynamic MatMul with a plan for its rows. */
+  /**
+   * How a step's rows are covered by uKernel calls, when its rows changed since the first plan: a
+   * MatMul by its own plan; a layer_norm, whose rows are independent too, by the row pieces of any
+   * MatMul's plan (its uKernels are layer_norms of those rows).
+   */
   private extentPlan(step: KernelStep): ExtentPlan | undefined {
-    if (step.op.kind !== OpKind.MATMUL) return undefined;
     const family = this.families.get(familyOf(step.op));
     const rows = step.op.shape[0];
-    if (!family?.plan || rows === family.firstRows) return undefined;
-    const plan = family.plan.plans[rows - family.plan.lo];
-    return plan?.extent === rows ? plan : undefined;
+    if (!family || rows === family.firstRows || !ROW_SLICED.has(step.op.kind)) return undefined;
+    const plans = step.op.kind === OpKind.MATMUL ? [family.plan] : [...this.families.values()].map((f) => f.plan);
+    for (const plan of plans) {
+      const extent = plan ? plan.plans[rows - plan.lo] : undefined;
+      if (extent?.extent === rows) return extent;
+    }
+    return undefined;
   }
 
   private compile(shapes: InputShapes, folded: FoldedGraph, { steps, aliases }: FusedGraph): Plan {
@@ -453,11 +462,10 @@ export class Model {
         results.forEach((r, i) => node.outputs[i] && !out[i] && host.set(base(node.outputs[i]), r));
       };
     });
-    this.hostSteps = steps.length - steps.filter((s) => s.kind === "kernel").length;
-    this.dynamicSteps = dynamic.size;
 
     return {
-      hostSteps: this.hostSteps,
+      hostSteps: steps.length - steps.filter((s) => s.kind === "kernel").length,
+      dynamicSteps: dynamic.size,
       write: (feeds) => {
         for (const input of this.graph.inputs) {
           const data = feeds[input.name].data;
@@ -480,10 +488,10 @@ export class Model {
   }
 
   /**
-   * A dynamic MatMul as its plan's uKernel calls, one row slice after another. Each uKernel is an
-   * op of its own (the MatMul with the uKernel's rows), with one slot, kernel and tuning for every
-   * length. The padded rows of A and the residual are zeroed first: they hold whatever the arena
-   * held there before, and the calls that read them write only C's padding.
+   * A step whose rows changed as its plan's uKernel calls, one row slice after another. Each
+   * uKernel is an op of its own (the step's op with the uKernel's rows), with one slot, kernel and
+   * tuning for every length. The padded rows of A and the residual are zeroed first: they hold
+   * whatever the arena held there before, and the calls that read them write only C's padding.
    */
   private uKernelCalls(step: KernelStep, plan: ExtentPlan, whole: Bindings): () => void {
     const rows = step.op.shape[0];
@@ -523,15 +531,23 @@ export class Model {
   }
 }
 
-/** A MatMul's key with its rows left out: the MatMuls that differ only in M. */
+/** An op's key with its rows left out: the ops that differ only in M (a MatMul) or in rows (a layer_norm). */
 const familyOf = (op: OpSpec): string => opKey(withRows(op, 0));
 
 const withRows = (op: OpSpec, rows: number): OpSpec => create(OpSpecSchema, { ...op, shape: [rows, ...op.shape.slice(1)] });
 
-/** The operands of a MatMul laid out by rows of C, with their row length: A (K), C and Residual (N). */
-const rowOperands = (op: OpSpec): [string, number][] => [["A", op.shape[1]], ["C", op.shape[2]], ["Residual", op.shape[2]]];
+/** The ops whose rows (M of a MatMul, the rows of a layer_norm) may run as uKernel calls over row slices. */
+const ROW_SLICED = new Set([OpKind.MATMUL, OpKind.LAYER_NORM]);
 
-/** A MatMul's bindings for `count` rows from `row` on: A, C and the residual sliced, B and the bias whole. */
+/**
+ * The operands of an op laid out by rows of C, with their row length: a MatMul's A (K), C and
+ * Residual (N); a layer_norm's A and C (its columns).
+ */
+const rowOperands = (op: OpSpec): [string, number][] => (op.kind === OpKind.MATMUL
+  ? [["A", op.shape[1]], ["C", op.shape[2]], ["Residual", op.shape[2]]]
+  : [["A", op.shape[1]], ["C", op.shape[1]]]);
+
+/** An op's bindings for `count` rows from `row` on: the row operands sliced, the rest (B, bias, γ, β) whole. */
 function sliceRows(op: OpSpec, whole: Bindings, row: number, count: number): Bindings {
   const operands = { ...whole.operands };
   for (const [name, cols] of rowOperands(op)) {

@@ -43,7 +43,11 @@ describe("a MatMul whose rows change between runs", () => {
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, fingerprint: "test-device", dynamicRows: 64 });
     await runChecked(model, 16); // the first plan: a kernel for 16 rows
     expect(model.stats().dynamicSteps).toBe(0);
-    for (const m of [11, 3, 16, 29]) await runChecked(model, m); // 8+4 (one padded row), 4 (one), exact, 8·3+4·2 (three)
+    // 8+4 (one padded row), 4 (one), the first plan again (its own kernel), 8·3+4·2 (three)
+    for (const [m, dynamicSteps] of [[11, 1], [3, 1], [16, 0], [29, 1]]) {
+      await runChecked(model, m);
+      expect(model.stats().dynamicSteps, `${m} rows`).toBe(dynamicSteps);
+    }
     const stats = model.stats();
     expect(stats.plans).toBe(4);
     expect(stats.dynamicSteps).toBe(1);
