@@ -48,12 +48,18 @@ final class BodyEncoder {
 
     private void statements(List<Stmt> statements) {
         for (Stmt statement : statements) {
-            statement(statement);
+            statement.accept(statementVisitor);
         }
     }
 
-    private void statement(Stmt statement) {
-        if (statement instanceof Stmt.LocalSet set) {
+    private void expression(Expr expr) {
+        expr.accept(expressionVisitor);
+    }
+
+    /** Each statement after its operands. */
+    private final Stmt.Visitor<Void> statementVisitor = new Stmt.Visitor<>() {
+        @Override
+        public Void localSet(Stmt.LocalSet set) {
             expression(set.value());
             flush();
             if (teeSetThenGet) {
@@ -61,19 +67,38 @@ final class BodyEncoder {
             } else {
                 code.u8(Opcode.LOCAL_SET.code).varU32(set.local());
             }
-        } else if (statement instanceof Stmt.Store store) {
+            return null;
+        }
+
+        @Override
+        public Void store(Stmt.Store store) {
             expression(store.address());
             expression(store.value());
             memory(store.op(), store.arg());
-        } else if (statement instanceof Stmt.Drop drop) {
+            return null;
+        }
+
+        @Override
+        public Void drop(Stmt.Drop drop) {
             expression(drop.value());
             plain(Opcode.DROP);
-        } else if (statement instanceof Stmt.Block block) {
-            flush();
-            code.u8(block.loop() ? Opcode.LOOP.code : Opcode.BLOCK.code).u8(EMPTY_BLOCK);
-            statements(block.body());
-            end();
-        } else if (statement instanceof Stmt.If branch) {
+            return null;
+        }
+
+        @Override
+        public Void block(Stmt.Block block) {
+            structured(Opcode.BLOCK, block.body());
+            return null;
+        }
+
+        @Override
+        public Void loop(Stmt.Loop loop) {
+            structured(Opcode.LOOP, loop.body());
+            return null;
+        }
+
+        @Override
+        public Void ifElse(Stmt.If branch) {
             expression(branch.condition());
             flush();
             code.u8(Opcode.IF.code).u8(EMPTY_BLOCK);
@@ -84,31 +109,48 @@ final class BodyEncoder {
                 statements(branch.otherwise());
             }
             end();
-        } else if (statement instanceof Stmt.Branch branch) {
+            return null;
+        }
+
+        @Override
+        public Void branch(Stmt.Branch branch) {
             if (branch.condition() != null) {
                 expression(branch.condition());
             }
             flush();
             code.u8(branch.condition() == null ? Opcode.BR.code : Opcode.BR_IF.code).varU32(branch.depth());
-        } else {
-            throw new IllegalStateException("unknown " + statement);
+            return null;
         }
-    }
+    };
 
-    private void expression(Expr expr) {
-        if (expr instanceof Expr.I32Const c) {
+    /** Each expression in post order. */
+    private final Expr.Visitor<Void> expressionVisitor = new Expr.Visitor<>() {
+        @Override
+        public Void i32Const(Expr.I32Const c) {
             flush();
             code.u8(Opcode.I32_CONST.code).varS32(c.value());
-        } else if (expr instanceof Expr.F32Const c) {
+            return null;
+        }
+
+        @Override
+        public Void f32Const(Expr.F32Const c) {
             flush();
             code.u8(Opcode.F32_CONST.code).f32(c.value());
-        } else if (expr instanceof Expr.F32x4Const c) {
+            return null;
+        }
+
+        @Override
+        public Void f32x4Const(Expr.F32x4Const c) {
             flush();
             SimdOpcode.V128_CONST.writeOpcode(code);
             for (int i = 0; i < 4; i++) {
                 code.f32(c.lane());
             }
-        } else if (expr instanceof Expr.LocalGet get) {
+            return null;
+        }
+
+        @Override
+        public Void localGet(Expr.LocalGet get) {
             if (pendingSet == get.local()) {
                 code.u8(Opcode.LOCAL_TEE.code).varU32(get.local());
                 pendingSet = NO_PENDING;
@@ -116,24 +158,46 @@ final class BodyEncoder {
                 flush();
                 code.u8(Opcode.LOCAL_GET.code).varU32(get.local());
             }
-        } else if (expr instanceof Expr.LocalTee tee) {
+            return null;
+        }
+
+        @Override
+        public Void localTee(Expr.LocalTee tee) {
             expression(tee.value());
             flush();
             code.u8(Opcode.LOCAL_TEE.code).varU32(tee.local());
-        } else if (expr instanceof Expr.Apply apply) {
-            apply.args().forEach(this::expression);
+            return null;
+        }
+
+        @Override
+        public Void apply(Expr.Apply apply) {
+            apply.args().forEach(BodyEncoder.this::expression);
             plain(apply.op());
-        } else if (expr instanceof Expr.Lane lane) {
-            lane.args().forEach(this::expression);
+            return null;
+        }
+
+        @Override
+        public Void lane(Expr.Lane lane) {
+            lane.args().forEach(BodyEncoder.this::expression);
             flush();
             lane.op().writeOpcode(code);
             code.u8(lane.lane());
-        } else if (expr instanceof Expr.Load load) {
+            return null;
+        }
+
+        @Override
+        public Void load(Expr.Load load) {
             expression(load.address());
             memory(load.op(), load.arg());
-        } else {
-            throw new IllegalStateException("unknown " + expr);
+            return null;
         }
+    };
+
+    private void structured(Opcode opener, List<Stmt> body) {
+        flush();
+        code.u8(opener.code).u8(EMPTY_BLOCK);
+        statements(body);
+        end();
     }
 
     private void plain(Instruction op) {

@@ -76,7 +76,8 @@ public final class FunctionBuilder {
         requireEmptyStack("end");
         Frame frame = open.remove(open.size() - 1);
         Stmt construct = switch (frame.kind) {
-            case BLOCK, LOOP -> new Stmt.Block(frame.kind == Kind.LOOP, List.copyOf(frame.statements));
+            case BLOCK -> new Stmt.Block(frame.statements);
+            case LOOP -> new Stmt.Loop(frame.statements);
             case IF -> frame.then == null
                     ? new Stmt.If(frame.condition, List.copyOf(frame.statements), List.of())
                     : new Stmt.If(frame.condition, List.copyOf(frame.then), List.copyOf(frame.statements));

@@ -31,35 +31,121 @@ public final class Listing {
     }
 
     private void statements(List<Stmt> statements) {
-        statements.forEach(this::statement);
+        statements.forEach(s -> s.accept(statementVisitor));
     }
 
-    private void statement(Stmt statement) {
-        if (statement instanceof Stmt.LocalSet set) {
+    private void expression(Expr expr) {
+        expr.accept(expressionVisitor);
+    }
+
+    private final Stmt.Visitor<Void> statementVisitor = new Stmt.Visitor<>() {
+        @Override
+        public Void localSet(Stmt.LocalSet set) {
             expression(set.value());
             line("local.set " + set.local());
-        } else if (statement instanceof Stmt.Store store) {
+            return null;
+        }
+
+        @Override
+        public Void store(Stmt.Store store) {
             expression(store.address());
             expression(store.value());
             line(memory(store.op(), store.arg()));
-        } else if (statement instanceof Stmt.Drop drop) {
+            return null;
+        }
+
+        @Override
+        public Void drop(Stmt.Drop drop) {
             expression(drop.value());
             line("drop");
-        } else if (statement instanceof Stmt.Block block) {
-            nested(block.loop() ? "loop" : "block", block.body());
-        } else if (statement instanceof Stmt.If branch) {
+            return null;
+        }
+
+        @Override
+        public Void block(Stmt.Block block) {
+            nested("block", block.body());
+            return null;
+        }
+
+        @Override
+        public Void loop(Stmt.Loop loop) {
+            nested("loop", loop.body());
+            return null;
+        }
+
+        @Override
+        public Void ifElse(Stmt.If branch) {
             expression(branch.condition());
             nested("if", branch.then());
             if (!branch.otherwise().isEmpty()) {
                 nested("else", branch.otherwise());
             }
-        } else if (statement instanceof Stmt.Branch branch) {
+            return null;
+        }
+
+        @Override
+        public Void branch(Stmt.Branch branch) {
             if (branch.condition() != null) {
                 expression(branch.condition());
             }
             line((branch.condition() == null ? "br " : "br_if ") + branch.depth());
+            return null;
         }
-    }
+    };
+
+    private final Expr.Visitor<Void> expressionVisitor = new Expr.Visitor<>() {
+        @Override
+        public Void i32Const(Expr.I32Const c) {
+            line("i32.const " + c.value());
+            return null;
+        }
+
+        @Override
+        public Void f32Const(Expr.F32Const c) {
+            line("f32.const " + c.value());
+            return null;
+        }
+
+        @Override
+        public Void f32x4Const(Expr.F32x4Const c) {
+            line("v128.const f32x4 " + c.lane() + " " + c.lane() + " " + c.lane() + " " + c.lane());
+            return null;
+        }
+
+        @Override
+        public Void localGet(Expr.LocalGet get) {
+            line("local.get " + get.local());
+            return null;
+        }
+
+        @Override
+        public Void localTee(Expr.LocalTee tee) {
+            expression(tee.value());
+            line("local.tee " + tee.local());
+            return null;
+        }
+
+        @Override
+        public Void apply(Expr.Apply apply) {
+            apply.args().forEach(Listing.this::expression);
+            line(mnemonic(apply.op()));
+            return null;
+        }
+
+        @Override
+        public Void lane(Expr.Lane lane) {
+            lane.args().forEach(Listing.this::expression);
+            line(mnemonic(lane.op()) + " " + lane.lane());
+            return null;
+        }
+
+        @Override
+        public Void load(Expr.Load load) {
+            expression(load.address());
+            line(memory(load.op(), load.arg()));
+            return null;
+        }
+    };
 
     private void nested(String opener, List<Stmt> body) {
         line(opener);
@@ -67,30 +153,6 @@ public final class Listing {
         statements(body);
         depth--;
         line("end");
-    }
-
-    private void expression(Expr expr) {
-        if (expr instanceof Expr.I32Const c) {
-            line("i32.const " + c.value());
-        } else if (expr instanceof Expr.F32Const c) {
-            line("f32.const " + c.value());
-        } else if (expr instanceof Expr.F32x4Const c) {
-            line("v128.const f32x4 " + c.lane() + " " + c.lane() + " " + c.lane() + " " + c.lane());
-        } else if (expr instanceof Expr.LocalGet get) {
-            line("local.get " + get.local());
-        } else if (expr instanceof Expr.LocalTee tee) {
-            expression(tee.value());
-            line("local.tee " + tee.local());
-        } else if (expr instanceof Expr.Apply apply) {
-            apply.args().forEach(this::expression);
-            line(mnemonic(apply.op()));
-        } else if (expr instanceof Expr.Lane lane) {
-            lane.args().forEach(this::expression);
-            line(mnemonic(lane.op()) + " " + lane.lane());
-        } else if (expr instanceof Expr.Load load) {
-            expression(load.address());
-            line(memory(load.op(), load.arg()));
-        }
     }
 
     private static String memory(Instruction op, MemArg arg) {

@@ -89,51 +89,111 @@ final class LoadToVariable {
         }
 
         Stmt statement(Stmt statement) {
-            if (statement instanceof Stmt.LocalSet set) {
+            return statement.accept(statementVisitor);
+        }
+
+        Expr expr(Expr e) {
+            return e.accept(expressionVisitor);
+        }
+
+        /** Rewrites a statement's expressions; a write that may change a loaded value ends the epoch. */
+        private final Stmt.Visitor<Stmt> statementVisitor = new Stmt.Visitor<>() {
+            @Override
+            public Stmt localSet(Stmt.LocalSet set) {
                 Stmt rebuilt = new Stmt.LocalSet(set.local(), expr(set.value()));
                 if (addressLocals.contains(set.local())) {
                     invalidate();
                 }
                 return rebuilt;
-            } else if (statement instanceof Stmt.Store store) {
+            }
+
+            @Override
+            public Stmt store(Stmt.Store store) {
                 Expr address = expr(store.address());
                 Stmt rebuilt = new Stmt.Store(store.op(), address, expr(store.value()), store.arg());
                 invalidate();
                 return rebuilt;
-            } else if (statement instanceof Stmt.Drop drop) {
+            }
+
+            @Override
+            public Stmt drop(Stmt.Drop drop) {
                 return new Stmt.Drop(expr(drop.value()));
-            } else if (statement instanceof Stmt.Block block) {
+            }
+
+            @Override
+            public Stmt block(Stmt.Block block) {
                 invalidate();
-                return rewriting ? new Stmt.Block(block.loop(), rewrite(block.body())) : block;
-            } else if (statement instanceof Stmt.If branch) {
+                return rewriting ? new Stmt.Block(rewrite(block.body())) : block;
+            }
+
+            @Override
+            public Stmt loop(Stmt.Loop loop) {
+                invalidate();
+                return rewriting ? new Stmt.Loop(rewrite(loop.body())) : loop;
+            }
+
+            @Override
+            public Stmt ifElse(Stmt.If branch) {
                 Expr condition = expr(branch.condition());
                 invalidate();
                 return rewriting ? new Stmt.If(condition, rewrite(branch.then()), rewrite(branch.otherwise())) : branch;
-            } else if (statement instanceof Stmt.Branch branch) {
+            }
+
+            @Override
+            public Stmt branch(Stmt.Branch branch) {
                 Stmt rebuilt = branch.condition() == null ? branch : new Stmt.Branch(branch.depth(), expr(branch.condition()));
                 invalidate();
                 return rebuilt;
             }
-            throw new IllegalStateException("unknown statement " + statement);
-        }
+        };
 
-        Expr expr(Expr e) {
-            if (e instanceof Expr.Load load) {
-                Expr.Load rebuilt = new Expr.Load(load.op(), expr(load.address()), load.arg());
-                return cacheable(rebuilt.address()) ? load(rebuilt) : rebuilt;
-            } else if (e instanceof Expr.LocalTee tee) {
+        /** Rewrites an expression in evaluation order, counting or replacing repeated loads. */
+        private final Expr.Visitor<Expr> expressionVisitor = new Expr.Visitor<>() {
+            @Override
+            public Expr i32Const(Expr.I32Const e) {
+                return e;
+            }
+
+            @Override
+            public Expr f32Const(Expr.F32Const e) {
+                return e;
+            }
+
+            @Override
+            public Expr f32x4Const(Expr.F32x4Const e) {
+                return e;
+            }
+
+            @Override
+            public Expr localGet(Expr.LocalGet e) {
+                return e;
+            }
+
+            @Override
+            public Expr localTee(Expr.LocalTee tee) {
                 Expr value = expr(tee.value());
                 if (addressLocals.contains(tee.local())) {
                     invalidate();
                 }
                 return new Expr.LocalTee(tee.local(), value);
-            } else if (e instanceof Expr.Apply apply) {
-                return new Expr.Apply(apply.op(), apply.args().stream().map(this::expr).toList());
-            } else if (e instanceof Expr.Lane lane) {
-                return new Expr.Lane(lane.op(), lane.lane(), lane.args().stream().map(this::expr).toList());
             }
-            return e;
-        }
+
+            @Override
+            public Expr apply(Expr.Apply apply) {
+                return new Expr.Apply(apply.op(), apply.args().stream().map(Walk.this::expr).toList());
+            }
+
+            @Override
+            public Expr lane(Expr.Lane lane) {
+                return new Expr.Lane(lane.op(), lane.lane(), lane.args().stream().map(Walk.this::expr).toList());
+            }
+
+            @Override
+            public Expr load(Expr.Load load) {
+                Expr.Load rebuilt = new Expr.Load(load.op(), expr(load.address()), load.arg());
+                return cacheable(rebuilt.address()) ? Walk.this.load(rebuilt) : rebuilt;
+            }
+        };
 
         private Expr load(Expr.Load load) {
             Key key = new Key(load, epoch);

@@ -25,36 +25,89 @@ final class Trees {
     }
 
     private static Stmt rewrite(Stmt statement, UnaryOperator<Expr> expressions, UnaryOperator<Stmt> statements) {
-        if (statement instanceof Stmt.LocalSet set) {
-            return new Stmt.LocalSet(set.local(), rewrite(set.value(), expressions));
-        } else if (statement instanceof Stmt.Store store) {
-            return new Stmt.Store(store.op(), rewrite(store.address(), expressions), rewrite(store.value(), expressions),
-                    store.arg());
-        } else if (statement instanceof Stmt.Drop drop) {
-            return new Stmt.Drop(rewrite(drop.value(), expressions));
-        } else if (statement instanceof Stmt.Block block) {
-            return new Stmt.Block(block.loop(), rewrite(block.body(), expressions, statements));
-        } else if (statement instanceof Stmt.If branch) {
-            return new Stmt.If(rewrite(branch.condition(), expressions),
-                    rewrite(branch.then(), expressions, statements), rewrite(branch.otherwise(), expressions, statements));
-        } else if (statement instanceof Stmt.Branch branch) {
-            return branch.condition() == null ? branch : new Stmt.Branch(branch.depth(), rewrite(branch.condition(), expressions));
-        }
-        throw new IllegalStateException("unknown statement " + statement);
+        return statement.accept(new Stmt.Visitor<Stmt>() {
+            @Override
+            public Stmt localSet(Stmt.LocalSet set) {
+                return new Stmt.LocalSet(set.local(), rewrite(set.value(), expressions));
+            }
+
+            @Override
+            public Stmt store(Stmt.Store store) {
+                return new Stmt.Store(store.op(), rewrite(store.address(), expressions), rewrite(store.value(), expressions),
+                        store.arg());
+            }
+
+            @Override
+            public Stmt drop(Stmt.Drop drop) {
+                return new Stmt.Drop(rewrite(drop.value(), expressions));
+            }
+
+            @Override
+            public Stmt block(Stmt.Block block) {
+                return new Stmt.Block(rewrite(block.body(), expressions, statements));
+            }
+
+            @Override
+            public Stmt loop(Stmt.Loop loop) {
+                return new Stmt.Loop(rewrite(loop.body(), expressions, statements));
+            }
+
+            @Override
+            public Stmt ifElse(Stmt.If branch) {
+                return new Stmt.If(rewrite(branch.condition(), expressions),
+                        rewrite(branch.then(), expressions, statements), rewrite(branch.otherwise(), expressions, statements));
+            }
+
+            @Override
+            public Stmt branch(Stmt.Branch branch) {
+                return branch.condition() == null ? branch : new Stmt.Branch(branch.depth(), rewrite(branch.condition(), expressions));
+            }
+        });
     }
 
+    /** Rewrites an expression's children, then the expression itself, with {@code f}. */
     static Expr rewrite(Expr expr, UnaryOperator<Expr> f) {
-        Expr rebuilt = expr;
-        if (expr instanceof Expr.LocalTee tee) {
-            rebuilt = new Expr.LocalTee(tee.local(), rewrite(tee.value(), f));
-        } else if (expr instanceof Expr.Apply apply) {
-            rebuilt = new Expr.Apply(apply.op(), rewriteAll(apply.args(), f));
-        } else if (expr instanceof Expr.Lane lane) {
-            rebuilt = new Expr.Lane(lane.op(), lane.lane(), rewriteAll(lane.args(), f));
-        } else if (expr instanceof Expr.Load load) {
-            rebuilt = new Expr.Load(load.op(), rewrite(load.address(), f), load.arg());
-        }
-        return f.apply(rebuilt);
+        return f.apply(expr.accept(new Expr.Visitor<Expr>() {
+            @Override
+            public Expr i32Const(Expr.I32Const e) {
+                return e;
+            }
+
+            @Override
+            public Expr f32Const(Expr.F32Const e) {
+                return e;
+            }
+
+            @Override
+            public Expr f32x4Const(Expr.F32x4Const e) {
+                return e;
+            }
+
+            @Override
+            public Expr localGet(Expr.LocalGet e) {
+                return e;
+            }
+
+            @Override
+            public Expr localTee(Expr.LocalTee tee) {
+                return new Expr.LocalTee(tee.local(), rewrite(tee.value(), f));
+            }
+
+            @Override
+            public Expr apply(Expr.Apply apply) {
+                return new Expr.Apply(apply.op(), rewriteAll(apply.args(), f));
+            }
+
+            @Override
+            public Expr lane(Expr.Lane lane) {
+                return new Expr.Lane(lane.op(), lane.lane(), rewriteAll(lane.args(), f));
+            }
+
+            @Override
+            public Expr load(Expr.Load load) {
+                return new Expr.Load(load.op(), rewrite(load.address(), f), load.arg());
+            }
+        }));
     }
 
     private static List<Expr> rewriteAll(List<Expr> exprs, UnaryOperator<Expr> f) {
