@@ -148,27 +148,7 @@ final class LoadToVariable {
         };
 
         /** Rewrites an expression in evaluation order, counting or replacing repeated loads. */
-        private final Expr.Visitor<Expr> expressionVisitor = new Expr.Visitor<>() {
-            @Override
-            public Expr i32Const(Expr.I32Const e) {
-                return e;
-            }
-
-            @Override
-            public Expr f32Const(Expr.F32Const e) {
-                return e;
-            }
-
-            @Override
-            public Expr f32x4Const(Expr.F32x4Const e) {
-                return e;
-            }
-
-            @Override
-            public Expr localGet(Expr.LocalGet e) {
-                return e;
-            }
-
+        private final Expr.Visitor<Expr> expressionVisitor = new Trees.Rebuild() {
             @Override
             public Expr localTee(Expr.LocalTee tee) {
                 Expr value = expr(tee.value());

@@ -67,27 +67,7 @@ final class Trees {
 
     /** Rewrites an expression's children, then the expression itself, with {@code f}. */
     static Expr rewrite(Expr expr, UnaryOperator<Expr> f) {
-        return f.apply(expr.accept(new Expr.Visitor<Expr>() {
-            @Override
-            public Expr i32Const(Expr.I32Const e) {
-                return e;
-            }
-
-            @Override
-            public Expr f32Const(Expr.F32Const e) {
-                return e;
-            }
-
-            @Override
-            public Expr f32x4Const(Expr.F32x4Const e) {
-                return e;
-            }
-
-            @Override
-            public Expr localGet(Expr.LocalGet e) {
-                return e;
-            }
-
+        return f.apply(expr.accept(new Rebuild() {
             @Override
             public Expr localTee(Expr.LocalTee tee) {
                 return new Expr.LocalTee(tee.local(), rewrite(tee.value(), f));
@@ -108,6 +88,32 @@ final class Trees {
                 return new Expr.Load(load.op(), rewrite(load.address(), f), load.arg());
             }
         }));
+    }
+
+    /**
+     * A rewrite of expressions: leaves (constants, local.get) stay as they are, each walk rebuilds
+     * the nodes with children. A new leaf kind is a compile error here, a new inner kind in every walk.
+     */
+    abstract static class Rebuild implements Expr.Visitor<Expr> {
+        @Override
+        public Expr i32Const(Expr.I32Const e) {
+            return e;
+        }
+
+        @Override
+        public Expr f32Const(Expr.F32Const e) {
+            return e;
+        }
+
+        @Override
+        public Expr f32x4Const(Expr.F32x4Const e) {
+            return e;
+        }
+
+        @Override
+        public Expr localGet(Expr.LocalGet e) {
+            return e;
+        }
     }
 
     private static List<Expr> rewriteAll(List<Expr> exprs, UnaryOperator<Expr> f) {
