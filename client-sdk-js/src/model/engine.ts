@@ -414,8 +414,9 @@ export class Model {
     const dynamic = new Map<KernelStep, ExtentPlan>();
     const paddedBytes = new Map<string, number>();
     for (const s of steps) {
-      const plan = s.kind === "kernel" ? this.extentPlan(s) : undefined;
-      if (!plan || s.kind !== "kernel") continue;
+      if (s.kind !== "kernel") continue;
+      const plan = this.extentPlan(s);
+      if (!plan) continue;
       dynamic.set(s, plan);
       for (const [name, cols] of rowOperands(s.op)) {
         const v = s.operands[name];

@@ -1,5 +1,6 @@
 package dev.jitzoo.gateway;
 
+import dev.jitzoo.proto.rules.OpRules;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
@@ -20,8 +21,8 @@ public interface GatewayConfig {
     @WithDefault("67108864")
     long maxOperandElements();
 
-    /** Largest M of a dynamic MatMul's PlanRequest (the space composes a plan for every extent up to it). */
-    @WithDefault("4096")
+    /** Largest M of a dynamic MatMul's PlanRequest; the space serves up to {@link OpRules#MAX_DYNAMIC_ROWS}. */
+    @WithDefault("" + OpRules.MAX_DYNAMIC_ROWS)
     int maxDynamicRows();
 
     /** Most PlanRequests one connection may send; one more ends it with close code 1008. */

@@ -13,6 +13,12 @@ import java.util.stream.Collectors;
  */
 public final class OpRules {
 
+    /**
+     * Largest M of a MatMul whose M varies (a sequence length): the space composes a uKernel plan for
+     * every extent up to it, and the gateway refuses a PlanRequest beyond it.
+     */
+    public static final int MAX_DYNAMIC_ROWS = 4096;
+
     private OpRules() {
     }
 

@@ -5,6 +5,7 @@ import dev.jitzoo.proto.kernel.v1.ExtentPlan;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.PlanPiece;
+import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.space.v1.DynamicResponse;
 import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.domain.OpShapes;
@@ -17,9 +18,6 @@ import dev.jitzoo.space.lite.LiteSpace;
  */
 public final class DynamicPlans {
 
-    /** The widest range served: the plans are composed for every extent of it, each in well under a millisecond. */
-    public static final int MAX_HI = 4096;
-
     private DynamicPlans() {
     }
 
@@ -28,8 +26,8 @@ public final class DynamicPlans {
         if (op.getKind() != OpKind.OP_KIND_MATMUL) {
             throw new InvalidOpException("a dynamic M is served for MatMuls only, got " + op.getKind());
         }
-        if (Integer.toUnsignedLong(hi) > MAX_HI) {
-            throw new InvalidOpException("the dynamic range ends at most at " + MAX_HI + ", got " + Integer.toUnsignedString(hi));
+        if (Integer.toUnsignedLong(hi) > OpRules.MAX_DYNAMIC_ROWS) {
+            throw new InvalidOpException("the dynamic range ends at most at " + OpRules.MAX_DYNAMIC_ROWS + ", got " + Integer.toUnsignedString(hi));
         }
         OpShapes shapes = OpShapes.of(op);
         UKernelSet set = UKernelSet.build(lo, hi, shapes.k(), shapes.n(), device, space, thresholds);
