@@ -42,12 +42,27 @@ async function timeRuntimes(runtimes, options) {
   return Object.fromEntries(Object.entries(runtimes).map(([n, r]) => [n, { ...times[n], result: r.result }]));
 }
 
-const PAPER = { '384,768,768': 'K0', '640,768,3072': 'K1', '12,384,384,64': 'K2', '120,64,64,64': 'K3' };
-export const paperName = (meta) => PAPER[meta.shape.join(',')];
+/**
+ * The paper kernel (K0..K3) a case was generated for, from its file name: `codegen cases` and
+ * `space cases` name them K0-..., after the one list of paper kernels (PaperKernels in the proto jar).
+ */
+const paperName = (c) => /^(K\d+)-/.exec(c.name)?.[1];
+
+/** Wasm cases grouped by the paper kernel they were generated for; other cases are left out. */
+export function byPaperKernel(cases) {
+  const groups = new Map();
+  for (const c of cases) {
+    const name = paperName(c);
+    if (!name || c.backend !== 'wasm') continue;
+    if (!groups.has(name)) groups.set(name, []);
+    groups.get(name).push(c);
+  }
+  return groups;
+}
 
 export function checked(meta, inputs, result, who) {
   const error = relativeError(result, reference(meta, inputs));
-  if (!(error <= TOLERANCE)) throw new Error(`${who} on ${paperName(meta) ?? meta.shape}: relative error ${error.toExponential(2)}`);
+  if (!(error <= TOLERANCE)) throw new Error(`${who} on ${meta.op} [${meta.shape}]: relative error ${error.toExponential(2)}`);
   return error;
 }
 
@@ -78,13 +93,7 @@ export const log = (s) => process.stderr.write(`${s}\n`);
  * peers and the SIMD peak loops.
  */
 export async function benchKernels(dir, { out, quick = false } = {}) {
-  const groups = new Map();
-  for (const c of readCases(dir)) {
-    const name = paperName(c.meta);
-    if (!name || c.backend !== 'wasm') continue;
-    if (!groups.has(name)) groups.set(name, []);
-    groups.get(name).push(c);
-  }
+  const groups = byPaperKernel(readCases(dir));
   if (groups.size === 0) throw new Error(`${dir}: no Wasm kernels of K0..K3 in it`);
   const screen = { warmup: 1, warmupMs: 0, minReps: 3, maxReps: 3, minMs: 0 };
   const full = quick ? { warmup: 1, minReps: 3, maxReps: 5, minMs: 0, burstMs: 30 }

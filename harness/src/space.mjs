@@ -3,7 +3,7 @@
 import { inputsFor } from './data.mjs';
 import { gflops, timeSideBySide } from './timing.mjs';
 import { readCases } from './cases.mjs';
-import { checked, describeSchedule, f1, log, paperName, table, wasmRuntime } from './bench.mjs';
+import { byPaperKernel, checked, describeSchedule, f1, log, table, wasmRuntime } from './bench.mjs';
 
 /** A lite candidate's place in the space's ordering, from its label `...-Lnn-<id>`. */
 const rankOf = (c) => {
@@ -12,16 +12,6 @@ const rankOf = (c) => {
   return Number(m[1]);
 };
 
-function byKernel(cases) {
-  const groups = new Map();
-  for (const c of cases) {
-    const name = paperName(c.meta);
-    if (!name || c.backend !== 'wasm') continue;
-    if (!groups.has(name)) groups.set(name, []);
-    groups.get(name).push(c);
-  }
-  return groups;
-}
 
 /**
  * One quick timing per candidate, in order. A candidate whose first run is over `cutoff` times the
@@ -47,8 +37,8 @@ async function screen(cases, inputs, options, cutoff = Infinity) {
  * of the first lite candidate within 5% of the lite best.
  */
 export async function benchSpace(liteDir, sweepDir, { quick = false } = {}) {
-  const lite = byKernel(readCases(liteDir));
-  const sweep = byKernel(readCases(sweepDir));
+  const lite = byPaperKernel(readCases(liteDir));
+  const sweep = byPaperKernel(readCases(sweepDir));
   const quickScreen = { warmup: 1, warmupMs: 0, minReps: 2, maxReps: 2, minMs: 0 };
   const liteScreen = quick ? quickScreen : { warmup: 1, warmupMs: 0, minReps: 5, maxReps: 5, minMs: 0 };
   const final = quick ? { warmup: 1, minReps: 3, maxReps: 5, minMs: 0, burstMs: 30 }

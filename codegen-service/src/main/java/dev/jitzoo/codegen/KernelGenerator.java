@@ -1,7 +1,7 @@
 package dev.jitzoo.codegen;
 
-import dev.jitzoo.codegen.infra.RedisArtifactCache;
-import dev.jitzoo.codegen.kernel.GeneratedKernel;
+import dev.jitzoo.compiler.KernelRequest;
+import dev.jitzoo.compiler.kernel.GeneratedKernel;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
@@ -19,17 +19,17 @@ import java.util.concurrent.TimeUnit;
 @ApplicationScoped
 public class KernelGenerator {
 
-    private final RedisArtifactCache cache;
+    private final ArtifactCache cache;
     private final Timer compileTimer;
 
-    public KernelGenerator(RedisArtifactCache cache, MeterRegistry metrics) {
+    public KernelGenerator(ArtifactCache cache, MeterRegistry metrics) {
         this.cache = cache;
         this.compileTimer = metrics.timer("jitzoo.codegen.compile");
     }
 
     public GenerateResponse generate(GenerateRequest request) {
         KernelRequest kernelRequest = KernelRequest.of(request);
-        boolean wasm = kernelRequest.backend() == dev.jitzoo.codegen.kernel.Backend.WASM;
+        boolean wasm = kernelRequest.backend() == dev.jitzoo.compiler.kernel.Backend.WASM;
         int abiVersion = kernelRequest.abiVersion();
         String kernelId = kernelRequest.kernelId();
         Optional<KernelArtifact> cached = cache.get(request.getBackend(), kernelId);

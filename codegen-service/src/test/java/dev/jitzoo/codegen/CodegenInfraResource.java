@@ -9,7 +9,7 @@ public class CodegenInfraResource implements QuarkusTestResourceLifecycleManager
 
     @Override
     public Map<String, String> start() {
-        return Map.of("jitzoo.codegen.redis-uri", TestInfra.redisUri());
+        return Map.of("jitzoo.redis.uri", TestInfra.redisUri());
     }
 
     @Override

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.jitzoo.codegen.wasm.WasmSections;
+import dev.jitzoo.compiler.wasm.WasmSections;
 import dev.jitzoo.localstack.MalformedGrpc;
 import dev.jitzoo.proto.codegen.v1.CodegenServiceGrpc;
 import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;

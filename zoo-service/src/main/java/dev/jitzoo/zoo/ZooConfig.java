@@ -4,12 +4,12 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
 
-/** Settings of the zoo service. MongoDB and Kafka are set through Quarkus' own keys. */
+/**
+ * Settings of the zoo service. MongoDB and Kafka are set through Quarkus' own keys, Redis (the
+ * elected kernels' cache) through {@code jitzoo.redis.uri} (redis-client).
+ */
 @ConfigMapping(prefix = "jitzoo.zoo")
 public interface ZooConfig {
-
-    /** Redis holding the elected best kernel per zoo key, e.g. {@code redis://127.0.0.1:6390}. Required. */
-    String redisUri();
 
     /** MongoDB database holding reports and elections. */
     @WithDefault("jitzoo")

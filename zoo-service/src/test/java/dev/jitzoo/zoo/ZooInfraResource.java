@@ -11,7 +11,7 @@ public class ZooInfraResource implements QuarkusTestResourceLifecycleManager {
     public Map<String, String> start() {
         return Map.of(
                 "quarkus.mongodb.connection-string", TestInfra.mongoUri(),
-                "jitzoo.zoo.redis-uri", TestInfra.redisUri(),
+                "jitzoo.redis.uri", TestInfra.redisUri(),
                 "kafka.bootstrap.servers", TestInfra.kafkaBootstrap());
     }
 

@@ -1,7 +1,7 @@
 package dev.jitzoo.codegen.grpc;
 
 import dev.jitzoo.codegen.KernelGenerator;
-import dev.jitzoo.codegen.kernel.InvalidKernelException;
+import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.proto.codegen.v1.CodegenService;
 import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateBatchResponse;

@@ -1,8 +1,9 @@
 package dev.jitzoo.codegen.infra;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.jitzoo.codegen.kernel.WasmCompiler;
-import dev.jitzoo.codegen.wgsl.WgslCompiler;
+import dev.jitzoo.codegen.ArtifactCache;
+import dev.jitzoo.compiler.kernel.WasmCompiler;
+import dev.jitzoo.compiler.wgsl.WgslCompiler;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -16,7 +17,7 @@ import org.jboss.logging.Logger;
  * everything the request says; the revision stands for that backend's emitter. Identical requests
  * from many clients compile once.
  */
-public class RedisArtifactCache {
+public class RedisArtifactCache implements ArtifactCache {
 
     private static final Logger LOG = Logger.getLogger(RedisArtifactCache.class);
     private static final String WASM_PREFIX = "jitzoo:codegen:r" + WasmCompiler.EMITTER_REVISION + ":";
@@ -30,6 +31,7 @@ public class RedisArtifactCache {
         this.ttl = ttl;
     }
 
+    @Override
     public Optional<KernelArtifact> get(Backend backend, String kernelId) {
         String key = key(backend, kernelId);
         byte[] bytes = redis.get(key);
@@ -45,6 +47,7 @@ public class RedisArtifactCache {
         }
     }
 
+    @Override
     public void put(KernelArtifact artifact) {
         redis.setex(key(artifact.getRef().getBackend(), artifact.getRef().getKernelId()), ttl.toSeconds(),
                 artifact.toByteArray());

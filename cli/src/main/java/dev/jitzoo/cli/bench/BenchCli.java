@@ -1,0 +1,204 @@
+package dev.jitzoo.cli.bench;
+
+import dev.jitzoo.cli.suite.Models;
+import dev.jitzoo.cli.suite.Prereqs;
+import dev.jitzoo.cli.suite.Suite;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Unmatched;
+
+/**
+ * {@code jitzoo bench NAME}: benchmarks that print figures side by side. Each generates what it
+ * times with this jar's commands, then hands it to the harness (Node) or, for whole models, to the
+ * SDK against a private stack. Options a bench does not take itself go to the harness or the SDK
+ * ({@code --json}, {@code --quick}, {@code --rounds}...).
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
+        subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
+                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class})
+public final class BenchCli {
+
+    /** What every bench shares: the suite, and the options it passes on. */
+    abstract static class Bench implements Runnable {
+        final Suite suite = Suite.here();
+
+        @Unmatched
+        List<String> passOn = new ArrayList<>();
+
+        /** Runs {@code body} in a fresh temporary directory, removed after. */
+        void inTempDir(java.util.function.Consumer<Path> body) {
+            Path dir = Suite.tempDir("jitzoo-bench.");
+            try {
+                body.accept(dir);
+            } finally {
+                Suite.remove(dir);
+            }
+        }
+
+        String[] harnessArgs(String... head) {
+            List<String> all = new ArrayList<>(List.of(head));
+            all.addAll(passOn);
+            return all.toArray(String[]::new);
+        }
+    }
+
+    @Command(name = "kernels", description = "best Wasm schedule of K0..K3 beside onnxruntime-web, TF.js and the SIMD peak "
+            + "(harness options: --out DIR, --quick, --json)")
+    static final class Kernels extends Bench {
+        @Override
+        public void run() {
+            new Prereqs(suite).harness();
+            inTempDir(dir -> {
+                Suite.say("generating the paper grid of K0..K3 candidates, and the space service's candidates for this machine");
+                suite.jitzoo("codegen", "cases", "--out", dir.toString(), "--set", "paper");
+                suite.jitzoo("space", "cases", "--device", "this-machine-wasm", "--backend", "wasm", "--out", dir + "/lite.jsonl");
+                suite.jitzoo("codegen", "cases", "--requests", dir + "/lite.jsonl", "--out", dir.toString());
+                Suite.say("timing every candidate in V8, then the best beside onnxruntime-web and TF.js (a few minutes)");
+                suite.harness("bench kernels", harnessArgs("bench", "kernels", dir.toString()));
+            });
+        }
+    }
+
+    @Command(name = "passes", description = "kernel latency with each Wasm pass off and on (paper Table 5)")
+    static final class Passes extends Bench {
+        @Option(names = "--op", defaultValue = "K0", description = "K0..K3 (default: ${DEFAULT-VALUE})")
+        String op;
+
+        @Override
+        public void run() {
+            new Prereqs(suite).harness();
+            inTempDir(dir -> {
+                suite.jitzoo("codegen", "passes", "--out", dir.toString(), "--op", op);
+                suite.harness("bench passes", harnessArgs("bench", "passes", dir.toString()));
+            });
+        }
+    }
+
+    @Command(name = "codegen", description = "time to generate one candidate (JMH) beside C → clang -O3 → wasm-ld, "
+            + "and both kernels' speed (--quick for a short JMH run)")
+    static final class Codegen extends Bench {
+        @Option(names = "--quick", description = "a short JMH run")
+        boolean quick;
+
+        @Override
+        public void run() {
+            Prereqs prereqs = new Prereqs(suite);
+            prereqs.harness();
+            if (!Prereqs.onPath("clang") || !Prereqs.onPath("wasm-ld")) {
+                if ("root".equals(System.getProperty("user.name"))) {
+                    prereqs.apt("clang", "lld");
+                } else {
+                    Suite.say("clang or wasm-ld missing (apt-get install clang lld): the conventional pipeline is skipped");
+                }
+            }
+            inTempDir(dir -> {
+                Suite.say("generation time: ours under JMH, then C → clang -O3 → wasm-ld for the same kernel");
+                String figures = CodegenBench.measure(dir, quick);
+                Path json = dir.resolve("generation.json");
+                write(json, figures);
+                Suite.say("both kernels timed in V8");
+                suite.harness("bench codegen", harnessArgs("bench", "codegen", dir.toString(), json.toString()));
+            });
+        }
+    }
+
+    @Command(name = "space", description = "the lite space's best against an exhaustive sweep of 1152 schedules per kernel, "
+            + "and how early the ordering reaches it (tens of minutes; --quick for a rough pass)")
+    static final class Space extends Bench {
+        @Option(names = "--op", defaultValue = "K0,K1,K2,K3", description = "paper kernels, comma-separated (default: ${DEFAULT-VALUE})")
+        String ops;
+
+        @Override
+        public void run() {
+            new Prereqs(suite).harness();
+            inTempDir(dir -> {
+                Suite.say("the space service's Wasm candidates for this machine (" + ops + "), and the exhaustive sweep grid");
+                suite.jitzoo("space", "cases", "--device", "this-machine-wasm", "--backend", "wasm", "--op", ops,
+                        "--out", dir + "/lite.jsonl");
+                suite.jitzoo("codegen", "cases", "--requests", dir + "/lite.jsonl", "--out", dir + "/lite");
+                suite.jitzoo("codegen", "cases", "--set", "sweep", "--out", dir + "/sweep");
+                Suite.say("timing every candidate in V8 (tens of minutes; --quick for a rough pass)");
+                suite.harness("bench space", harnessArgs("bench", "space", dir + "/lite", dir + "/sweep"));
+            });
+        }
+    }
+
+    @Command(name = "dynamic", description = "composed uKernel plans (FTuner) for a MatMul whose M varies against padding M "
+            + "to a multiple of T and exact kernels (--quick for every eighth extent)")
+    static final class Dynamic extends Bench {
+        @Option(names = "--shape", defaultValue = "1..512,768,768", description = "LO..HI,K,N (default, BERT-base: ${DEFAULT-VALUE})")
+        String shape;
+
+        @Option(names = "--padded-tile", defaultValue = "64", description = "the tile M is padded to (default: ${DEFAULT-VALUE})")
+        int tile;
+
+        @Override
+        public void run() {
+            new Prereqs(suite).harness();
+            inTempDir(dir -> {
+                Suite.say("uKernel set and a plan per extent for M = " + shape + ", and the kernels to compare (padded to "
+                        + tile + ", and exact)");
+                suite.jitzoo(dir.resolve("plans.json"), "space", "dynamic", "--shape", shape, "--requests",
+                        dir + "/kernels.jsonl", "--padded-tile", String.valueOf(tile), "--exact");
+                suite.jitzoo("codegen", "cases", "--requests", dir + "/kernels.jsonl", "--out", dir + "/kernels");
+                Suite.say("timing every extent in V8 (a few minutes; --quick for every eighth)");
+                suite.harness("bench dynamic", harnessArgs("bench", "dynamic", dir + "/kernels", dir + "/plans.json"));
+            });
+        }
+    }
+
+    @Command(name = "space-size", description = "lite space size of K0..K3 on every bundled device beside the naive space "
+            + "and the paper's Table 6")
+    static final class SpaceSize extends Bench {
+        @Override
+        public void run() {
+            List<String> args = new ArrayList<>(List.of("space", "size"));
+            args.addAll(passOn);
+            suite.jitzoo(args.toArray(String[]::new));
+        }
+    }
+
+    @Command(name = "model", description = "on a private stack: the BERT-base layer and the MiniLM-shaped encoder tuned while "
+            + "they infer, against onnxruntime-web (1 thread), untuned, with a fresh and a warm zoo (SDK options: --seq N, "
+            + "--rounds N, --lengths L,..)")
+    static final class Model extends Bench {
+        @Override
+        public void run() {
+            Path models = new Models(suite).ensure();
+            Suite.say("a private stack; then each model tuned by a new device kind, served to a second one from the zoo, "
+                    + "and timed beside onnxruntime-web (minutes)");
+            List<String> command = new ArrayList<>(List.of("node", "--experimental-wasm-relaxed-simd",
+                    suite.path("client-sdk-js/dist/cli/bench-model.js").toString()));
+            command.addAll(passOn);
+            suite.withPrivateStack("bench model", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
+        }
+    }
+
+    @Command(name = "extended", description = "on a private stack: kernels and time until a new device kind's incumbent is "
+            + "within 5% of its best, alone in the zoo and with a similar kind's results")
+    static final class Extended extends Bench {
+        @Override
+        public void run() {
+            new Prereqs(suite).sdk();
+            Suite.say("a private stack; then for each op a device kind alone in the zoo tunes it, and another kind beside it "
+                    + "(a few minutes)");
+            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-extended.js").toString()));
+            command.addAll(passOn);
+            suite.withPrivateStack("bench extended", Map.of(), suite.root(), command);
+        }
+    }
+
+    static void write(Path file, String text) {
+        try {
+            Files.writeString(file, text);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

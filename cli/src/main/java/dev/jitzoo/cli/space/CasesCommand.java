@@ -1,0 +1,82 @@
+package dev.jitzoo.cli.space;
+
+import com.google.protobuf.util.JsonFormat;
+import dev.jitzoo.cli.OpNames;
+import dev.jitzoo.proto.codegen.v1.GenerateRequest;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.PaperKernels;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.space.device.DeviceProfiles;
+import dev.jitzoo.space.lite.LiteSpace;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ./jitzoo space cases}: every candidate the space produces for K0..K3 on the chosen devices,
+ * as the codegen requests the gateway would send (WGSL ones with the device's limits), one JSON
+ * object {@code {"label", "request"}} per line, best first per op and device. The label is
+ * {@code OP-DEVICE-BACKEND-Lnn}, nn the candidate's place in the ordering. {@code ./jitzoo codegen
+ * cases --requests FILE} compiles them.
+ */
+@Command(name = "cases", mixinStandardHelpOptions = true,
+        description = "Writes every lite-space candidate of K0..K3 as codegen requests, one JSON object per line.")
+final class CasesCommand implements Callable<Integer> {
+
+    @Option(names = "--out", required = true, description = "file to write")
+    Path out;
+
+    @Option(names = "--device", split = ",", description = "devices (default: every bundled one)")
+    List<String> devices = DeviceProfiles.BUNDLED;
+
+    @Option(names = "--op", split = ",", description = "paper kernels (default: K0,K1,K2,K3)")
+    List<String> ops = List.copyOf(PaperKernels.ALL.keySet());
+
+    @Option(names = "--backend", defaultValue = "all", description = "wasm, webgpu or all (default: ${DEFAULT-VALUE})")
+    String backend;
+
+    @Option(names = "--relaxation", defaultValue = "" + LiteSpace.DEFAULT_RELAXATION,
+            description = "relaxation ratio of the resource heuristics (default: ${DEFAULT-VALUE})")
+    double relaxation;
+
+    @Override
+    public Integer call() throws IOException {
+        LiteSpace space = new LiteSpace(relaxation, Integer.MAX_VALUE);
+        JsonFormat.Printer json = JsonFormat.printer().omittingInsignificantWhitespace();
+        List<String> lines = new ArrayList<>();
+        for (String opName : ops) {
+            OpSpec op = OpNames.parse(opName, null);
+            for (String deviceName : devices) {
+                DeviceProfile device = DeviceProfiles.load(deviceName);
+                for (Backend b : DeviceProfiles.backends(device)) {
+                    if (!backend.equals("all") && SpaceCli.backend(backend) != b) {
+                        continue;
+                    }
+                    List<Candidate> candidates = space.compose(op, device, b).getCandidatesList();
+                    for (int rank = 0; rank < candidates.size(); rank++) {
+                        GenerateRequest.Builder request = GenerateRequest.newBuilder().setOp(op).setBackend(b)
+                                .setSchedule(candidates.get(rank).getSchedule());
+                        if (b == Backend.BACKEND_WGSL) {
+                            request.setWebgpuLimits(DeviceProfiles.limits(device));
+                        }
+                        String label = String.format(Locale.ROOT, "%s-%s-%s-L%02d", opName.toUpperCase(Locale.ROOT),
+                                device.getName().isEmpty() ? "device" : device.getName(),
+                                b == Backend.BACKEND_WASM ? "wasm" : "webgpu", rank);
+                        lines.add("{\"label\":\"" + label + "\",\"request\":" + json.print(request) + "}");
+                    }
+                }
+            }
+        }
+        Files.write(out, lines);
+        System.err.printf("wrote %d candidates to %s%n", lines.size(), out);
+        return 0;
+    }
+}

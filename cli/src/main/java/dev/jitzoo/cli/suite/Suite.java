@@ -1,0 +1,222 @@
+package dev.jitzoo.cli.suite;
+
+import dev.jitzoo.cli.Jitzoo;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Where the suite lives on this machine and how its parts are run from the command line: the
+ * checkout, {@code JITZOO_HOME}, child processes with their output passed through, this jar's own
+ * commands in process, the harness, and a private stack on other ports.
+ */
+public final class Suite {
+
+    /** The ports of a private stack, apart from a user's {@code ./jitzoo up}. */
+    private static final Map<String, String> PRIVATE_PORTS = Map.of(
+            "JITZOO_GATEWAY_PORT", "18080", "JITZOO_SPACE_PORT", "18081", "JITZOO_CODEGEN_PORT", "18082",
+            "JITZOO_ZOO_PORT", "18083", "JITZOO_REDIS_PORT", "16390", "JITZOO_KAFKA_PORT", "19092",
+            "JITZOO_KAFKA_CONTROLLER_PORT", "19093", "JITZOO_MONGO_PORT", "27118");
+
+    private final Path root;
+
+    private Suite(Path root) {
+        this.root = root;
+    }
+
+    /** The checkout: {@code JITZOO_ROOT}, else the folder two above this jar's (cli/target/jitzoo-cli.jar, .jitzoo/cli/jitzoo-cli.jar). */
+    public static Suite here() {
+        String env = System.getenv("JITZOO_ROOT");
+        if (env != null && !env.isBlank()) {
+            return new Suite(Path.of(env).toAbsolutePath());
+        }
+        try {
+            Path jar = Path.of(Suite.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return new Suite(jar.getParent().getParent().getParent());
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    public Path path(String relative) {
+        return root.resolve(relative);
+    }
+
+    /** Logs, pids, data, microbenchmark results: {@code JITZOO_HOME}, else {@code .jitzoo} in the checkout. */
+    public Path home() {
+        String env = System.getenv("JITZOO_HOME");
+        return env != null && !env.isBlank() ? Path.of(env) : root.resolve(".jitzoo");
+    }
+
+    public static void say(String message) {
+        System.err.println("\033[1mjitzoo:\033[0m " + message);
+    }
+
+    /** Runs a command with this process's output, in {@code dir}; fails with {@code what} if it does not exit 0. */
+    public void run(String what, Path dir, Map<String, String> env, List<String> command) {
+        int status = exitOf(dir, env, command);
+        if (status != 0) {
+            throw new StepFailed(what + " failed (exit " + status + ")");
+        }
+    }
+
+    public void run(String what, Path dir, List<String> command) {
+        run(what, dir, Map.of(), command);
+    }
+
+    /** The exit status of a command run with this process's output. */
+    public int exitOf(Path dir, Map<String, String> env, List<String> command) {
+        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).inheritIO();
+        builder.environment().putAll(env);
+        try {
+            return builder.start().waitFor();
+        } catch (IOException e) {
+            throw new StepFailed("could not run " + command.get(0) + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StepFailed("interrupted");
+        }
+    }
+
+    /** What a command prints on its standard output (its errors pass through); fails as {@link #run} does. */
+    public String output(String what, List<String> command) {
+        return output(what, command, Map.of());
+    }
+
+    public String output(String what, List<String> command, Map<String, String> env) {
+        ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).redirectInput(ProcessBuilder.Redirect.INHERIT);
+        builder.environment().putAll(env);
+        try {
+            Process process = builder.start();
+            String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            int status = process.waitFor();
+            if (status != 0) {
+                throw new StepFailed(what + " failed (exit " + status + ")");
+            }
+            return out;
+        } catch (IOException e) {
+            throw new StepFailed("could not run " + command.get(0) + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StepFailed("interrupted");
+        }
+    }
+
+    /**
+     * One of this jar's commands, in this process; its standard output (picocli's and
+     * {@code System.out}) to {@code out} when given.
+     */
+    public void jitzoo(Path out, String... args) {
+        var cli = Jitzoo.commandLine();
+        int status;
+        if (out == null) {
+            status = cli.execute(args);
+        } else {
+            PrintStream saved = System.out;
+            try (PrintStream file = new PrintStream(Files.newOutputStream(out), true, StandardCharsets.UTF_8)) {
+                System.setOut(file);
+                status = cli.setOut(new PrintWriter(file, true)).execute(args);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } finally {
+                System.setOut(saved);
+            }
+        }
+        if (status != 0) {
+            throw new StepFailed("jitzoo " + String.join(" ", args) + " failed (exit " + status + ")");
+        }
+    }
+
+    public void jitzoo(String... args) {
+        jitzoo(null, args);
+    }
+
+    /** The kernel harness (Node), steady-state V8 flags; extra environment for WebGPU. */
+    public void harness(String what, Map<String, String> env, String... args) {
+        List<String> command = new ArrayList<>(List.of("node", "--no-liftoff", "--no-wasm-dynamic-tiering",
+                path("harness/bin/harness.mjs").toString()));
+        command.addAll(Arrays.asList(args));
+        run(what, root, env, command);
+    }
+
+    public void harness(String what, String... args) {
+        harness(what, Map.of(), args);
+    }
+
+    /** A fresh temporary directory, removed by {@link #remove}. */
+    public static Path tempDir(String prefix) {
+        try {
+            return Files.createTempDirectory(prefix);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static void remove(Path dir) {
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            say("could not remove " + dir + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Runs a command against a private stack: a fresh home, other ports, torn down after. The
+     * command finds the gateway at {@code JITZOO_GATEWAY_URL} and the zoo's HTTP API at
+     * {@code JITZOO_ZOO_HTTP}; {@code extra} adds settings for the stack and the command.
+     */
+    public void withPrivateStack(String what, Map<String, String> extra, Path dir, List<String> command) {
+        Path home = tempDir("jitzoo-private.");
+        Map<String, String> env = new java.util.HashMap<>(PRIVATE_PORTS);
+        env.putAll(extra);
+        env.put("JITZOO_HOME", home.toString());
+        // a private stack runs its own parts, whatever the user points at
+        env.put("JITZOO_MONGO_URI", "");
+        env.put("JITZOO_REDIS_URI", "");
+        env.put("JITZOO_KAFKA_BOOTSTRAP", "");
+        List<String> launcher = List.of(path("jitzoo").toString());
+        boolean ok = false;
+        try {
+            run(what + ": the private stack did not start", root, env, concat(launcher, "up"));
+            env.put("JITZOO_GATEWAY_URL", "ws://127.0.0.1:18080/v1/session");
+            env.put("JITZOO_ZOO_HTTP", "http://127.0.0.1:18083");
+            run(what, dir, env, command);
+            ok = true;
+        } finally {
+            exitOf(root, env, concat(launcher, "down"));
+            if (ok) {
+                remove(home);
+            } else {
+                say(what + ": logs in " + home.resolve("logs"));
+            }
+        }
+    }
+
+    private static List<String> concat(List<String> head, String... tail) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(Arrays.asList(tail));
+        return all;
+    }
+
+    /** A step of a pipeline that failed; the command line prints its message and exits 1. */
+    public static final class StepFailed extends RuntimeException {
+        public StepFailed(String message) {
+            super(message);
+        }
+    }
+}

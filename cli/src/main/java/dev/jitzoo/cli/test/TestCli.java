@@ -1,0 +1,186 @@
+package dev.jitzoo.cli.test;
+
+import dev.jitzoo.cli.suite.Models;
+import dev.jitzoo.cli.suite.Prereqs;
+import dev.jitzoo.cli.suite.Suite;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code jitzoo test [STAGE...]}: every test, in stages that also run alone, then one summary over
+ * the stages and every JUnit report they wrote. A failed stage does not stop the others.
+ */
+@Command(name = "test", mixinStandardHelpOptions = true,
+        description = {"Runs the tests in stages (all by default), then one summary; exits 1 if a stage failed.",
+                "  java     Maven: unit tests and Quarkus tests against real Kafka, Redis and MongoDB-wire servers",
+                "  sdk      TypeScript: the SDK and its model engine against onnxruntime-web and ONNX's node tests; buf lint",
+                "  kernels  every generated Wasm kernel and composed dynamic-shape plan run in V8 against a float64 reference",
+                "  browser  the SDK's primitive microbenchmark in headless Chromium, every pair checked there",
+                "  wgsl     every generated WGSL kernel compiled by Tint and run on SwiftShader (Dawn)",
+                "  e2e      a private stack on other ports: the skeleton thread, a model tuned and served from the zoo, bad input"})
+public final class TestCli implements Callable<Integer> {
+
+    @Parameters(arity = "0..*", paramLabel = "STAGE", description = "java, sdk, kernels, browser, wgsl, e2e")
+    List<String> chosen = new ArrayList<>();
+
+    private final Suite suite = Suite.here();
+    private final Prereqs prereqs = new Prereqs(suite);
+
+    @Override
+    public Integer call() {
+        Map<String, Runnable> stages = stages();
+        List<String> run = chosen.isEmpty() ? List.copyOf(stages.keySet()) : chosen;
+        for (String name : run) {
+            if (!stages.containsKey(name)) {
+                throw new IllegalArgumentException("unknown stage '" + name + "'; stages: " + String.join(", ", stages.keySet()));
+            }
+        }
+        Instant started = Instant.now();
+        Map<String, String> results = new LinkedHashMap<>();
+        for (String name : run) {
+            Instant stageStart = Instant.now();
+            String result;
+            try {
+                stages.get(name).run();
+                result = "passed";
+            } catch (Suite.StepFailed | IllegalStateException e) {
+                Suite.say(name + ": " + e.getMessage());
+                result = "FAILED";
+            }
+            results.put(name, String.format(Locale.ROOT, "%-6s in %s", result, minutes(Duration.between(stageStart, Instant.now()))));
+        }
+        System.out.println("stages:");
+        results.forEach((name, result) -> System.out.printf("  %-8s %s%n", name, result));
+        System.out.println(JunitReports.since(suite.root(), started).summary());
+        return results.values().stream().anyMatch(r -> r.startsWith("FAILED")) ? 1 : 0;
+    }
+
+    private Map<String, Runnable> stages() {
+        Map<String, Runnable> stages = new LinkedHashMap<>();
+        stages.put("java", this::java);
+        stages.put("sdk", this::sdk);
+        stages.put("kernels", this::kernels);
+        stages.put("browser", this::browser);
+        stages.put("wgsl", this::wgsl);
+        stages.put("e2e", this::e2e);
+        return stages;
+    }
+
+    private void java() {
+        Suite.say("Java tests (Maven: unit tests and Quarkus tests against real Kafka, Redis, MongoDB-wire servers)");
+        suite.run("Java tests", suite.root(), List.of(suite.path("mvnw").toString(), "-B", "install"));
+    }
+
+    private void sdk() {
+        Path models = new Models(suite).ensure();
+        Suite.say("TypeScript tests (the model engine against onnxruntime-web and ONNX's node tests included)");
+        suite.run("TypeScript tests", suite.path("client-sdk-js"), Map.of("JITZOO_MODELS", models.toString()),
+                List.of("npm", "test", "--", "--reporter=default", "--reporter=junit", "--outputFile.junit=test-results/unit.xml"));
+        suite.run("buf lint", suite.path("proto"), List.of(suite.path("client-sdk-js/node_modules/.bin/buf").toString(), "lint"));
+    }
+
+    /** Generated Wasm kernels and dynamic-shape plans in V8, after the harness's own unit tests. */
+    private void kernels() {
+        prereqs.harness();
+        Path results = harnessResults();
+        Suite.say("harness unit tests");
+        List<String> unit = new ArrayList<>(List.of("node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout",
+                "--test-reporter=junit", "--test-reporter-destination=" + results.resolve("unit.xml")));
+        unit.addAll(files(suite.path("harness/test"), ".test.mjs"));
+        suite.run("harness tests", suite.path("harness"), unit);
+        inCases(cases -> {
+            Suite.say("generated Wasm kernels in V8: K0..K3 candidates (paper grid, and every lite-space candidate of each "
+                    + "bundled device), odd shapes, the microbenchmark pairs");
+            String wasm = cases.resolve("wasm").toString();
+            suite.jitzoo("codegen", "cases", "--out", wasm, "--set", "all");
+            suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
+            suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wasm);
+            suite.jitzoo("codegen", "microbench", "--out", cases + "/microbench", "--op", "K0");
+            suite.harness("Wasm kernels in V8", "check", wasm, cases + "/microbench", "--junit",
+                    results.resolve("wasm-v8.xml").toString(), "--suite", "kernels.wasm.v8");
+            Suite.say("dynamic shapes: the uKernels of a MatMul with M in 1..70 and every extent's composed plan, in V8");
+            suite.jitzoo(cases.resolve("plans.json"), "space", "dynamic", "--shape", "1..70,37,29", "--requests",
+                    cases + "/dynamic.jsonl");
+            suite.jitzoo("codegen", "cases", "--requests", cases + "/dynamic.jsonl", "--out", cases + "/dynamic");
+            suite.harness("composed plans in V8", "check-plans", cases + "/dynamic", cases + "/plans.json", "--junit",
+                    results.resolve("plans-v8.xml").toString(), "--suite", "plans.wasm.v8");
+        });
+    }
+
+    private void browser() {
+        prereqs.harness();
+        Map<String, String> webgpu = prereqs.webgpu();
+        inCases(cases -> {
+            Suite.say("the SDK's primitive microbenchmark in headless Chromium (every pair checked against the reference there)");
+            suite.jitzoo("codegen", "microbench", "--out", cases + "/microbench", "--op", "K0");
+            suite.harness("the microbenchmark in Chromium", webgpu, "microbench", cases + "/microbench", "--runner", "chromium",
+                    "--quick");
+        });
+    }
+
+    private void wgsl() {
+        prereqs.harness();
+        Map<String, String> webgpu = prereqs.webgpu();
+        Path results = harnessResults();
+        inCases(cases -> {
+            Suite.say("generated WGSL kernels compiled by Tint and run on SwiftShader (Dawn): K0..K3 candidates and odd "
+                    + "shapes (several minutes)");
+            String wgsl = cases.resolve("wgsl").toString();
+            suite.jitzoo("codegen", "cases", "--out", wgsl, "--set", "all", "--backend", "wgsl");
+            suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
+            suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wgsl, "--backend", "wgsl");
+            suite.harness("WGSL kernels in Dawn", webgpu, "check", wgsl, "--junit", results.resolve("wgsl-dawn.xml").toString(),
+                    "--suite", "kernels.wgsl.swiftshader");
+        });
+    }
+
+    private void e2e() {
+        Path models = new Models(suite).ensure();
+        Suite.say("end-to-end: a private stack on other ports, the skeleton thread, a model tuned and served from the zoo, "
+                + "the extended space, fleet microbenchmarks and bad input");
+        // the test stack settles a device kind after one report and reads the fleet's microbenchmarks every second
+        suite.withPrivateStack("end-to-end tests", Map.of("JITZOO_SPACE_SETTLED_REPORTS", "1",
+                "JITZOO_SPACE_FLEET_REFRESH", "PT1S", "JITZOO_MODELS", models.toString()), suite.path("client-sdk-js"),
+                List.of("npm", "run", "-s", "test:e2e", "--", "--reporter=default", "--reporter=junit",
+                        "--outputFile.junit=test-results/e2e.xml"));
+    }
+
+    private Path harnessResults() {
+        Path results = suite.path("harness/test-results");
+        results.toFile().mkdirs();
+        return results;
+    }
+
+    /** Runs a stage's work in a temporary cases folder, kept (and named) when the stage fails. */
+    private static void inCases(java.util.function.Consumer<Path> body) {
+        Path cases = Suite.tempDir("jitzoo-cases.");
+        try {
+            body.accept(cases);
+        } catch (RuntimeException e) {
+            Suite.say("cases kept in " + cases);
+            throw e;
+        }
+        Suite.remove(cases);
+    }
+
+    private static List<String> files(Path dir, String suffix) {
+        try (var files = java.nio.file.Files.list(dir)) {
+            return files.map(Path::toString).filter(f -> f.endsWith(suffix)).sorted().toList();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static String minutes(Duration d) {
+        return String.format(Locale.ROOT, "%d:%02d", d.toMinutes(), d.toSecondsPart());
+    }
+}

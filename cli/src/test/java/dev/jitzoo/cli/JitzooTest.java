@@ -1,0 +1,60 @@
+package dev.jitzoo.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** The root command: bad input to any command prints one line naming the command, and exits 2. */
+class JitzooTest {
+
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        CommandLine cli = Jitzoo.commandLine();
+        cli.setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void listsEveryCommandInItsHelp() {
+        assertEquals(0, run("--help"));
+        for (String command : new String[] {"test", "tune", "zoo", "codegen", "space", "microbench", "models", "bench"}) {
+            assertTrue(out.toString().contains("  " + command + " "), command + " missing from:\n" + out);
+        }
+    }
+
+    @Test
+    void anUnknownTestStageNamesTheStages() {
+        assertEquals(Jitzoo.USAGE_ERROR, run("test", "kernels", "fast"));
+        assertEquals("jitzoo test: unknown stage 'fast'; stages: java, sdk, kernels, browser, wgsl, e2e", err.toString().strip());
+    }
+
+    @Test
+    void anUnknownBenchIsAUsageError() {
+        assertEquals(Jitzoo.USAGE_ERROR, run("bench", "everything"));
+        assertTrue(err.toString().contains("everything"), err.toString());
+    }
+
+    @Test
+    void aZooQueryNeedsBestOrCount() {
+        assertEquals(Jitzoo.USAGE_ERROR, run("zoo", "worst", "--fingerprint", "f"));
+        assertEquals("jitzoo zoo: give best or count, not 'worst'", err.toString().strip());
+    }
+
+    @Test
+    void aZooBestNeedsAShape() {
+        assertEquals(Jitzoo.USAGE_ERROR, run("zoo", "best", "--fingerprint", "f"));
+        assertEquals("jitzoo zoo: zoo best needs --shape M,K,N", err.toString().strip());
+    }
+
+    @Test
+    void aSubcommandsErrorNamesItsTopCommand() {
+        assertEquals(Jitzoo.USAGE_ERROR, run("space", "dynamic", "--shape", "9..3,8,8"));
+        assertTrue(err.toString().startsWith("jitzoo space: "), err.toString());
+    }
+}

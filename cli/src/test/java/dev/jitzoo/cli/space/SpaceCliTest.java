@@ -1,0 +1,50 @@
+package dev.jitzoo.cli.space;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.util.JsonFormat;
+import dev.jitzoo.proto.space.v1.CandidateSource;
+import dev.jitzoo.proto.space.v1.ComposeResponse;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** {@code ./jitzoo space}: the lite space alone, or extended from a zoo that may not answer. */
+class SpaceCliTest {
+
+    @Test
+    void printsTheLiteSpaceAloneWithoutAZooAndSaysWhyWhenTheZooIsDead() throws Exception {
+        ComposeResponse lite = run("--op", "K0");
+        assertEquals(24, lite.getCandidatesCount());
+        assertEquals("", lite.getZooUnavailable());
+        assertTrue(lite.getCandidatesList().stream().allMatch(c -> c.getSource() == CandidateSource.CANDIDATE_SOURCE_UNSPECIFIED));
+
+        ComposeResponse dead = run("--op", "K0", "--zoo", "127.0.0.1:1", "--fingerprint", "f");
+        assertTrue(dead.getZooUnavailable().equals("the zoo at 127.0.0.1:1 did not answer: UNAVAILABLE (io exception)"),
+                dead.getZooUnavailable());
+        assertEquals(24, dead.getCandidatesCount(), "the lite space whole");
+        assertTrue(dead.getCandidatesList().stream().allMatch(c -> c.getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLORATION));
+
+        ComposeResponse anonymous = run("--op", "K0", "--zoo", "127.0.0.1:1");
+        assertFalse(anonymous.getZooUnavailable().isEmpty());
+        assertTrue(anonymous.getZooUnavailable().contains("--fingerprint"), anonymous.getZooUnavailable());
+    }
+
+    private static ComposeResponse run(String... args) throws Exception {
+        PrintStream out = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            assertEquals(0, new CommandLine(new SpaceCli()).execute(args), String.join(" ", args));
+        } finally {
+            System.setOut(out);
+        }
+        ComposeResponse.Builder response = ComposeResponse.newBuilder();
+        JsonFormat.parser().merge(captured.toString(StandardCharsets.UTF_8), response);
+        return response.build();
+    }
+}

@@ -1,0 +1,99 @@
+package dev.jitzoo.compiler.kernel;
+
+import dev.jitzoo.compiler.wasm.passes.Pass;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** The ABI v1 metadata of a kernel as JSON, keys in a fixed order (docs/kernel-abi.md). */
+public final class AbiMetadata {
+
+    private AbiMetadata() {
+    }
+
+    /**
+     * The entry's operands in parameter order, with their shapes: inputs first, C (the output)
+     * after them, then the operands a matmul's epilogue reads (Bias, Residual).
+     */
+    static Map<String, List<Integer>> operandShapes(Op op) {
+        Map<String, List<Integer>> shapes = new LinkedHashMap<>();
+        switch (op.kind()) {
+            case ADD, MUL -> {
+                shapes.put("A", op.dims());
+                shapes.put("B", op.dims());
+                shapes.put("C", op.dims());
+            }
+            case SOFTMAX -> {
+                shapes.put("A", op.dims());
+                shapes.put("C", op.dims());
+            }
+            case LAYER_NORM -> {
+                shapes.put("A", op.dims());
+                shapes.put("Gamma", List.of(op.cols()));
+                shapes.put("Beta", List.of(op.cols()));
+                shapes.put("C", op.dims());
+            }
+            default -> {
+                boolean batched = op.kind() == OpKind.BATCH_MATMUL;
+                List<Integer> b = op.transposeB() ? List.of(op.n(), op.k()) : List.of(op.k(), op.n());
+                List<Integer> c = batched ? List.of(op.batch(), op.m(), op.n()) : List.of(op.m(), op.n());
+                shapes.put("A", batched ? List.of(op.batch(), op.m(), op.k()) : List.of(op.m(), op.k()));
+                shapes.put("B", batched && !op.broadcastB() ? List.of(op.batch(), b.get(0), b.get(1)) : b);
+                shapes.put("C", c);
+                if (op.fuses(Epilogue.Kind.BIAS)) {
+                    shapes.put("Bias", List.of(op.n()));
+                }
+                if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+                    shapes.put("Residual", c);
+                }
+            }
+        }
+        return shapes;
+    }
+
+    /** Wasm metadata: the common keys, the passes that ran, and the pack function when B is packed. */
+    static String wasm(Op op, Schedule s, int abiVersion, Set<Pass> passes) {
+        JsonObjectWriter json = common(op, s, abiVersion, op.kind().abiName)
+                .putStrings("passes", Arrays.stream(Pass.values()).filter(passes::contains).map(p -> p.label).toList());
+        if (s.packB() && op.kind().matmul) {
+            json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY)
+                    .put("floats", (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n()));
+        }
+        return json.toString();
+    }
+
+    /**
+     * The keys every backend writes, in order, up to {@code epilogue} (and {@code epsilon}, for a
+     * layer norm whose epsilon is not the default); a backend appends its own keys
+     * (WGSL: {@code workgroupSize}, {@code dispatch}) after them.
+     */
+    public static JsonObjectWriter common(Op op, Schedule s, int abiVersion, String entry) {
+        Map<String, List<Integer>> shapes = operandShapes(op);
+        JsonObjectWriter shapeJson = new JsonObjectWriter();
+        shapes.forEach(shapeJson::putInts);
+        JsonObjectWriter schedule = new JsonObjectWriter()
+                .put("x0", s.x0()).put("y0", s.y0()).put("r0", s.r0())
+                .put("x1", s.x1()).put("y1", s.y1()).put("r1", s.r1())
+                .put("vectorize", s.vectorize()).put("unroll", s.unroll())
+                .put("relaxedSimd", s.relaxedSimd()).put("packB", s.packB())
+                .put("columnsOuter", s.columnsOuter());
+        JsonObjectWriter json = new JsonObjectWriter()
+                .put("abi", abiVersion)
+                .put("op", op.kind().abiName)
+                .putInts("shape", op.dims())
+                .put("entry", entry)
+                .putStrings("operands", List.copyOf(shapes.keySet()))
+                .put("operandShapes", shapeJson)
+                .put("schedule", schedule)
+                .put("flops", op.flops())
+                .put("transposeB", op.transposeB())
+                .put("broadcastB", op.broadcastB())
+                .putRaw("epilogue", op.epilogue().stream().map(e -> e.kind() == Epilogue.Kind.SCALE
+                        ? new JsonObjectWriter().put("kind", e.kind().label).put("value", e.value()).toString()
+                        : new JsonObjectWriter().put("kind", e.kind().label).toString())
+                        .collect(java.util.stream.Collectors.joining(",", "[", "]")));
+        return op.epsilon() == 0 ? json : json.put("epsilon", op.epsilon());
+    }
+}

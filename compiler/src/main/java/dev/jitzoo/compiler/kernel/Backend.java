@@ -1,0 +1,6 @@
+package dev.jitzoo.compiler.kernel;
+
+/** Code the compiler emits. */
+public enum Backend {
+    WASM, WGSL
+}

@@ -1,0 +1,161 @@
+package dev.jitzoo.compiler.kernel;
+
+import dev.jitzoo.compiler.wasm.FunctionBuilder;
+import dev.jitzoo.compiler.wasm.Instruction;
+import dev.jitzoo.compiler.wasm.Opcode;
+import dev.jitzoo.compiler.wasm.SimdOpcode;
+import dev.jitzoo.compiler.wasm.ValType;
+
+/**
+ * Emits an op's epilogue on one value held in a local: a v128 of four adjacent outputs or a single
+ * f32, rewritten in place, step by step. GELU's tanh and erf are rational approximations (the ones
+ * Eigen uses for float: inputs clamped, then an odd polynomial over an even one), within 3e-7 of
+ * the exact functions, written with mul/add/div/min/max only so both widths share one code path.
+ */
+final class EpilogueEmitter {
+
+    /** Where the epilogue's operands are: pushes the address of this value's Bias or Residual element. */
+    interface Operands {
+        void pushBias();
+
+        void pushResidual();
+    }
+
+    private static final float SQRT_2_OVER_PI = 0.7978845608028654f;
+    private static final float GELU_CUBIC = 0.044715f * SQRT_2_OVER_PI;
+    private static final float SQRT_HALF = 0.7071067811865476f;
+    private static final float TANH_CLAMP = 7.90531110763549805f;
+    private static final float[] TANH_P = {4.89352455891786e-03f, 6.37261928875436e-04f, 1.48572235717979e-05f,
+        5.12229709037114e-08f, -8.60467152213735e-11f, 2.00018790482477e-13f, -2.76076847742355e-16f};
+    private static final float[] TANH_Q = {4.89352518554385e-03f, 2.26843463243900e-03f, 1.18534705686654e-04f,
+        1.19825839466702e-06f};
+    private static final float ERF_CLAMP = 4f;
+    private static final float[] ERF_P = {-1.60960333262415e-02f, -2.95459980854025e-03f, -7.34990630326855e-04f,
+        -5.69250639462346e-05f, -2.10102402082508e-06f, 2.77068142495902e-08f, -2.72614225801306e-10f};
+    private static final float[] ERF_Q = {-1.42647390514189e-02f, -7.37332916720468e-03f, -1.68282697438203e-03f,
+        -2.13374055278905e-04f, -1.45660718464996e-05f};
+
+    private final FunctionBuilder f;
+    private final LocalPool pool;
+    private final boolean vector;
+
+    private EpilogueEmitter(FunctionBuilder f, LocalPool pool, boolean vector) {
+        this.f = f;
+        this.pool = pool;
+        this.vector = vector;
+    }
+
+    /** {@code value = epilogue(value)} for the local {@code value} (v128 when {@code vector}, else f32). */
+    static void apply(FunctionBuilder f, LocalPool pool, Op op, boolean vector, int value, Operands operands) {
+        EpilogueEmitter e = new EpilogueEmitter(f, pool, vector);
+        for (Epilogue step : op.epilogue()) {
+            switch (step.kind()) {
+                case SCALE -> {
+                    f.localGet(value);
+                    e.constant(step.value());
+                    e.op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+                }
+                case BIAS -> {
+                    f.localGet(value);
+                    operands.pushBias();
+                    e.load();
+                    e.op(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
+                }
+                case RESIDUAL -> {
+                    f.localGet(value);
+                    operands.pushResidual();
+                    e.load();
+                    e.op(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
+                }
+                case RELU -> {
+                    f.localGet(value);
+                    e.constant(0f);
+                    e.op(SimdOpcode.F32X4_MAX, Opcode.F32_MAX);
+                }
+                case GELU_TANH -> e.gelu(value, true);
+                case GELU_ERF -> e.gelu(value, false);
+            }
+            f.localSet(value);
+        }
+    }
+
+    /**
+     * Pushes GELU(x) for x in {@code value}: 0.5x + 0.5x * tanh(sqrt(2/pi) (x + 0.044715 x^3)) or
+     * 0.5x + 0.5x * erf(x / sqrt 2).
+     */
+    private void gelu(int value, boolean tanh) {
+        int z = temp("epi.z"), z2 = temp("epi.z2"), half = temp("epi.half");
+        f.localGet(value);
+        constant(0.5f);
+        op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+        f.localSet(half);
+        if (tanh) {
+            // z = x (sqrt(2/pi) + 0.044715 sqrt(2/pi) x^2)
+            f.localGet(value).localGet(value);
+            op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+            constant(GELU_CUBIC);
+            op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+            constant(SQRT_2_OVER_PI);
+            op(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
+            f.localGet(value);
+            op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+        } else {
+            f.localGet(value);
+            constant(SQRT_HALF);
+            op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+        }
+        float clamp = tanh ? TANH_CLAMP : ERF_CLAMP;
+        constant(clamp);
+        op(SimdOpcode.F32X4_MIN, Opcode.F32_MIN);
+        constant(-clamp);
+        op(SimdOpcode.F32X4_MAX, Opcode.F32_MAX);
+        f.localTee(z).localGet(z);
+        op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+        f.localSet(z2);
+        // rational: z * P(z^2) / Q(z^2), then 0.5x + 0.5x * that
+        f.localGet(half).localGet(half);
+        horner(tanh ? TANH_P : ERF_P, z2);
+        f.localGet(z);
+        op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+        horner(tanh ? TANH_Q : ERF_Q, z2);
+        op(SimdOpcode.F32X4_DIV, Opcode.F32_DIV);
+        op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+        op(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
+    }
+
+    /** Pushes c[0] + c[1] t + c[2] t^2 + ... for t in the local {@code t}. */
+    private void horner(float[] c, int t) {
+        constant(c[c.length - 1]);
+        for (int i = c.length - 2; i >= 0; i--) {
+            f.localGet(t);
+            op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
+            constant(c[i]);
+            op(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
+        }
+    }
+
+    private void constant(float value) {
+        if (vector) {
+            f.f32x4Const(value);
+        } else {
+            f.f32Const(value);
+        }
+    }
+
+    private void op(SimdOpcode wide, Opcode narrow) {
+        if (vector) {
+            f.simd(wide);
+        } else {
+            f.op(narrow);
+        }
+    }
+
+    private void load() {
+        Instruction load = vector ? SimdOpcode.V128_LOAD : Opcode.F32_LOAD;
+        f.memory(load, dev.jitzoo.compiler.wasm.MemArg.floatAt(0));
+    }
+
+    private int temp(String role) {
+        return pool.one(role, vector ? ValType.V128 : ValType.F32);
+    }
+}

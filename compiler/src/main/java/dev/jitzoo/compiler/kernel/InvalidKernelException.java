@@ -1,0 +1,13 @@
+package dev.jitzoo.compiler.kernel;
+
+/** An op or schedule no correct kernel can be generated for; the message gives the reason. */
+public class InvalidKernelException extends IllegalArgumentException {
+
+    public InvalidKernelException(String reason) {
+        super(reason);
+    }
+
+    public InvalidKernelException(String reason, Throwable cause) {
+        super(reason, cause);
+    }
+}

@@ -1,0 +1,72 @@
+package dev.jitzoo.compiler.kernel;
+
+import dev.jitzoo.compiler.wasm.FunctionBuilder;
+import dev.jitzoo.compiler.wasm.Opcode;
+
+/** Loop and pointer idioms every kernel uses, emitted through a {@link FunctionBuilder}. */
+final class Loops {
+
+    private Loops() {
+    }
+
+    /**
+     * Emits {@code body} to run {@code trips} times, counting down in {@code counter}. A fixed count
+     * of 0 emits nothing and 1 emits the body inline (so a body must not read the counter); a
+     * run-time count of 0 skips the loop.
+     */
+    static void repeat(FunctionBuilder f, Trips trips, int counter, Runnable body) {
+        if (trips instanceof Trips.Fixed fixed) {
+            if (fixed.count() <= 0) {
+                return;
+            }
+            if (fixed.count() == 1) {
+                body.run();
+                return;
+            }
+            f.i32Const(fixed.count()).localSet(counter);
+            countDown(f, counter, body);
+        } else if (trips instanceof Trips.InLocal inLocal) {
+            f.block();
+            f.localGet(inLocal.local()).localTee(counter).op(Opcode.I32_EQZ).brIf(0);
+            countDown(f, counter, body);
+            f.end();
+        } else {
+            throw new IllegalStateException("unknown trip count " + trips);
+        }
+    }
+
+    /** A do-while on a counter known to be positive: the branch back is the only test per trip. */
+    private static void countDown(FunctionBuilder f, int counter, Runnable body) {
+        f.loop();
+        body.run();
+        f.localGet(counter).i32Const(1).op(Opcode.I32_SUB).localTee(counter).brIf(0);
+        f.end();
+    }
+
+    /** {@code local += delta}; nothing for 0. */
+    static void add(FunctionBuilder f, int local, int delta) {
+        if (delta != 0) {
+            f.localGet(local).i32Const(delta).op(Opcode.I32_ADD).localSet(local);
+        }
+    }
+
+    /** {@code to = from + delta}. */
+    static void copyPlus(FunctionBuilder f, int from, int delta, int to) {
+        f.localGet(from);
+        if (delta != 0) {
+            f.i32Const(delta).op(Opcode.I32_ADD);
+        }
+        f.localSet(to);
+    }
+
+    static void set(FunctionBuilder f, int local, int value) {
+        f.i32Const(value).localSet(local);
+    }
+
+    /** {@code to = min(limit, local)} for non-negative values. */
+    static void minOf(FunctionBuilder f, int limit, int local, int to) {
+        // select keeps its first operand when the condition is true: limit if limit < local
+        f.i32Const(limit).localGet(local).i32Const(limit).localGet(local).op(Opcode.I32_LT_U)
+                .op(Opcode.SELECT).localSet(to);
+    }
+}

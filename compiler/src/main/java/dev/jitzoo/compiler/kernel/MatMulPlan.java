@@ -1,0 +1,211 @@
+package dev.jitzoo.compiler.kernel;
+
+import java.util.List;
+
+/**
+ * What a (batch) matmul kernel looks like for one op and schedule, decided before any byte is
+ * emitted: the register tile, the cache blocks over each axis, the edge tiles, the strides.
+ * {@link #of} refuses schedules no correct or reasonable kernel exists for.
+ *
+ * <p>C splits into an interior of whole register tiles, {@code fullRows() x fullColumns()}, a right
+ * edge (the last {@code N % x0} columns beside the interior) and a bottom edge (the last
+ * {@code M % y0} rows, full width). Cache blocks apply to the interior; edges run the whole reduction.
+ */
+record MatMulPlan(Op op, Schedule schedule) {
+
+    static final int FLOAT_BYTES = 4;
+    static final int LANES = 4;
+    /** Accumulators one register tile may hold: x86-64 has 16 SIMD registers, and V8 spills beyond them. */
+    static final int MAX_ACCUMULATORS = 16;
+    /** Deepest r0: its B vectors (r0 x x0/4) are live at once. */
+    static final int MAX_REDUCTION_TILE = 8;
+    static final int MAX_UNROLL = 16;
+
+    /** Units of one axis (row bands, column tiles or k steps) grouped into blocks of {@code perBlock}. */
+    record Blocking(int units, int perBlock) {
+
+        int blocks() {
+            return units == 0 ? 0 : (units + perBlock - 1) / perBlock;
+        }
+
+        /** Whether the last block is shorter than the others, so a block's length is known only at run time. */
+        boolean ragged() {
+            return units % perBlock != 0;
+        }
+
+        static Blocking of(int units, int cacheTileUnits) {
+            int perBlock = cacheTileUnits == 0 ? units : Math.min(units, cacheTileUnits);
+            return new Blocking(units, Math.max(1, perBlock));
+        }
+    }
+
+    /** A register tile: {@code rows} x ({@code vectors} v128 columns of 4, then {@code scalars} single columns). */
+    record TileShape(int rows, int vectors, int scalars) {
+
+        int width() {
+            return vectors * LANES + scalars;
+        }
+
+        boolean isEmpty() {
+            return rows == 0 || width() == 0;
+        }
+    }
+
+    static MatMulPlan of(Op op, Schedule schedule) {
+        check(schedule);
+        if (op.transposeB() && schedule.vectorize() && !schedule.packB()) {
+            throw new InvalidKernelException("a transposed B has no 4 adjacent columns to load as a v128; "
+                    + "with vectorize, also set packB (the pack function transposes it into panels)");
+        }
+        MatMulPlan plan = new MatMulPlan(op, schedule);
+        long innerStride = (long) plan.copies() * plan.depth() * plan.bRowBytes(schedule.x0());
+        if (innerStride > Integer.MAX_VALUE) {
+            throw new InvalidKernelException("one trip of the k loop would span " + innerStride
+                    + " bytes of B; lower unroll or r0 for N=" + op.n());
+        }
+        return plan;
+    }
+
+    /** Throws {@link InvalidKernelException} unless a correct kernel of any shape can follow this schedule. */
+    static void check(Schedule s) {
+        if (s.y0() < 1 || s.x0() < 1) {
+            throw new InvalidKernelException("the register tile needs y0 >= 1 rows and x0 >= 1 columns, got y0="
+                    + s.y0() + ", x0=" + s.x0());
+        }
+        if (s.vectorize() && s.x0() % LANES != 0) {
+            throw new InvalidKernelException("a vectorized x0 must be a multiple of 4 (one v128 per 4 columns), got "
+                    + s.x0());
+        }
+        long accumulators = (long) s.y0() * (s.vectorize() ? s.x0() / LANES : s.x0());
+        if (accumulators > MAX_ACCUMULATORS) {
+            throw new InvalidKernelException("register tile " + s.y0() + "x" + s.x0() + " needs " + accumulators
+                    + (s.vectorize() ? " v128" : " f32") + " accumulators; at most " + MAX_ACCUMULATORS + " fit the registers");
+        }
+        if (s.r0() > MAX_REDUCTION_TILE) {
+            throw new InvalidKernelException("r0 must be 0 to " + MAX_REDUCTION_TILE + ", got " + s.r0());
+        }
+        if (s.unroll() > MAX_UNROLL) {
+            throw new InvalidKernelException("unroll must be 0 to " + MAX_UNROLL + ", got " + s.unroll());
+        }
+        if (s.x1() % s.x0() != 0) {
+            throw new InvalidKernelException("x1 must be 0 or a multiple of x0 (whole register tiles per cache tile), got x1="
+                    + s.x1() + ", x0=" + s.x0());
+        }
+        if (s.relaxedSimd() && !s.vectorize()) {
+            throw new InvalidKernelException("relaxedSimd needs vectorize: f32x4.relaxed_madd works on v128 columns");
+        }
+        if (s.y1() % s.y0() != 0) {
+            throw new InvalidKernelException("y1 must be 0 or a multiple of y0 (whole register tiles per cache tile), got y1="
+                    + s.y1() + ", y0=" + s.y0());
+        }
+    }
+
+    int lanes() {
+        return schedule.vectorize() ? LANES : 1;
+    }
+
+    /** k steps whose B values one register step loads together (r0; 0 means 1). */
+    int depth() {
+        return Math.max(1, schedule.r0());
+    }
+
+    /** Register steps per trip of the innermost loop (unroll; 0 means 1). */
+    int copies() {
+        return Math.max(1, schedule.unroll());
+    }
+
+    int fullRows() {
+        return op.m() - op.m() % schedule.y0();
+    }
+
+    int fullColumns() {
+        return op.n() - op.n() % schedule.x0();
+    }
+
+    /** Row bands of y0 in the interior, blocked by y1. */
+    Blocking rowBands() {
+        return Blocking.of(op.m() / schedule.y0(), schedule.y1() / schedule.y0());
+    }
+
+    /** Column tiles of x0 in the interior, blocked by x1. */
+    Blocking columnTiles() {
+        return Blocking.of(op.n() / schedule.x0(), schedule.x1() / schedule.x0());
+    }
+
+    /** k steps, blocked by r1. */
+    Blocking reduction() {
+        return Blocking.of(op.k(), schedule.r1());
+    }
+
+    TileShape interiorTile() {
+        return tile(schedule.y0(), schedule.x0());
+    }
+
+    TileShape rightEdgeTile() {
+        return tile(schedule.y0(), op.n() % schedule.x0());
+    }
+
+    TileShape bottomEdgeTile() {
+        return tile(op.m() % schedule.y0(), schedule.x0());
+    }
+
+    TileShape cornerTile() {
+        return tile(op.m() % schedule.y0(), op.n() % schedule.x0());
+    }
+
+    /** Columns go in v128s of 4 when vectorized, the leftover (< 4) as single floats. */
+    private TileShape tile(int rows, int columns) {
+        return schedule.vectorize()
+                ? new TileShape(rows, columns / LANES, columns % LANES)
+                : new TileShape(rows, 0, columns);
+    }
+
+    int rowBytesA() {
+        return op.k() * FLOAT_BYTES;
+    }
+
+    /**
+     * Bytes between consecutive k rows of B as a tile {@code width} wide reads them: its panel's
+     * width when packed, one float when B is transposed, else N floats.
+     */
+    int bRowBytes(int width) {
+        return (schedule.packB() ? width : op.transposeB() ? 1 : op.n()) * FLOAT_BYTES;
+    }
+
+    /** Bytes between adjacent columns of B as the kernel reads them: K floats in a transposed B read in place. */
+    int bColumnBytes() {
+        return (!schedule.packB() && op.transposeB() ? op.k() : 1) * FLOAT_BYTES;
+    }
+
+    /** Bytes from one x0-wide column tile of B to the next: a whole K-deep panel when packed. */
+    int bTileBytes() {
+        return schedule.packB() ? op.k() * schedule.x0() * FLOAT_BYTES : schedule.x0() * bColumnBytes();
+    }
+
+    /** Bytes of one batch's B, packed or not (packing keeps every element, only reorders); 0 when shared. */
+    int bBatchBytes() {
+        return op.broadcastB() ? 0 : op.k() * op.n() * FLOAT_BYTES;
+    }
+
+    /** Entry parameters: A, B, C, then Bias and Residual when the epilogue reads them. */
+    List<String> operands() {
+        return List.copyOf(AbiMetadata.operandShapes(op).keySet());
+    }
+
+    /** The entry's parameter index of an operand. */
+    int param(String operand) {
+        return operands().indexOf(operand);
+    }
+
+    /**
+     * Whether interior tiles store partial sums per k block: then the epilogue runs over the interior
+     * in a pass of its own after the reduction; tiles that see the whole reduction apply it as they store.
+     */
+    boolean interiorEpilogueAfterwards() {
+        return !op.epilogue().isEmpty() && reduction().blocks() > 1 && rowBands().units() > 0 && columnTiles().units() > 0;
+    }
+
+    int rowBytesC() {
+        return op.n() * FLOAT_BYTES;
+    }
+}

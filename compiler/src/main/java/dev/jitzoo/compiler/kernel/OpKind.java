@@ -1,0 +1,47 @@
+package dev.jitzoo.compiler.kernel;
+
+import dev.jitzoo.proto.rules.OpRules;
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * Tensor operations the compiler knows. Their ABI names, ranks and which are matmuls come from
+ * {@link OpRules} (the proto jar), the rules the gateway, the space and the zoo read ops by.
+ */
+public enum OpKind {
+    /** C[M,N] = A[M,K] x B[K,N]; shape [M, K, N]. */
+    MATMUL(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL, "[M, K, N]"),
+    /** C[b,M,N] = A[b,M,K] x B[b,K,N] for each b; shape [batch, M, K, N]. */
+    BATCH_MATMUL(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_BATCH_MATMUL, "[batch, M, K, N]"),
+    /** C = A + B, element by element; shape [n]. */
+    ADD(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_ADD, "[n]"),
+    /** C = A * B, element by element; shape [n]. */
+    MUL(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MUL, "[n]"),
+    /** C[i,:] = softmax(A[i,:]), over the last axis; shape [rows, cols]. */
+    SOFTMAX(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_SOFTMAX, "[rows, cols]"),
+    /** C[i,:] = (A[i,:] - mean) / sqrt(variance + 1e-5) * Gamma + Beta, over the last axis; shape [rows, cols]. */
+    LAYER_NORM(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_LAYER_NORM, "[rows, cols]");
+
+    /** The kind on the wire. */
+    public final dev.jitzoo.proto.kernel.v1.OpKind wire;
+    /** Name in the ABI metadata and in kernel ids; also the exported entry's name. */
+    public final String abiName;
+    public final int rank;
+    /** What the dimensions mean, in order, for error messages. */
+    public final String dimensionNames;
+    /** Whether it is a (batch) matmul: register-tiled, with B layouts and fused epilogues. */
+    public final boolean matmul;
+
+    OpKind(dev.jitzoo.proto.kernel.v1.OpKind wire, String dimensionNames) {
+        this.wire = wire;
+        this.abiName = OpRules.name(wire);
+        this.rank = OpRules.rank(wire);
+        this.dimensionNames = dimensionNames;
+        this.matmul = OpRules.isMatmul(wire);
+    }
+
+    /** The compiler's kind of a wire kind, if it knows it. */
+    public static Optional<OpKind> of(dev.jitzoo.proto.kernel.v1.OpKind wire) {
+        return Arrays.stream(values()).filter(k -> k.wire == wire).findFirst();
+    }
+}
