@@ -28,16 +28,13 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
 /**
- * The browser's WebSocket: one binary protobuf frame per message. Converts frames, keeps one
- * {@link Session} per connection, and hands the work to {@link KernelSources} and
- * {@link ReportPublisher}. A bad frame costs only its own session.
+ * The browser's WebSocket: one binary protobuf frame per message. Converts frames, finds each
+ * connection's {@link Session} in the {@link SessionRegistry}, and hands the work to
+ * {@link KernelSources} and {@link ReportPublisher}. A bad frame costs only its own session.
  */
 @WebSocket(path = "/v1/session")
 public class SessionSocket {
@@ -48,14 +45,13 @@ public class SessionSocket {
     private final ReportPublisher publisher;
     private final GatewayConfig config;
     private final FrameRules rules;
-    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
-    private final Map<String, Cancellable> generation = new ConcurrentHashMap<>();
-    private final Map<String, AtomicInteger> planRequests = new ConcurrentHashMap<>();
+    private final SessionRegistry registry;
 
-    public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config) {
+    public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config, SessionRegistry registry) {
         this.kernels = kernels;
         this.publisher = publisher;
         this.config = config;
+        this.registry = registry;
         this.rules = new FrameRules(config.maxFrameBytes(), config.maxOpsPerSession(), config.maxOperandElements(),
                 config.maxDynamicRows());
     }
@@ -64,14 +60,12 @@ public class SessionSocket {
     public Uni<Void> onFrame(byte[] message, WebSocketConnection connection) {
         try {
             ClientFrame frame = rules.parse(message);
-            Session session = sessions.get(connection.id());
+            Session session = registry.session(connection.id());
             return switch (frame.getFrameCase()) {
                 case HELLO -> onHello(frame.getHello(), session, connection);
                 case CREDIT -> {
                     requireSession(session, "Credit");
-                    synchronized (session) {
-                        session.grant(frame.getCredit().getCredits());
-                    }
+                    registry.update(session, s -> s.grant(frame.getCredit().getCredits()));
                     yield flush(session, connection);
                 }
                 case REPORT -> onReport(frame.getReport(), requireSession(session, "Report"), connection);
@@ -92,12 +86,7 @@ public class SessionSocket {
 
     @OnClose
     public void onClose(WebSocketConnection connection) {
-        sessions.remove(connection.id());
-        planRequests.remove(connection.id());
-        Cancellable running = generation.remove(connection.id());
-        if (running != null) {
-            running.cancel();
-        }
+        registry.close(connection.id());
     }
 
     private Uni<Void> onHello(Hello hello, Session existing, WebSocketConnection connection) {
@@ -105,14 +94,11 @@ public class SessionSocket {
             throw ProtocolException.protocol("Hello was sent twice");
         }
         rules.checkHello(hello);
-        Session session = new Session(UUID.randomUUID().toString(), hello);
-        sessions.put(connection.id(), session);
+        Session session = registry.open(connection.id(), hello);
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
         return kernels.start(hello)
                 .call(start -> {
-                    synchronized (session) {
-                        start.initial().forEach(k -> session.issue(k.getArtifact().getRef()));
-                    }
+                    registry.update(session, s -> start.initial().forEach(k -> s.issue(k.getArtifact().getRef())));
                     return send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
                             .setSessionId(session.id()).addAllInitial(start.initial())).build());
                 })
@@ -126,10 +112,8 @@ public class SessionSocket {
     private void startGeneration(Session session, KernelSources.Start start, WebSocketConnection connection) {
         Cancellable running = kernels.candidates(session.hello(), start.offers())
                 .onItem().transformToUniAndConcatenate(offer -> {
-                    synchronized (session) {
-                        session.enqueue(KernelOffer.newBuilder()
-                                .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build());
-                    }
+                    registry.update(session, s -> s.enqueue(KernelOffer.newBuilder()
+                            .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build()));
                     return flush(session, connection);
                 })
                 .subscribe().with(
@@ -140,28 +124,23 @@ public class SessionSocket {
                                     connection).subscribe().with(v -> { }, e -> { });
                         },
                         () -> {
-                            synchronized (session) {
-                                session.markGenerationDone();
-                            }
+                            registry.update(session, Session::markGenerationDone);
                             flush(session, connection).subscribe().with(v -> { }, e -> { });
                         });
-        generation.put(connection.id(), running);
+        registry.generating(connection.id(), running);
     }
 
     /** Sends what the client's credit allows, then OffersDone once everything went out. */
     private Uni<Void> flush(Session session, WebSocketConnection connection) {
-        List<KernelOffer> sendable;
-        boolean done;
-        synchronized (session) {
-            sendable = session.takeSendable();
-            done = session.takeDone();
+        record Due(List<KernelOffer> sendable, boolean done, int sent) {
         }
+        Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent()));
         Uni<Void> chain = Uni.createFrom().voidItem();
-        for (KernelOffer offer : sendable) {
+        for (KernelOffer offer : due.sendable()) {
             chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(offer).build()));
         }
-        if (done) {
-            int sent = session.offersSent();
+        if (due.done()) {
+            int sent = due.sent();
             chain = chain.chain(() -> send(connection, ServerFrame.newBuilder()
                     .setOffersDone(OffersDone.newBuilder().setOffersSent(sent)).build()));
         }
@@ -170,7 +149,7 @@ public class SessionSocket {
 
     /** Needs no session: a plan is a pure function of the device and the op. A request the space refuses is answered with its reason. */
     private Uni<Void> onPlanRequest(PlanRequest request, WebSocketConnection connection) {
-        int count = planRequests.computeIfAbsent(connection.id(), id -> new AtomicInteger()).incrementAndGet();
+        int count = registry.countPlanRequest(connection.id());
         if (count > config.maxPlanRequests()) {
             throw ProtocolException.protocol("more than " + config.maxPlanRequests() + " PlanRequests on one connection");
         }
@@ -189,34 +168,27 @@ public class SessionSocket {
     }
 
     private Uni<Void> onReport(Report report, Session session, WebSocketConnection connection) {
-        KernelReport accepted;
-        synchronized (session) {
-            accepted = session.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis());
-        }
+        KernelReport accepted = registry.read(session,
+                s -> s.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis()));
         return publishThenAck(publisher.publish(accepted),
                 ServerFrame.newBuilder().setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build(),
-                "report", () -> session.withdrawReport(report), session, connection);
+                "report", s -> s.withdrawReport(report), session, connection);
     }
 
     private Uni<Void> onMicrobench(Microbench microbench, Session session, WebSocketConnection connection) {
-        MicrobenchReport accepted;
-        synchronized (session) {
-            accepted = session.acceptMicrobench(microbench, System.currentTimeMillis());
-        }
+        MicrobenchReport accepted = registry.read(session, s -> s.acceptMicrobench(microbench, System.currentTimeMillis()));
         return publishThenAck(publisher.publish(accepted),
                 ServerFrame.newBuilder().setMicrobenchAck(MicrobenchAck.getDefaultInstance()).build(),
-                "microbenchmark", session::withdrawMicrobench, session, connection);
+                "microbenchmark", Session::withdrawMicrobench, session, connection);
     }
 
     /** Acknowledges once the broker has the record; if it cannot, says so and lets the client send it again. */
-    private Uni<Void> publishThenAck(Uni<Void> published, ServerFrame ack, String what, Runnable withdraw,
+    private Uni<Void> publishThenAck(Uni<Void> published, ServerFrame ack, String what, Consumer<Session> withdraw,
                                      Session session, WebSocketConnection connection) {
         return published.chain(() -> send(connection, ack))
                 .onFailure().recoverWithUni(f -> {
                     LOG.warnf("session %s: %s not published: %s", session.id(), what, f.toString());
-                    synchronized (session) {
-                        withdraw.run();
-                    }
+                    registry.update(session, withdraw);
                     return send(connection, error(ProtocolException.unavailable(what + " not stored, try again later")));
                 });
     }

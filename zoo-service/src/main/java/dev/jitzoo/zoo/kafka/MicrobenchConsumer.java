@@ -1,4 +1,4 @@
-package dev.jitzoo.zoo.infra;
+package dev.jitzoo.zoo.kafka;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
