@@ -1,4 +1,5 @@
-import { EpilogueKind, OpKind, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { EpilogueKind, OpKind, OpSpecSchema, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { erf } from "./reference.js";
 
 /**
@@ -93,6 +94,35 @@ const EPILOGUE_LABELS: Partial<Record<EpilogueKind, string>> = {
   [EpilogueKind.SCALE]: "scale", [EpilogueKind.BIAS]: "bias", [EpilogueKind.RELU]: "relu",
   [EpilogueKind.GELU_TANH]: "gelu_tanh", [EpilogueKind.GELU_ERF]: "gelu_erf", [EpilogueKind.RESIDUAL]: "residual",
 };
+
+/** The fields of a kernel's ABI metadata that say what it computes (docs/kernel-abi.md). */
+export interface OpMetadata {
+  op: string;
+  shape: number[];
+  transposeB?: boolean;
+  broadcastB?: boolean;
+  epilogue?: { kind: string; value?: number }[];
+  epsilon?: number;
+}
+
+const OP_KINDS = [OpKind.MATMUL, OpKind.BATCH_MATMUL, OpKind.ADD, OpKind.MUL, OpKind.SOFTMAX, OpKind.LAYER_NORM];
+
+/**
+ * The op a kernel's metadata describes: what a host checks the kernel against with
+ * {@link referenceOp}, in the browser and in the harness alike.
+ */
+export function opOfMetadata(meta: OpMetadata): OpSpec {
+  const kind = OP_KINDS.find((k) => opName(k) === meta.op);
+  if (kind === undefined) throw new Error(`unknown op '${meta.op}' in kernel metadata`);
+  const epilogue = (meta.epilogue ?? []).map((e) => {
+    const found = Object.entries(EPILOGUE_LABELS).find(([, label]) => label === e.kind);
+    if (!found) throw new Error(`unknown epilogue step '${e.kind}' in kernel metadata`);
+    return { kind: Number(found[0]) as EpilogueKind, value: e.value ?? 0 };
+  });
+  return create(OpSpecSchema, {
+    kind, shape: meta.shape, transposeB: !!meta.transposeB, broadcastB: !!meta.broadcastB, epilogue, epsilon: meta.epsilon ?? 0,
+  });
+}
 
 /**
  * A key naming every field that changes what an op computes: two ops with the same key can

@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EpilogueKind, OpKind, OpSpecSchema } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { dimsOf, flopsOf, opKey, opName } from "../src/ops.js";
+import { dimsOf, flopsOf, opKey, opName, opOfMetadata, referenceOp } from "../src/ops.js";
 import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
 import { matmul } from "../src/workloads.js";
 
@@ -47,6 +47,33 @@ describe("op shapes", () => {
     expect(echoed.epilogue[0].value).not.toBe(op.epilogue[0].value);
     expect(opKey(echoed)).toBe(opKey(op));
     expect(opKey(op)).toBe(`batch_matmul[12,128,32,128];transposeB;scale:${Math.fround(1 / Math.sqrt(32))}`);
+  });
+});
+
+describe("ops read from kernel metadata", () => {
+  it("reads every field that changes what a kernel computes, as the compiler writes them", () => {
+    // metadata as codegen writes it for --op matmul --shape 4,8,8 --epilogue scale:0.5,bias,gelu_erf,residual
+    const meta = {
+      abi: 1, op: "matmul", shape: [4, 8, 8], entry: "matmul", operands: ["A", "B", "C", "Bias", "Residual"],
+      transposeB: true, broadcastB: false,
+      epilogue: [{ kind: "scale", value: 0.5 }, { kind: "bias" }, { kind: "gelu_erf" }, { kind: "residual" }],
+    };
+    expect(opKey(opOfMetadata(meta))).toBe("matmul[4,8,8];transposeB;scale:0.5,bias,gelu_erf,residual");
+    expect(opKey(opOfMetadata({ op: "layer_norm", shape: [2, 768], epsilon: 1e-12 }))).toBe("layer_norm[2,768];epsilon=1e-12");
+    expect(opKey(opOfMetadata({ op: "batch_matmul", shape: [2, 3, 4, 5], broadcastB: true }))).toBe("batch_matmul[2,3,4,5];broadcastB");
+  });
+
+  it("gives the reference the harness checks kernels against", () => {
+    // [1 2; 3 4] x [1 0; 0 1], then + bias [10, 20], then relu
+    const op = opOfMetadata({ op: "matmul", shape: [2, 2, 2], epilogue: [{ kind: "bias" }, { kind: "relu" }] });
+    const c = referenceOp(op, { A: Float32Array.of(1, 2, 3, 4), B: Float32Array.of(1, 0, 0, 1), Bias: Float32Array.of(10, -20) });
+    expect([...c]).toEqual([11, 0, 13, 0]);
+  });
+
+  it("refuses an op or an epilogue step the ABI does not have", () => {
+    expect(() => opOfMetadata({ op: "conv2d", shape: [1] })).toThrow("unknown op 'conv2d' in kernel metadata");
+    expect(() => opOfMetadata({ op: "matmul", shape: [1, 1, 1], epilogue: [{ kind: "tanh" }] }))
+      .toThrow("unknown epilogue step 'tanh' in kernel metadata");
   });
 });
 

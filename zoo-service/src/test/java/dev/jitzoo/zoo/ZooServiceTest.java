@@ -139,8 +139,12 @@ class ZooServiceTest {
         assertTrue(garbage.getStatus().getDescription() != null, "the status carries a reason");
 
         assertFalse(resolve(device()).getFound(), "still serving after bad requests");
-        assertEquals(400, get("api/v1/best?fingerprint=x&shape=1,2,zero").statusCode());
-        assertEquals(400, get("api/v1/reports/count").statusCode());
+        HttpResponse<String> badShape = get("api/v1/best?fingerprint=x&shape=1,2,zero");
+        assertEquals(400, badShape.statusCode());
+        assertEquals("bad op or shape: matmul 1,2,zero", badShape.body(), "the reason, as text");
+        HttpResponse<String> noFingerprint = get("api/v1/reports/count");
+        assertEquals(400, noFingerprint.statusCode());
+        assertEquals("fingerprint is required", noFingerprint.body());
         assertEquals(404, get("api/v1/best?fingerprint=nobody&shape=64,32,48").statusCode());
     }
 

@@ -45,9 +45,12 @@ public final class Prereqs {
         }
     }
 
-    /** The harness's npm packages (onnxruntime-web, TF.js, Dawn), installed when the lock file changed. */
+    /**
+     * The harness's npm packages (onnxruntime-web, TF.js, Dawn), installed when the lock file
+     * changed, and the SDK built: the harness checks kernels against the SDK's reference.
+     */
     public void harness() {
-        node();
+        sdk();
         Path dir = suite.path("harness");
         Path installed = dir.resolve("node_modules/.package-lock.json");
         if (!Files.exists(installed) || newer(dir.resolve("package-lock.json"), modified(installed))) {

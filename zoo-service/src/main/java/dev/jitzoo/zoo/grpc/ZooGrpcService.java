@@ -24,6 +24,7 @@ import io.smallrye.mutiny.Uni;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /** gRPC edge of the zoo: converts requests and errors, nothing more. */
 @GrpcService
@@ -38,41 +39,33 @@ public class ZooGrpcService implements ZooService {
     @Override
     @Blocking
     public Uni<ResolveResponse> resolve(ResolveRequest request) {
-        return Uni.createFrom().item(() -> {
-            try {
-                ResolveResponse.Builder response = ResolveResponse.newBuilder();
-                for (OpSpec op : request.getOpsList()) {
-                    response.addKernels(resolved(op, zoo.resolve(op, request.getBackend(), request.getDevice())));
-                }
-                return response.build();
-            } catch (InvalidReportException e) {
-                throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+        return call(() -> {
+            ResolveResponse.Builder response = ResolveResponse.newBuilder();
+            for (OpSpec op : request.getOpsList()) {
+                response.addKernels(resolved(op, zoo.resolve(op, request.getBackend(), request.getDevice())));
             }
+            return response.build();
         });
     }
 
     @Override
     @Blocking
     public Uni<SimilarResponse> similar(SimilarRequest request) {
-        return Uni.createFrom().item(() -> {
-            try {
-                Zoo.Similar similar = zoo.similar(request.getOp(), request.getBackend(), request.getDevice(), request.getLimit());
-                SimilarResponse.Builder response = SimilarResponse.newBuilder().setSimilarDevices(similar.similarKinds());
-                for (SimilarKernels.Scored k : similar.kernels()) {
-                    response.addKernels(SimilarKernel.newBuilder()
-                            .setKernel(k.kernel()).setScore(k.score()).setDevices(k.devices()));
-                }
-                return response.setOwn(resolved(request.getOp(), similar.own())).build();
-            } catch (InvalidReportException e) {
-                throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+        return call(() -> {
+            Zoo.Similar similar = zoo.similar(request.getOp(), request.getBackend(), request.getDevice(), request.getLimit());
+            SimilarResponse.Builder response = SimilarResponse.newBuilder().setSimilarDevices(similar.similarKinds());
+            for (SimilarKernels.Scored k : similar.kernels()) {
+                response.addKernels(SimilarKernel.newBuilder()
+                        .setKernel(k.kernel()).setScore(k.score()).setDevices(k.devices()));
             }
+            return response.setOwn(resolved(request.getOp(), similar.own())).build();
         });
     }
 
     @Override
     @Blocking
     public Uni<PrimitivesResponse> primitives(PrimitivesRequest request) {
-        return Uni.createFrom().item(() -> {
+        return call(() -> {
             Map<String, DevicePrimitives.Builder> devices = new LinkedHashMap<>();
             for (ReportStore.DevicePrimitive p : zoo.primitives()) {
                 DevicePrimitives.Builder device = devices.computeIfAbsent(p.fingerprint(),
@@ -83,6 +76,17 @@ public class ZooGrpcService implements ZooService {
             PrimitivesResponse.Builder response = PrimitivesResponse.newBuilder();
             devices.values().forEach(response::addDevices);
             return response.build();
+        });
+    }
+
+    /** Runs a call; bad input the zoo refuses becomes INVALID_ARGUMENT with the reason, here and only here. */
+    private static <T> Uni<T> call(Supplier<T> body) {
+        return Uni.createFrom().item(() -> {
+            try {
+                return body.get();
+            } catch (InvalidReportException e) {
+                throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+            }
         });
     }
 

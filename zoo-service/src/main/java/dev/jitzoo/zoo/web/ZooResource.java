@@ -7,7 +7,6 @@ import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.zoo.domain.InvalidReportException;
 import dev.jitzoo.zoo.domain.Zoo;
-import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.NotFoundException;
@@ -18,6 +17,8 @@ import jakarta.ws.rs.core.MediaType;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import org.jboss.resteasy.reactive.RestResponse;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 /** Read-only JSON queries for analysts and for `./jitzoo zoo`. */
 @Path("/api/v1")
@@ -44,17 +45,20 @@ public class ZooResource {
                          @QueryParam("shape") String shape,
                          @QueryParam("backend") @DefaultValue("wasm") String backend,
                          @QueryParam("rho") @DefaultValue("") String primitiveVector) {
-        try {
-            DeviceProfile device = DeviceProfile.newBuilder()
-                    .setFingerprint(fingerprint == null ? "" : fingerprint)
-                    .setPrimitiveVector(primitiveVector).build();
-            return zoo.resolve(parseOp(op, shape), parseBackend(backend), device)
-                    .map(b -> new BestView(b.kernel().getKernelId(), b.medianMs(), b.reports(),
-                            b.kernel().getSchedule().toString().replace('\n', ' ').trim()))
-                    .orElseThrow(() -> new NotFoundException("no kernel elected for this key yet"));
-        } catch (InvalidReportException e) {
-            throw new BadRequestException(e.getMessage());
-        }
+        DeviceProfile device = DeviceProfile.newBuilder()
+                .setFingerprint(fingerprint == null ? "" : fingerprint)
+                .setPrimitiveVector(primitiveVector).build();
+        return zoo.resolve(parseOp(op, shape), parseBackend(backend), device)
+                .map(b -> new BestView(b.kernel().getKernelId(), b.medianMs(), b.reports(),
+                        b.kernel().getSchedule().toString().replace('\n', ' ').trim()))
+                .orElseThrow(() -> new NotFoundException("no kernel elected for this key yet"));
+    }
+
+    /** Bad input the zoo refuses, from any endpoint: 400 with the reason. The one place it is mapped. */
+    @ServerExceptionMapper
+    public RestResponse<String> invalid(InvalidReportException e) {
+        return RestResponse.ResponseBuilder.create(RestResponse.Status.BAD_REQUEST, e.getMessage())
+                .type(MediaType.TEXT_PLAIN_TYPE).build();
     }
 
     public record PrimitiveView(String fingerprint, String primitive, double speedup, int reports, String engine) {
@@ -73,7 +77,7 @@ public class ZooResource {
     @Path("/reports/count")
     public CountView count(@QueryParam("fingerprint") String fingerprint) {
         if (fingerprint == null || fingerprint.isBlank()) {
-            throw new BadRequestException("fingerprint is required");
+            throw new InvalidReportException("fingerprint is required");
         }
         return new CountView(fingerprint, zoo.countMeasurements(fingerprint));
     }
