@@ -1,5 +1,5 @@
-import { create } from "@bufbuild/protobuf";
-import { EpilogueKind, OpKind, OpSpecSchema, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { create, getOption } from "@bufbuild/protobuf";
+import { EpilogueKind, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { erf } from "./reference.js";
 
 /**
@@ -12,17 +12,20 @@ export const DEFAULT_LAYER_NORM_EPSILON = 1e-5;
 
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
 
-/** The ABI name of an op kind, as in kernel metadata and the zoo. */
+/**
+ * An op kind's rank, or undefined for a kind no kernel exists for: its `op_rank` option in
+ * kernel.proto, the one source the Java side (OpRules) reads too.
+ */
+function rankOf(kind: OpKind): number | undefined {
+  const value = OpKindSchema.value[kind];
+  const rank = value ? getOption(value, op_rank) : 0;
+  return rank > 0 ? rank : undefined;
+}
+
+/** The ABI name of an op kind, as in kernel metadata and the zoo: its proto name without OP_KIND_, in lower case. */
 export function opName(kind: OpKind): string {
-  switch (kind) {
-    case OpKind.MATMUL: return "matmul";
-    case OpKind.BATCH_MATMUL: return "batch_matmul";
-    case OpKind.ADD: return "add";
-    case OpKind.MUL: return "mul";
-    case OpKind.SOFTMAX: return "softmax";
-    case OpKind.LAYER_NORM: return "layer_norm";
-    default: throw new Error(`unsupported op kind ${OpKind[kind] ?? kind}`);
-  }
+  if (rankOf(kind) === undefined) throw new Error(`unsupported op kind ${OpKind[kind] ?? kind}`);
+  return OpKindSchema.value[kind].name.slice("OP_KIND_".length).toLowerCase();
 }
 
 const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL;
@@ -35,13 +38,9 @@ export interface MatMulDims {
   n: number;
 }
 
-const RANKS: Partial<Record<OpKind, number>> = {
-  [OpKind.MATMUL]: 3, [OpKind.BATCH_MATMUL]: 4, [OpKind.ADD]: 1, [OpKind.MUL]: 1, [OpKind.SOFTMAX]: 2, [OpKind.LAYER_NORM]: 2,
-};
-
 /** Throws unless the op's shape has its kind's rank of positive integers. */
 export function checkOp(op: OpSpec): void {
-  const rank = RANKS[op.kind];
+  const rank = rankOf(op.kind);
   if (rank === undefined) throw new Error(`unsupported op kind ${OpKind[op.kind] ?? op.kind}`);
   if (op.shape.some((d) => !Number.isInteger(d) || d < 1)) throw new Error(`every dimension must be at least 1: [${op.shape.join(",")}]`);
   if (op.shape.length !== rank) throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${op.shape.join(",")}]`);
@@ -105,7 +104,7 @@ export interface OpMetadata {
   epsilon?: number;
 }
 
-const OP_KINDS = [OpKind.MATMUL, OpKind.BATCH_MATMUL, OpKind.ADD, OpKind.MUL, OpKind.SOFTMAX, OpKind.LAYER_NORM];
+const OP_KINDS = OpKindSchema.values.map((v) => v.number as OpKind).filter((k) => rankOf(k) !== undefined);
 
 /**
  * The op a kernel's metadata describes: what a host checks the kernel against with

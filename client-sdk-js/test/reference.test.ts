@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EpilogueKind, OpKind, OpSpecSchema } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { dimsOf, flopsOf, opKey, opName, opOfMetadata, referenceOp } from "../src/ops.js";
+import { checkOp, dimsOf, flopsOf, opKey, opName, opOfMetadata, referenceOp } from "../src/ops.js";
 import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
 import { matmul } from "../src/workloads.js";
 
@@ -47,6 +47,19 @@ describe("op shapes", () => {
     expect(echoed.epilogue[0].value).not.toBe(op.epilogue[0].value);
     expect(opKey(echoed)).toBe(opKey(op));
     expect(opKey(op)).toBe(`batch_matmul[12,128,32,128];transposeB;scale:${Math.fround(1 / Math.sqrt(32))}`);
+  });
+});
+
+describe("op kinds", () => {
+  it("take their ABI names and ranks from kernel.proto, as the Java side does", () => {
+    const ranks = { matmul: 3, batch_matmul: 4, add: 1, mul: 1, softmax: 2, layer_norm: 2 };
+    for (const [kind, rank] of [[OpKind.MATMUL, 3], [OpKind.BATCH_MATMUL, 4], [OpKind.ADD, 1], [OpKind.MUL, 1],
+      [OpKind.SOFTMAX, 2], [OpKind.LAYER_NORM, 2]] as const) {
+      expect(ranks[opName(kind) as keyof typeof ranks]).toBe(rank);
+      expect(() => checkOp(create(OpSpecSchema, { kind, shape: Array(rank).fill(2) }))).not.toThrow();
+      expect(() => checkOp(create(OpSpecSchema, { kind, shape: Array(rank + 1).fill(2) }))).toThrow("unsupported op");
+    }
+    expect(() => opName(OpKind.UNSPECIFIED)).toThrow("unsupported op kind UNSPECIFIED");
   });
 });
 

@@ -6,14 +6,18 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.zoo.v1.SimilarRequest;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
 import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.extended.ExtendedSpace;
+import dev.jitzoo.space.extended.ZooLookup;
 import dev.jitzoo.space.lite.LiteSpace;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -76,20 +80,27 @@ public final class SpaceCli implements Callable<Integer> {
     }
 
     /** The zoo's similar devices for the op, or why they could not be had. */
-    private ExtendedSpace.ZooAnswer askZoo(OpSpec spec, DeviceProfile profile, Backend target, ComposeResponse lite)
-            throws InterruptedException {
+    private ExtendedSpace.ZooAnswer askZoo(OpSpec spec, DeviceProfile profile, Backend target, ComposeResponse lite) {
         if (profile.getFingerprint().isBlank()) {
             return ExtendedSpace.ZooAnswer.unavailable("the device has no fingerprint to look up (--fingerprint)");
         }
-        ManagedChannel channel = ManagedChannelBuilder.forTarget(zoo).usePlaintext().build();
-        try {
-            return ExtendedSpace.ZooAnswer.of(ZooServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-                    .similar(ExtendedSpace.similarRequest(lite, spec, profile, target)));
-        } catch (StatusRuntimeException e) {
-            return ExtendedSpace.ZooAnswer.unavailable("the zoo at " + zoo + " did not answer: "
-                    + e.getStatus().getCode() + " (" + e.getStatus().getDescription() + ")");
-        } finally {
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        return new BlockingZoo(zoo).similar(ExtendedSpace.similarRequest(lite, spec, profile, target)).toCompletableFuture().join();
+    }
+
+    /** The space's zoo port over a blocking gRPC stub, for one call from the command line. */
+    private record BlockingZoo(String target) implements ZooLookup {
+        @Override
+        public CompletionStage<ExtendedSpace.ZooAnswer> similar(SimilarRequest request) {
+            ManagedChannel channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+            try {
+                return CompletableFuture.completedFuture(ExtendedSpace.ZooAnswer.of(ZooServiceGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(5, TimeUnit.SECONDS).similar(request)));
+            } catch (StatusRuntimeException e) {
+                return CompletableFuture.completedFuture(ExtendedSpace.ZooAnswer.unavailable("the zoo at " + target
+                        + " did not answer: " + e.getStatus().getCode() + " (" + e.getStatus().getDescription() + ")"));
+            } finally {
+                channel.shutdownNow();
+            }
         }
     }
 

@@ -2,6 +2,7 @@ package dev.jitzoo.proto.rules;
 
 import dev.jitzoo.proto.kernel.v1.Epilogue;
 import dev.jitzoo.proto.kernel.v1.EpilogueKind;
+import dev.jitzoo.proto.kernel.v1.Kernel;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import java.util.Locale;
@@ -22,15 +23,16 @@ public final class OpRules {
     private OpRules() {
     }
 
-    /** Dimensions an op kind takes (docs/kernel-abi.md), or -1 for an unknown kind. */
+    /**
+     * Dimensions an op kind takes (docs/kernel-abi.md), or -1 for an unknown kind: the kind's
+     * {@code op_rank} option in kernel.proto, which the SDK reads too.
+     */
     public static int rank(OpKind kind) {
-        return switch (kind) {
-            case OP_KIND_MATMUL -> 3;
-            case OP_KIND_BATCH_MATMUL -> 4;
-            case OP_KIND_ADD, OP_KIND_MUL -> 1;
-            case OP_KIND_SOFTMAX, OP_KIND_LAYER_NORM -> 2;
-            default -> -1;
-        };
+        if (kind == OpKind.UNRECOGNIZED) {
+            return -1;
+        }
+        int rank = kind.getValueDescriptor().getOptions().getExtension(Kernel.opRank);
+        return rank > 0 ? rank : -1;
     }
 
     public static boolean isMatmul(OpKind kind) {

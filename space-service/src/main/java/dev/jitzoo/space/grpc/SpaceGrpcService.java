@@ -5,40 +5,33 @@ import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.proto.space.v1.DynamicRequest;
 import dev.jitzoo.proto.space.v1.DynamicResponse;
 import dev.jitzoo.proto.space.v1.SpaceService;
-import dev.jitzoo.proto.zoo.v1.ZooService;
 import dev.jitzoo.space.SpaceConfig;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.dynamic.DynamicPlans;
 import dev.jitzoo.space.dynamic.Thresholds;
 import dev.jitzoo.space.extended.ExtendedSpace;
+import dev.jitzoo.space.extended.ZooLookup;
 import dev.jitzoo.space.infra.FleetPrimitives;
 import dev.jitzoo.space.lite.LiteSpace;
 import io.grpc.Status;
-import io.quarkus.grpc.GrpcClient;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Uni;
-import java.util.concurrent.TimeoutException;
-import org.jboss.logging.Logger;
 
 /**
  * gRPC edge of the space service: converts requests and errors, and asks the zoo for the
- * exploitation set. A zoo that does not answer costs the device its neighbours' kernels, not its
+ * exploitation set (through the {@link ZooLookup} port). A zoo that does not answer costs the device its neighbours' kernels, not its
  * space: the lite space comes back alone, with the reason.
  */
 @GrpcService
 public class SpaceGrpcService implements SpaceService {
 
-    private static final Logger LOG = Logger.getLogger(SpaceGrpcService.class);
-
-    private final SpaceConfig config;
     private final LiteSpace configured;
     private final ExtendedSpace extended;
     private final FleetPrimitives primitives;
-    private final ZooService zoo;
+    private final ZooLookup zoo;
 
-    public SpaceGrpcService(SpaceConfig config, FleetPrimitives primitives, @GrpcClient("zoo") ZooService zoo) {
-        this.config = config;
+    public SpaceGrpcService(SpaceConfig config, FleetPrimitives primitives, ZooLookup zoo) {
         this.configured = new LiteSpace(config.relaxation(), config.maxCandidates(), primitives.table());
         this.extended = new ExtendedSpace(config.settledReports());
         this.primitives = primitives;
@@ -61,15 +54,8 @@ public class SpaceGrpcService implements SpaceService {
         if (request.getDevice().getFingerprint().isBlank()) {
             answer = Uni.createFrom().item(ExtendedSpace.ZooAnswer.unavailable("the device has no fingerprint to look up"));
         } else {
-            answer = zoo.similar(ExtendedSpace.similarRequest(lite, request.getOp(), request.getDevice(), request.getBackend()))
-                    .ifNoItem().after(config.zooTimeout()).fail()
-                    .map(ExtendedSpace.ZooAnswer::of)
-                    .onFailure().recoverWithItem(failure -> {
-                        LOG.warnf("zoo unavailable, composing the lite space alone: %s", failure.toString());
-                        return ExtendedSpace.ZooAnswer.unavailable(failure instanceof TimeoutException
-                                ? "the zoo did not answer within " + config.zooTimeout().toMillis() + " ms"
-                                : "the zoo did not answer: " + failure.getMessage());
-                    });
+            answer = Uni.createFrom().completionStage(() -> zoo.similar(
+                    ExtendedSpace.similarRequest(lite, request.getOp(), request.getDevice(), request.getBackend())));
         }
         return answer.map(zooAnswer -> extended.extend(lite, zooAnswer, request.getOp(), request.getDevice(), request.getBackend()));
     }
