@@ -142,9 +142,9 @@ class ZooServiceTest {
         HttpResponse<String> badShape = get("api/v1/best?fingerprint=x&shape=1,2,zero");
         assertEquals(400, badShape.statusCode());
         assertEquals("bad op or shape: matmul 1,2,zero", badShape.body(), "the reason, as text");
-        HttpResponse<String> noFingerprint = get("api/v1/reports/count");
-        assertEquals(400, noFingerprint.statusCode());
-        assertEquals("fingerprint is required", noFingerprint.body());
+        HttpResponse<String> countWithout = get("api/v1/reports/count");
+        assertEquals(400, countWithout.statusCode());
+        assertEquals("fingerprint is required", countWithout.body());
         assertEquals(404, get("api/v1/best?fingerprint=nobody&shape=64,32,48").statusCode());
     }
 
