@@ -45,11 +45,17 @@ class MatMulKernelTest {
     }
 
     /**
+     * The sweep's seed, in every case's name: {@code -Djitzoo.seed=N} draws another 40 cases, or
+     * replays a run.
+     */
+    private static final long SWEEP_SEED = Long.getLong("jitzoo.seed", 0x5EED_2026L);
+
+    /**
      * 40 seeded draws over the whole schedule space (cache tiles, r0 and unroll included) on shapes
      * that miss every tile: primes, 1, and small extents below the tile sizes.
      */
     static Stream<Arguments> seededSweep() {
-        Random random = new Random(0x5EED_2026L);
+        Random random = new Random(SWEEP_SEED);
         int[] extents = {1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 67, 97};
         List<Arguments> cases = new ArrayList<>();
         while (cases.size() < 40) {
@@ -76,15 +82,20 @@ class MatMulKernelTest {
                     passes.add(pass);
                 }
             }
-            cases.add(Arguments.of(op, schedule, passes));
+            cases.add(Arguments.of(op, schedule, passes, SWEEP_SEED));
         }
         return cases.stream();
     }
 
-    @ParameterizedTest(name = "{0} {1} {2}")
+    @ParameterizedTest(name = "{0} {1} {2} (-Djitzoo.seed={3})")
     @MethodSource("seededSweep")
-    void seededSweepMatchesTheReference(Op op, Schedule schedule, Set<Pass> passes) {
-        assertMatches(op, schedule, passes, 0);
+    void seededSweepMatchesTheReference(Op op, Schedule schedule, Set<Pass> passes, long seed) {
+        try {
+            assertMatches(op, schedule, passes, 0);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError(e.getMessage() + " (a case of the sweep drawn from seed " + seed
+                    + "; -Djitzoo.seed=" + seed + " replays it)", e);
+        }
     }
 
     /** Every subset of the passes gives the same results; each pass makes the kernel smaller. */
