@@ -50,6 +50,33 @@ export function readMetadata(artifact: KernelArtifact, module?: WebAssembly.Modu
   return meta;
 }
 
+/** A kernel instantiated on a memory: its entry, and its pack function when it reads a packed copy. */
+export interface KernelExports {
+  /** `entry(offset of each operand, in the metadata's order)`; B's offset is the packed copy's when packing. */
+  readonly call: (...offsets: number[]) => void;
+  /** `pack(from, to)`: writes the packed copy of the operand `meta.pack.operand` (B) at `to`. */
+  readonly pack?: (from: number, to: number) => void;
+}
+
+/**
+ * Instantiates a kernel module as the ABI says a host must (docs/kernel-abi.md): its one import,
+ * `env.memory`, and the exports its metadata names, checked. The one host every caller uses: the
+ * SDK's executors and the harness. Kernels are a few KB, so instantiating synchronously is
+ * allowed on a browser's main thread.
+ */
+export function instantiateKernel(module: WebAssembly.Module, meta: KernelMetadata, memory: WebAssembly.Memory): KernelExports {
+  const instance = new WebAssembly.Instance(module, { env: { memory } });
+  const entry = instance.exports[meta.entry];
+  if (typeof entry !== "function") throw new Error(`kernel exports no function ${meta.entry}`);
+  if (meta.pack === undefined) return { call: entry as KernelExports["call"] };
+  const { operand, entry: packEntry, floats } = meta.pack;
+  const pack = instance.exports[packEntry];
+  if (operand !== "B" || !meta.operands.includes(operand)) throw new Error(`the kernel packs ${operand}, which it cannot pack`);
+  if (!Number.isInteger(floats) || floats < 1) throw new Error(`the kernel's pack size ${floats} is not a positive integer`);
+  if (typeof pack !== "function") throw new Error(`kernel exports no pack function ${packEntry}`);
+  return { call: entry as KernelExports["call"], pack: pack as KernelExports["pack"] };
+}
+
 /**
  * One op's operands in one Wasm memory, shared by every kernel of that op: A and B are written
  * once, each kernel is instantiated against the same memory, C is read back after a run.
@@ -141,20 +168,12 @@ export async function loadKernel(artifact: KernelArtifact, operands: OperandMemo
     if (offset === undefined) throw new Error(`unknown operand ${name}`);
     return offset;
   });
-  const instance = await WebAssembly.instantiate(module, { env: { memory: operands.memory } });
-  const entry = instance.exports[metadata.entry];
-  if (typeof entry !== "function") throw new Error(`kernel exports no function ${metadata.entry}`);
-  if (metadata.pack !== undefined) {
-    const { operand, entry: packEntry, floats } = metadata.pack;
-    const pack = instance.exports[packEntry];
-    const at = metadata.operands.indexOf(operand);
-    if (at < 0 || offsets[operand] === undefined) throw new Error(`the kernel packs ${operand}, which it does not read`);
-    if (!Number.isInteger(floats) || floats < 1) throw new Error(`the kernel's pack size ${floats} is not a positive integer`);
-    if (typeof pack !== "function") throw new Error(`kernel exports no pack function ${packEntry}`);
+  const { call, pack } = instantiateKernel(module, metadata, operands.memory);
+  if (metadata.pack !== undefined && pack !== undefined) {
+    const { operand, floats } = metadata.pack;
     const packed = operands.reserve(floats);
-    (pack as (from: number, to: number) => void)(offsets[operand], packed);
-    args[at] = packed;
+    pack(offsets[operand], packed);
+    args[metadata.operands.indexOf(operand)] = packed;
   }
-  const fn = entry as (...offsets: number[]) => void;
-  return { kernelId: artifact.ref?.kernelId ?? "", metadata, run: () => fn(...args) };
+  return { kernelId: artifact.ref?.kernelId ?? "", metadata, run: () => call(...args) };
 }

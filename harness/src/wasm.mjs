@@ -1,6 +1,7 @@
 // Runs a Wasm kernel artifact in V8 exactly as docs/kernel-abi.md says a host must.
 
 import v8 from 'node:v8';
+import { instantiateKernel } from '../../client-sdk-js/dist/wasm-executor.js';
 import { size } from './data.mjs';
 
 // Relaxed SIMD ships behind a flag in Node 20's V8; set it before any module is compiled.
@@ -33,14 +34,10 @@ export class WasmKernel {
     }
     this.end = end;
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(end / PAGE) });
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory: this.memory } });
-    this.entry = instance.exports[meta.entry];
-    if (typeof this.entry !== 'function') throw new Error(`the module exports no function '${meta.entry}'`);
-    if (meta.pack) {
-      if (meta.pack.operand !== 'B') throw new Error(`cannot pack operand '${meta.pack.operand}'`);
-      this.pack = instance.exports[meta.pack.entry];
-      if (typeof this.pack !== 'function') throw new Error(`the module exports no pack function '${meta.pack.entry}'`);
-    }
+    // the SDK's host, the one every caller uses: the import, the entry and the pack function, checked
+    const { call, pack } = instantiateKernel(new WebAssembly.Module(bytes), meta, this.memory);
+    this.entry = call;
+    this.pack = pack;
     this.args = meta.operands.map((name) => (name === 'B' && meta.pack ? this.offsets.packed : this.offsets[name]));
   }
 

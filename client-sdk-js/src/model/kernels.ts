@@ -1,7 +1,7 @@
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opName, operandShapes, referenceOp } from "../ops.js";
 import { seededFloats } from "../reference.js";
-import { readMetadata } from "../wasm-executor.js";
+import { instantiateKernel, readMetadata } from "../wasm-executor.js";
 import { Arena } from "./arena.js";
 
 /** Where an operand lies in the arena. */
@@ -94,17 +94,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
     throw new Error(`kernel for ${meta.op} [${meta.shape}] offered for ${opName(op.kind)} [${op.shape}]`);
   }
   const id = artifact.ref?.kernelId ?? "";
-  const exports = (memory: WebAssembly.Memory) => {
-    // kernels are a few KB: instantiating one synchronously is allowed on a browser's main thread
-    const instance = new WebAssembly.Instance(module, { env: { memory } });
-    const entry = instance.exports[meta.entry];
-    if (typeof entry !== "function") throw new Error(`kernel exports no function ${meta.entry}`);
-    const pack = meta.pack && instance.exports[meta.pack.entry];
-    if (meta.pack && (typeof pack !== "function" || !(meta.pack.floats >= 1) || meta.pack.operand !== "B")) {
-      throw new Error(`kernel's pack entry ${meta.pack.entry} is missing or malformed`);
-    }
-    return { call: entry as (...offsets: number[]) => void, pack: pack as ((from: number, to: number) => void) | undefined };
-  };
+  const exports = (memory: WebAssembly.Memory) => instantiateKernel(module, meta, memory);
   exports(new WebAssembly.Memory({ initial: 1 })); // refuse a malformed kernel now, not at its first bind
 
   /**
