@@ -80,7 +80,11 @@ public final class Suite {
 
     /** The exit status of a command run with this process's output. */
     public int exitOf(Path dir, Map<String, String> env, List<String> command) {
-        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).inheritIO();
+        return exitOf(dir, env, command, ProcessBuilder.Redirect.INHERIT);
+    }
+
+    private int exitOf(Path dir, Map<String, String> env, List<String> command, ProcessBuilder.Redirect stdout) {
+        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).inheritIO().redirectOutput(stdout);
         builder.environment().putAll(env);
         try {
             return builder.start().waitFor();
@@ -192,7 +196,10 @@ public final class Suite {
         List<String> launcher = List.of(path("jitzoo").toString());
         boolean ok = false;
         try {
-            run(what + ": the private stack did not start", root, env, concat(launcher, "up"));
+            // its progress shows on stderr; the banner would only crowd the command's own output
+            if (exitOf(root, env, concat(launcher, "up"), ProcessBuilder.Redirect.DISCARD) != 0) {
+                throw new StepFailed(what + ": the private stack did not start");
+            }
             env.put("JITZOO_GATEWAY_URL", "ws://127.0.0.1:18080/v1/session");
             env.put("JITZOO_ZOO_HTTP", "http://127.0.0.1:18083");
             run(what, dir, env, command);
