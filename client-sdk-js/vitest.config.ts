@@ -6,5 +6,6 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     exclude: ["test/e2e/**", "**/node_modules/**"],
     testTimeout: 30_000,
+    setupFiles: ["./test/support/node-platform.ts"],
   },
 });

@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     include: ["test/e2e/**/*.test.ts"],
     testTimeout: 120_000,
+    setupFiles: ["./test/support/node-platform.ts"],
     hookTimeout: 60_000,
     fileParallelism: false,
   },

@@ -1,5 +1,6 @@
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { ConnectError, ConnectionClosed, GatewayError } from "./errors.js";
+import { platform } from "./platform.js";
 import {
   ClientFrameSchema,
   ServerFrameSchema,
@@ -101,12 +102,13 @@ export function createClient(url: string, options: ClientOptions = {}): JitzooCl
 const NORMAL_CLOSURE = 1000;
 const INVALID_PAYLOAD = 1007;
 
-async function socketConstructor(options: ClientOptions): Promise<SocketConstructor> {
+async function socketConstructor(url: string, options: ClientOptions): Promise<SocketConstructor> {
   if (options.WebSocket) return options.WebSocket;
   const native = (globalThis as { WebSocket?: SocketConstructor }).WebSocket;
   if (native) return native;
-  const { default: WebSocket } = await import("ws");
-  return WebSocket as unknown as SocketConstructor;
+  const installed = platform().webSocket;
+  if (installed) return installed();
+  throw new ConnectError(url, "no WebSocket here: in Node, import the package as \"@jitzoo/client\" (its node entry brings ws), or pass options.WebSocket");
 }
 
 /** The bytes of a binary message (ArrayBuffer, or a view such as a Node Buffer); null for text. */
@@ -180,7 +182,7 @@ class GatewayClient implements JitzooClient {
 
   private connect(): Promise<SocketLike> {
     if (this.closed) return Promise.reject(this.closed);
-    this.socket ??= socketConstructor(this.options).then((Socket) => this.open(Socket));
+    this.socket ??= socketConstructor(this.url, this.options).then((Socket) => this.open(Socket));
     return this.socket;
   }
 

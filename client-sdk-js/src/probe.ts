@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { DeviceProfileSchema, type DeviceProfile } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { platform } from "./platform.js";
 
 // The smallest modules that use one feature each: WebAssembly.validate tells whether the engine has it.
 const WASM_HEADER = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
@@ -49,34 +50,20 @@ interface NavigatorLike {
   userAgent?: string;
 }
 
-interface ProcessLike {
-  version: string;
-  platform: string;
-  arch: string;
-  versions?: { node?: string };
-}
-
-const isNode = (proc: ProcessLike | undefined): proc is ProcessLike => proc?.versions?.node !== undefined;
-
-async function nodeCores(): Promise<number> {
-  const os = await import("node:os");
-  return typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
-}
-
 /** Detects Wasm features, the core count and the user agent, in a browser or in Node. */
 export async function probeFeatures(): Promise<DeviceFeatures> {
   const nav = (globalThis as { navigator?: NavigatorLike }).navigator;
-  const proc = (globalThis as { process?: ProcessLike }).process;
-  // Node 21+ has a navigator too; its user agent ("Node.js/21") says less than the process does.
-  const node = isNode(proc);
-  const cores = nav?.hardwareConcurrency ?? (node ? await nodeCores() : 1);
+  const host = platform();
+  // Node 21+ has a navigator too; its user agent ("Node.js/21") says less than the engine the Node entry reports.
+  const engine = host.engine?.();
+  const cores = nav?.hardwareConcurrency ?? host.logicalCores?.() ?? 1;
   return {
     simd: WebAssembly.validate(SIMD_PROBE),
     relaxedSimd: WebAssembly.validate(RELAXED_SIMD_PROBE),
     threads: WebAssembly.validate(THREADS_PROBE),
     logicalCores: Math.max(1, cores),
-    userAgent: node ? `node/${proc.version} ${proc.platform}-${proc.arch}` : (nav?.userAgent ?? "unknown"),
-    simdRegisters: simdRegistersOf(node ? proc.arch : (nav?.userAgent ?? "")),
+    userAgent: engine?.userAgent ?? nav?.userAgent ?? "unknown",
+    simdRegisters: simdRegistersOf(engine?.arch ?? nav?.userAgent ?? ""),
   };
 }
 

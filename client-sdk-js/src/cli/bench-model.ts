@@ -5,6 +5,7 @@
 // tuning cost each run, memory); a second device of that kind starts from the zoo (its first
 // inference); the initial kernels untuned; then tuned, untuned and onnxruntime-web timed with
 // their calls interleaved, and their outputs compared.
+import "../node-platform.js";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";

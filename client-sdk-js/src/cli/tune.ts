@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import "../node-platform.js";
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
