@@ -30,8 +30,10 @@ export interface DeviceFeatures {
   threads: boolean;
   /** Logical cores the page or process may use. */
   logicalCores: number;
-  /** The browser's user agent, or `node/<version> <platform>-<arch>` in Node. */
+  /** The browser's user agent, or `node/<version> <platform>-<arch>` in Node; stays on the device. */
   userAgent: string;
+  /** The engine and its major version, from the user agent: `chromium 156`, `firefox 133`, `safari 18`, `node 20`. */
+  engine: string;
   /** SIMD registers the engine can allocate: 32 on arm64, 16 on x86-64 (and when unsure). */
   simdRegisters: number;
 }
@@ -63,16 +65,39 @@ export async function probeFeatures(): Promise<DeviceFeatures> {
     threads: WebAssembly.validate(THREADS_PROBE),
     logicalCores: Math.max(1, cores),
     userAgent: engine?.userAgent ?? nav?.userAgent ?? "unknown",
+    engine: engineOf(engine?.userAgent ?? nav?.userAgent ?? ""),
     simdRegisters: simdRegistersOf(engine?.arch ?? nav?.userAgent ?? ""),
   };
 }
 
 /**
- * A stable id of the device kind: the first 32 hex digits of SHA-256 (WebCrypto) over the
- * features, so every device with the same engine, features and core count shares one id.
+ * The engine family and major version a user agent names, what decides how Wasm is compiled: Chrome,
+ * Edge and other Chromium browsers share V8 and count as `chromium N`; then `firefox N`, `safari N`
+ * (its Version/N), `node N`; anything else `unknown`.
+ */
+export function engineOf(userAgent: string): string {
+  const patterns: [RegExp, string][] = [
+    [/\bFirefox\/(\d+)/, "firefox"], [/\b(?:Chrome|Chromium|HeadlessChrome|Edg)\/(\d+)/, "chromium"],
+    [/\bVersion\/(\d+)[^ ]* .*Safari\//, "safari"], [/^node\/v(\d+)/, "node"],
+  ];
+  for (const [pattern, name] of patterns) {
+    const major = pattern.exec(userAgent)?.[1];
+    if (major) return `${name} ${major}`;
+  }
+  return "unknown";
+}
+
+/**
+ * The id of a device kind: the first 32 hex digits of SHA-256 (WebCrypto) over what decides which
+ * kernel is fastest, and nothing else: SIMD, relaxed SIMD, threads, logical cores, the SIMD
+ * register budget, and the engine with its major version. Every device with the same hardware
+ * class and engine shares one id. Left out on purpose: the full user agent (OS and its version,
+ * minor browser versions, device model), screen, locale, time zone, and anything else that would
+ * tell users apart rather than device kinds.
  */
 export async function fingerprintOf(features: DeviceFeatures): Promise<string> {
-  const text = JSON.stringify([features.simd, features.relaxedSimd, features.threads, features.logicalCores, features.userAgent]);
+  const text = JSON.stringify([features.simd, features.relaxedSimd, features.threads, features.logicalCores,
+    features.simdRegisters, features.engine]);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("").slice(0, 32);
 }
@@ -88,7 +113,8 @@ export async function probeDevice(fingerprint?: string): Promise<DeviceProfile> 
     primitiveVector: "",
     // the L1 size stays 0 (unknown): the space service then assumes a safe 32 KiB
     wasm: { simd: features.simd, relaxedSimd: features.relaxedSimd, threads: features.threads, simdRegisters: features.simdRegisters },
-    userAgent: features.userAgent,
+    // the engine, not the full user agent: what the server needs, and no more
+    userAgent: features.engine,
     logicalCores: features.logicalCores,
   });
 }
