@@ -16,6 +16,7 @@ export {
   referenceOp, operandShapes, opKey, opName, dimsOf, flopsOf, checkOp, DEFAULT_LAYER_NORM_EPSILON, type MatMulDims,
 } from "./ops.js";
 export { time, median, type Timing, type TimingOptions } from "./timing.js";
+export { clockInfo, batchSize, MIN_TICKS, SLICE_MS, type ClockInfo } from "./clock.js";
 export {
   runMicrobench, microbenchSpeedups, type PrimitivePair, type PrimitiveMeasurement, type MicrobenchOptions, type MicrobenchSummary,
 } from "./microbench.js";

@@ -1,3 +1,5 @@
+import { batchSize, clockInfo, MIN_TICKS, SLICE_MS } from "./clock.js";
+
 /** A latency measurement. */
 export interface Timing {
   /** Median over the samples of the mean time of one call, in milliseconds. */
@@ -26,27 +28,32 @@ export interface TimingOptions {
 const now = () => performance.now();
 
 /**
- * Times `run`: a few warm-up calls, then `samples` samples, each the mean of enough calls to
- * last about `sampleMs`. The median resists the noise of a busy machine.
+ * Times `run`: warm-up batches (each twice the last until a batch spans {@link MIN_TICKS} clock
+ * ticks, so a coarse browser clock still resolves it), then `samples` samples, each the mean of
+ * enough calls to last about `sampleMs`, never a batch longer than {@link SLICE_MS}. The median
+ * resists the noise of a busy machine.
  */
 export function time(run: () => void, options: TimingOptions = {}): Timing {
   const { warmups = 3, warmupMs = 20, samples = 7, sampleMs = 5 } = options;
+  const { resolutionMs } = clockInfo();
   const warmupEnd = now() + warmupMs;
-  let once = 0;
+  let batch = 1;
+  let perCall = 0;
   for (let i = 0; i < warmups || now() < warmupEnd; i++) {
     const t0 = now();
-    run();
-    once = now() - t0; // the last warm-up call sizes the samples
+    for (let r = 0; r < batch; r++) run();
+    const took = now() - t0;
+    perCall = took / batch; // the last warm-up batch sizes the samples
+    if (took < MIN_TICKS * resolutionMs && 2 * took < SLICE_MS) batch *= 2;
   }
-  once = Math.max(once, 1e-3);
-  const repetitions = Math.max(1, Math.round(sampleMs / once));
-  const perCall: number[] = [];
+  const repetitions = batchSize(perCall, sampleMs, resolutionMs);
+  const perCallSamples: number[] = [];
   for (let s = 0; s < samples; s++) {
     const start = now();
     for (let r = 0; r < repetitions; r++) run();
-    perCall.push((now() - start) / repetitions);
+    perCallSamples.push((now() - start) / repetitions);
   }
-  return { medianMs: median(perCall), samples, repetitions };
+  return { medianMs: median(perCallSamples), samples, repetitions };
 }
 
 /** The median of `values` (the mean of the two middle ones for an even count). */

@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { clockInfo, type ClockInfo } from "../clock.js";
 import type { ClientOptions } from "../client.js";
 import type { DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
@@ -116,6 +117,8 @@ export interface ModelStats {
   timeline: RunRecord[];
   /** Whether a run has happened and every op it tunes is settled (true without a gateway: nothing is tuned). */
   settled: boolean;
+  /** The clock kernels were timed with, and its measured resolution (coarse in a page without cross-origin isolation). */
+  clock: ClockInfo;
 }
 
 /**
@@ -261,6 +264,7 @@ export class Model {
       notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
       timeline: [...this.timeline],
       settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
+      clock: clockInfo(),
     };
   }
 

@@ -1,4 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { batchSize } from "../clock.js";
 import type { InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
@@ -295,7 +296,7 @@ export class OpTuner {
    * the margin (medians, so noise does not flip it).
    */
   private pair(bench: Bench, c: Candidate): void {
-    const reps = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(this.incumbentMs(), 1e-3)));
+    const reps = batchSize(this.incumbentMs(), SAMPLE_MS);
     if (!c.warm) {
       // a kernel's first calls run on the engine's baseline tier: timing them would refuse good kernels
       timeOf(c.bound!.call, reps);

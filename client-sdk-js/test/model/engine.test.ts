@@ -27,6 +27,8 @@ describe.skipIf(modelsMissing)("engine: whole BERT-family models against onnxrun
     expect(stats.ops.some((o) => o.key === "batch_matmul[12,16,64,16];transposeB;scale:0.125")).toBe(true);
     expect(stats.ops.every((o) => o.source === "reference")).toBe(true);
     expect(stats.notes[0]).toMatch(/no gateway/);
+    expect(stats.clock.name).toBe("performance.now"); // the stats say which clock times kernels
+    expect(stats.clock.resolutionMs).toBeGreaterThan(0);
   });
 
   it("runs a 6-layer MiniLM-shaped encoder with embeddings", async () => {
