@@ -26,7 +26,8 @@ import picocli.CommandLine.Parameters;
                 "  kernels  every generated Wasm kernel and composed dynamic-shape plan run in V8 against a float64 reference",
                 "  browser  the SDK's primitive microbenchmark in headless Chromium, every pair checked there",
                 "  wgsl     every generated WGSL kernel compiled by Tint and run on SwiftShader (Dawn)",
-                "  e2e      a private stack on other ports: the skeleton thread, a model tuned and served from the zoo, bad input"})
+                "  e2e      a private stack on other ports: the skeleton thread, a model tuned and served from the zoo (in Node",
+                "           and in headless Chromium), bad input"})
 public final class TestCli implements Callable<Integer> {
 
     @Parameters(arity = "0..*", paramLabel = "STAGE", description = "java, sdk, kernels, browser, wgsl, e2e")
@@ -145,6 +146,7 @@ public final class TestCli implements Callable<Integer> {
 
     private void e2e() {
         Path models = new Models(suite).ensure();
+        prereqs.webgpu(); // Chromium, for the SDK in a real browser
         Suite.say("end-to-end: a private stack on other ports, the skeleton thread, a model tuned and served from the zoo, "
                 + "the extended space, fleet microbenchmarks and bad input");
         // the test stack settles a device kind after one report and reads the fleet's microbenchmarks every second

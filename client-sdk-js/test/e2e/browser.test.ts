@@ -1,0 +1,94 @@
+// The SDK in a real browser: the package root bundled for the browser (esbuild), served with a
+// model to headless Chromium (Debian's, driven by playwright-core), where the page loads the
+// model, tunes it through the suite while it infers, and checks its outputs against the SDK's
+// reference kernels run in the same page. Its reports reach the zoo like any device's.
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelBytes, modelsMissing } from "../support/models.js";
+import { GATEWAY, zooGet } from "./support.js";
+
+const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
+const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const SEQ = 8;
+
+/** A page that holds the SDK as `globalThis.jitzoo`, and the model beside it, same origin. */
+async function serve(): Promise<{ server: Server; url: string; bundleInputs: string[] }> {
+  const bundle = await build({
+    entryPoints: [join(PACKAGE, "dist/index.js")], bundle: true, format: "iife", globalName: "jitzoo", platform: "browser",
+    write: false, metafile: true, logLevel: "silent",
+  });
+  const script = bundle.outputFiles[0].text;
+  const model = modelBytes("bert_layer.onnx");
+  const server = createServer((req, res) => {
+    if (req.url === "/jitzoo.js") res.writeHead(200, { "content-type": "text/javascript" }).end(script);
+    else if (req.url === "/model.onnx") res.writeHead(200, { "content-type": "application/octet-stream" }).end(model);
+    else res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script src="/jitzoo.js"></script>');
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bundleInputs: Object.keys(bundle.metafile.inputs) };
+}
+
+describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in headless Chromium", () => {
+  let browser: Browser;
+  let site: Awaited<ReturnType<typeof serve>>;
+
+  beforeAll(async () => {
+    site = await serve();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--no-first-run"] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    site?.server.close();
+  });
+
+  it("loads a model, tunes it through the suite while it infers, and matches the reference", async () => {
+    expect(site.bundleInputs.filter((f) => f.startsWith("node:") || /node_modules\/ws\//.test(f))).toEqual([]);
+    const page = await browser.newPage();
+    page.on("console", (m) => { if (m.type() === "error") console.error(`chromium: ${m.text()}`); });
+    await page.goto(site.url);
+    const fingerprint = `e2e-browser-${randomUUID()}`;
+    const result = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
+      const j = (globalThis as unknown as { jitzoo: typeof import("../../src/index.js") }).jitzoo;
+      const reference = await j.loadModel("/model.onnx");
+      const want = Object.values(await reference.run(j.feedsFor(reference, seq)))[0].data as Float32Array;
+      const model = await j.loadModel("/model.onnx", { gateway, fingerprint, tuning: { budget: 1 } });
+      const stats = await j.runUntilSettled(model, j.feedsFor(model, seq), { maxSeconds: 120 });
+      const got = Object.values(await model.run(j.feedsFor(model, seq)))[0].data as Float32Array;
+      const device = await j.probeFeatures();
+      await model.close();
+      return {
+        settled: stats.settled, notes: stats.notes, clock: stats.clock, engine: device.engine,
+        ops: stats.ops.map((o) => ({ key: o.key, source: o.source, refused: o.refused, swaps: o.history.length })),
+        error: j.maxRelativeError(got, want),
+      };
+    }, { gateway: GATEWAY!, fingerprint, seq: SEQ });
+
+    expect(result.notes).toEqual([]);
+    expect(result.settled).toBe(true);
+    expect(result.ops.length).toBe(8);
+    for (const op of result.ops) {
+      expect(op.source, op.key).toBe("wasm");
+      expect(op.refused, op.key).toBe(0);
+    }
+    expect(result.error).toBeLessThanOrEqual(1e-4);
+    expect(result.engine).toMatch(/^chromium \d+$/);
+    expect(result.clock.name).toBe("performance.now");
+    expect(result.clock.crossOriginIsolated).toBe(false); // a plain page: the coarse clock the SDK times in batches against
+    // the page's reports reach the zoo through Kafka, like any device's
+    for (const deadline = Date.now() + 30_000; ;) {
+      const count = Number((await zooGet(`/api/v1/reports/count?fingerprint=${fingerprint}`)).body.count ?? 0);
+      if (count >= 8 || Date.now() > deadline) {
+        expect(count).toBeGreaterThanOrEqual(8);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }, 240_000);
+});
