@@ -89,6 +89,8 @@ export interface TuneOptions {
   log?: (line: string) => void;
   /** This device's primitive microbenchmark, sent for the fleet's primitive table right after the Welcome. */
   microbench?: MicrobenchSummary;
+  /** Stops the session when aborted: `tune` closes the connection and rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -99,6 +101,7 @@ export interface TuneOptions {
  * @throws GatewayError, ConnectionClosed or ConnectError when the session fails
  */
 export async function tune(url: string, workload: Workload, options: TuneOptions = {}): Promise<TuneResult> {
+  options.signal?.throwIfAborted();
   const log = options.log ?? (() => undefined);
   const tolerance = options.tolerance ?? TOLERANCE;
   const device = await probeDevice(options.fingerprint);
@@ -115,6 +118,9 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
 
   const inbox = new OfferInbox(client, options.idleTimeoutMs ?? 120_000, log);
   const start = performance.now();
+  // an abort closes the connection: whatever the loop awaits then fails, and the abort's reason is thrown instead
+  const abort = () => client.close(1000, "aborted");
+  options.signal?.addEventListener("abort", abort, { once: true });
   try {
     await client.ready();
     const welcomed = client.next("welcome");
@@ -210,8 +216,13 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
       };
     });
     result.initialFromZoo = result.ops.every((o) => o.initialFromZoo);
+    options.signal?.throwIfAborted();
     return result;
+  } catch (e) {
+    options.signal?.throwIfAborted();
+    throw e;
   } finally {
+    options.signal?.removeEventListener("abort", abort);
     inbox.dispose();
     client.close();
   }

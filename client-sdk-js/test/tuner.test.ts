@@ -80,6 +80,23 @@ describe("tune", () => {
     expect(failure.code).toBe(ErrorCode.INVALID_REPORT);
   });
 
+  it("stops when aborted: the session closes and the abort's reason is thrown", async () => {
+    const g = await start();
+    const controller = new AbortController();
+    let kernels = 0;
+    const failure = await tune(g.url, WORKLOAD, {
+      fingerprint: "unit", timing: FAST_TIMING, signal: controller.signal,
+      log: (line) => { if (/^  offer #\d+ k\d/.test(line) && ++kernels === 2) controller.abort(); },
+    }).catch((e) => e);
+    expect(failure).toBeInstanceOf(DOMException);
+    expect(failure.name).toBe("AbortError");
+    expect(g.received.some((f) => f.frame.case === "report")).toBe(false); // stopped before reporting
+
+    const before = new AbortController();
+    before.abort();
+    await expect(tune(g.url, WORKLOAD, { signal: before.signal })).rejects.toMatchObject({ name: "AbortError" });
+  });
+
   it("fails with the close when the gateway hangs up mid-session", async () => {
     const g = await start({ closeAfterOffers: 2 });
     const failure = await tune(g.url, WORKLOAD, { fingerprint: "unit", timing: FAST_TIMING }).catch((e) => e);

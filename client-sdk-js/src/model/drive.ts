@@ -39,19 +39,25 @@ export interface DriveLimits {
   maxSeconds?: number;
   /** Called after every run. */
   onRun?: (run: number, stats: ModelStats) => void;
+  /** Stops between runs when aborted: the model is closed and the signal's reason thrown. */
+  signal?: AbortSignal;
 }
 
 /** Runs the model on `feeds` until every op settles (or a limit), then waits for the reports. */
 export async function runUntilSettled(model: Model, feeds: Record<string, TensorLike>, limits: DriveLimits = {}): Promise<ModelStats> {
   const { maxRuns = 5000, maxSeconds = 300 } = limits;
   const deadline = performance.now() + maxSeconds * 1000;
-  for (let r = 0; r < maxRuns && performance.now() < deadline; r++) {
-    await model.run(feeds);
-    const stats = model.stats();
-    limits.onRun?.(r, stats);
-    if (stats.settled) break;
+  try {
+    for (let r = 0; r < maxRuns && performance.now() < deadline; r++) {
+      limits.signal?.throwIfAborted();
+      await model.run(feeds);
+      const stats = model.stats();
+      limits.onRun?.(r, stats);
+      if (stats.settled) break;
+    }
+  } finally {
+    await model.close();
   }
-  await model.close();
   return model.stats();
 }
 

@@ -56,6 +56,8 @@ export interface LoadOptions {
    * that off: a kernel per length.
    */
   dynamicRows?: number;
+  /** Cancels loading (the model's download included) when aborted; `loadModel` rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
@@ -126,16 +128,17 @@ export interface ModelStats {
  * @throws ModelError naming the node and op type when the model uses something unsupported
  */
 export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL, options: LoadOptions = {}): Promise<Model> {
-  const bytes = await bytesOf(source);
+  options.signal?.throwIfAborted();
+  const bytes = await bytesOf(source, options.signal);
   const graph = decodeModel(bytes);
   options.log?.(`model ${graph.name || "(unnamed)"}: ${graph.nodes.length} nodes, opset ${graph.opset}, inputs ${graph.inputs.map((i) => i.name).join(", ")}`);
   return new Model(graph, options);
 }
 
-async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL): Promise<Uint8Array> {
+async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL, signal?: AbortSignal): Promise<Uint8Array> {
   if (source instanceof Uint8Array) return source;
   if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  const response = await fetch(source);
+  const response = await fetch(source, { signal });
   if (!response.ok) throw new ModelError(`cannot fetch ${String(source)}: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }

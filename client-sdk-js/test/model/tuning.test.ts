@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { runUntilSettled as drive } from "../../src/model/drive.js";
 import { loadModel, type Model } from "../../src/model/engine.js";
 import { referenceMatMul, seededFloats } from "../../src/reference.js";
 import { FakeGateway } from "../support/fake-gateway.js";
@@ -42,6 +43,19 @@ describe("tuning during the app's own inference", () => {
     const ranked = gateway.acked[0].ranked.map((r) => r.kernelId);
     expect(ranked).not.toContain("k-wrong");
     expect(ranked).toContain("k-initial");
+  });
+
+  it("stops driving the model when aborted, closes it, and throws the abort's reason", async () => {
+    gateway = await FakeGateway.start({
+      initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
+      offers: [naiveMatmulArtifact("k-right", [M, K, N])],
+    });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
+    const controller = new AbortController();
+    const failure = await drive(model, { x }, { signal: controller.signal, onRun: (r) => { if (r === 2) controller.abort(); } })
+      .catch((e) => e);
+    expect(failure).toMatchObject({ name: "AbortError" });
+    expect(model.stats().runs).toBe(3); // the run under way finished; no other started
   });
 
   it("gives back the credit of an offer for an op it did not ask for, so the ops it asked for still get theirs", async () => {
