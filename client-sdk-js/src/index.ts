@@ -26,5 +26,6 @@ export {
   loadModel, Model, type LoadOptions, type ModelStats, type OpStats, type RunRecord, type TensorLike, type OutputTensor,
 } from "./model/engine.js";
 export { ModelError, SUPPORTED_OPS, OPSETS, type GraphInput } from "./model/onnx.js";
+export { type ModelEvents, type ModelEvent, type ModelListener } from "./model/events.js";
 export { DEFAULT_TUNING, type TuningOptions } from "./model/op-tuner.js";
 export { feedsFor, runUntilSettled, convergence, NEAR_FINAL, type Convergence, type DriveLimits } from "./model/drive.js";

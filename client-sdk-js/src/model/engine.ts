@@ -7,6 +7,7 @@ import { flopsOf, opKey } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, type Lifetime } from "./arena.js";
+import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import { fold, type FoldedGraph, type InputShapes } from "./fold.js";
 import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host-ops.js";
@@ -160,6 +161,7 @@ export class Model {
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
   private readonly weights = new Map<string, ArenaWeight>();
   private readonly tuners = new Map<string, OpTuner>();
+  private readonly events = new ModelEmitter();
   private readonly timeline: RunRecord[] = [];
   private readonly tuning: Required<TuningOptions>;
   private credit = 0;
@@ -246,6 +248,14 @@ export class Model {
   }
 
   /** Latency, memory and the kernel of every op so far. */
+  /**
+   * Listens to what tuning does (typed: `kernel-timed`, `new-best`, `kernel-refused`, `op-settled`,
+   * `report-acked`, `report-failed`, `connection`); returns the function that stops listening.
+   */
+  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
+    return this.events.on(event, listener);
+  }
+
   stats(): ModelStats {
     const runMs = this.timeline.map((r) => r.inferMs);
     return {
@@ -334,11 +344,13 @@ export class Model {
       } catch (e) {
         session.close();
         this.notes.push(`the gateway did not answer (${(e as Error).message}): ${group.length} ops run their reference kernels`);
+        this.events.emit("connection", { state: "failed", ops: group.length, detail: (e as Error).message });
         continue;
       }
+      this.events.emit("connection", { state: "open", ops: group.length, detail: "" });
       const clock = () => performance.now() - (this.started ?? performance.now());
       await Promise.all(group.map((slot) => {
-        const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log);
+        const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log, this.events.emit);
         this.tuners.set(slot.key, tuner);
         return tuner.offerInitial(welcome.get(slot.key)!);
       }));

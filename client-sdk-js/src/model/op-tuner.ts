@@ -6,6 +6,7 @@ import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight } from "./arena.js";
+import type { Emit } from "./events.js";
 import { compileKernel, referenceKernel, type Bindings, type Bound, type KernelCode, type OpKernel, type Operand } from "./kernels.js";
 import type { ModelSession } from "./session.js";
 
@@ -164,6 +165,7 @@ export class OpTuner {
     private readonly options: Required<TuningOptions>,
     private readonly clock: () => number,
     private readonly log: (line: string) => void,
+    private readonly emit: Emit = () => undefined,
   ) {
     slot.onFirstCall = (bindings) => this.capture(bindings);
   }
@@ -316,6 +318,7 @@ export class OpTuner {
   }
 
   private win(bench: Bench, c: Candidate, cand: number, inc: number): void {
+    const replaced = this.slot.kernel.id;
     this.measured.set(c.kernelId, { medianMs: cand, samples: c.samples.length, maxRelError: c.maxRelError! });
     this.recordIncumbent(inc);
     this.slot.replace(c.code!.instantiate(this.arena));
@@ -325,12 +328,15 @@ export class OpTuner {
     this.incumbentSamples = [...c.samples];
     this.history.push({ atMs: this.clock(), kernelId: c.kernelId, ms: cand });
     this.log(`  ${this.slot.key}: ${c.kernelId} ${cand.toFixed(3)} ms replaces ${inc.toFixed(3)} ms`);
+    this.emit("kernel-timed", { op: this.slot.key, kernelId: c.kernelId, ms: cand, incumbentId: replaced, incumbentMs: inc, faster: true });
+    this.emit("new-best", { op: this.slot.key, kernelId: c.kernelId, ms: cand, replaced, replacedMs: inc });
     this.candidate = undefined;
   }
 
   private lose(c: Candidate, cand: number, inc: number): void {
     this.measured.set(c.kernelId, { medianMs: cand, samples: c.samples.length, maxRelError: c.maxRelError! });
     this.recordIncumbent(inc);
+    this.emit("kernel-timed", { op: this.slot.key, kernelId: c.kernelId, ms: cand, incumbentId: this.slot.kernel.id, incumbentMs: inc, faster: false });
     c.bound!.release();
     this.candidate = undefined;
   }
@@ -352,6 +358,7 @@ export class OpTuner {
   private refuse(id: string, why: string): void {
     this.refused.set(id, why);
     this.log(`  ${this.slot.key}: ${id} refused (${why})`);
+    this.emit("kernel-refused", { op: this.slot.key, kernelId: id, why });
   }
 
   /** Runs a kernel on the bench (C poisoned first) and checks C against the reference rows and the incumbent's C. */
@@ -384,6 +391,7 @@ export class OpTuner {
   /** No more offers: report the top kernels and free the bench. */
   private settle(): void {
     this.settled = true;
+    this.emit("op-settled", { op: this.slot.key, kernelId: this.slot.kernel.id });
     const own = this.measured.get(this.slot.kernel.id);
     if (own && !Number.isFinite(own.medianMs) && this.slot.callMs.length) {
       this.measured.set(this.slot.kernel.id, { ...own, medianMs: median(this.slot.callMs), samples: this.slot.callMs.length });
@@ -394,8 +402,14 @@ export class OpTuner {
       .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
     if (ranked.length === 0) return;
     this.report = this.session.report(this.op, ranked).then(
-      () => this.log(`  ${this.slot.key}: settled on ${this.slot.kernel.id}; report acknowledged`),
-      (e: Error) => this.log(`  ${this.slot.key}: report not stored (${e.message})`),
+      () => {
+        this.log(`  ${this.slot.key}: settled on ${this.slot.kernel.id}; report acknowledged`);
+        this.emit("report-acked", { op: this.slot.key, kernelId: this.slot.kernel.id });
+      },
+      (e: Error) => {
+        this.log(`  ${this.slot.key}: report not stored (${e.message})`);
+        this.emit("report-failed", { op: this.slot.key, why: e.message });
+      },
     );
   }
 }

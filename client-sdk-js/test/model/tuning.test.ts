@@ -32,9 +32,17 @@ describe("tuning during the app's own inference", () => {
       offers: [naiveMatmulArtifact("k-wrong", [M, K, N], 1.01), naiveMatmulArtifact("k-right", [M, K, N])],
     });
     const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
+    const events: string[] = [];
+    model.on("connection", (e) => events.push(`connection ${e.state} ${e.ops}`));
+    model.on("kernel-refused", (e) => events.push(`refused ${e.kernelId}`));
+    model.on("kernel-timed", (e) => events.push(`timed ${e.kernelId} against ${e.incumbentId}`));
+    model.on("op-settled", (e) => events.push(`settled ${e.op}`));
+    model.on("report-acked", (e) => events.push(`acked ${e.op}`));
     await runUntilSettled(model);
     await model.close();
     const [op] = model.stats().ops;
+    expect(events).toEqual(["connection open 1", "refused k-wrong", "timed k-right against k-initial",
+      `settled ${op.key}`, `acked ${op.key}`]);
     expect(model.stats().settled).toBe(true);
     expect(op.history.map((h) => h.kernelId)).not.toContain("k-wrong");
     expect(op.kernelId).not.toBe("k-wrong");
