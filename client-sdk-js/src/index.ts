@@ -27,5 +27,6 @@ export {
 } from "./model/engine.js";
 export { ModelError, SUPPORTED_OPS, OPSETS, type GraphInput } from "./model/onnx.js";
 export { type ModelEvents, type ModelEvent, type ModelListener } from "./model/events.js";
+export { indexedDbKernelStore, MemoryKernelStore, type KernelStore, type StoredKernel } from "./model/kernel-store.js";
 export { DEFAULT_TUNING, type TuningOptions } from "./model/op-tuner.js";
 export { feedsFor, runUntilSettled, convergence, NEAR_FINAL, type Convergence, type DriveLimits } from "./model/drive.js";

@@ -2,7 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import { clockInfo, type ClockInfo } from "../clock.js";
 import type { ClientOptions } from "../client.js";
 import type { DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
-import { OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import {
+  Backend, KernelArtifactSchema, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type KernelArtifact, type OpSpec,
+} from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, opKey } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import { median } from "../timing.js";
@@ -11,8 +13,9 @@ import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import { fold, type FoldedGraph, type InputShapes } from "./fold.js";
 import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host-ops.js";
-import { referenceKernel, type Bindings, type Operand } from "./kernels.js";
-import { DEFAULT_TUNING, KernelSlot, OpTuner, type Task, type TuningOptions } from "./op-tuner.js";
+import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
+import { referenceKernel, type Bindings, type KernelCode, type Operand } from "./kernels.js";
+import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
 import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import { decodeModel, ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
@@ -59,6 +62,12 @@ export interface LoadOptions {
   dynamicRows?: number;
   /** Cancels loading (the model's download included) when aborted; `loadModel` rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Where each op's best kernel is kept for the next load, per device kind: by default IndexedDB
+   * where the host has it (browsers), nothing elsewhere; `null` keeps nothing. With every op's
+   * kernel kept, the first run starts on them before the gateway answers.
+   */
+  store?: KernelStore | null;
 }
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
@@ -79,6 +88,8 @@ export interface OpStats {
   source: "reference" | "wasm";
   /** Whether the op started from the zoo's elected kernel for this device kind. */
   fromZoo: boolean;
+  /** Whether the op started from the kernel kept on this device by an earlier load. */
+  restored: boolean;
   /** Bench latency of the kernel in use, milliseconds (NaN before it was timed). */
   ms: number;
   /** Every incumbent: when it took over (ms since the first run) and its bench latency. */
@@ -87,6 +98,14 @@ export interface OpStats {
   refused: number;
   /** No more candidates: the op's report was sent. */
   settled: boolean;
+}
+
+/** A kernel kept on the device, compiled and tried out for this load. */
+interface KeptKernel {
+  kernelId: string;
+  code: KernelCode;
+  artifact: KernelArtifact;
+  error: number;
 }
 
 /** One `run()`: when it started (ms since the first run), inference time and tuning time after it. */
@@ -162,6 +181,7 @@ export class Model {
   private readonly weights = new Map<string, ArenaWeight>();
   private readonly tuners = new Map<string, OpTuner>();
   private readonly events = new ModelEmitter();
+  private readonly store?: KernelStore;
   private readonly timeline: RunRecord[] = [];
   private readonly tuning: Required<TuningOptions>;
   private credit = 0;
@@ -176,6 +196,7 @@ export class Model {
   /** @internal use {@link loadModel} */
   constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions) {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
     if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
   }
 
@@ -269,6 +290,7 @@ export class Model {
         const t = this.tuners.get(s.key);
         return {
           key: s.key, op: s.op, instances: s.instances, kernelId: s.kernel.id, source: s.kernel.source, fromZoo: t?.fromZoo ?? false,
+          restored: t?.restored ?? false,
           ms: t ? t.incumbentMs() : NaN, history: t ? [...t.history] : [], refused: t?.refused.size ?? 0, settled: t?.settled ?? false,
         };
       }),
@@ -337,24 +359,79 @@ export class Model {
     slots.sort((a, b) => flopsOf(b.op) * b.instances - flopsOf(a.op) * a.instances);
     for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
       const group = slots.slice(i, i + OPS_PER_SESSION);
+      const kept = await this.restore(group, device.fingerprint);
       const session = new ModelSession(this.options.gateway!, device, group.map((s) => s.op), this.options.client, log);
-      let welcome;
-      try {
-        welcome = await session.welcome;
-      } catch (e) {
-        session.close();
-        this.notes.push(`the gateway did not answer (${(e as Error).message}): ${group.length} ops run their reference kernels`);
-        this.events.emit("connection", { state: "failed", ops: group.length, detail: (e as Error).message });
+      const clock = () => performance.now() - (this.started ?? performance.now());
+      const tunerOf = (slot: KernelSlot) => {
+        const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log, this.events.emit, this.keeper(device.fingerprint, slot.key));
+        this.tuners.set(slot.key, tuner);
+        const k = kept.get(slot.key);
+        if (k) tuner.adoptRestored(k.kernelId, k.code, k.artifact, k.error);
+        return tuner;
+      };
+      const welcomed = session.welcome.then(
+        (welcome) => {
+          this.events.emit("connection", { state: "open", ops: group.length, detail: "" });
+          return welcome;
+        },
+        (e: Error) => {
+          this.notes.push(`the gateway did not answer (${e.message}): ${group.length - kept.size} ops run their reference kernels`
+            + (kept.size ? `, ${kept.size} the kernels kept on this device` : ""));
+          this.events.emit("connection", { state: "failed", ops: group.length, detail: e.message });
+          return undefined;
+        });
+      if (kept.size === group.length) {
+        // every op starts on a kernel kept on this device: the first run need not wait for the gateway
+        const tuners = group.map(tunerOf);
+        void welcomed.then((welcome) => welcome && tuners.forEach((t, i) => t.reconcile(welcome.get(group[i].key)!)));
         continue;
       }
-      this.events.emit("connection", { state: "open", ops: group.length, detail: "" });
-      const clock = () => performance.now() - (this.started ?? performance.now());
+      const welcome = await welcomed;
+      if (!welcome) {
+        session.close();
+        group.filter((slot) => kept.has(slot.key)).forEach(tunerOf);
+        continue;
+      }
       await Promise.all(group.map((slot) => {
-        const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log, this.events.emit);
-        this.tuners.set(slot.key, tuner);
+        const tuner = tunerOf(slot);
+        if (kept.has(slot.key)) {
+          tuner.reconcile(welcome.get(slot.key)!);
+          return undefined;
+        }
         return tuner.offerInitial(welcome.get(slot.key)!);
       }));
     }
+  }
+
+  /** The kernels kept on this device for these ops, each compiled and tried out; a bad entry is skipped. */
+  private async restore(slots: KernelSlot[], fingerprint: string): Promise<Map<string, KeptKernel>> {
+    const kept = new Map<string, KeptKernel>();
+    if (!this.store) return kept;
+    for (const slot of slots) {
+      const entry = await this.store.get(fingerprint, slot.key);
+      if (!entry) continue;
+      const artifact = create(KernelArtifactSchema, {
+        ref: { kernelId: entry.kernelId, op: slot.op, backend: Backend.WASM },
+        code: { case: "wasm", value: entry.wasm }, metadataJson: entry.metadataJson,
+      });
+      try {
+        const { code, error } = await triedOut(artifact, slot.op, this.tuning.tolerance);
+        kept.set(slot.key, { kernelId: entry.kernelId, code, artifact, error });
+      } catch (e) {
+        this.options.log?.(`  ${slot.key}: the kernel kept on this device is unusable (${(e as Error).message}); ignored`);
+      }
+    }
+    return kept;
+  }
+
+  /** What keeps an op's settled kernel in the store, for the next load on this device kind. */
+  private keeper(fingerprint: string, op: string): (kernelId: string, artifact: KernelArtifact, ms: number) => void {
+    return (kernelId, artifact, ms) => {
+      if (!this.store || artifact.code.case !== "wasm") return;
+      this.store.put({
+        format: 1, fingerprint, op, kernelId, wasm: artifact.code.value, metadataJson: artifact.metadataJson, ms, savedAt: Date.now(),
+      }).catch((e: Error) => this.options.log?.(`  ${op}: kernel not kept on this device (${e.message})`));
+    };
   }
 
   private probe(): Promise<DeviceProfile> {

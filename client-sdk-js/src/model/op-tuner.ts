@@ -1,7 +1,7 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { batchSize } from "../clock.js";
-import type { InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
-import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { KernelOfferSchema, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
@@ -157,6 +157,12 @@ export class OpTuner {
   private candidate?: Candidate;
   /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
   private initial?: { id: string; code: KernelCode };
+  /** Whether the op's first kernel was one kept on the device from an earlier session. */
+  restored = false;
+  /** The artifact of every kernel tried, to keep the one the op settles on. */
+  private readonly artifacts = new Map<string, KernelArtifact>();
+  /** Kernels this session's gateway did not issue (kept on the device): never reported. */
+  private readonly localOnly = new Set<string>();
 
   constructor(
     private readonly slot: KernelSlot,
@@ -166,6 +172,8 @@ export class OpTuner {
     private readonly clock: () => number,
     private readonly log: (line: string) => void,
     private readonly emit: Emit = () => undefined,
+    /** Keeps the kernel an op settles on (on the device, for the next load). */
+    private readonly keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
   ) {
     slot.onFirstCall = (bindings) => this.capture(bindings);
   }
@@ -191,11 +199,8 @@ export class OpTuner {
   async offerInitial(initial: InitialKernel): Promise<void> {
     const id = initial.artifact?.ref?.kernelId ?? "";
     try {
-      const code = await compileKernel(initial.artifact!, this.op);
-      const trial = code.tryOut();
-      const rows = sampleRows(this.op);
-      const error = maxRelativeError(pickRows(this.op, trial.output, rows), referenceOp(this.op, trial.inputs, rows));
-      if (!(error <= this.options.tolerance)) throw new Error(`max relative error ${error.toExponential(2)} against the reference on seeded inputs > ${this.options.tolerance}`);
+      const { code, error } = await triedOut(initial.artifact!, this.op, this.options.tolerance);
+      this.artifacts.set(id, initial.artifact!);
       this.slot.replace(code.instantiate(this.arena));
       this.initial = { id, code };
       this.fromZoo = initial.fromZoo;
@@ -205,6 +210,29 @@ export class OpTuner {
     } catch (e) {
       this.refuse(id, (e as Error).message);
     }
+  }
+
+  /**
+   * A kernel kept on the device from an earlier session, already tried out: in use from the first
+   * call, before the gateway answers. The Welcome's kernel, if another, is then timed against it.
+   */
+  adoptRestored(id: string, code: KernelCode, artifact: KernelArtifact, error: number): void {
+    this.slot.replace(code.instantiate(this.arena));
+    this.initial = { id, code };
+    this.restored = true;
+    this.artifacts.set(id, artifact);
+    this.localOnly.add(id);
+    this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
+    this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
+    this.log(`  ${this.slot.key}: kernel ${id}, kept on this device, in use`);
+  }
+
+  /** The Welcome's kernel for an op that started on a kept one: the same (now issued), or a first candidate. */
+  reconcile(initial: InitialKernel): void {
+    const id = initial.artifact?.ref?.kernelId ?? "";
+    this.fromZoo = initial.fromZoo;
+    if (this.localOnly.delete(id)) return;
+    this.session.enqueueLocal(this.slot.key, create(KernelOfferSchema, { artifact: initial.artifact, rank: 0, fromZoo: initial.fromZoo }));
   }
 
   /** The next piece of work, if any can be done now. */
@@ -280,6 +308,7 @@ export class OpTuner {
     const id = offer.artifact?.ref?.kernelId ?? "";
     const c: Candidate = { kernelId: id, fromZoo: offer.fromZoo, samples: [], incumbentSamples: [] };
     this.candidate = c;
+    if (offer.artifact) this.artifacts.set(id, offer.artifact);
     compileKernel(offer.artifact!, this.op).then((code) => { c.code = code; }, (e: Error) => { c.failed = e.message; });
   }
 
@@ -398,7 +427,9 @@ export class OpTuner {
     }
     this.bench!.incumbent?.release();
     this.bench = undefined;
-    const ranked = [...this.measured].filter(([, m]) => Number.isFinite(m.medianMs)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
+    const artifact = this.artifacts.get(this.slot.kernel.id);
+    if (artifact) this.keep(this.slot.kernel.id, artifact, this.measured.get(this.slot.kernel.id)?.medianMs ?? NaN);
+    const ranked = [...this.measured].filter(([id, m]) => Number.isFinite(m.medianMs) && !this.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
       .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
     if (ranked.length === 0) return;
     this.report = this.session.report(this.op, ranked).then(
@@ -412,6 +443,16 @@ export class OpTuner {
       },
     );
   }
+}
+
+/** A kernel compiled and run once on seeded inputs (warming it up), its rows checked against the reference. */
+export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: number): Promise<{ code: KernelCode; error: number }> {
+  const code = await compileKernel(artifact, op);
+  const trial = code.tryOut();
+  const rows = sampleRows(op);
+  const error = maxRelativeError(pickRows(op, trial.output, rows), referenceOp(op, trial.inputs, rows));
+  if (!(error <= tolerance)) throw new Error(`max relative error ${error.toExponential(2)} against the reference on seeded inputs > ${tolerance}`);
+  return { code, error };
 }
 
 /** Mean time of one call over `reps` calls, in milliseconds. */

@@ -24,6 +24,8 @@ export class ModelSession {
   failure?: string;
   private readonly client: JitzooClient;
   private readonly queues = new Map<string, KernelOffer[]>();
+  /** Kernels the model queued for an op itself (the Welcome's, behind a kernel kept on the device): no credit to grant. */
+  private readonly local = new Map<string, KernelOffer[]>();
   private done = false;
   private reportsLeft: number;
   private readonly cancels: (() => void)[] = [];
@@ -67,8 +69,17 @@ export class ModelSession {
     return new Map(welcome.initial.map((k, i) => [opKey(this.ops[i]), k]));
   }
 
-  /** The next offer for an op, if one has arrived; taking it grants the gateway one more credit. */
+  /** Queues a kernel for an op ahead of the gateway's offers, without a credit for it. */
+  enqueueLocal(key: string, offer: KernelOffer): void {
+    const queue = this.local.get(key) ?? [];
+    queue.push(offer);
+    this.local.set(key, queue);
+  }
+
+  /** The next offer for an op, if one has arrived; taking one of the gateway's grants it one more credit. */
   take(key: string): KernelOffer | undefined {
+    const local = this.local.get(key)?.shift();
+    if (local) return local;
     const offer = this.queues.get(key)?.shift();
     if (offer) this.grantCredit();
     return offer;
@@ -80,7 +91,7 @@ export class ModelSession {
 
   /** Whether no more offers will come for an op (every planned offer sent, or the session ended). */
   exhausted(key: string): boolean {
-    return this.done && (this.queues.get(key)?.length ?? 0) === 0;
+    return this.done && (this.queues.get(key)?.length ?? 0) === 0 && (this.local.get(key)?.length ?? 0) === 0;
   }
 
   /** Sends an op's report; resolves when acknowledged, rejects with the gateway's reason. Closes the session after the last one. */

@@ -1,7 +1,8 @@
 // The SDK in a real browser: the package root bundled for the browser (esbuild), served with a
 // model to headless Chromium (Debian's, driven by playwright-core), where the page loads the
 // model, tunes it through the suite while it infers, and checks its outputs against the SDK's
-// reference kernels run in the same page. Its reports reach the zoo like any device's.
+// reference kernels run in the same page. Its reports reach the zoo like any device's, and a
+// reload starts every op on the kernel it settled on, kept in IndexedDB.
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -48,9 +49,9 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     site?.server.close();
   });
 
-  it("loads a model, tunes it through the suite while it infers, and matches the reference", async () => {
+  it("loads a model, tunes it through the suite while it infers, matches the reference, and starts from IndexedDB after a reload", async () => {
     expect(site.bundleInputs.filter((f) => f.startsWith("node:") || /node_modules\/ws\//.test(f))).toEqual([]);
-    const page = await browser.newPage();
+    const page = await (await browser.newContext()).newPage(); // one context: the reload keeps its IndexedDB
     page.on("console", (m) => { if (m.type() === "error") console.error(`chromium: ${m.text()}`); });
     await page.goto(site.url);
     const fingerprint = `e2e-browser-${randomUUID()}`;
@@ -65,7 +66,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       await model.close();
       return {
         settled: stats.settled, notes: stats.notes, clock: stats.clock, engine: device.engine,
-        ops: stats.ops.map((o) => ({ key: o.key, source: o.source, refused: o.refused, swaps: o.history.length })),
+        ops: stats.ops.map((o) => ({ key: o.key, kernelId: o.kernelId, source: o.source, refused: o.refused, swaps: o.history.length })),
         error: j.maxRelativeError(got, want),
       };
     }, { gateway: GATEWAY!, fingerprint, seq: SEQ });
@@ -81,6 +82,21 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     expect(result.engine).toMatch(/^chromium \d+$/);
     expect(result.clock.name).toBe("performance.now");
     expect(result.clock.crossOriginIsolated).toBe(false); // a plain page: the coarse clock the SDK times in batches against
+    // a reload starts every op on the kernel the page settled on, kept in IndexedDB: its first run does not wait for the gateway
+    await page.reload();
+    const reloaded = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
+      const j = (globalThis as unknown as { jitzoo: typeof import("../../src/index.js") }).jitzoo;
+      const model = await j.loadModel("/model.onnx", { gateway, fingerprint });
+      await model.run(j.feedsFor(model, seq));
+      const ops = model.stats().ops.map((o) => ({ key: o.key, kernelId: o.kernelId, restored: o.restored }));
+      await model.close();
+      return ops;
+    }, { gateway: GATEWAY!, fingerprint, seq: SEQ });
+    const tuned = new Map(result.ops.map((o) => [o.key, o.kernelId]));
+    for (const op of reloaded) {
+      expect(op.restored, op.key).toBe(true);
+      expect(op.kernelId, op.key).toBe(tuned.get(op.key));
+    }
     // the page's reports reach the zoo through Kafka, like any device's
     for (const deadline = Date.now() + 30_000; ;) {
       const count = Number((await zooGet(`/api/v1/reports/count?fingerprint=${fingerprint}`)).body.count ?? 0);
