@@ -1,22 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { loadModel } from "../../src/model/engine.js";
 import { checkedEntry, MemoryKernelStore } from "../../src/model/kernel-store.js";
-import { referenceMatMul, seededFloats } from "../../src/reference.js";
 import { FakeGateway } from "../support/fake-gateway.js";
-import { matmulModel } from "../support/onnx.js";
+import { expectedY, M, K, N, runUntilSettled, smallMatmul, x } from "../support/small-matmul.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";
 
-const [M, K, N] = [16, 32, 24];
-const x = { data: seededFloats(M * K, 9), dims: [M, K] };
-const want = referenceMatMul({ batch: 1, m: M, k: K, n: N }, x.data, seededFloats(K * N, 3));
 const FP = "kept-device";
-
-async function runUntilSettled(model: Awaited<ReturnType<typeof loadModel>>, most = 5000): Promise<void> {
-  for (let r = 0; r < most && !model.stats().settled; r++) {
-    const { y } = await model.run({ x });
-    (y.data as Float32Array).forEach((v, i) => expect(Math.abs(v - want[i])).toBeLessThan(1e-4));
-  }
-}
 
 describe("kernels kept on the device", () => {
   let gateway: FakeGateway | undefined;
@@ -27,7 +16,7 @@ describe("kernels kept on the device", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
       offers: [naiveMatmulArtifact("k-right", [M, K, N])],
     });
-    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: FP, tuning: { budget: 1 }, store });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: FP, tuning: { budget: 1 }, store });
     await runUntilSettled(model);
     await model.close();
     await gateway.stop();
@@ -43,11 +32,11 @@ describe("kernels kept on the device", () => {
     expect((store.entries.get(key) as { kernelId: string }).kernelId).toBe(settledOn);
 
     // the gateway is unreachable: the first run is on the kept kernel all the same
-    const reloaded = await loadModel(matmulModel(M, K, N), {
+    const reloaded = await loadModel(smallMatmul(), {
       gateway: "ws://127.0.0.1:1/v1/session", client: { connectTimeoutMs: 2000 }, fingerprint: FP, store,
     });
     const { y } = await reloaded.run({ x });
-    (y.data as Float32Array).forEach((v, i) => expect(Math.abs(v - want[i])).toBeLessThan(1e-4));
+    (y.data as Float32Array).forEach((v, i) => expect(Math.abs(v - expectedY[i])).toBeLessThan(1e-4));
     const [op] = reloaded.stats().ops;
     expect(op).toMatchObject({ kernelId: settledOn, source: "wasm", restored: true });
     await reloaded.close();
@@ -62,7 +51,7 @@ describe("kernels kept on the device", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-zoo", [M, K, N]), fromZoo: true }),
       offers: [],
     });
-    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: FP, tuning: { budget: 1 }, store });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: FP, tuning: { budget: 1 }, store });
     const timed: string[] = [];
     model.on("kernel-timed", (e) => timed.push(`${e.kernelId} against ${e.incumbentId}`));
     await runUntilSettled(model);

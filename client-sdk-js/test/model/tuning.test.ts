@@ -1,25 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runUntilSettled as drive } from "../../src/model/drive.js";
-import { loadModel, type Model } from "../../src/model/engine.js";
-import { referenceMatMul, seededFloats } from "../../src/reference.js";
+import { loadModel } from "../../src/model/engine.js";
 import { FakeGateway } from "../support/fake-gateway.js";
+import { K, M, N, runUntilSettled, x } from "../support/small-matmul.js";
 import { matmulModel } from "../support/onnx.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";
-
-const [M, K, N] = [16, 32, 24];
-
-const expected = (x: Float32Array) => referenceMatMul({ batch: 1, m: M, k: K, n: N }, x, seededFloats(K * N, 3));
-
-const x = { data: seededFloats(M * K, 9), dims: [M, K] };
-
-/** Runs until settled: at budget 1 a timed pair (0.5 ms at least) of this microsecond op waits about a hundred runs. */
-async function runUntilSettled(model: Model, most = 5000): Promise<void> {
-  const want = expected(x.data);
-  for (let r = 0; r < most && !model.stats().settled; r++) {
-    const { y } = await model.run({ x });
-    (y.data as Float32Array).forEach((v, i) => expect(Math.abs(v - want[i])).toBeLessThan(1e-4));
-  }
-}
 
 describe("tuning during the app's own inference", () => {
   let gateway: FakeGateway | undefined;
