@@ -13,19 +13,22 @@ export const DEFAULT_LAYER_NORM_EPSILON = 1e-5;
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
 
 /**
- * An op kind's rank, or undefined for a kind no kernel exists for: its `op_rank` option in
- * kernel.proto, the one source the Java side (OpRules) reads too.
+ * Each op kind a kernel exists for, read once from kernel.proto, the one source the Java side
+ * (OpRules) reads too: its rank (the `op_rank` option) and its ABI name (the value's name without
+ * OP_KIND_, in lower case).
  */
-function rankOf(kind: OpKind): number | undefined {
-  const value = OpKindSchema.value[kind];
-  const rank = value ? getOption(value, op_rank) : 0;
-  return rank > 0 ? rank : undefined;
-}
+const KINDS = new Map<OpKind, { rank: number; name: string }>(OpKindSchema.values
+  .filter((v) => getOption(v, op_rank) > 0)
+  .map((v) => [v.number as OpKind, { rank: getOption(v, op_rank), name: v.name.slice("OP_KIND_".length).toLowerCase() }]));
 
-/** The ABI name of an op kind, as in kernel metadata and the zoo: its proto name without OP_KIND_, in lower case. */
+/** Op kinds by ABI name. */
+const KIND_BY_NAME = new Map([...KINDS].map(([kind, { name }]) => [name, kind]));
+
+/** The ABI name of an op kind, as in kernel metadata and the zoo. */
 export function opName(kind: OpKind): string {
-  if (rankOf(kind) === undefined) throw new Error(`unsupported op kind ${OpKind[kind] ?? kind}`);
-  return OpKindSchema.value[kind].name.slice("OP_KIND_".length).toLowerCase();
+  const known = KINDS.get(kind);
+  if (!known) throw new Error(`unsupported op kind ${OpKind[kind] ?? kind}`);
+  return known.name;
 }
 
 const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL;
@@ -40,7 +43,7 @@ export interface MatMulDims {
 
 /** Throws unless the op's shape has its kind's rank of positive integers. */
 export function checkOp(op: OpSpec): void {
-  const rank = rankOf(op.kind);
+  const rank = KINDS.get(op.kind)?.rank;
   if (rank === undefined) throw new Error(`unsupported op kind ${OpKind[op.kind] ?? op.kind}`);
   if (op.shape.some((d) => !Number.isInteger(d) || d < 1)) throw new Error(`every dimension must be at least 1: [${op.shape.join(",")}]`);
   if (op.shape.length !== rank) throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${op.shape.join(",")}]`);
@@ -104,14 +107,12 @@ export interface OpMetadata {
   epsilon?: number;
 }
 
-const OP_KINDS = OpKindSchema.values.map((v) => v.number as OpKind).filter((k) => rankOf(k) !== undefined);
-
 /**
  * The op a kernel's metadata describes: what a host checks the kernel against with
  * {@link referenceOp}, in the browser and in the harness alike.
  */
 export function opOfMetadata(meta: OpMetadata): OpSpec {
-  const kind = OP_KINDS.find((k) => opName(k) === meta.op);
+  const kind = KIND_BY_NAME.get(meta.op);
   if (kind === undefined) throw new Error(`unknown op '${meta.op}' in kernel metadata`);
   const epilogue = (meta.epilogue ?? []).map((e) => {
     const found = Object.entries(EPILOGUE_LABELS).find(([, label]) => label === e.kind);

@@ -3,6 +3,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { ABI_SECTION } from '../../client-sdk-js/dist/wasm-executor.js';
 
 const BACKENDS = { '.wasm': 'wasm', '.wgsl': 'wgsl' };
 
@@ -17,7 +18,7 @@ function metadataOf(file, backend, code) {
     }
   }
   if (backend === 'wasm') {
-    const sections = WebAssembly.Module.customSections(new WebAssembly.Module(code), 'jitzoo.abi');
+    const sections = WebAssembly.Module.customSections(new WebAssembly.Module(code), ABI_SECTION);
     if (sections.length === 1) return JSON.parse(new TextDecoder().decode(sections[0]));
   }
   throw new Error(`${file}: no metadata (${path.basename(file)}.json) beside it`);

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo, type ClockInfo } from "../clock.js";
 import type { ClientOptions } from "../client.js";
-import type { DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { DynamicPlan, InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import {
   Backend, KernelArtifactSchema, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type KernelArtifact, type OpSpec,
 } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
@@ -380,26 +380,20 @@ export class Model {
           this.events.emit("connection", { state: "failed", ops: group.length, detail: e.message });
           return undefined;
         });
+      // an op with a kept kernel runs it from the first call; the Welcome's kernel is then timed against it
+      const tuners = new Map(group.filter((slot) => kept.has(slot.key)).map((slot) => [slot.key, tunerOf(slot)]));
+      const greet = async (welcome: Map<string, InitialKernel> | undefined): Promise<void> => {
+        if (!welcome) return session.close();
+        await Promise.all(group.map((slot) => {
+          const tuner = tuners.get(slot.key);
+          return tuner ? tuner.reconcile(welcome.get(slot.key)!) : tunerOf(slot).offerInitial(welcome.get(slot.key)!);
+        }));
+      };
       if (kept.size === group.length) {
-        // every op starts on a kernel kept on this device: the first run need not wait for the gateway
-        const tuners = group.map(tunerOf);
-        void welcomed.then((welcome) => welcome && tuners.forEach((t, i) => t.reconcile(welcome.get(group[i].key)!)));
-        continue;
+        void welcomed.then(greet); // every op has a kept kernel: the first run need not wait for the gateway
+      } else {
+        await greet(await welcomed);
       }
-      const welcome = await welcomed;
-      if (!welcome) {
-        session.close();
-        group.filter((slot) => kept.has(slot.key)).forEach(tunerOf);
-        continue;
-      }
-      await Promise.all(group.map((slot) => {
-        const tuner = tunerOf(slot);
-        if (kept.has(slot.key)) {
-          tuner.reconcile(welcome.get(slot.key)!);
-          return undefined;
-        }
-        return tuner.offerInitial(welcome.get(slot.key)!);
-      }));
     }
   }
 

@@ -108,6 +108,7 @@ interface Bench {
 interface Candidate {
   readonly kernelId: string;
   readonly fromZoo: boolean;
+  readonly artifact?: KernelArtifact;
   code?: KernelCode;
   failed?: string;
   /** Bound on the bench, once checked. */
@@ -159,8 +160,8 @@ export class OpTuner {
   private initial?: { id: string; code: KernelCode };
   /** Whether the op's first kernel was one kept on the device from an earlier session. */
   restored = false;
-  /** The artifact of every kernel tried, to keep the one the op settles on. */
-  private readonly artifacts = new Map<string, KernelArtifact>();
+  /** The incumbent's artifact, to keep on the device when the op settles. */
+  private incumbentArtifact?: KernelArtifact;
   /** Kernels this session's gateway did not issue (kept on the device): never reported. */
   private readonly localOnly = new Set<string>();
 
@@ -200,7 +201,7 @@ export class OpTuner {
     const id = initial.artifact?.ref?.kernelId ?? "";
     try {
       const { code, error } = await triedOut(initial.artifact!, this.op, this.options.tolerance);
-      this.artifacts.set(id, initial.artifact!);
+      this.incumbentArtifact = initial.artifact;
       this.slot.replace(code.instantiate(this.arena));
       this.initial = { id, code };
       this.fromZoo = initial.fromZoo;
@@ -220,7 +221,7 @@ export class OpTuner {
     this.slot.replace(code.instantiate(this.arena));
     this.initial = { id, code };
     this.restored = true;
-    this.artifacts.set(id, artifact);
+    this.incumbentArtifact = artifact;
     this.localOnly.add(id);
     this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
     this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
@@ -306,9 +307,9 @@ export class OpTuner {
 
   private start(offer: KernelOffer): void {
     const id = offer.artifact?.ref?.kernelId ?? "";
-    const c: Candidate = { kernelId: id, fromZoo: offer.fromZoo, samples: [], incumbentSamples: [] };
+    const c: Candidate = { kernelId: id, fromZoo: offer.fromZoo, artifact: offer.artifact, samples: [], incumbentSamples: [] };
     this.candidate = c;
-    if (offer.artifact) this.artifacts.set(id, offer.artifact);
+
     compileKernel(offer.artifact!, this.op).then((code) => { c.code = code; }, (e: Error) => { c.failed = e.message; });
   }
 
@@ -351,6 +352,7 @@ export class OpTuner {
     this.measured.set(c.kernelId, { medianMs: cand, samples: c.samples.length, maxRelError: c.maxRelError! });
     this.recordIncumbent(inc);
     this.slot.replace(c.code!.instantiate(this.arena));
+    this.incumbentArtifact = c.artifact;
     bench.incumbent!.release();
     bench.incumbent = c.bound;
     bench.incumbentOutput = c.output;
@@ -427,8 +429,7 @@ export class OpTuner {
     }
     this.bench!.incumbent?.release();
     this.bench = undefined;
-    const artifact = this.artifacts.get(this.slot.kernel.id);
-    if (artifact) this.keep(this.slot.kernel.id, artifact, this.measured.get(this.slot.kernel.id)?.medianMs ?? NaN);
+    if (this.incumbentArtifact) this.keep(this.slot.kernel.id, this.incumbentArtifact, this.measured.get(this.slot.kernel.id)?.medianMs ?? NaN);
     const ranked = [...this.measured].filter(([id, m]) => Number.isFinite(m.medianMs) && !this.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
       .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
     if (ranked.length === 0) return;

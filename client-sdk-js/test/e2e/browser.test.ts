@@ -60,12 +60,16 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       const reference = await j.loadModel("/model.onnx");
       const want = Object.values(await reference.run(j.feedsFor(reference, seq)))[0].data as Float32Array;
       const model = await j.loadModel("/model.onnx", { gateway, fingerprint, tuning: { budget: 1 } });
+      const events = { connection: [] as string[], acked: 0, newBest: 0 };
+      model.on("connection", (e) => events.connection.push(e.state));
+      model.on("new-best", () => events.newBest++);
+      model.on("report-acked", () => events.acked++);
       const stats = await j.runUntilSettled(model, j.feedsFor(model, seq), { maxSeconds: 120 });
       const got = Object.values(await model.run(j.feedsFor(model, seq)))[0].data as Float32Array;
       const device = await j.probeFeatures();
       await model.close();
       return {
-        settled: stats.settled, notes: stats.notes, clock: stats.clock, engine: device.engine,
+        settled: stats.settled, notes: stats.notes, clock: stats.clock, engine: device.engine, events,
         ops: stats.ops.map((o) => ({ key: o.key, kernelId: o.kernelId, source: o.source, refused: o.refused, swaps: o.history.length })),
         error: j.maxRelativeError(got, want),
       };
@@ -79,6 +83,10 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       expect(op.refused, op.key).toBe(0);
     }
     expect(result.error).toBeLessThanOrEqual(1e-4);
+    // the events an app listens to, through the real stack: the session opened, every op's report acknowledged
+    expect(result.events.connection).toEqual(["open"]);
+    expect(result.events.acked).toBe(8);
+    expect(result.events.newBest).toBe(result.ops.reduce((n, o) => n + o.swaps - 1, 0));
     expect(result.engine).toMatch(/^chromium \d+$/);
     expect(result.clock.name).toBe("performance.now");
     expect(result.clock.crossOriginIsolated).toBe(false); // a plain page: the coarse clock the SDK times in batches against

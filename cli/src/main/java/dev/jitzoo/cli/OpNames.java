@@ -40,6 +40,6 @@ public final class OpNames {
     }
 
     private static Stream<OpKind> kinds() {
-        return Arrays.stream(OpKind.values()).filter(k -> k != OpKind.UNRECOGNIZED && OpRules.rank(k) > 0);
+        return Arrays.stream(OpKind.values()).filter(k -> OpRules.rank(k) > 0);
     }
 }

@@ -31,14 +31,8 @@ public final class BenchCli {
         @Unmatched
         List<String> passOn = new ArrayList<>();
 
-        /** Runs {@code body} in a fresh temporary directory, removed after. */
         void inTempDir(java.util.function.Consumer<Path> body) {
-            Path dir = Suite.tempDir("jitzoo-bench.");
-            try {
-                body.accept(dir);
-            } finally {
-                Suite.remove(dir);
-            }
+            Suite.inTempDir("jitzoo-bench.", body);
         }
 
         String[] harnessArgs(String... head) {

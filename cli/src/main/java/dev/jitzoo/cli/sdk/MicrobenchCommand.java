@@ -3,6 +3,7 @@ package dev.jitzoo.cli.sdk;
 import dev.jitzoo.cli.suite.Prereqs;
 import dev.jitzoo.cli.suite.Suite;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
@@ -37,7 +38,7 @@ public final class MicrobenchCommand implements Callable<Integer> {
     boolean json;
 
     @Override
-    public Integer call() throws IOException {
+    public Integer call() {
         Suite suite = Suite.here();
         Prereqs prereqs = new Prereqs(suite);
         Map<String, String> env = switch (runner) {
@@ -46,32 +47,34 @@ public final class MicrobenchCommand implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--runner must be node or chromium, got '" + runner + "'");
         };
         prereqs.harness();
-        prereqs.sdk();
-        Path dir = Suite.tempDir("jitzoo-microbench.");
-        try {
+        Suite.inTempDir("jitzoo-microbench.", dir -> {
             suite.jitzoo("codegen", "microbench", "--out", dir + "/suite");
-            List<String> command = new ArrayList<>(List.of("node", "--no-liftoff", "--no-wasm-dynamic-tiering",
-                    suite.path("harness/bin/harness.mjs").toString(), "microbench", dir + "/suite", "--runner", runner, "--json"));
+            List<String> args = new ArrayList<>(List.of("microbench", dir + "/suite", "--runner", runner, "--json"));
             if (quick) {
-                command.add("--quick");
+                args.add("--quick");
             }
-            String output = suite.output("the microbenchmark", command, env);
-            String[] lines = output.strip().split("\n");
+            String[] lines = suite.harnessOutput("the microbenchmark", env, args.toArray(String[]::new)).strip().split("\n");
             Path stored = out != null ? out : suite.home().resolve("microbench").resolve(runner + "-"
                     + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".json");
-            Files.createDirectories(stored.toAbsolutePath().getParent());
-            Files.writeString(stored, lines[lines.length - 1] + "\n");
+            write(stored, lines[lines.length - 1] + "\n");
             for (int i = 0; i < lines.length - 1; i++) {
                 System.out.println(lines[i]);
             }
             Suite.say("stored in " + stored + "; the primitive table with it pooled:");
             suite.jitzoo("space", "primitives", "--results", stored.toString());
             if (json) {
-                System.out.print(Files.readString(stored));
+                System.out.print(lines[lines.length - 1] + "\n");
             }
-        } finally {
-            Suite.remove(dir);
-        }
+        });
         return 0;
+    }
+
+    private static void write(Path file, String text) {
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            Files.writeString(file, text);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

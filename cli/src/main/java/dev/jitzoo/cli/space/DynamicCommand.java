@@ -13,6 +13,7 @@ import dev.jitzoo.space.dynamic.UKernel;
 import dev.jitzoo.space.dynamic.UKernelSet;
 import dev.jitzoo.space.lite.LiteSpace;
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,7 +23,9 @@ import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code ./jitzoo space dynamic}: FTuner's uKernel set for a MatMul whose M axis (a sequence length)
@@ -35,6 +38,10 @@ import picocli.CommandLine.Option;
         footer = {"", "Examples:", "  ./jitzoo space dynamic                                # BERT-base: 1..512,768,768",
                 "  ./jitzoo space dynamic --shape 1..128,768,3072 --extent 77"})
 final class DynamicCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
 
     private static final Pattern SHAPE = Pattern.compile("(\\d+)\\.\\.(\\d+),(\\d+),(\\d+)");
 
@@ -63,6 +70,7 @@ final class DynamicCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        PrintWriter stdout = spec.commandLine().getOut();
         Matcher m = SHAPE.matcher(shape.replace(" ", ""));
         if (!m.matches()) {
             throw new IllegalArgumentException("--shape must be LO..HI,K,N (as 1..512,768,768), got '" + shape + "'");
@@ -80,7 +88,8 @@ final class DynamicCommand implements Callable<Integer> {
             writeRequests(set, lo, hi, profile, space, json);
         }
         if (extent != null) {
-            System.out.println(planJson(composer.compose(extent)));
+            stdout.println(planJson(composer.compose(extent)));
+            stdout.flush();
             return 0;
         }
         StringBuilder out = new StringBuilder("{\"op\":\"matmul\",\"range\":[" + lo + "," + hi + "],\"k\":" + k + ",\"n\":" + n
@@ -94,7 +103,8 @@ final class DynamicCommand implements Callable<Integer> {
         for (int s = lo; s <= hi; s++) {
             out.append(s == lo ? "" : ",").append(planJson(composer.compose(s)));
         }
-        System.out.println(out.append("]}"));
+        stdout.println(out.append("]}"));
+        stdout.flush();
         return 0;
     }
 

@@ -7,13 +7,16 @@ import dev.jitzoo.proto.rules.PaperKernels;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.lite.LiteSpace;
+import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code ./jitzoo bench space-size}: for K0..K3 on every bundled profile and each backend it has,
@@ -23,6 +26,10 @@ import picocli.CommandLine.Option;
 @Command(name = "size", mixinStandardHelpOptions = true,
         description = "Lite space sizes for K0..K3 on every bundled device, beside the naive space and the paper's Table 6.")
 final class SizeCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
 
     /** Paper Table 6 (K0 and K2 only): AutoTVM's Wasm and WebGPU spaces, nnJIT's WebGPU space. */
     private static final Map<String, long[]> PAPER = Map.of("K0", new long[] {2_099_520, 42_768_000, 41},
@@ -37,6 +44,7 @@ final class SizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        PrintWriter stdout = spec.commandLine().getOut();
         LiteSpace space = new LiteSpace(relaxation, Integer.MAX_VALUE);
         List<String> rows = new ArrayList<>();
         StringBuilder out = new StringBuilder();
@@ -68,11 +76,12 @@ final class SizeCommand implements Callable<Integer> {
         }
         out.append(String.format(Locale.ROOT, "largest lite space %d (target <= 48); smallest reduction %,dx (target >= 10,000x)%n",
                 largest, worstReduction));
-        System.out.print(out);
+        stdout.print(out);
         if (json) {
-            System.out.println("{\"bench\":\"space-size\",\"relaxation\":" + relaxation + ",\"largest\":" + largest
+            stdout.println("{\"bench\":\"space-size\",\"relaxation\":" + relaxation + ",\"largest\":" + largest
                     + ",\"smallest_reduction\":" + worstReduction + ",\"rows\":[" + String.join(",", rows) + "]}");
         }
+        stdout.flush();
         return 0;
     }
 }

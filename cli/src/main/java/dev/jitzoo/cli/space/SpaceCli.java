@@ -15,13 +15,16 @@ import dev.jitzoo.space.lite.LiteSpace;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
+import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code ./jitzoo space}: the lite space of one op on one device, as JSON, without servers. */
 @Command(name = "space", mixinStandardHelpOptions = true, sortOptions = false,
@@ -33,6 +36,10 @@ import picocli.CommandLine.Option;
                 "  ./jitzoo space --op matmul --shape 128,256,96 --fingerprint F --zoo 127.0.0.1:8083",
                 "", "Bundled devices: this-machine-wasm, nvidia-ampere-webgpu, intel-gen9-webgpu, arm-mali-webgpu"})
 public final class SpaceCli implements Callable<Integer> {
+
+    @Spec
+    CommandSpec command;
+
 
     @Option(names = "--backend", defaultValue = "wasm", description = "wasm or webgpu (default: ${DEFAULT-VALUE})")
     String backend;
@@ -63,6 +70,7 @@ public final class SpaceCli implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        PrintWriter stdout = command.commandLine().getOut();
         DeviceProfile profile = DeviceProfiles.load(device);
         if (fingerprint != null) {
             profile = profile.toBuilder().setFingerprint(fingerprint).build();
@@ -75,7 +83,8 @@ public final class SpaceCli implements Callable<Integer> {
             space = new ExtendedSpace(ExtendedSpace.DEFAULT_SETTLED_REPORTS)
                     .extend(space, askZoo(spec, profile, target, space), spec, profile, target);
         }
-        System.out.println(JsonFormat.printer().omittingInsignificantWhitespace().print(space));
+        stdout.println(JsonFormat.printer().omittingInsignificantWhitespace().print(space));
+        stdout.flush();
         return 0;
     }
 

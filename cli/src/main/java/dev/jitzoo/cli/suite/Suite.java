@@ -2,7 +2,6 @@ package dev.jitzoo.cli.suite;
 
 import dev.jitzoo.cli.Jitzoo;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -84,16 +83,7 @@ public final class Suite {
     }
 
     private int exitOf(Path dir, Map<String, String> env, List<String> command, ProcessBuilder.Redirect stdout) {
-        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).inheritIO().redirectOutput(stdout);
-        builder.environment().putAll(env);
-        try {
-            return builder.start().waitFor();
-        } catch (IOException e) {
-            throw new StepFailed("could not run " + command.get(0) + ": " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StepFailed("interrupted");
-        }
+        return start(dir, env, command, stdout, process -> null).status();
     }
 
     /** What a command prints on its standard output (its errors pass through); fails as {@link #run} does. */
@@ -102,17 +92,30 @@ public final class Suite {
     }
 
     public String output(String what, List<String> command, Map<String, String> env) {
-        ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).redirectInput(ProcessBuilder.Redirect.INHERIT);
+        Finished<String> done = start(root, env, command, ProcessBuilder.Redirect.PIPE,
+                process -> new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        if (done.status() != 0) {
+            throw new StepFailed(what + " failed (exit " + done.status() + ")");
+        }
+        return done.output();
+    }
+
+    private record Finished<T>(int status, T output) {
+    }
+
+    private interface Reader<T> {
+        T read(Process process) throws IOException;
+    }
+
+    /** Runs a command to its end, stdin and stderr passed through, stdout as asked; {@code read} takes what it printed. */
+    private static <T> Finished<T> start(Path dir, Map<String, String> env, List<String> command, ProcessBuilder.Redirect stdout,
+                                         Reader<T> read) {
+        ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).inheritIO().redirectOutput(stdout);
         builder.environment().putAll(env);
         try {
             Process process = builder.start();
-            String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            int status = process.waitFor();
-            if (status != 0) {
-                throw new StepFailed(what + " failed (exit " + status + ")");
-            }
-            return out;
+            T output = read.read(process);
+            return new Finished<>(process.waitFor(), output);
         } catch (IOException e) {
             throw new StepFailed("could not run " + command.get(0) + ": " + e.getMessage());
         } catch (InterruptedException e) {
@@ -121,24 +124,17 @@ public final class Suite {
         }
     }
 
-    /**
-     * One of this jar's commands, in this process; its standard output (picocli's and
-     * {@code System.out}) to {@code out} when given.
-     */
+    /** One of this jar's commands, in this process; its standard output to {@code out} when given. */
     public void jitzoo(Path out, String... args) {
         var cli = Jitzoo.commandLine();
         int status;
         if (out == null) {
             status = cli.execute(args);
         } else {
-            PrintStream saved = System.out;
-            try (PrintStream file = new PrintStream(Files.newOutputStream(out), true, StandardCharsets.UTF_8)) {
-                System.setOut(file);
-                status = cli.setOut(new PrintWriter(file, true)).execute(args);
+            try (PrintWriter file = new PrintWriter(Files.newBufferedWriter(out, StandardCharsets.UTF_8))) {
+                status = cli.setOut(file).execute(args);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
-            } finally {
-                System.setOut(saved);
             }
         }
         if (status != 0) {
@@ -152,14 +148,35 @@ public final class Suite {
 
     /** The kernel harness (Node), steady-state V8 flags; extra environment for WebGPU. */
     public void harness(String what, Map<String, String> env, String... args) {
-        List<String> command = new ArrayList<>(List.of("node", "--no-liftoff", "--no-wasm-dynamic-tiering",
-                path("harness/bin/harness.mjs").toString()));
-        command.addAll(Arrays.asList(args));
-        run(what, root, env, command);
+        run(what, root, env, harnessCommand(args));
+    }
+
+    /** What the harness prints on its standard output. */
+    public String harnessOutput(String what, Map<String, String> env, String... args) {
+        return output(what, harnessCommand(args), env);
+    }
+
+    private List<String> harnessCommand(String... args) {
+        return concat(List.of("node", "--no-liftoff", "--no-wasm-dynamic-tiering", path("harness/bin/harness.mjs").toString()), args);
     }
 
     public void harness(String what, String... args) {
         harness(what, Map.of(), args);
+    }
+
+    /**
+     * Runs {@code body} in a fresh temporary directory, removed after; when the body fails, the
+     * directory is kept, and named, for a look at what it held.
+     */
+    public static void inTempDir(String prefix, java.util.function.Consumer<Path> body) {
+        Path dir = tempDir(prefix);
+        try {
+            body.accept(dir);
+        } catch (RuntimeException e) {
+            say("kept " + dir);
+            throw e;
+        }
+        remove(dir);
     }
 
     /** A fresh temporary directory, removed by {@link #remove}. */
@@ -200,8 +217,8 @@ public final class Suite {
             if (exitOf(root, env, concat(launcher, "up"), ProcessBuilder.Redirect.DISCARD) != 0) {
                 throw new StepFailed(what + ": the private stack did not start");
             }
-            env.put("JITZOO_GATEWAY_URL", "ws://127.0.0.1:18080/v1/session");
-            env.put("JITZOO_ZOO_HTTP", "http://127.0.0.1:18083");
+            env.put("JITZOO_GATEWAY_URL", "ws://127.0.0.1:" + PRIVATE_PORTS.get("JITZOO_GATEWAY_PORT") + "/v1/session");
+            env.put("JITZOO_ZOO_HTTP", "http://127.0.0.1:" + PRIVATE_PORTS.get("JITZOO_ZOO_PORT"));
             run(what, dir, env, command);
             ok = true;
         } finally {

@@ -46,23 +46,26 @@ public final class TestCli implements Callable<Integer> {
             }
         }
         Instant started = Instant.now();
-        Map<String, String> results = new LinkedHashMap<>();
+        record Result(String stage, boolean passed, Duration took) {
+        }
+        List<Result> results = new ArrayList<>();
         for (String name : run) {
             Instant stageStart = Instant.now();
-            String result;
+            boolean passed;
             try {
                 stages.get(name).run();
-                result = "passed";
+                passed = true;
             } catch (Suite.StepFailed | IllegalStateException e) {
                 Suite.say(name + ": " + e.getMessage());
-                result = "FAILED";
+                passed = false;
             }
-            results.put(name, String.format(Locale.ROOT, "%-6s in %s", result, minutes(Duration.between(stageStart, Instant.now()))));
+            results.add(new Result(name, passed, Duration.between(stageStart, Instant.now())));
         }
         System.out.println("stages:");
-        results.forEach((name, result) -> System.out.printf("  %-8s %s%n", name, result));
+        results.forEach(r -> System.out.printf(Locale.ROOT, "  %-8s %-6s in %s%n", r.stage(), r.passed() ? "passed" : "FAILED",
+                minutes(r.took())));
         System.out.println(JunitReports.since(suite.root(), started).summary());
-        return results.values().stream().anyMatch(r -> r.startsWith("FAILED")) ? 1 : 0;
+        return results.stream().allMatch(Result::passed) ? 0 : 1;
     }
 
     private Map<String, Runnable> stages() {
@@ -164,14 +167,7 @@ public final class TestCli implements Callable<Integer> {
 
     /** Runs a stage's work in a temporary cases folder, kept (and named) when the stage fails. */
     private static void inCases(java.util.function.Consumer<Path> body) {
-        Path cases = Suite.tempDir("jitzoo-cases.");
-        try {
-            body.accept(cases);
-        } catch (RuntimeException e) {
-            Suite.say("cases kept in " + cases);
-            throw e;
-        }
-        Suite.remove(cases);
+        Suite.inTempDir("jitzoo-cases.", body);
     }
 
     private static List<String> files(Path dir, String suffix) {

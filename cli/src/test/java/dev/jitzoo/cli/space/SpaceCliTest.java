@@ -7,9 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.util.JsonFormat;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -35,16 +34,10 @@ class SpaceCliTest {
     }
 
     private static ComposeResponse run(String... args) throws Exception {
-        PrintStream out = System.out;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try {
-            assertEquals(0, new CommandLine(new SpaceCli()).execute(args), String.join(" ", args));
-        } finally {
-            System.setOut(out);
-        }
+        StringWriter captured = new StringWriter();
+        assertEquals(0, new CommandLine(new SpaceCli()).setOut(new PrintWriter(captured)).execute(args), String.join(" ", args));
         ComposeResponse.Builder response = ComposeResponse.newBuilder();
-        JsonFormat.parser().merge(captured.toString(StandardCharsets.UTF_8), response);
+        JsonFormat.parser().merge(captured.toString(), response);
         return response.build();
     }
 }

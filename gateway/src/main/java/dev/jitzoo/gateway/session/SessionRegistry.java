@@ -84,11 +84,6 @@ public class SessionRegistry {
         }
     }
 
-    /** How many connections are open. */
-    public int size() {
-        return connections.size();
-    }
-
     /** Changes a session under its lock. */
     public void update(Session session, Consumer<Session> change) {
         synchronized (session) {
