@@ -27,6 +27,8 @@ export class ModelSession {
   /** Kernels the model queued for an op itself (the Welcome's, behind a kernel kept on the device): no credit to grant. */
   private readonly local = new Map<string, KernelOffer[]>();
   private done = false;
+  /** Closed by the model: nothing more is sent (a model may close before its Hello went out). */
+  private closed = false;
   private reportsLeft: number;
   private readonly cancels: (() => void)[] = [];
   /** Reports go one at a time: each waits for its acknowledgement. */
@@ -61,6 +63,7 @@ export class ModelSession {
 
   private async start(device: DeviceProfile): Promise<Map<string, InitialKernel>> {
     await this.client.ready();
+    if (this.closed) throw new Error("the model closed before its session started");
     const welcomed = this.client.next("welcome");
     this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WASM, ops: [...this.ops], credits: credits(this.ops.length) } } });
     const welcome = await welcomed;
@@ -86,7 +89,7 @@ export class ModelSession {
   }
 
   private grantCredit(): void {
-    if (!this.failure) this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
+    if (!this.failure && !this.closed) this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
   }
 
   /** Whether no more offers will come for an op (every planned offer sent, or the session ended). */
@@ -111,6 +114,7 @@ export class ModelSession {
   }
 
   close(): void {
+    this.closed = true;
     this.cancels.splice(0).forEach((cancel) => cancel());
     this.client.close();
   }
