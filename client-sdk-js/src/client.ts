@@ -9,6 +9,7 @@ import {
   type MicrobenchAck,
   type OffersDone,
   type ReportAck,
+  type Resumed,
   type Welcome,
 } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 
@@ -26,6 +27,8 @@ export interface ClientEvents {
   microbenchAck: MicrobenchAck;
   /** The uKernel plan of a dynamic MatMul (the answer to a PlanRequest). */
   dynamicPlan: DynamicPlan;
+  /** The gateway's answer to Resume: the session goes on on this connection. */
+  resumed: Resumed;
   /** An Error frame. */
   error: GatewayError;
   /** The connection closed (always the last event). */
@@ -241,6 +244,7 @@ class GatewayClient implements JitzooClient {
       case "reportAck": return this.emit("reportAck", f.value);
       case "microbenchAck": return this.emit("microbenchAck", f.value);
       case "dynamicPlan": return this.emit("dynamicPlan", f.value);
+      case "resumed": return this.emit("resumed", f.value);
       case "error": return this.emit("error", new GatewayError(f.value.code, f.value.message));
       default: return; // a frame kind newer than this SDK
     }

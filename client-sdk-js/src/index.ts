@@ -3,7 +3,9 @@ export {
   type ClientEvent, type ClientEvents, type ClientFrameInit, type ClientOptions, type ClientState,
   type JitzooClient, type Listener, type SocketConstructor, type SocketLike,
 } from "./client.js";
-export { ConnectError, ConnectionClosed, GatewayError } from "./errors.js";
+export {
+  JitzooError, ConnectError, ConnectionClosed, GatewayError, KernelError, WorkerError, type JitzooErrorCode,
+} from "./errors.js";
 export { probeDevice, probeFeatures, fingerprintOf, type DeviceFeatures } from "./probe.js";
 export {
   tune, TOLERANCE, REPORT_TOP_N, DEFAULT_CREDITS, type TuneResult, type OpResult, type TuneOptions,

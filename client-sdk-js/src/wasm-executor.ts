@@ -1,3 +1,4 @@
+import { KernelError } from "./errors.js";
 import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import type { MatMulDims } from "./ops.js";
 
@@ -35,16 +36,16 @@ export function readMetadata(artifact: KernelArtifact, module?: WebAssembly.Modu
   try {
     meta = JSON.parse(artifact.metadataJson) as KernelMetadata;
   } catch {
-    throw new Error("the kernel's metadata_json is not JSON");
+    throw new KernelError("the kernel's metadata_json is not JSON");
   }
-  if (meta?.abi !== 1) throw new Error(`kernel ABI ${meta?.abi} is not supported`);
-  if (typeof meta.entry !== "string" || !meta.entry) throw new Error("the kernel's metadata names no entry");
-  if (!Array.isArray(meta.operands) || !Array.isArray(meta.shape)) throw new Error("the kernel's metadata lacks operands or shape");
+  if (meta?.abi !== 1) throw new KernelError(`kernel ABI ${meta?.abi} is not supported`);
+  if (typeof meta.entry !== "string" || !meta.entry) throw new KernelError("the kernel's metadata names no entry");
+  if (!Array.isArray(meta.operands) || !Array.isArray(meta.shape)) throw new KernelError("the kernel's metadata lacks operands or shape");
   if (module) {
     const sections = WebAssembly.Module.customSections(module, ABI_SECTION);
-    if (sections.length > 1) throw new Error(`the kernel has ${sections.length} ${ABI_SECTION} sections`);
+    if (sections.length > 1) throw new KernelError(`the kernel has ${sections.length} ${ABI_SECTION} sections`);
     if (sections.length === 1 && new TextDecoder().decode(sections[0]) !== artifact.metadataJson) {
-      throw new Error(`the ${ABI_SECTION} section disagrees with the artifact's metadata`);
+      throw new KernelError(`the ${ABI_SECTION} section disagrees with the artifact's metadata`);
     }
   }
   return meta;
@@ -67,13 +68,13 @@ export interface KernelExports {
 export function instantiateKernel(module: WebAssembly.Module, meta: KernelMetadata, memory: WebAssembly.Memory): KernelExports {
   const instance = new WebAssembly.Instance(module, { env: { memory } });
   const entry = instance.exports[meta.entry];
-  if (typeof entry !== "function") throw new Error(`kernel exports no function ${meta.entry}`);
+  if (typeof entry !== "function") throw new KernelError(`kernel exports no function ${meta.entry}`);
   if (meta.pack === undefined) return { call: entry as KernelExports["call"] };
   const { operand, entry: packEntry, floats } = meta.pack;
   const pack = instance.exports[packEntry];
-  if (operand !== "B" || !meta.operands.includes(operand)) throw new Error(`the kernel packs ${operand}, which it cannot pack`);
-  if (!Number.isInteger(floats) || floats < 1) throw new Error(`the kernel's pack size ${floats} is not a positive integer`);
-  if (typeof pack !== "function") throw new Error(`kernel exports no pack function ${packEntry}`);
+  if (operand !== "B" || !meta.operands.includes(operand)) throw new KernelError(`the kernel packs ${operand}, which it cannot pack`);
+  if (!Number.isInteger(floats) || floats < 1) throw new KernelError(`the kernel's pack size ${floats} is not a positive integer`);
+  if (typeof pack !== "function") throw new KernelError(`kernel exports no pack function ${packEntry}`);
   return { call: entry as KernelExports["call"], pack: pack as KernelExports["pack"] };
 }
 
@@ -93,7 +94,7 @@ export class OperandMemory {
   /** Lays out A ([batch,M,K]) and B ([batch,K,N]) and room for C ([batch,M,N]). */
   constructor(readonly dims: MatMulDims, a: Float32Array, b: Float32Array) {
     const { batch, m, k, n } = dims;
-    if (a.length !== batch * m * k || b.length !== batch * k * n) throw new Error("operand sizes do not match the op");
+    if (a.length !== batch * m * k || b.length !== batch * k * n) throw new KernelError("operand sizes do not match the op");
     this.outputFloats = batch * m * n;
     const offA = FIRST_OFFSET;
     const offB = align16(offA + a.byteLength);
@@ -154,18 +155,18 @@ export interface LoadedKernel {
  * function is missing.
  */
 export async function loadKernel(artifact: KernelArtifact, operands: OperandMemory): Promise<LoadedKernel> {
-  if (artifact.code.case !== "wasm") throw new Error("not a Wasm artifact");
+  if (artifact.code.case !== "wasm") throw new KernelError("not a Wasm artifact");
   const module = await WebAssembly.compile(artifact.code.value as Uint8Array<ArrayBuffer>);
   const metadata = readMetadata(artifact, module);
   const { batch, m, k, n } = operands.dims;
   const expectedShape = metadata.shape.length === 4 ? [batch, m, k, n] : [m, k, n];
   if ((metadata.shape.length === 3 && batch !== 1) || metadata.shape.join(",") !== expectedShape.join(",")) {
-    throw new Error(`kernel shape [${metadata.shape}] does not match the operands [${expectedShape}]`);
+    throw new KernelError(`kernel shape [${metadata.shape}] does not match the operands [${expectedShape}]`);
   }
   const offsets: Record<string, number> = { ...operands.offsets };
   const args = metadata.operands.map((name) => {
     const offset = offsets[name];
-    if (offset === undefined) throw new Error(`unknown operand ${name}`);
+    if (offset === undefined) throw new KernelError(`unknown operand ${name}`);
     return offset;
   });
   const { call, pack } = instantiateKernel(module, metadata, operands.memory);

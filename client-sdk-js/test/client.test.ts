@@ -34,7 +34,7 @@ describe("createClient", () => {
     expect(client.state).toBe("open");
     await client.ready();
     client.close();
-    expect((await client.once("close")).code).toBe(1000);
+    expect((await client.once("close")).closeCode).toBe(1000);
     expect(client.state).toBe("closed");
   });
 
@@ -66,9 +66,9 @@ describe("createClient", () => {
     client.send(hello(""));
     const error = await welcomed.catch((e) => e);
     expect(error).toBeInstanceOf(GatewayError);
-    expect(error).toMatchObject({ code: ErrorCode.INVALID_HELLO, detail: "device.fingerprint is required" });
+    expect(error).toMatchObject({ code: "gateway_refused", gatewayCode: ErrorCode.INVALID_HELLO, detail: "device.fingerprint is required" });
     expect(error.message).toContain("INVALID_HELLO");
-    expect(await closed).toMatchObject({ code: 1008, reason: "device.fingerprint is required" });
+    expect(await closed).toMatchObject({ closeCode: 1008, reason: "device.fingerprint is required" });
     await expect(client.once("welcome")).rejects.toBeInstanceOf(ConnectionClosed);
     expect(() => client.send(hello("fp"))).toThrow(ConnectionClosed);
   });

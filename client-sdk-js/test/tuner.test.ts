@@ -77,7 +77,8 @@ describe("tune", () => {
     const g = await start({ refuseReports: true, offers: [] });
     const failure = await tune(g.url, WORKLOAD, { fingerprint: "unit", timing: FAST_TIMING }).catch((e) => e);
     expect(failure).toBeInstanceOf(GatewayError);
-    expect(failure.code).toBe(ErrorCode.INVALID_REPORT);
+    expect(failure.code).toBe("gateway_refused");
+    expect(failure.gatewayCode).toBe(ErrorCode.INVALID_REPORT);
   });
 
   it("stops when aborted: the session closes and the abort's reason is thrown", async () => {
@@ -101,6 +102,6 @@ describe("tune", () => {
     const g = await start({ closeAfterOffers: 2 });
     const failure = await tune(g.url, WORKLOAD, { fingerprint: "unit", timing: FAST_TIMING }).catch((e) => e);
     expect(failure).toBeInstanceOf(ConnectionClosed);
-    expect(failure).toMatchObject({ code: 1011, reason: "the fake gateway gives up" });
+    expect(failure).toMatchObject({ closeCode: 1011, reason: "the fake gateway gives up" });
   });
 });

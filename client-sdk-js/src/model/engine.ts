@@ -16,7 +16,7 @@ import { runNode, type ValueMeta } from "./host-ops.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
 import { referenceKernel, type Bindings, type KernelCode, type Operand } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
-import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
+import { ModelSession, requestPlans, type DynamicMatmul, type ReconnectOptions } from "./session.js";
 import { decodeModel, ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
@@ -50,6 +50,8 @@ export interface LoadOptions {
   fingerprint?: string;
   /** Passed to the gateway client. */
   client?: ClientOptions;
+  /** How a session whose connection drops reconnects and resumes (see {@link ReconnectOptions}). */
+  reconnect?: ReconnectOptions;
   /** Receives progress lines. */
   log?: (line: string) => void;
   /**
@@ -192,6 +194,8 @@ export class Model {
   /** MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, and a MatMul's uKernel plan once asked for (null: not served). */
   private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
   private device?: Promise<DeviceProfile>;
+  /** Stops listening to `pagehide`. */
+  private pageHide?: () => void;
 
   /** @internal use {@link loadModel} */
   constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions) {
@@ -237,8 +241,26 @@ export class Model {
 
   /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions. */
   async close(): Promise<void> {
+    this.pageHide?.();
     await Promise.all([...this.tuners.values()].map((t) => t.report));
     for (const t of this.tuners.values()) t.close();
+  }
+
+  /**
+   * When the page goes away (`pagehide`: a navigation, a closed tab, the page frozen into the
+   * back-forward cache), every op still tuning settles on its kernel and reports what it timed,
+   * while the socket can still carry it.
+   */
+  private flushOnPageHide(): void {
+    const page = globalThis as { addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener };
+    if (this.pageHide || !page.addEventListener) return;
+    const flush = () => {
+      const open = [...this.tuners.values()].filter((t) => !t.settled);
+      if (open.length) this.options.log?.(`page hidden: ${open.length} ops report what they timed`);
+      open.forEach((t) => t.settleNow());
+    };
+    page.addEventListener("pagehide", flush);
+    this.pageHide = () => page.removeEventListener?.("pagehide", flush);
   }
 
   /**
@@ -360,7 +382,11 @@ export class Model {
     for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
       const group = slots.slice(i, i + OPS_PER_SESSION);
       const kept = await this.restore(group, device.fingerprint);
-      const session = new ModelSession(this.options.gateway!, device, group.map((s) => s.op), this.options.client, log);
+      const session = new ModelSession(this.options.gateway!, device, group.map((s) => s.op), {
+        client: this.options.client, reconnect: this.options.reconnect, log,
+        onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),
+      });
+      this.flushOnPageHide();
       const clock = () => performance.now() - (this.started ?? performance.now());
       const tunerOf = (slot: KernelSlot) => {
         const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log, this.events.emit, this.keeper(device.fingerprint, slot.key));

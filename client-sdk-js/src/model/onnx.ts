@@ -1,4 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
+import { JitzooError } from "../errors.js";
 import {
   AttributeProto_AttributeType as AttrType,
   ModelProtoSchema,
@@ -12,9 +13,9 @@ import {
 import { sizeOf, type DType, type HostTensor } from "./tensor.js";
 
 /** A model the engine cannot take: names the node and op where there is one. */
-export class ModelError extends Error {
+export class ModelError extends JitzooError {
   constructor(message: string) {
-    super(message);
+    super("model_invalid", message);
     this.name = "ModelError";
   }
 }

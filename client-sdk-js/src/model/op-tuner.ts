@@ -419,6 +419,14 @@ export class OpTuner {
     return { ok: true, output, maxRelError: vsReference };
   }
 
+  /** Ends tuning now (the page is going away): the candidate under way is dropped, and what was timed is reported. */
+  settleNow(): void {
+    if (this.settled || !this.bench) return;
+    this.candidate?.bound?.release();
+    this.candidate = undefined;
+    this.settle();
+  }
+
   /** No more offers: report the top kernels and free the bench. */
   private settle(): void {
     this.settled = true;

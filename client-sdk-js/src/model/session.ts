@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
-import { GatewayError } from "../errors.js";
+import { ConnectionClosed, GatewayError } from "../errors.js";
 import type { DynamicPlan, InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
@@ -11,37 +11,95 @@ import { opKey } from "../ops.js";
  */
 const credits = (ops: number) => Math.min(32, Math.max(4, 2 * ops));
 
+/** How a session reconnects after its connection drops: attempts, and the backoff between them (doubling, with jitter). */
+export interface ReconnectOptions {
+  /** Attempts before the session gives up (default 10; 0 never reconnects). */
+  attempts?: number;
+  /** The first wait (default 250 ms); each attempt doubles it, up to `maxDelayMs`, then waits a random 50–100 % of it. */
+  baseDelayMs?: number;
+  /** The longest wait (default 8 000 ms). */
+  maxDelayMs?: number;
+}
+
+export const DEFAULT_RECONNECT: Required<ReconnectOptions> = { attempts: 10, baseDelayMs: 250, maxDelayMs: 8_000 };
+
+/** Close codes after which reconnecting cannot help: a normal close, and the gateway refusing what this client sent. */
+const FINAL_CLOSE_CODES = new Set([1000, 1003, 1007, 1008, 1009]);
+
+/** What a session says of its connection. */
+export type ConnectionState = "open" | "reconnecting" | "resumed" | "failed";
+
+/** Options of a {@link ModelSession}. */
+export interface ModelSessionOptions {
+  client?: ClientOptions;
+  reconnect?: ReconnectOptions;
+  log?: (line: string) => void;
+  /** Told each change of the connection, with a detail (why it dropped, the attempt). */
+  onConnection?: (state: ConnectionState, detail: string) => void;
+}
+
 /**
  * One gateway session for a set of a model's ops: Hello, the Welcome's initial kernels, the
  * offers queued per op until the model's tuning takes them (each one taken grants a credit),
- * and a Report per op once it settles. Errors never reach the model's `run()`: a session that
- * fails leaves its ops on the kernels they have, and says why.
+ * and a Report per op once it settles. When the connection drops (a network change, a gateway
+ * restart) it reconnects with backoff and jitter and resumes the session with the Welcome's
+ * token: the kernels it was issued stay reportable, the offers it missed come again, and a report
+ * whose acknowledgement was lost is sent again (the gateway stores it once). Errors never reach
+ * the model's `run()`: a session that fails leaves its ops on the kernels they have, and says why.
  */
 export class ModelSession {
   /** The Welcome's kernels by op key; rejects when the session cannot start. */
   readonly welcome: Promise<Map<string, InitialKernel>>;
   /** Why the session ended early, if it did. */
   failure?: string;
-  private readonly client: JitzooClient;
+  private client: JitzooClient;
+  /** The open connection; while reconnecting, a promise of the next one (rejected when the session fails). */
+  private link: Promise<JitzooClient>;
+  private token = "";
   private readonly queues = new Map<string, KernelOffer[]>();
   /** Kernels the model queued for an op itself (the Welcome's, behind a kernel kept on the device): no credit to grant. */
   private readonly local = new Map<string, KernelOffer[]>();
   private done = false;
   /** Closed by the model: nothing more is sent (a model may close before its Hello went out). */
   private closed = false;
+  /** Credits granted so far (the Hello's and one per offer taken), and offers received: a resumed session asks for the difference. */
+  private granted: number;
+  private received = 0;
+  /** Kernel ids offered so far: a resumed session may be offered one again. */
+  private readonly offered = new Set<string>();
   private reportsLeft: number;
-  private readonly cancels: (() => void)[] = [];
+  private cancels: (() => void)[] = [];
   /** Reports go one at a time: each waits for its acknowledgement. */
   private reporting: Promise<void> = Promise.resolve();
+  private readonly reconnect: Required<ReconnectOptions>;
+  private readonly log: (line: string) => void;
 
-  constructor(url: string, device: DeviceProfile, readonly ops: readonly OpSpec[], options: ClientOptions = {}, private readonly log: (line: string) => void = () => undefined) {
-    this.client = createClient(url, options);
+  constructor(private readonly url: string, device: DeviceProfile, readonly ops: readonly OpSpec[], private readonly options: ModelSessionOptions = {}) {
+    this.log = options.log ?? (() => undefined);
+    this.reconnect = { ...DEFAULT_RECONNECT, ...options.reconnect };
+    this.client = createClient(url, options.client);
+    this.link = Promise.resolve(this.client);
     ops.forEach((op) => this.queues.set(opKey(op), []));
     this.reportsLeft = ops.length;
-    this.cancels.push(
-      this.client.on("offer", (offer) => {
+    this.granted = credits(ops.length);
+    this.cancels.push(...this.listen(this.client), this.client.on("close", (c) => this.dropped(c)));
+    this.welcome = this.start(device);
+    this.welcome.catch((e: Error) => this.fail(e.message));
+  }
+
+  /** Takes a connection's offers; returns the functions that stop it. */
+  private listen(client: JitzooClient): (() => void)[] {
+    return [
+      client.on("offer", (offer) => {
+        this.received++;
         const op = offer.artifact?.ref?.op;
         const queue = op && this.queues.get(opKey(op));
+        const id = offer.artifact?.ref?.kernelId ?? "";
+        if (queue && this.offered.has(id)) {
+          this.grantCredit(); // offered again after a resume: already queued or tried
+          return;
+        }
+        this.offered.add(id);
         if (queue) {
           queue.push(offer);
           return;
@@ -50,26 +108,79 @@ export class ModelSession {
         this.log(`  offer ${offer.artifact?.ref?.kernelId} is for an op this session did not ask for (${op ? opKey(op) : "none"}); ignored`);
         this.grantCredit();
       }),
-      this.client.on("offersDone", () => { this.done = true; }),
-      this.client.on("error", (e) => this.log(`  gateway: ${e.message}`)),
-      this.client.on("close", (c) => {
-        if (this.reportsLeft > 0) this.failure ??= c.message;
-        this.done = true;
-      }),
-    );
-    this.welcome = this.start(device);
-    this.welcome.catch((e: Error) => { this.failure ??= e.message; });
+      client.on("offersDone", () => { this.done = true; }),
+      client.on("error", (e) => this.log(`  gateway: ${e.message}`)),
+    ];
   }
 
   private async start(device: DeviceProfile): Promise<Map<string, InitialKernel>> {
     await this.client.ready();
     if (this.closed) throw new Error("the model closed before its session started");
     const welcomed = this.client.next("welcome");
-    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WASM, ops: [...this.ops], credits: credits(this.ops.length) } } });
+    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WASM, ops: [...this.ops], credits: this.granted } } });
     const welcome = await welcomed;
     if (welcome.initial.length !== this.ops.length) throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${this.ops.length} ops`);
-    this.log(`session ${welcome.sessionId}: ${this.ops.length} ops`);
+    this.token = welcome.resumeToken;
+    this.log(`session ${welcome.sessionId}: ${this.ops.length} ops${this.token ? "" : " (the gateway keeps no sessions: it cannot be resumed)"}`);
     return new Map(welcome.initial.map((k, i) => [opKey(this.ops[i]), k]));
+  }
+
+  /** The connection closed: the end, or a drop to reconnect from (after the Welcome, with a token, and reports still to make). */
+  private dropped(closed: ConnectionClosed): void {
+    if (this.closed || this.failure) return;
+    const resumable = this.token && this.reportsLeft > 0 && this.reconnect.attempts > 0 && !FINAL_CLOSE_CODES.has(closed.closeCode);
+    if (!resumable) {
+      if (this.reportsLeft > 0) this.fail(closed.message);
+      return;
+    }
+    this.cancels.splice(0).forEach((cancel) => cancel());
+    let settle!: { resolve: (c: JitzooClient) => void; reject: (e: Error) => void };
+    this.link = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+    this.link.catch(() => undefined);
+    this.log(`  session dropped (${closed.message}); reconnecting`);
+    this.options.onConnection?.("reconnecting", closed.message);
+    void this.resume().then(settle.resolve, (e: Error) => {
+      settle.reject(e);
+      this.fail(e.message);
+    });
+  }
+
+  /** Reconnects with backoff and jitter and resumes the session; rejects when the gateway refuses the token or the attempts run out. */
+  private async resume(): Promise<JitzooClient> {
+    let why = "";
+    for (let attempt = 0; attempt < this.reconnect.attempts; attempt++) {
+      const ceiling = Math.min(this.reconnect.maxDelayMs, this.reconnect.baseDelayMs * 2 ** attempt);
+      await new Promise((r) => setTimeout(r, ceiling * (0.5 + Math.random() / 2)));
+      if (this.closed) throw new Error("the model closed while reconnecting");
+      const client = createClient(this.url, this.options.client);
+      // offers may follow Resumed in the same read: listen before asking
+      const listening = this.listen(client);
+      try {
+        await client.ready();
+        const resumed = client.next("resumed");
+        client.send({ frame: { case: "resume", value: { token: this.token, credits: Math.max(0, this.granted - this.received) } } });
+        const answer = await resumed;
+        if (client.state === "closed") throw new ConnectionClosed(1006, "closed as it resumed");
+        this.client = client;
+        this.cancels.push(...listening, client.on("close", (c) => this.dropped(c)));
+        this.log(`  session ${answer.sessionId} resumed after ${attempt + 1} attempt${attempt ? "s" : ""}`);
+        this.options.onConnection?.("resumed", `attempt ${attempt + 1}`);
+        return client;
+      } catch (e) {
+        listening.forEach((cancel) => cancel());
+        client.close();
+        if (e instanceof GatewayError) throw new Error(`the session could not be resumed: ${e.detail}`);
+        why = (e as Error).message;
+      }
+    }
+    throw new Error(`gave up reconnecting after ${this.reconnect.attempts} attempts (${why})`);
+  }
+
+  private fail(why: string): void {
+    if (this.failure) return;
+    this.failure = why;
+    this.done = true;
+    if (this.token) this.options.onConnection?.("failed", why);
   }
 
   /** Queues a kernel for an op ahead of the gateway's offers, without a credit for it. */
@@ -88,8 +199,11 @@ export class ModelSession {
     return offer;
   }
 
+  /** One more credit; while reconnecting it is counted, and the Resume asks for it. */
   private grantCredit(): void {
-    if (!this.failure && !this.closed) this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
+    if (this.failure || this.closed) return;
+    this.granted++;
+    if (this.client.state === "open") this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
   }
 
   /** Whether no more offers will come for an op (every planned offer sent, or the session ended). */
@@ -97,14 +211,26 @@ export class ModelSession {
     return this.done && (this.queues.get(key)?.length ?? 0) === 0 && (this.local.get(key)?.length ?? 0) === 0;
   }
 
-  /** Sends an op's report; resolves when acknowledged, rejects with the gateway's reason. Closes the session after the last one. */
+  /**
+   * Sends an op's report; resolves when acknowledged, rejects with the gateway's reason. A report
+   * whose connection drops before its acknowledgement is sent again once the session resumed.
+   * Closes the session after the last one.
+   */
   report(op: OpSpec, ranked: MessageInitShape<typeof RankedKernelSchema>[]): Promise<void> {
     const sent = this.reporting.then(async () => {
       try {
-        if (this.failure) throw new Error(this.failure);
-        const acked = this.client.next("reportAck");
-        this.client.send({ frame: { case: "report", value: { op, ranked } } });
-        await acked;
+        for (;;) {
+          if (this.failure) throw new Error(this.failure);
+          const client = await this.link;
+          try {
+            const acked = client.next("reportAck");
+            client.send({ frame: { case: "report", value: { op, ranked } } });
+            await acked;
+            return;
+          } catch (e) {
+            if (!(e instanceof ConnectionClosed) || this.failure) throw e;
+          }
+        }
       } finally {
         if (--this.reportsLeft === 0) this.close();
       }

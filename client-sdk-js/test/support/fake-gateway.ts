@@ -18,17 +18,36 @@ export interface FakeGatewayOptions {
   closeAfterOffers?: number;
   /** Refuse every report with INVALID_REPORT. */
   refuseReports?: boolean;
+  /** Drop the connection (no close frame, as a restarted gateway would) after sending this many offers, once. */
+  dropAfterOffers?: number;
+  /** Drop the connection once, on the first report: stored, its acknowledgement lost. */
+  dropOnFirstReport?: boolean;
+  /** Refuse every Resume with RESUME_REJECTED. */
+  forgetSessions?: boolean;
   /** The answer to a PlanRequest; without it every PlanRequest is refused with INVALID_PLAN_REQUEST. */
   plan?: (request: PlanRequest) => MessageInitShape<typeof DynamicPlanSchema>;
 }
 
 const key = (op: OpSpec | undefined) => `${op?.kind}:${op?.shape.join(",")}`;
 
+/** A session, as the real gateway keeps it across connections (the resume token's). */
+interface SessionState {
+  credits: number;
+  sent: number;
+  requested: Set<string>;
+  issued: Set<string>;
+  reported: Set<string>;
+}
+
 export class FakeGateway {
   /** Every frame clients sent, in order. */
   readonly received: ClientFrame[] = [];
-  /** Reports accepted. */
+  /** Reports stored (a report sent again after a lost acknowledgement is acknowledged, not stored twice). */
   readonly acked: Report[] = [];
+  /** Connections opened. */
+  connections = 0;
+  private readonly sessions = new Map<string, SessionState>();
+  private dropped = false;
 
   private constructor(private readonly server: WebSocketServer, private readonly options: FakeGatewayOptions) {
     server.on("connection", (ws) => this.serve(ws));
@@ -56,19 +75,22 @@ export class FakeGateway {
       send({ frame: { case: "error", value: { code, message } } });
       if (close) ws.close(close, message);
     };
-    let credits = 0;
-    let sent = 0;
-    let requested = new Set<string>();
-    const issued = new Set<string>();
+    this.connections++;
+    let s: SessionState | undefined;
+    const drop = () => {
+      this.dropped = true;
+      ws.terminate();
+    };
     const pump = () => {
-      while (credits > 0 && sent < this.options.offers.length) {
-        if (sent === this.options.closeAfterOffers) return void ws.close(1011, "the fake gateway gives up");
-        const artifact = this.options.offers[sent];
-        issued.add(artifact.ref!.kernelId);
-        send({ frame: { case: "offer", value: { artifact, rank: sent, fromZoo: sent < (this.options.offersFromZoo ?? 0) } } });
-        sent++;
-        credits--;
-        if (sent === this.options.offers.length) send({ frame: { case: "offersDone", value: { offersSent: sent } } });
+      while (s && s.credits > 0 && s.sent < this.options.offers.length) {
+        if (s.sent === this.options.closeAfterOffers) return void ws.close(1011, "the fake gateway gives up");
+        if (s.sent === this.options.dropAfterOffers && !this.dropped) return drop();
+        const artifact = this.options.offers[s.sent];
+        s.issued.add(artifact.ref!.kernelId);
+        send({ frame: { case: "offer", value: { artifact, rank: s.sent, fromZoo: s.sent < (this.options.offersFromZoo ?? 0) } } });
+        s.sent++;
+        s.credits--;
+        if (s.sent === this.options.offers.length) send({ frame: { case: "offersDone", value: { offersSent: s.sent } } });
       }
     };
 
@@ -84,22 +106,33 @@ export class FakeGateway {
       const f = frame.frame;
       if (f.case === "hello") {
         if (!f.value.device?.fingerprint) return fail(ErrorCode.INVALID_HELLO, "device.fingerprint is required", 1008);
-        requested = new Set(f.value.ops.map(key));
         const initial = f.value.ops.map((op) => this.options.initial(op));
-        initial.forEach((k) => issued.add(k.artifact.ref!.kernelId));
-        send({ frame: { case: "welcome", value: { sessionId: "fake-session", initial } } });
-        credits = f.value.credits;
+        s = { credits: f.value.credits, sent: 0, requested: new Set(f.value.ops.map(key)), issued: new Set(), reported: new Set() };
+        initial.forEach((k) => s!.issued.add(k.artifact.ref!.kernelId));
+        const token = `token-${this.sessions.size}`;
+        this.sessions.set(token, s);
+        send({ frame: { case: "welcome", value: { sessionId: "fake-session", initial, resumeToken: token } } });
         if (this.options.offers.length === 0) send({ frame: { case: "offersDone", value: { offersSent: 0 } } });
         pump();
-      } else if (f.case === "credit") {
-        credits += f.value.credits;
+      } else if (f.case === "resume") {
+        const kept = this.options.forgetSessions ? undefined : this.sessions.get(f.value.token);
+        if (!kept) return fail(ErrorCode.RESUME_REJECTED, "unknown or expired resume token");
+        s = kept;
+        s.credits = f.value.credits;
+        send({ frame: { case: "resumed", value: { sessionId: "fake-session" } } });
+        if (s.sent === this.options.offers.length) send({ frame: { case: "offersDone", value: { offersSent: s.sent } } });
         pump();
-      } else if (f.case === "report") {
+      } else if (f.case === "credit" && s) {
+        s.credits += f.value.credits;
+        pump();
+      } else if (f.case === "report" && s) {
         if (this.options.refuseReports) return fail(ErrorCode.INVALID_REPORT, "reports are refused today");
-        if (!requested.has(key(f.value.op))) return fail(ErrorCode.INVALID_REPORT, "op never requested");
-        const forged = f.value.ranked.find((r) => !issued.has(r.kernelId));
+        if (!s.requested.has(key(f.value.op))) return fail(ErrorCode.INVALID_REPORT, "op never requested");
+        const forged = f.value.ranked.find((r) => !s!.issued.has(r.kernelId));
         if (forged) return fail(ErrorCode.INVALID_REPORT, `kernel ${forged.kernelId} was never offered`);
-        this.acked.push(f.value);
+        if (!s.reported.has(key(f.value.op))) this.acked.push(f.value);
+        s.reported.add(key(f.value.op));
+        if (this.options.dropOnFirstReport && !this.dropped) return drop();
         send({ frame: { case: "reportAck", value: { op: f.value.op } } });
       } else if (f.case === "planRequest") {
         if (!this.options.plan) return fail(ErrorCode.INVALID_PLAN_REQUEST, "the fake gateway plans nothing");

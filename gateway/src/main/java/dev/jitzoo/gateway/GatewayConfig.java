@@ -37,6 +37,10 @@ public interface GatewayConfig {
     @WithDefault("64")
     int maxQueuedOffers();
 
+    /** How long a session can be resumed after its last change (its kernels, its reports). */
+    @WithDefault("PT1H")
+    Duration resumeTtl();
+
     /** Deadline of each call to the space, codegen and zoo services. */
     @WithDefault("PT15S")
     Duration rpcTimeout();

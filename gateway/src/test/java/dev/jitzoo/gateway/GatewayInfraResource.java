@@ -4,12 +4,12 @@ import dev.jitzoo.localstack.TestInfra;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import java.util.Map;
 
-/** A real Kafka for the gateway's report producer (see {@link TestInfra}). */
+/** A real Kafka for the gateway's report producer and a real Redis for its session store (see {@link TestInfra}). */
 public class GatewayInfraResource implements QuarkusTestResourceLifecycleManager {
 
     @Override
     public Map<String, String> start() {
-        return Map.of("kafka.bootstrap.servers", TestInfra.kafkaBootstrap());
+        return Map.of("kafka.bootstrap.servers", TestInfra.kafkaBootstrap(), "jitzoo.redis.uri", TestInfra.redisUri());
     }
 
     @Override

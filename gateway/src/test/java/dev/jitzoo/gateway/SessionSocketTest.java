@@ -7,16 +7,22 @@ import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.ErrorCode;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.PlanRequest;
+import dev.jitzoo.proto.gateway.v1.RankedKernel;
 import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.gateway.v1.Resume;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.gateway.session.SessionStore;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.URL;
@@ -25,6 +31,7 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -41,6 +48,9 @@ class SessionSocketTest {
 
     @TestHTTPResource("/v1/session")
     URL endpoint;
+
+    @Inject
+    SessionStore store;
 
     @Test
     void garbageClosesWith1007() throws Exception {
@@ -103,6 +113,57 @@ class SessionSocketTest {
         assertEquals(ErrorCode.ERROR_CODE_UNAVAILABLE, outcome.frames.get(0).getError().getCode());
         assertEquals(ErrorCode.ERROR_CODE_PROTOCOL, outcome.frames.get(1).getError().getCode());
         assertEquals(1008, outcome.closeCode);
+    }
+
+    @Test
+    void anUnknownResumeTokenIsRefusedAndTheConnectionStaysOpenForAHello() throws Exception {
+        byte[] resume = ClientFrame.newBuilder().setResume(Resume.newBuilder().setToken("no-such-token").setCredits(4)).build().toByteArray();
+        byte[] reportBeforeHello = ClientFrame.newBuilder().setReport(Report.newBuilder()).build().toByteArray();
+        Outcome outcome = exchange(List.of(ByteBuffer.wrap(resume), ByteBuffer.wrap(reportBeforeHello)));
+        assertEquals(ErrorCode.ERROR_CODE_RESUME_REJECTED, outcome.frames.get(0).getError().getCode());
+        assertEquals(ErrorCode.ERROR_CODE_PROTOCOL, outcome.frames.get(1).getError().getCode());
+        assertEquals(1008, outcome.closeCode);
+    }
+
+    /**
+     * A session as the store kept it (a gateway restarted, or another replica) goes on on a new
+     * connection: a report the store says was stored is acknowledged again, a kernel never
+     * issued is still refused, a report of an op not yet reported is stored, and a Hello on top
+     * of the resumed session is a protocol error.
+     */
+    @Test
+    void aKeptSessionResumesOnANewConnection() throws Exception {
+        OpSpec stored = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(8).addShape(8).addShape(8).build();
+        OpSpec open = OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX).addShape(8).addShape(8).build();
+        KernelRef a = KernelRef.newBuilder().setKernelId("k-a").setOp(stored).setSchedule(Schedule.newBuilder().setX0(1)).build();
+        KernelRef b = KernelRef.newBuilder().setKernelId("k-b").setOp(open).setSchedule(Schedule.newBuilder().setX0(2)).build();
+        Hello hello = Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM).addOps(stored).addOps(open)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("resume-test")).build();
+        String token = UUID.randomUUID().toString();
+        store.create(token, "session-1", hello, List.of(a, b)).await().indefinitely();
+        store.reported(token, 0).await().indefinitely();
+
+        Outcome outcome = exchange(List.of(
+                frame(ClientFrame.newBuilder().setResume(Resume.newBuilder().setToken(token).setCredits(4))),
+                report(stored, "k-a"), report(open, "k-a"), report(open, "k-b"),
+                frame(ClientFrame.newBuilder().setHello(hello))));
+        assertEquals("session-1", outcome.frames.get(0).getResumed().getSessionId());
+        List<ServerFrame> answers = outcome.frames.stream().filter(f -> !f.hasOffersDone()).toList();
+        assertEquals(stored, answers.get(1).getReportAck().getOp(), "stored before: acknowledged again");
+        assertEquals(ErrorCode.ERROR_CODE_INVALID_REPORT, answers.get(2).getError().getCode());
+        assertEquals(open, answers.get(3).getReportAck().getOp());
+        assertEquals(ErrorCode.ERROR_CODE_PROTOCOL, answers.get(4).getError().getCode());
+        assertEquals(1008, outcome.closeCode);
+        assertEquals(java.util.Set.of(0, 1), store.find(token).await().indefinitely().orElseThrow().reportedOps());
+    }
+
+    private static ByteBuffer frame(ClientFrame.Builder frame) {
+        return ByteBuffer.wrap(frame.build().toByteArray());
+    }
+
+    private static ByteBuffer report(OpSpec op, String kernelId) {
+        return frame(ClientFrame.newBuilder().setReport(Report.newBuilder().setOp(op)
+                .addRanked(RankedKernel.newBuilder().setKernelId(kernelId).setMedianMs(0.5).setSamples(5))));
     }
 
     /** What came back: every frame (the last one is the Error of the close, if any), and the close. */

@@ -11,6 +11,7 @@ import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.gateway.v1.InitialKernel;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.rules.OpRules;
@@ -31,6 +32,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
 /**
@@ -112,8 +115,9 @@ public class KernelSources {
                 initial.add(generateOrSafeDefault(hello, op, schedule)
                         .map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(elected.isPresent()).build()));
             }
+            List<Set<Schedule>> given = first.stream().map(Set::of).toList();
             return Uni.join().all(initial).andFailFast()
-                    .map(kernels -> new Start(kernels, spaces.map(composed -> roundRobin(hello.getOpsList(), composed, first))));
+                    .map(kernels -> new Start(kernels, spaces.map(composed -> roundRobin(hello.getOpsList(), composed, given))));
         });
     }
 
@@ -181,6 +185,24 @@ public class KernelSources {
     }
 
     /**
+     * What a resumed session has still to be offered: the space's candidates of its ops, less
+     * those whose kernels it was sent (the Welcome's and the offers it received); none when the
+     * space does not answer.
+     */
+    public Multi<Offer> remaining(Hello hello, List<KernelRef> sent) {
+        List<Set<Schedule>> given = hello.getOpsList().stream()
+                .map(op -> sent.stream().filter(k -> k.getOp().equals(op)).map(KernelRef::getSchedule)
+                        .collect(Collectors.toSet()))
+                .toList();
+        Uni<List<Planned>> planned = compose(hello).map(composed -> roundRobin(hello.getOpsList(), composed, given))
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.warnf("space unavailable, a resumed session gets no more offers: %s", failure.toString());
+                    return List.of();
+                });
+        return candidates(hello, planned);
+    }
+
+    /**
      * The uKernel set and the plan per extent of a MatMul whose M varies, from the space service.
      * Fails with the space's status (INVALID_ARGUMENT with its reason for a request it cannot serve).
      */
@@ -198,15 +220,16 @@ public class KernelSources {
 
     /**
      * Rank 0 of every op in Hello order, then rank 1 of every op that has one, and so on; an op's
-     * candidate with the schedule of its initial kernel (`initial`, per op) is not offered again.
+     * candidate with the schedule of a kernel it was given already (`given`, per op: its initial
+     * kernel's) is not offered again.
      */
-    static List<Planned> roundRobin(List<OpSpec> ops, List<ComposeResponse> spaces, List<Schedule> initial) {
+    static List<Planned> roundRobin(List<OpSpec> ops, List<ComposeResponse> spaces, List<Set<Schedule>> given) {
         List<Planned> order = new ArrayList<>();
         int longest = spaces.stream().mapToInt(ComposeResponse::getCandidatesCount).max().orElse(0);
         for (int rank = 0; rank < longest; rank++) {
             for (int i = 0; i < ops.size(); i++) {
                 if (rank < spaces.get(i).getCandidatesCount()
-                        && !spaces.get(i).getCandidates(rank).getSchedule().equals(initial.get(i))) {
+                        && !given.get(i).contains(spaces.get(i).getCandidates(rank).getSchedule())) {
                     order.add(new Planned(ops.get(i), rank, spaces.get(i).getCandidates(rank)));
                 }
             }

@@ -68,6 +68,13 @@ public final class FrameRules {
         }
     }
 
+    /** A Resume worth looking up: a token of the length the gateway issues (43 characters, base64url). */
+    public void checkResume(dev.jitzoo.proto.gateway.v1.Resume resume) {
+        if (resume.getToken().isEmpty() || resume.getToken().length() > 128) {
+            throw ProtocolException.resumeRejected("a resume token has 1 to 128 characters, got " + resume.getToken().length());
+        }
+    }
+
     /** A PlanRequest the space can be asked: a Wasm device, a MatMul, 1 <= lo <= hi <= the most rows served. */
     public void checkPlanRequest(PlanRequest request) {
         if (!request.hasDevice() || !request.getDevice().hasWasm()) {

@@ -56,6 +56,11 @@ public class ProtocolException extends RuntimeException {
         return new ProtocolException(ErrorCode.ERROR_CODE_INVALID_PLAN_REQUEST, 0, message);
     }
 
+    /** Not fatal: the connection stays open for a Hello. */
+    public static ProtocolException resumeRejected(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_RESUME_REJECTED, 0, message);
+    }
+
     /** A downstream service could not answer one request; not fatal: the session stays open. */
     public static ProtocolException unanswered(String message) {
         return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, 0, message);

@@ -28,6 +28,10 @@ public final class Session {
     private final Hello hello;
     private final Map<String, KernelRef> issuedKernels = new HashMap<>();
     private final Set<Integer> reportedOps = new HashSet<>();
+    /** Ops whose reports were stored before this connection (a resumed session): acknowledged again, not stored twice. */
+    private final Set<Integer> storedOps = new HashSet<>();
+    /** The session's resume token; null when the session store could not keep it. */
+    private String token;
     private final Queue<KernelOffer> pendingOffers = new ArrayDeque<>();
     private long credits;
     private int offersSent;
@@ -41,8 +45,42 @@ public final class Session {
         this.credits = hello.getCredits();
     }
 
+    /** A session taken up again on a new connection, as the session store kept it, with the client's credit now. */
+    public static Session resumed(SessionStore.Kept kept, String token, long credits) {
+        Session session = new Session(kept.sessionId(), kept.hello());
+        kept.issued().forEach(session::issue);
+        session.storedOps.addAll(kept.reportedOps());
+        session.credits = credits;
+        session.token = token;
+        return session;
+    }
+
     public String id() {
         return id;
+    }
+
+    /** The resume token, or null when the session is not kept. */
+    public String token() {
+        return token;
+    }
+
+    public void keptAs(String resumeToken) {
+        this.token = resumeToken;
+    }
+
+    /** Every kernel issued so far (initial and offered). */
+    public List<KernelRef> issued() {
+        return List.copyOf(issuedKernels.values());
+    }
+
+    /** The op's index in the Hello, or -1. */
+    public int opIndex(Report report) {
+        return hello.getOpsList().indexOf(report.getOp());
+    }
+
+    /** Whether the op's report was stored before this connection: the client resends what it was not told was stored. */
+    public boolean storedAlready(Report report) {
+        return storedOps.contains(opIndex(report));
     }
 
     public Hello hello() {
@@ -101,7 +139,7 @@ public final class Session {
      * a second report of the same op.
      */
     public KernelReport acceptReport(Report report, int maxRanked, long nowMs) {
-        int opIndex = hello.getOpsList().indexOf(report.getOp());
+        int opIndex = opIndex(report);
         if (opIndex < 0) {
             throw ProtocolException.invalidReport("op " + report.getOp().getKind() + report.getOp().getShapeList()
                     + " was never offered in this session");

@@ -39,13 +39,18 @@ public class SessionRegistry {
 
     /** Opens the connection's session; a second Hello on one connection is a protocol error. */
     public Session open(String connectionId, Hello hello) {
+        return adopt(connectionId, new Session(UUID.randomUUID().toString(), hello));
+    }
+
+    /** Makes a session (a new or a resumed one) the connection's; one already there is a protocol error. */
+    public Session adopt(String connectionId, Session session) {
         Connection connection = connections.computeIfAbsent(connectionId, id -> new Connection());
         synchronized (connection) {
             if (connection.session != null) {
-                throw ProtocolException.protocol("Hello was sent twice");
+                throw ProtocolException.protocol("the connection has a session already (Hello or Resume sent twice)");
             }
-            connection.session = new Session(UUID.randomUUID().toString(), hello);
-            return connection.session;
+            connection.session = session;
+            return session;
         }
     }
 

@@ -13,8 +13,11 @@ import dev.jitzoo.proto.gateway.v1.OffersDone;
 import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.gateway.v1.ReportAck;
+import dev.jitzoo.proto.gateway.v1.Resume;
+import dev.jitzoo.proto.gateway.v1.Resumed;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import dev.jitzoo.proto.gateway.v1.Welcome;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.quarkus.websockets.next.CloseReason;
@@ -23,10 +26,13 @@ import io.quarkus.websockets.next.OnClose;
 import io.quarkus.websockets.next.OnTextMessage;
 import io.quarkus.websockets.next.WebSocket;
 import io.quarkus.websockets.next.WebSocketConnection;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.List;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
@@ -35,23 +41,30 @@ import org.jboss.logging.Logger;
  * The browser's WebSocket: one binary protobuf frame per message. Converts frames, finds each
  * connection's {@link Session} in the {@link SessionRegistry}, and hands the work to
  * {@link KernelSources} and {@link ReportPublisher}. A bad frame costs only its own session.
+ * Sessions are kept in the {@link SessionStore} as they go, so that a client on a new connection
+ * resumes its session with the Welcome's token, on this gateway or another, before or after a
+ * restart.
  */
 @WebSocket(path = "/v1/session")
 public class SessionSocket {
 
     private static final Logger LOG = Logger.getLogger(SessionSocket.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final KernelSources kernels;
     private final ReportPublisher publisher;
     private final GatewayConfig config;
     private final FrameRules rules;
     private final SessionRegistry registry;
+    private final SessionStore store;
 
-    public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config, SessionRegistry registry) {
+    public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config, SessionRegistry registry,
+                         SessionStore store) {
         this.kernels = kernels;
         this.publisher = publisher;
         this.config = config;
         this.registry = registry;
+        this.store = store;
         this.rules = new FrameRules(config.maxFrameBytes(), config.maxOpsPerSession(), config.maxOperandElements(),
                 config.maxDynamicRows());
     }
@@ -71,6 +84,7 @@ public class SessionSocket {
                 case REPORT -> onReport(frame.getReport(), requireSession(session, "Report"), connection);
                 case MICROBENCH -> onMicrobench(frame.getMicrobench(), requireSession(session, "Microbench"), connection);
                 case PLAN_REQUEST -> onPlanRequest(frame.getPlanRequest(), connection);
+                case RESUME -> onResume(frame.getResume(), session, connection);
                 case FRAME_NOT_SET -> throw ProtocolException.malformed("frame carries no known message");
             };
         } catch (ProtocolException e) {
@@ -99,23 +113,72 @@ public class SessionSocket {
         return kernels.start(hello)
                 .call(start -> {
                     registry.update(session, s -> start.initial().forEach(k -> s.issue(k.getArtifact().getRef())));
-                    return send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
-                            .setSessionId(session.id()).addAllInitial(start.initial())).build());
+                    return keep(session).chain(token -> send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
+                            .setSessionId(session.id()).addAllInitial(start.initial()).setResumeToken(token)).build()));
                 })
-                .invoke(start -> startGeneration(session, start, connection))
+                .invoke(start -> generate(session, kernels.candidates(hello, start.offers()), connection))
                 .replaceWithVoid()
                 .onFailure(f -> !(f instanceof ProtocolException))
                 .transform(f -> ProtocolException.unavailable("kernel services unavailable: " + f.getMessage()))
                 .onFailure(ProtocolException.class).recoverWithUni(f -> refuse((ProtocolException) f, connection));
     }
 
-    private void startGeneration(Session session, KernelSources.Start start, WebSocketConnection connection) {
-        Cancellable running = kernels.candidates(session.hello(), start.offers())
-                .onItem().transformToUniAndConcatenate(offer -> {
+    /**
+     * Keeps a new session in the store under a fresh token, and completes with the token; with
+     * an empty one when the store cannot keep it (the session goes on, but cannot be resumed).
+     */
+    private Uni<String> keep(Session session) {
+        byte[] secret = new byte[32];
+        RANDOM.nextBytes(secret);
+        String token = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+        List<KernelRef> initial = registry.read(session, Session::issued);
+        return store.create(token, session.id(), session.hello(), initial)
+                .invoke(() -> registry.update(session, s -> s.keptAs(token)))
+                .replaceWith(token)
+                .onFailure().recoverWithItem(f -> {
+                    LOG.warnf("session %s: not kept, it cannot be resumed: %s", session.id(), f.toString());
+                    return "";
+                });
+    }
+
+    /**
+     * A new connection going on with a kept session: the session as it was (id, Hello, kernels
+     * issued, reports stored), with the client's credit now; then the offers it was not sent.
+     */
+    private Uni<Void> onResume(Resume resume, Session existing, WebSocketConnection connection) {
+        if (existing != null) {
+            throw ProtocolException.protocol("Resume after the connection's session started");
+        }
+        rules.checkResume(resume);
+        return store.find(resume.getToken())
+                .onFailure().transform(f -> {
+                    LOG.warnf("session store unavailable, resume refused: %s", f.toString());
+                    return ProtocolException.resumeRejected("sessions cannot be resumed now: start a new one with Hello");
+                })
+                .chain(kept -> {
+                    if (kept.isEmpty()) {
+                        throw ProtocolException.resumeRejected("unknown or expired resume token: start a new session with Hello");
+                    }
+                    Session session = registry.adopt(connection.id(),
+                            Session.resumed(kept.get(), resume.getToken(), resume.getCredits()));
+                    List<KernelRef> sent = kept.get().issued().stream().filter(k -> kept.get().sent().contains(k.getKernelId())).toList();
+                    LOG.infof("session %s resumed: %d kernels sent before, %d ops reported", session.id(), sent.size(),
+                            kept.get().reportedOps().size());
+                    return send(connection, ServerFrame.newBuilder().setResumed(Resumed.newBuilder().setSessionId(session.id())).build())
+                            .invoke(() -> generate(session, kernels.remaining(session.hello(), sent), connection));
+                })
+                .onFailure(ProtocolException.class).recoverWithUni(f -> refuse((ProtocolException) f, connection));
+    }
+
+    /** Queues the offers as they are generated (each kept in the store first) and sends them within the client's credit. */
+    private void generate(Session session, Multi<KernelSources.Offer> offers, WebSocketConnection connection) {
+        String token = registry.read(session, Session::token);
+        Cancellable running = offers
+                .onItem().transformToUniAndConcatenate(offer -> keepIssued(token, offer.artifact().getRef()).chain(() -> {
                     registry.update(session, s -> s.enqueue(KernelOffer.newBuilder()
                             .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build()));
                     return flush(session, connection);
-                })
+                }))
                 .subscribe().with(
                         ignored -> { },
                         failure -> {
@@ -130,11 +193,29 @@ public class SessionSocket {
         registry.generating(connection.id(), running);
     }
 
-    /** Sends what the client's credit allows, then OffersDone once everything went out. */
-    private Uni<Void> flush(Session session, WebSocketConnection connection) {
-        record Due(List<KernelOffer> sendable, boolean done, int sent) {
+    private Uni<Void> keepIssued(String token, KernelRef kernel) {
+        if (token == null) {
+            return Uni.createFrom().voidItem();
         }
-        Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent()));
+        return store.issued(token, kernel).onFailure().recoverWithItem(f -> {
+            LOG.warnf("kernel %s not kept with its session: %s", kernel.getKernelId(), f.toString());
+            return null;
+        });
+    }
+
+    /**
+     * Sends what the client's credit allows, then OffersDone once everything went out. The store
+     * learns what was sent on the side: should that fail, a resumed session is only offered a
+     * kernel twice.
+     */
+    private Uni<Void> flush(Session session, WebSocketConnection connection) {
+        record Due(List<KernelOffer> sendable, boolean done, int sent, String token) {
+        }
+        Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.token()));
+        if (due.token() != null && !due.sendable().isEmpty()) {
+            store.sent(due.token(), due.sendable().stream().map(o -> o.getArtifact().getRef().getKernelId()).toList())
+                    .subscribe().with(v -> { }, f -> LOG.debugf("sent offers not marked: %s", f.toString()));
+        }
         Uni<Void> chain = Uni.createFrom().voidItem();
         for (KernelOffer offer : due.sendable()) {
             chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(offer).build()));
@@ -167,12 +248,27 @@ public class SessionSocket {
         return ProtocolException.unanswered("the space service did not answer the plan request: " + f.getMessage());
     }
 
+    /**
+     * Publishes a report and marks its op stored in the session; a resumed session's report of an
+     * op stored before (its acknowledgement was lost with the connection) is acknowledged again.
+     */
     private Uni<Void> onReport(Report report, Session session, WebSocketConnection connection) {
+        ServerFrame ack = ServerFrame.newBuilder().setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build();
+        if (registry.read(session, s -> s.storedAlready(report))) {
+            return send(connection, ack);
+        }
         KernelReport accepted = registry.read(session,
                 s -> s.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis()));
-        return publishThenAck(publisher.publish(accepted),
-                ServerFrame.newBuilder().setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build(),
-                "report", s -> s.withdrawReport(report), session, connection);
+        String token = registry.read(session, Session::token);
+        Uni<Void> published = publisher.publish(accepted);
+        if (token != null) {
+            int op = registry.read(session, s -> s.opIndex(report));
+            published = published.call(() -> store.reported(token, op).onFailure().recoverWithItem(f -> {
+                LOG.warnf("session %s: report not marked stored (a resent one is deduplicated by the zoo): %s", session.id(), f.toString());
+                return null;
+            }));
+        }
+        return publishThenAck(published, ack, "report", s -> s.withdrawReport(report), session, connection);
     }
 
     private Uni<Void> onMicrobench(Microbench microbench, Session session, WebSocketConnection connection) {

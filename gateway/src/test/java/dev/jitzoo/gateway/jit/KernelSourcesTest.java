@@ -11,6 +11,7 @@ import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class KernelSourcesTest {
@@ -35,7 +36,8 @@ class KernelSourcesTest {
     void offersGoRoundRobinOverTheOps() {
         OpSpec a = op(OpKind.OP_KIND_MATMUL, 4, 4, 4), b = op(OpKind.OP_KIND_SOFTMAX, 4, 4), c = op(OpKind.OP_KIND_ADD, 16);
         Schedule none = Schedule.newBuilder().setX0(99).build();
-        List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b, c), List.of(space(3), space(1), space(2)), List.of(none, none, none));
+        List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b, c), List.of(space(3), space(1), space(2)),
+                List.of(Set.of(none), Set.of(none), Set.of(none)));
         assertEquals(List.of(a, b, c, a, c, a), order.stream().map(KernelSources.Planned::op).toList());
         assertEquals(List.of(0, 0, 0, 1, 1, 2), order.stream().map(KernelSources.Planned::rank).toList());
         assertEquals(2, order.get(5).candidate().getSchedule().getUnroll(), "within an op, the space's order");
@@ -45,9 +47,19 @@ class KernelSourcesTest {
     void anOpsInitialKernelIsNotOfferedAgain() {
         OpSpec a = op(OpKind.OP_KIND_MATMUL, 4, 4, 4), b = op(OpKind.OP_KIND_SOFTMAX, 4, 4);
         List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b), List.of(space(3), space(2)),
-                List.of(space(3).getCandidates(1).getSchedule(), space(2).getCandidates(0).getSchedule()));
+                List.of(Set.of(space(3).getCandidates(1).getSchedule()), Set.of(space(2).getCandidates(0).getSchedule())));
         assertEquals(List.of(a, b, a), order.stream().map(KernelSources.Planned::op).toList());
         assertEquals(List.of(0, 1, 2), order.stream().map(KernelSources.Planned::rank).toList());
+    }
+
+    @Test
+    void aResumedSessionIsOfferedOnlyWhatItWasNotGiven() {
+        OpSpec a = op(OpKind.OP_KIND_MATMUL, 4, 4, 4), b = op(OpKind.OP_KIND_SOFTMAX, 4, 4);
+        Set<Schedule> givenA = Set.of(space(3).getCandidates(0).getSchedule(), space(3).getCandidates(2).getSchedule());
+        List<KernelSources.Planned> order = KernelSources.roundRobin(List.of(a, b), List.of(space(3), space(2)),
+                List.of(givenA, Set.of()));
+        assertEquals(List.of(b, a, b), order.stream().map(KernelSources.Planned::op).toList());
+        assertEquals(List.of(0, 1, 1), order.stream().map(KernelSources.Planned::rank).toList());
     }
 
     @Test

@@ -1,0 +1,122 @@
+package dev.jitzoo.gateway.infra;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.jitzoo.gateway.GatewayConfig;
+import dev.jitzoo.gateway.session.SessionStore;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import org.jboss.logging.Logger;
+
+/**
+ * Sessions in Redis, one hash per session under {@code jitzoo:session:<sha-256 of the token>}
+ * (the token itself is never stored): {@code id}, {@code hello}, {@code k:<kernel id>} per kernel
+ * issued, {@code s:<kernel id>} per kernel sent, {@code r:<op index>} per op reported. Every write renews the hash's expiry
+ * ({@code jitzoo.gateway.resume-ttl}).
+ */
+@ApplicationScoped
+public class RedisSessionStore implements SessionStore {
+
+    private static final Logger LOG = Logger.getLogger(RedisSessionStore.class);
+    private static final String PREFIX = "jitzoo:session:";
+    private static final byte[] YES = {1};
+
+    private final RedisAsyncCommands<String, byte[]> redis;
+    private final long ttlSeconds;
+
+    public RedisSessionStore(StatefulRedisConnection<String, byte[]> redis, GatewayConfig config) {
+        this.redis = redis.async();
+        this.ttlSeconds = config.resumeTtl().toSeconds();
+    }
+
+    @Override
+    public Uni<Void> create(String token, String sessionId, Hello hello, List<KernelRef> initial) {
+        Map<String, byte[]> fields = new HashMap<>();
+        for (KernelRef kernel : initial) {
+            fields.put("k:" + kernel.getKernelId(), kernel.toByteArray());
+            fields.put("s:" + kernel.getKernelId(), YES);
+        }
+        fields.put("id", sessionId.getBytes(StandardCharsets.UTF_8));
+        fields.put("hello", hello.toByteArray());
+        return write(token, fields);
+    }
+
+    @Override
+    public Uni<Void> issued(String token, KernelRef kernel) {
+        return write(token, new HashMap<>(Map.of("k:" + kernel.getKernelId(), kernel.toByteArray())));
+    }
+
+    @Override
+    public Uni<Void> sent(String token, List<String> kernelIds) {
+        Map<String, byte[]> fields = new HashMap<>();
+        kernelIds.forEach(id -> fields.put("s:" + id, YES));
+        return fields.isEmpty() ? Uni.createFrom().voidItem() : write(token, fields);
+    }
+
+    @Override
+    public Uni<Void> reported(String token, int opIndex) {
+        return write(token, new HashMap<>(Map.of("r:" + opIndex, YES)));
+    }
+
+    @Override
+    public Uni<Optional<Kept>> find(String token) {
+        return uni(redis.hgetall(key(token))).map(fields -> {
+            if (fields == null || !fields.containsKey("id") || !fields.containsKey("hello")) {
+                return Optional.empty();
+            }
+            try {
+                List<KernelRef> issued = new ArrayList<>();
+                Set<String> sent = new HashSet<>();
+                Set<Integer> reported = new HashSet<>();
+                for (Map.Entry<String, byte[]> field : fields.entrySet()) {
+                    if (field.getKey().startsWith("k:")) {
+                        issued.add(KernelRef.parseFrom(field.getValue()));
+                    } else if (field.getKey().startsWith("s:")) {
+                        sent.add(field.getKey().substring(2));
+                    } else if (field.getKey().startsWith("r:")) {
+                        reported.add(Integer.parseInt(field.getKey().substring(2)));
+                    }
+                }
+                return Optional.of(new Kept(new String(fields.get("id"), StandardCharsets.UTF_8),
+                        Hello.parseFrom(fields.get("hello")), issued, sent, reported));
+            } catch (InvalidProtocolBufferException | NumberFormatException e) {
+                LOG.warnf("dropping an unreadable kept session: %s", e.toString());
+                redis.del(key(token));
+                return Optional.empty();
+            }
+        });
+    }
+
+    private Uni<Void> write(String token, Map<String, byte[]> fields) {
+        String key = key(token);
+        return uni(redis.hset(key, fields)).chain(() -> uni(redis.expire(key, ttlSeconds))).replaceWithVoid();
+    }
+
+    private static <T> Uni<T> uni(CompletionStage<T> stage) {
+        return Uni.createFrom().completionStage(stage);
+    }
+
+    private static String key(String token) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+            return PREFIX + HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

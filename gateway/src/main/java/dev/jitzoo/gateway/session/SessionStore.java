@@ -1,0 +1,36 @@
+package dev.jitzoo.gateway.session;
+
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Where sessions outlive their connection, so that a client whose network dropped, or whose
+ * gateway restarted, takes its session up again with a resume token: the Hello, every kernel
+ * sent to it and the ops whose reports are stored. Shared by every gateway replica; entries
+ * expire after a while unused.
+ */
+public interface SessionStore {
+
+    /** A session as kept: enough to check its reports and to offer what it did not receive. */
+    record Kept(String sessionId, Hello hello, List<KernelRef> issued, Set<String> sent, Set<Integer> reportedOps) {
+    }
+
+    /** Keeps a new session under a token, with the kernels of its Welcome (issued and sent). */
+    Uni<Void> create(String token, String sessionId, Hello hello, List<KernelRef> initial);
+
+    /** Adds a kernel issued to the session, before it is queued: a resumed session accepts reports of every kernel it was sent. */
+    Uni<Void> issued(String token, KernelRef kernel);
+
+    /** Marks kernels as sent: a resumed session is offered the issued ones it was not sent. */
+    Uni<Void> sent(String token, List<String> kernelIds);
+
+    /** Marks an op of the session (its index in the Hello) as reported and stored. */
+    Uni<Void> reported(String token, int opIndex);
+
+    /** The session kept under a token; empty for an unknown or expired one. */
+    Uni<Optional<Kept>> find(String token);
+}
