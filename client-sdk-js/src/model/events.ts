@@ -17,8 +17,8 @@ export interface ModelEvents {
   "kernel-refused": { op: string; kernelId: string; why: string };
   /** An op stopped tuning: it keeps its kernel. */
   "op-settled": { op: string; kernelId: string };
-  /** The gateway acknowledged an op's report: the zoo has it. */
-  "report-acked": { op: string; kernelId: string };
+  /** The gateway acknowledged an op's report of its `ranked` fastest kernels: the zoo has it. */
+  "report-acked": { op: string; kernelId: string; ranked: number };
   /** An op's report could not be stored. */
   "report-failed": { op: string; why: string };
 }

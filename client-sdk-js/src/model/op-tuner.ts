@@ -444,7 +444,7 @@ export class OpTuner {
     this.report = this.session.report(this.op, ranked).then(
       () => {
         this.log(`  ${this.slot.key}: settled on ${this.slot.kernel.id}; report acknowledged`);
-        this.emit("report-acked", { op: this.slot.key, kernelId: this.slot.kernel.id });
+        this.emit("report-acked", { op: this.slot.key, kernelId: this.slot.kernel.id, ranked: ranked.length });
       },
       (e: Error) => {
         this.log(`  ${this.slot.key}: report not stored (${e.message})`);

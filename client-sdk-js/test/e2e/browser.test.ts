@@ -2,7 +2,9 @@
 // model to headless Chromium (Debian's, driven by playwright-core), where the page loads the
 // model, tunes it through the suite while it infers, and checks its outputs against the SDK's
 // reference kernels run in the same page. Its reports reach the zoo like any device's, and a
-// reload starts every op on the kernel it settled on, kept in IndexedDB.
+// reload starts every op on the kernel it settled on, kept in IndexedDB. The gateway restarts
+// under a tuning page, which reconnects and resumes; a page that leaves mid-tuning reports what it
+// timed; an abort stops the page's loop.
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -10,10 +12,10 @@ import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelBytes, modelsMissing } from "../support/models.js";
-import { GATEWAY, zooGet } from "./support.js";
+import { awaitMeasurements, GATEWAY, restartGateway, zooGet } from "./support.js";
 
 const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -35,6 +37,10 @@ async function serve(): Promise<{ server: Server; url: string; bundleInputs: str
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bundleInputs: Object.keys(bundle.metafile.inputs) };
 }
+
+type Jitzoo = typeof import("../../src/index.js");
+/** What a page keeps of its tuning, for the test to poll. */
+interface Progress { timed: number; states: string[]; acked: number; ranked: number; settled: number }
 
 describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in headless Chromium", () => {
   let browser: Browser;
@@ -115,4 +121,78 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       await new Promise((r) => setTimeout(r, 500));
     }
   }, 240_000);
+
+  /** Starts tuning the model in the page (not awaited: `globalThis.done`), its progress in `globalThis.progress`. */
+  async function startTuning(page: Page, fingerprint: string): Promise<void> {
+    await page.evaluate(({ gateway, fingerprint, seq }) => {
+      const w = globalThis as unknown as { jitzoo: Jitzoo; progress: Progress; done: Promise<unknown> };
+      const j = w.jitzoo;
+      w.progress = { timed: 0, states: [], acked: 0, ranked: 0, settled: 0 };
+      w.done = (async () => {
+        const model = await j.loadModel("/model.onnx", {
+          gateway, fingerprint, tuning: { budget: 1 }, reconnect: { attempts: 60, baseDelayMs: 250, maxDelayMs: 2000 },
+        });
+        model.on("kernel-timed", () => w.progress.timed++);
+        model.on("connection", (e) => w.progress.states.push(e.state));
+        model.on("op-settled", () => w.progress.settled++);
+        model.on("report-acked", (e) => { w.progress.acked++; w.progress.ranked += e.ranked; });
+        const stats = await j.runUntilSettled(model, j.feedsFor(model, seq), { maxSeconds: 240 });
+        await model.close();
+        return { settled: stats.settled, notes: stats.notes, ops: stats.ops.length };
+      })();
+    }, { gateway: GATEWAY!, fingerprint, seq: SEQ });
+  }
+
+  const progress = (page: Page) => page.evaluate(() => (globalThis as unknown as { progress: Progress }).progress);
+
+  it("reconnects and resumes its session when the gateway restarts mid-tuning; the zoo stores each report once", async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(site.url);
+    const fingerprint = `e2e-restart-${randomUUID()}`;
+    await startTuning(page, fingerprint);
+    await page.waitForFunction(() => (globalThis as unknown as { progress: Progress }).progress.timed >= 2, null, { timeout: 120_000 });
+    restartGateway();
+    const result = await page.evaluate(() => (globalThis as unknown as { done: Promise<{ settled: boolean; notes: string[]; ops: number }> }).done);
+    const seen = await progress(page);
+    expect(result.notes).toEqual([]);
+    expect(result.settled).toBe(true);
+    expect(seen.states).toContain("reconnecting");
+    expect(seen.states).toContain("resumed");
+    expect(seen.states).not.toContain("failed");
+    expect(seen.acked).toBe(result.ops);
+    // every measurement reported is in the zoo once, those resent after the restart included
+    expect(await awaitMeasurements(fingerprint, seen.ranked)).toBe(seen.ranked);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await awaitMeasurements(fingerprint, seen.ranked)).toBe(seen.ranked);
+  }, 300_000);
+
+  it("reports what it timed when the page goes away mid-tuning (pagehide)", async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(site.url);
+    const fingerprint = `e2e-pagehide-${randomUUID()}`;
+    await startTuning(page, fingerprint);
+    await page.waitForFunction(() => (globalThis as unknown as { progress: Progress }).progress.timed >= 4, null, { timeout: 120_000 });
+    const before = await progress(page);
+    expect(before.settled).toBeLessThan(8);
+    await page.goto("about:blank"); // pagehide: every op still tuning reports
+    expect(await awaitMeasurements(fingerprint, before.ranked + 1)).toBeGreaterThan(before.ranked);
+  }, 300_000);
+
+  it("stops loading and tuning in the page when aborted, with the signal's reason", async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(site.url);
+    const outcome = await page.evaluate(async ({ gateway, seq }) => {
+      const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
+      const early = new AbortController();
+      early.abort();
+      const load = await j.loadModel("/model.onnx", { gateway, signal: early.signal }).then(() => "loaded", (e: Error) => e.name);
+      const model = await j.loadModel("/model.onnx", { gateway, fingerprint: `e2e-abort-${Date.now()}` });
+      const controller = new AbortController();
+      const tuning = await j.runUntilSettled(model, j.feedsFor(model, seq), {
+        signal: controller.signal, onRun: (r: number) => { if (r === 3) controller.abort(); },
+      }).then(() => "settled", (e: Error) => e.name);
+      return { load, tuning, runs: model.stats().runs };
+    }, { gateway: GATEWAY!, seq: SEQ });
+    expect(outcome).toEqual({ load: "AbortError", tuning: "AbortError", runs: 4 });
+  }, 120_000);
 });

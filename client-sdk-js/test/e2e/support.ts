@@ -1,5 +1,9 @@
 // Helpers for the end-to-end tests: raw WebSocket sessions and the zoo's HTTP API.
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { ClientFrameSchema, ServerFrameSchema, type ServerFrame } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, OpKind, Primitive } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
@@ -15,6 +19,30 @@ export const SKELETON_SHAPE = [128, 256, 96];
 export async function zooGet(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${ZOO}${path}`);
   return { status: response.status, body: response.status === 200 ? await response.json() : {} };
+}
+
+/** Polls the zoo until `fingerprint` has `atLeast` measurements, then returns how many it has. */
+export async function awaitMeasurements(fingerprint: string, atLeast: number, timeoutMs = 30_000): Promise<number> {
+  for (const deadline = Date.now() + timeoutMs; ;) {
+    const count = Number((await zooGet(`/api/v1/reports/count?fingerprint=${encodeURIComponent(fingerprint)}`)).body.count ?? 0);
+    if (count >= atLeast || Date.now() > deadline) return count;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * Restarts the gateway of the stack under test (the private stack `./jitzoo test` runs): stops
+ * its process, then `./jitzoo up` starts it again (the rest is running and stays). Returns when
+ * the new gateway is ready.
+ */
+export function restartGateway(): void {
+  const home = process.env.JITZOO_HOME;
+  if (!home) throw new Error("JITZOO_HOME is not set: the gateway can be restarted only in a stack ./jitzoo started");
+  const pid = Number(readFileSync(join(home, "run/gateway.pid"), "utf8"));
+  process.kill(pid, "SIGKILL");
+  const root = process.env.JITZOO_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+  const up = spawnSync(join(root, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", timeout: 180_000 });
+  if (up.status !== 0) throw new Error(`./jitzoo up did not restart the gateway: ${up.stderr}`);
 }
 
 /** Polls the zoo until it has elected a best MatMul kernel of `shape` for `fingerprint` (404 means not yet). */
