@@ -1,17 +1,20 @@
-// The single-file ESM build for a plain <script type="module"> page: the package root (dist/index.js)
-// bundled for browsers, minified, into dist/browser/jitzoo.js. Fails if anything Node-only gets in.
+// The single-file ESM builds for a plain <script type="module"> page: the package root
+// (dist/index.js) into dist/browser/jitzoo.js, and the model worker (dist/worker.js) beside it
+// into dist/browser/worker.js, where the root starts it from. Both bundled for browsers and
+// minified; fails if anything Node-only gets in.
 import { build } from 'esbuild';
 
-const result = await build({
-  entryPoints: ['dist/index.js'],
-  bundle: true,
-  format: 'esm',
-  platform: 'browser',
-  minify: true,
-  outfile: 'dist/browser/jitzoo.js',
-  metafile: true,
-  logLevel: 'warning',
-});
-const inputs = Object.keys(result.metafile.inputs);
-const nodeOnly = inputs.filter((f) => f.startsWith('node:') || f.includes('node_modules/ws/'));
-if (nodeOnly.length) throw new Error(`the browser bundle pulls Node-only modules: ${nodeOnly.join(', ')}`);
+for (const [entry, outfile] of [['dist/index.js', 'dist/browser/jitzoo.js'], ['dist/worker.js', 'dist/browser/worker.js']]) {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    minify: true,
+    outfile,
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const nodeOnly = Object.keys(result.metafile.inputs).filter((f) => f.startsWith('node:') || f.includes('node_modules/ws/'));
+  if (nodeOnly.length) throw new Error(`${outfile} pulls Node-only modules: ${nodeOnly.join(', ')}`);
+}

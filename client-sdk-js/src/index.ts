@@ -25,8 +25,9 @@ export {
 export * as gateway from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 export * as kernel from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 export {
-  loadModel, Model, type LoadOptions, type ModelStats, type OpStats, type RunRecord, type TensorLike, type OutputTensor,
-} from "./model/engine.js";
+  loadModel, type Model, type LoadOptions, type ModelStats, type OpStats, type RunRecord, type TensorLike, type OutputTensor,
+} from "./model/model.js";
+export { type ReconnectOptions } from "./model/session.js";
 export { ModelError, SUPPORTED_OPS, OPSETS, type GraphInput } from "./model/onnx.js";
 export { type ModelEvents, type ModelEvent, type ModelListener } from "./model/events.js";
 export { indexedDbKernelStore, MemoryKernelStore, type KernelStore, type StoredKernel } from "./model/kernel-store.js";

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import * as ort from "onnxruntime-web";
 import { convergence, feedsFor, NEAR_FINAL, runUntilSettled } from "../model/drive.js";
-import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike } from "../model/engine.js";
+import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike } from "../model/model.js";
 import { DEFAULT_TUNING } from "../model/op-tuner.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";

@@ -8,7 +8,7 @@ import { fingerprintOf, probeFeatures } from "../probe.js";
 import { tune, type TuneResult } from "../tuner.js";
 import { WORKLOADS } from "../workloads.js";
 import { convergence, feedsFor, runUntilSettled, type Convergence } from "../model/drive.js";
-import { loadModel, type Model, type ModelStats } from "../model/engine.js";
+import { loadModel, type Model, type ModelStats } from "../model/model.js";
 import { DEFAULT_TUNING } from "../model/op-tuner.js";
 
 /** Where the CLI writes: stdout lines, stderr lines, and its environment. */

@@ -1,5 +1,5 @@
 import { median } from "../timing.js";
-import type { Model, ModelStats, TensorLike } from "./engine.js";
+import type { Model, ModelStats, TensorLike } from "./model.js";
 
 /**
  * Drives a model as an app would for the CLI and the benchmarks: inputs of a BERT-family shape,

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { clockInfo, type ClockInfo } from "../clock.js";
-import type { ClientOptions } from "../client.js";
+import { clockInfo } from "../clock.js";
 import type { DynamicPlan, InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import {
   Backend, KernelArtifactSchema, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type KernelArtifact, type OpSpec,
@@ -16,61 +15,10 @@ import { runNode, type ValueMeta } from "./host-ops.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
 import { referenceKernel, type Bindings, type KernelCode, type Operand } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
-import { ModelSession, requestPlans, type DynamicMatmul, type ReconnectOptions } from "./session.js";
-import { decodeModel, ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
+import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
+import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
+import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
-
-/**
- * A tensor fed to {@link Model.run}: onnxruntime-web's `Tensor` fits, as does `{ data, dims }`
- * with numbers or bigints (a Float32Array, Int32Array, BigInt64Array or a plain array).
- */
-export interface TensorLike {
-  readonly data: ArrayLike<unknown>;
-  readonly dims: readonly number[];
-}
-
-/** A model output, row-major: float32, int64 (BigInt64Array) or bool (0 or 1), as onnxruntime-web returns them. */
-export interface OutputTensor {
-  readonly type: "float32" | "int64" | "bool";
-  readonly dims: number[];
-  readonly data: Float32Array | BigInt64Array | Uint8Array;
-}
-
-/** Options of {@link loadModel}. */
-export interface LoadOptions {
-  /**
-   * The gateway's WebSocket address (`ws://HOST:PORT/v1/session`). With it, every op starts from
-   * the zoo's best kernel for this device kind (for a new kind, the lite space's first) and tunes while the app
-   * infers; without it, every op runs the SDK's reference kernel, correct but slow.
-   */
-  gateway?: string;
-  /** How tuning shares the app's time (see {@link TuningOptions}). */
-  tuning?: TuningOptions;
-  /** Overrides the probed device fingerprint (the zoo's device kind). */
-  fingerprint?: string;
-  /** Passed to the gateway client. */
-  client?: ClientOptions;
-  /** How a session whose connection drops reconnects and resumes (see {@link ReconnectOptions}). */
-  reconnect?: ReconnectOptions;
-  /** Receives progress lines. */
-  log?: (line: string) => void;
-  /**
-   * Most rows (batch × sequence length) a MatMul whose rows change between runs computes as
-   * uKernel calls (default 512). With a gateway, a MatMul seen again with other rows runs the
-   * space service's plan of uKernels (MatMuls of a few fixed row counts, each tuned and kept in
-   * the zoo once) over row slices, instead of a new kernel, tuning and zoo key per length. 0 turns
-   * that off: a kernel per length.
-   */
-  dynamicRows?: number;
-  /** Cancels loading (the model's download included) when aborted; `loadModel` rejects with the signal's reason. */
-  signal?: AbortSignal;
-  /**
-   * Where each op's best kernel is kept for the next load, per device kind: by default IndexedDB
-   * where the host has it (browsers), nothing elsewhere; `null` keeps nothing. With every op's
-   * kernel kept, the first run starts on them before the gateway answers.
-   */
-  store?: KernelStore | null;
-}
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
 const DEFAULT_DYNAMIC_ROWS = 512;
@@ -78,91 +26,12 @@ const DEFAULT_DYNAMIC_ROWS = 512;
 /** Most ops one gateway session tunes (the gateway's limit per Hello). */
 const OPS_PER_SESSION = 16;
 
-/** What one distinct op of the model runs on. */
-export interface OpStats {
-  /** {@link opKey} of the op. */
-  key: string;
-  op: OpSpec;
-  /** How many places in the model compute it (steps of the current plans). */
-  instances: number;
-  /** The kernel in use: a server-issued id, or `reference`. */
-  kernelId: string;
-  source: "reference" | "wasm";
-  /** Whether the op started from the zoo's elected kernel for this device kind. */
-  fromZoo: boolean;
-  /** Whether the op started from the kernel kept on this device by an earlier load. */
-  restored: boolean;
-  /** Bench latency of the kernel in use, milliseconds (NaN before it was timed). */
-  ms: number;
-  /** Every incumbent: when it took over (ms since the first run) and its bench latency. */
-  history: { atMs: number; kernelId: string; ms: number }[];
-  /** Kernels refused (wrong, or not loadable), with the reason. */
-  refused: number;
-  /** No more candidates: the op's report was sent. */
-  settled: boolean;
-}
-
 /** A kernel kept on the device, compiled and tried out for this load. */
 interface KeptKernel {
   kernelId: string;
   code: KernelCode;
   artifact: KernelArtifact;
   error: number;
-}
-
-/** One `run()`: when it started (ms since the first run), inference time and tuning time after it. */
-export interface RunRecord {
-  atMs: number;
-  inferMs: number;
-  tuneMs: number;
-}
-
-/** What a model has done so far. */
-export interface ModelStats {
-  runs: number;
-  /** Median latency of `run()` over the runs so far, milliseconds (NaN before the first). */
-  medianRunMs: number;
-  lastRunMs: number;
-  /** Plans compiled, one per set of input shapes seen. */
-  plans: number;
-  /** Bytes of the model's Wasm memory (weights kernels read unpacked, packed copies, activations): its high-water mark, as a Wasm memory never shrinks. */
-  memoryBytes: number;
-  /** Bytes of the benches of the ops still tuning (their copies of the op's tensors), freed as each op settles. */
-  tuningMemoryBytes: number;
-  /** Every distinct jitzoo op, in first-use order. */
-  ops: OpStats[];
-  /** Steps run in JavaScript per run (data movement and the like), in the plan of the latest run. */
-  hostSteps: number;
-  /** MatMul and layer_norm steps of the latest run's plan run as uKernel calls over row slices (their rows changed between runs). */
-  dynamicSteps: number;
-  /** Why the model runs as it does (e.g. no gateway: the reference kernels). */
-  notes: string[];
-  /** Every run so far. */
-  timeline: RunRecord[];
-  /** Whether a run has happened and every op it tunes is settled (true without a gateway: nothing is tuned). */
-  settled: boolean;
-  /** The clock kernels were timed with, and its measured resolution (coarse in a page without cross-origin isolation). */
-  clock: ClockInfo;
-}
-
-/**
- * Loads an ONNX model (bytes, or a URL to fetch) and prepares it to run on jitzoo kernels.
- * @throws ModelError naming the node and op type when the model uses something unsupported
- */
-export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL, options: LoadOptions = {}): Promise<Model> {
-  options.signal?.throwIfAborted();
-  const bytes = await bytesOf(source, options.signal);
-  const graph = decodeModel(bytes);
-  options.log?.(`model ${graph.name || "(unnamed)"}: ${graph.nodes.length} nodes, opset ${graph.opset}, inputs ${graph.inputs.map((i) => i.name).join(", ")}`);
-  return new Model(graph, options);
-}
-
-async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL, signal?: AbortSignal): Promise<Uint8Array> {
-  if (source instanceof Uint8Array) return source;
-  if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  const response = await fetch(source, { signal });
-  if (!response.ok) throw new ModelError(`cannot fetch ${String(source)}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
 }
 
 /** A compiled program for one set of input shapes. */
@@ -174,8 +43,8 @@ interface Plan {
   readonly dynamicSteps: number;
 }
 
-/** A model ready to run. Create it with {@link loadModel}. */
-export class Model {
+/** A model run on this thread. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
+export class LocalModel implements Model {
   private readonly arena = new Arena();
   private readonly plans = new Map<string, Plan>();
   private readonly slots = new Map<string, KernelSlot>();
@@ -290,11 +159,6 @@ export class Model {
     return performance.now() - start;
   }
 
-  /** Latency, memory and the kernel of every op so far. */
-  /**
-   * Listens to what tuning does (typed: `kernel-timed`, `new-best`, `kernel-refused`, `op-settled`,
-   * `report-acked`, `report-failed`, `connection`); returns the function that stops listening.
-   */
   on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
     return this.events.on(event, listener);
   }

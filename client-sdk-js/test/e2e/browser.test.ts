@@ -6,13 +6,13 @@
 // under a tuning page, which reconnects and resumes; a page that leaves mid-tuning reports what it
 // timed; an abort stops the page's loop.
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelBytes, modelsMissing } from "../support/models.js";
 import { awaitMeasurements, GATEWAY, restartGateway, zooGet } from "./support.js";
@@ -21,21 +21,38 @@ const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SEQ = 8;
 
-/** A page that holds the SDK as `globalThis.jitzoo`, and the model beside it, same origin. */
+/**
+ * A page that loads the single-file build (dist/browser/jitzoo.js, beside it the worker it starts)
+ * as a module and holds it as `globalThis.jitzoo`, and the model beside it, same origin. Also
+ * bundles the package root for the browser with esbuild, as an app's bundler would, to list what
+ * gets in.
+ */
 async function serve(): Promise<{ server: Server; url: string; bundleInputs: string[] }> {
   const bundle = await build({
-    entryPoints: [join(PACKAGE, "dist/index.js")], bundle: true, format: "iife", globalName: "jitzoo", platform: "browser",
+    entryPoints: [join(PACKAGE, "dist/index.js")], bundle: true, format: "esm", platform: "browser",
     write: false, metafile: true, logLevel: "silent",
   });
-  const script = bundle.outputFiles[0].text;
+  const files: Record<string, string> = {
+    "/browser/jitzoo.js": readFileSync(join(PACKAGE, "dist/browser/jitzoo.js"), "utf8"),
+    "/browser/worker.js": readFileSync(join(PACKAGE, "dist/browser/worker.js"), "utf8"),
+  };
   const model = modelBytes("bert_layer.onnx");
   const server = createServer((req, res) => {
-    if (req.url === "/jitzoo.js") res.writeHead(200, { "content-type": "text/javascript" }).end(script);
+    if (files[req.url!]) res.writeHead(200, { "content-type": "text/javascript" }).end(files[req.url!]);
     else if (req.url === "/model.onnx") res.writeHead(200, { "content-type": "application/octet-stream" }).end(model);
-    else res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script src="/jitzoo.js"></script>');
+    else res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script type="module">import * as jitzoo from "/browser/jitzoo.js"; globalThis.jitzoo = jitzoo;</script>');
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bundleInputs: Object.keys(bundle.metafile.inputs) };
+}
+
+/** A new page (in a context of its own, unless given) with the SDK loaded. */
+async function open(browser: Browser, url: string, context?: BrowserContext): Promise<Page> {
+  const page = await (context ?? await browser.newContext()).newPage();
+  page.on("console", (m) => { if (m.type() === "error") console.error(`chromium: ${m.text()}`); });
+  await page.goto(url);
+  await page.waitForFunction(() => "jitzoo" in globalThis);
+  return page;
 }
 
 type Jitzoo = typeof import("../../src/index.js");
@@ -57,13 +74,14 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
 
   it("loads a model, tunes it through the suite while it infers, matches the reference, and starts from IndexedDB after a reload", async () => {
     expect(site.bundleInputs.filter((f) => f.startsWith("node:") || /node_modules\/ws\//.test(f))).toEqual([]);
-    const page = await (await browser.newContext()).newPage(); // one context: the reload keeps its IndexedDB
-    page.on("console", (m) => { if (m.type() === "error") console.error(`chromium: ${m.text()}`); });
-    await page.goto(site.url);
+    const context = await browser.newContext(); // one context: the reload keeps its IndexedDB
+    const page = await open(browser, site.url, context);
     const fingerprint = `e2e-browser-${randomUUID()}`;
+    const workers: string[] = [];
+    page.on("worker", (w) => workers.push(new URL(w.url()).pathname));
     const result = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
-      const j = (globalThis as unknown as { jitzoo: typeof import("../../src/index.js") }).jitzoo;
-      const reference = await j.loadModel("/model.onnx");
+      const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
+      const reference = await j.loadModel("/model.onnx", { worker: false }); // the reference kernels, on the page's thread
       const want = Object.values(await reference.run(j.feedsFor(reference, seq)))[0].data as Float32Array;
       const model = await j.loadModel("/model.onnx", { gateway, fingerprint, tuning: { budget: 1 } });
       const events = { connection: [] as string[], acked: 0, newBest: 0 };
@@ -96,10 +114,13 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     expect(result.engine).toMatch(/^chromium \d+$/);
     expect(result.clock.name).toBe("performance.now");
     expect(result.clock.crossOriginIsolated).toBe(false); // a plain page: the coarse clock the SDK times in batches against
+    // the tuned model ran in a dedicated worker (the default in a page), the reference one on the page's thread
+    expect(workers).toEqual(["/browser/worker.js"]);
     // a reload starts every op on the kernel the page settled on, kept in IndexedDB: its first run does not wait for the gateway
     await page.reload();
+    await page.waitForFunction(() => "jitzoo" in globalThis);
     const reloaded = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
-      const j = (globalThis as unknown as { jitzoo: typeof import("../../src/index.js") }).jitzoo;
+      const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
       const model = await j.loadModel("/model.onnx", { gateway, fingerprint });
       await model.run(j.feedsFor(model, seq));
       const ops = model.stats().ops.map((o) => ({ key: o.key, kernelId: o.kernelId, restored: o.restored }));
@@ -146,8 +167,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
   const progress = (page: Page) => page.evaluate(() => (globalThis as unknown as { progress: Progress }).progress);
 
   it("reconnects and resumes its session when the gateway restarts mid-tuning; the zoo stores each report once", async () => {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(site.url);
+    const page = await open(browser, site.url);
     const fingerprint = `e2e-restart-${randomUUID()}`;
     await startTuning(page, fingerprint);
     await page.waitForFunction(() => (globalThis as unknown as { progress: Progress }).progress.timed >= 2, null, { timeout: 120_000 });
@@ -167,8 +187,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
   }, 300_000);
 
   it("reports what it timed when the page goes away mid-tuning (pagehide)", async () => {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(site.url);
+    const page = await open(browser, site.url);
     const fingerprint = `e2e-pagehide-${randomUUID()}`;
     await startTuning(page, fingerprint);
     await page.waitForFunction(() => (globalThis as unknown as { progress: Progress }).progress.timed >= 4, null, { timeout: 120_000 });
@@ -178,9 +197,8 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     expect(await awaitMeasurements(fingerprint, before.ranked + 1)).toBeGreaterThan(before.ranked);
   }, 300_000);
 
-  it("stops loading and tuning in the page when aborted, with the signal's reason", async () => {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(site.url);
+  it("stops loading and tuning in the page when aborted, with the signal's reason; a worker that cannot start fails the load", async () => {
+    const page = await open(browser, site.url);
     const outcome = await page.evaluate(async ({ gateway, seq }) => {
       const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
       const early = new AbortController();
@@ -191,8 +209,10 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       const tuning = await j.runUntilSettled(model, j.feedsFor(model, seq), {
         signal: controller.signal, onRun: (r: number) => { if (r === 3) controller.abort(); },
       }).then(() => "settled", (e: Error) => e.name);
-      return { load, tuning, runs: model.stats().runs };
+      // a worker script that is not there fails the load with a coded error, not a hang
+      const missing = await j.loadModel("/model.onnx", { worker: { url: "/no-such-worker.js" } }).then(() => "loaded", (e: { code?: string }) => e.code);
+      return { load, tuning, runs: model.stats().runs, missing };
     }, { gateway: GATEWAY!, seq: SEQ });
-    expect(outcome).toEqual({ load: "AbortError", tuning: "AbortError", runs: 4 });
+    expect(outcome).toEqual({ load: "AbortError", tuning: "AbortError", runs: 4, missing: "worker_failed" });
   }, 120_000);
 });

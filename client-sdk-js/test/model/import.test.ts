@@ -1,7 +1,7 @@
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ModelProtoSchema, TensorProto_DataType, type NodeProtoSchema } from "../../src/gen/onnx/onnx_pb.js";
-import { loadModel } from "../../src/model/engine.js";
+import { loadModel } from "../../src/model/model.js";
 import { ModelError } from "../../src/model/onnx.js";
 import { encoderFeeds, maxError, modelBytes, modelsMissing, ortOutputs } from "../support/models.js";
 

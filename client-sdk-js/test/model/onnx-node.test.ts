@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { TensorProtoSchema } from "../../src/gen/onnx/onnx_pb.js";
-import { loadModel } from "../../src/model/engine.js";
+import { loadModel } from "../../src/model/model.js";
 import { tensorOf } from "../../src/model/onnx.js";
 import { MODELS_DIR, maxError } from "../support/models.js";
 

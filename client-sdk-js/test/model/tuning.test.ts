@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runUntilSettled as drive } from "../../src/model/drive.js";
-import { loadModel } from "../../src/model/engine.js";
+import { loadModel } from "../../src/model/model.js";
 import { FakeGateway } from "../support/fake-gateway.js";
 import { K, M, N, runUntilSettled, x } from "../support/small-matmul.js";
 import { matmulModel } from "../support/onnx.js";

@@ -1,7 +1,7 @@
 // A one-MatMul model small enough to tune in a second, its input, and a loop that runs it until
 // every op settles, checking each output against the reference.
 import { expect } from "vitest";
-import type { Model } from "../../src/model/engine.js";
+import type { Model } from "../../src/model/model.js";
 import { referenceMatMul, seededFloats } from "../../src/reference.js";
 import { matmulModel } from "./onnx.js";
 

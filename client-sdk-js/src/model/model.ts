@@ -1,0 +1,183 @@
+import type { ClockInfo } from "../clock.js";
+import type { ClientOptions } from "../client.js";
+import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { LocalModel } from "./engine.js";
+import type { ModelEvent, ModelListener } from "./events.js";
+import type { KernelStore } from "./kernel-store.js";
+import { decodeModel, ModelError, type GraphInput } from "./onnx.js";
+import type { TuningOptions } from "./op-tuner.js";
+import type { ReconnectOptions } from "./session.js";
+import { WorkerModel } from "./worker-model.js";
+
+// The model API an app holds: loadModel, its options, and what a model reports. A model runs on
+// the calling thread (LocalModel, engine.ts) or in a dedicated Worker (WorkerModel).
+
+/**
+ * A tensor fed to {@link Model.run}: onnxruntime-web's `Tensor` fits, as does `{ data, dims }`
+ * with numbers or bigints (a Float32Array, Int32Array, BigInt64Array or a plain array).
+ */
+export interface TensorLike {
+  readonly data: ArrayLike<unknown>;
+  readonly dims: readonly number[];
+}
+
+/** A model output, row-major: float32, int64 (BigInt64Array) or bool (0 or 1), as onnxruntime-web returns them. */
+export interface OutputTensor {
+  readonly type: "float32" | "int64" | "bool";
+  readonly dims: number[];
+  readonly data: Float32Array | BigInt64Array | Uint8Array;
+}
+
+/** Options of {@link loadModel}. */
+export interface LoadOptions {
+  /**
+   * The gateway's WebSocket address (`ws://HOST:PORT/v1/session`). With it, every op starts from
+   * the zoo's best kernel for this device kind (for a new kind, the lite space's first) and tunes while the app
+   * infers; without it, every op runs the SDK's reference kernel, correct but slow.
+   */
+  gateway?: string;
+  /** How tuning shares the app's time (see {@link TuningOptions}). */
+  tuning?: TuningOptions;
+  /** Overrides the probed device fingerprint (the zoo's device kind). */
+  fingerprint?: string;
+  /** Passed to the gateway client. */
+  client?: ClientOptions;
+  /** How a session whose connection drops reconnects and resumes (see {@link ReconnectOptions}). */
+  reconnect?: ReconnectOptions;
+  /** Receives progress lines. */
+  log?: (line: string) => void;
+  /**
+   * Most rows (batch × sequence length) a MatMul whose rows change between runs computes as
+   * uKernel calls (default 512). With a gateway, a MatMul seen again with other rows runs the
+   * space service's plan of uKernels (MatMuls of a few fixed row counts, each tuned and kept in
+   * the zoo once) over row slices, instead of a new kernel, tuning and zoo key per length. 0 turns
+   * that off: a kernel per length.
+   */
+  dynamicRows?: number;
+  /** Cancels loading (the model's download included) when aborted; `loadModel` rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * Where each op's best kernel is kept for the next load, per device kind: by default IndexedDB
+   * where the host has it (browsers), nothing elsewhere; `null` keeps nothing. With every op's
+   * kernel kept, the first run starts on them before the gateway answers.
+   */
+  store?: KernelStore | null;
+  /**
+   * Where the model runs and tunes. In a page (a browser's main thread) by default in a dedicated
+   * Worker: kernel timing, checking and the reference run there, and the page only posts tensors
+   * and receives outputs, so tuning never blocks it. `false` runs it all on the calling thread
+   * (the default in Node and inside a worker); `{ url }` starts the worker from that script (the
+   * package's `dist/worker.js`, or `dist/browser/worker.js` beside the single-file build) where a
+   * bundler did not place it. A custom `store` or `client.WebSocket` cannot cross into a worker.
+   */
+  worker?: boolean | { url: string | URL };
+}
+
+/** What one distinct op of the model runs on. */
+export interface OpStats {
+  /** {@link opKey} of the op. */
+  key: string;
+  op: OpSpec;
+  /** How many places in the model compute it (steps of the current plans). */
+  instances: number;
+  /** The kernel in use: a server-issued id, or `reference`. */
+  kernelId: string;
+  source: "reference" | "wasm";
+  /** Whether the op started from the zoo's elected kernel for this device kind. */
+  fromZoo: boolean;
+  /** Whether the op started from the kernel kept on this device by an earlier load. */
+  restored: boolean;
+  /** Bench latency of the kernel in use, milliseconds (NaN before it was timed). */
+  ms: number;
+  /** Every incumbent: when it took over (ms since the first run) and its bench latency. */
+  history: { atMs: number; kernelId: string; ms: number }[];
+  /** Kernels refused (wrong, or not loadable), with the reason. */
+  refused: number;
+  /** No more candidates: the op's report was sent. */
+  settled: boolean;
+}
+
+/** One `run()`: when it started (ms since the first run), inference time and tuning time after it. */
+export interface RunRecord {
+  atMs: number;
+  inferMs: number;
+  tuneMs: number;
+}
+
+/** What a model has done so far. */
+export interface ModelStats {
+  runs: number;
+  /** Median latency of `run()` over the runs so far, milliseconds (NaN before the first). */
+  medianRunMs: number;
+  lastRunMs: number;
+  /** Plans compiled, one per set of input shapes seen. */
+  plans: number;
+  /** Bytes of the model's Wasm memory (weights kernels read unpacked, packed copies, activations): its high-water mark, as a Wasm memory never shrinks. */
+  memoryBytes: number;
+  /** Bytes of the benches of the ops still tuning (their copies of the op's tensors), freed as each op settles. */
+  tuningMemoryBytes: number;
+  /** Every distinct jitzoo op, in first-use order. */
+  ops: OpStats[];
+  /** Steps run in JavaScript per run (data movement and the like), in the plan of the latest run. */
+  hostSteps: number;
+  /** MatMul and layer_norm steps of the latest run's plan run as uKernel calls over row slices (their rows changed between runs). */
+  dynamicSteps: number;
+  /** Why the model runs as it does (e.g. no gateway: the reference kernels). */
+  notes: string[];
+  /** Every run so far. */
+  timeline: RunRecord[];
+  /** Whether a run has happened and every op it tunes is settled (true without a gateway: nothing is tuned). */
+  settled: boolean;
+  /** The clock kernels were timed with, and its measured resolution (coarse in a page without cross-origin isolation). */
+  clock: ClockInfo;
+}
+
+/** A model ready to run. Create it with {@link loadModel}. */
+export interface Model {
+  /** The inputs a run must feed: name, element type, declared dimensions (strings for symbolic ones). */
+  readonly inputs: readonly GraphInput[];
+  /** Names of the inputs a run must feed. */
+  readonly inputNames: string[];
+  /** Names of the outputs a run returns. */
+  readonly outputNames: string[];
+  /**
+   * Runs the model. Feeds are keyed by input name; int64 inputs take a BigInt64Array, an
+   * Int32Array or numbers. Resolves to every graph output.
+   */
+  run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>>;
+  /**
+   * Listens to what tuning does (typed: `kernel-timed`, `new-best`, `kernel-refused`, `op-settled`,
+   * `report-acked`, `report-failed`, `connection`); returns the function that stops listening.
+   */
+  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void;
+  /** Latency, memory and the kernel of every op so far (in worker mode, as of the latest run). */
+  stats(): ModelStats;
+  /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions (and the worker). */
+  close(): Promise<void>;
+}
+
+/** Whether this is a page's main thread that can start a module Worker. */
+const inPage = () => typeof Worker !== "undefined" && typeof document !== "undefined";
+
+/**
+ * Loads an ONNX model (bytes, or a URL to fetch) and prepares it to run on jitzoo kernels.
+ * @throws ModelError naming the node and op type when the model uses something unsupported
+ */
+export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL, options: LoadOptions = {}): Promise<Model> {
+  options.signal?.throwIfAborted();
+  const worker = options.worker ?? inPage();
+  if (worker) return WorkerModel.start(source, options, worker === true ? undefined : worker.url);
+  const bytes = await bytesOf(source, options.signal);
+  const graph = decodeModel(bytes);
+  options.log?.(`model ${graph.name || "(unnamed)"}: ${graph.nodes.length} nodes, opset ${graph.opset}, inputs ${graph.inputs.map((i) => i.name).join(", ")}`);
+  return new LocalModel(graph, options);
+}
+
+async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL, signal?: AbortSignal): Promise<Uint8Array> {
+  if (source instanceof Uint8Array) return source;
+  if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  const response = await fetch(source, { signal });
+  if (!response.ok) throw new ModelError(`cannot fetch ${String(source)}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+

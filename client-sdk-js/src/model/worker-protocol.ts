@@ -1,0 +1,55 @@
+import type { JitzooErrorCode } from "../errors.js";
+import type { ModelEvent, ModelEvents } from "./events.js";
+import type { LoadOptions, ModelStats, OutputTensor } from "./model.js";
+import type { GraphInput } from "./onnx.js";
+
+// The messages between a page's WorkerModel and the SDK's worker entry (worker.ts).
+
+/** The load options that cross into the worker: data only (no functions, no custom store or socket). */
+export type WorkerLoadOptions = Omit<LoadOptions, "log" | "signal" | "store" | "worker" | "client"> & {
+  client?: { connectTimeoutMs?: number };
+  /** false: keep nothing (the page's `store: null`). */
+  keep: boolean;
+  /** Whether the page listens to progress lines. */
+  log: boolean;
+};
+
+/** A feed as posted: its data copied (an onnxruntime-web Tensor's getters do not survive cloning). */
+export interface PostedTensor {
+  data: ArrayLike<unknown>;
+  dims: number[];
+}
+
+export type ToWorker =
+  | { type: "load"; source: Uint8Array | string; options: WorkerLoadOptions }
+  | { type: "run"; id: number; feeds: Record<string, PostedTensor> }
+  | { type: "close"; id: number }
+  | { type: "pagehide" };
+
+/** An error as it crosses: revived on the page as the SDK's error class of its code. */
+export interface PostedError {
+  name: string;
+  message: string;
+  code?: JitzooErrorCode;
+}
+
+export type FromWorker =
+  | { type: "loaded"; inputs: GraphInput[]; outputNames: string[]; stats: ModelStats }
+  | { type: "result"; id: number; outputs: Record<string, OutputTensor>; stats: ModelStats }
+  | { type: "closed"; id: number; stats: ModelStats }
+  | { type: "failed"; id: number; error: PostedError }
+  | { type: "event"; event: ModelEvent; payload: ModelEvents[ModelEvent] }
+  | { type: "log"; line: string };
+
+/** The id of the load request (runs and closes count from 1). */
+export const LOAD = 0;
+
+/** Every model event, forwarded from the worker as it happens. */
+export const MODEL_EVENTS: readonly ModelEvent[] = [
+  "connection", "kernel-timed", "new-best", "kernel-refused", "op-settled", "report-acked", "report-failed",
+];
+
+export function postedError(e: unknown): PostedError {
+  const error = e instanceof Error ? e : new Error(String(e));
+  return { name: error.name, message: error.message, code: (error as { code?: JitzooErrorCode }).code };
+}

@@ -1,0 +1,49 @@
+// The SDK's worker entry: runs a model (LocalModel) for a page's WorkerModel, so that kernel
+// timing, checking and the reference run here and never on the page's thread. Started by
+// worker-start.ts; speaks worker-protocol.ts.
+import type { ModelEvent } from "./model/events.js";
+import { loadModel, type Model } from "./model/model.js";
+import { LOAD, MODEL_EVENTS, postedError, type FromWorker, type ToWorker } from "./model/worker-protocol.js";
+
+const scope = globalThis as unknown as {
+  onmessage: ((ev: MessageEvent<ToWorker>) => void) | null;
+  postMessage(message: FromWorker, transfer?: Transferable[]): void;
+  dispatchEvent(event: Event): boolean;
+};
+const post = (message: FromWorker, transfer: Transferable[] = []) => scope.postMessage(message, transfer);
+
+let model: Promise<Model> | undefined;
+
+scope.onmessage = ({ data: message }) => {
+  switch (message.type) {
+    case "load": {
+      const { keep, log, ...options } = message.options;
+      model = loadModel(message.source, {
+        ...options, worker: false, store: keep ? undefined : null, log: log ? (line) => post({ type: "log", line }) : undefined,
+      });
+      model.then((m) => {
+        for (const event of MODEL_EVENTS) m.on(event, (payload) => post({ type: "event", event: event as ModelEvent, payload }));
+        post({ type: "loaded", inputs: [...m.inputs], outputNames: m.outputNames, stats: m.stats() });
+      }, (e) => post({ type: "failed", id: LOAD, error: postedError(e) }));
+      return;
+    }
+    case "run": {
+      const id = message.id;
+      model!.then(async (m) => {
+        const outputs = await m.run(message.feeds);
+        post({ type: "result", id, outputs, stats: m.stats() }, Object.values(outputs).map((o) => o.data.buffer as ArrayBuffer));
+      }).catch((e) => post({ type: "failed", id, error: postedError(e) }));
+      return;
+    }
+    case "close": {
+      const id = message.id;
+      model!.then((m) => m.close().then(() => post({ type: "closed", id, stats: m.stats() })))
+        .catch((e) => post({ type: "failed", id, error: postedError(e) }));
+      return;
+    }
+    case "pagehide":
+      // the page is going away: the model's own pagehide handling reports what every op timed
+      scope.dispatchEvent(new Event("pagehide"));
+      return;
+  }
+};
