@@ -21,7 +21,8 @@ import picocli.CommandLine.Unmatched;
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
-                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class})
+                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class,
+                BenchCli.Browser.class})
 public final class BenchCli {
 
     /** What every bench shares: the suite, and the options it passes on. */
@@ -185,6 +186,25 @@ public final class BenchCli {
             List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-extended.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench extended", Map.of(), suite.root(), command);
+        }
+    }
+
+    @Command(name = "browser", description = "on a private stack, in headless Chromium: the BERT-base layer tuned in the page's "
+            + "worker (main-thread long tasks counted) and on its main thread, timed beside onnxruntime-web in the same page, "
+            + "a reload's first inference on the kept kernels, the browser builds' size (SDK options: --model FILE, --seq N, "
+            + "--rounds N)")
+    static final class Browser extends Bench {
+        @Override
+        public void run() {
+            Path models = new Models(suite).ensure();
+            Prereqs prereqs = new Prereqs(suite);
+            prereqs.sdk();
+            prereqs.webgpu(); // Chromium
+            Suite.say("a private stack; then a page tunes the model in its worker and on its main thread, and times it beside "
+                    + "onnxruntime-web (a few minutes)");
+            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-browser.js").toString()));
+            command.addAll(passOn);
+            suite.withPrivateStack("bench browser", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
         }
     }
 

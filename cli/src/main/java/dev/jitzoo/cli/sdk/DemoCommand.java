@@ -1,0 +1,45 @@
+package dev.jitzoo.cli.sdk;
+
+import dev.jitzoo.cli.suite.Models;
+import dev.jitzoo.cli.suite.Prereqs;
+import dev.jitzoo.cli.suite.Suite;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Unmatched;
+
+/** {@code jitzoo demo}: the live demo page (client-sdk-js/src/demo/) against the running suite. */
+@Command(name = "demo", description = {"Serves a page that infers a model on jitzoo kernels while it tunes, beside "
+        + "onnxruntime-web, with live charts, against the running suite (./jitzoo up):",
+        "  demo [--port 8090] [--model FILE.onnx] [--seq N]",
+        "  demo --screenshot FILE.png [--seconds N]   (headless Chromium, then exit)",
+        "Every option goes to the SDK's demo CLI."})
+public final class DemoCommand implements Callable<Integer> {
+
+    @Unmatched
+    List<String> args = new ArrayList<>();
+
+    @Override
+    public Integer call() {
+        Suite suite = Suite.here();
+        Path models = new Models(suite).ensure();
+        Prereqs prereqs = new Prereqs(suite);
+        prereqs.sdk();
+        if (args.contains("--screenshot")) {
+            prereqs.webgpu(); // Chromium
+        }
+        List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/demo.js").toString()));
+        command.addAll(args);
+        Map<String, String> env = new HashMap<>(Map.of("JITZOO_MODELS", models.toString()));
+        String gateway = System.getenv("JITZOO_GATEWAY_URL");
+        if (gateway == null || gateway.isBlank()) {
+            env.put("JITZOO_GATEWAY_URL", "ws://127.0.0.1:" + System.getenv().getOrDefault("JITZOO_GATEWAY_PORT", "8080")
+                    + "/v1/session");
+        }
+        return suite.exitOf(suite.root(), env, command);
+    }
+}

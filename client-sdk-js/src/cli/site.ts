@@ -1,0 +1,82 @@
+// A local web server for the browser bench and the demo: the SDK's single-file build and its
+// worker, onnxruntime-web's wasm build, ONNX models, and the pages given. Same origin for all, so
+// a page loads everything it needs from it.
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { dirname, extname, join, normalize, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** dist/ of this package (this file is dist/cli/site.js, or src/cli/site.ts under a test runner). */
+export const DIST = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist");
+/** onnxruntime-web's dist/ folder, where ort.wasm.min.mjs finds its .wasm. */
+const ORT_DIST = dirname(createRequire(import.meta.url).resolve("onnxruntime-web"));
+
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".html": "text/html; charset=utf-8",
+  ".onnx": "application/octet-stream", ".json": "application/json", ".css": "text/css",
+};
+
+/** What a site serves beyond the SDK and onnxruntime-web. */
+export interface SiteContent {
+  /** ONNX files by name, served at /models/NAME. */
+  models: Record<string, string>;
+  /** Pages and assets by path (`/` included), as text. */
+  pages: Record<string, string>;
+}
+
+export interface Site {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Starts the server on 127.0.0.1 (`port` 0: any free one). */
+export async function serveSite(content: SiteContent, port = 0): Promise<Site> {
+  const fixed: Record<string, string> = {
+    "/browser/jitzoo.js": join(DIST, "browser/jitzoo.js"),
+    "/browser/worker.js": join(DIST, "browser/worker.js"),
+  };
+  for (const [name, file] of Object.entries(content.models)) fixed[`/models/${name}`] = file;
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    try {
+      let body: string | Buffer;
+      if (content.pages[path] !== undefined) body = content.pages[path];
+      else if (fixed[path]) body = readFileSync(fixed[path]);
+      else if (path.startsWith("/ort/")) {
+        const file = normalize(join(ORT_DIST, path.slice(5)));
+        if (!file.startsWith(ORT_DIST)) throw new Error("outside onnxruntime-web");
+        body = readFileSync(file);
+      } else {
+        res.writeHead(404, { "content-type": "text/plain" }).end(`${path}: not here`);
+        return;
+      }
+      const type = TYPES[extname(path)] ?? (path.endsWith("/") ? TYPES[".html"] : "application/octet-stream");
+      res.writeHead(200, { "content-type": type, "cache-control": "no-store" }).end(body);
+    } catch {
+      res.writeHead(404, { "content-type": "text/plain" }).end(`${path}: not found`);
+    }
+  });
+  await new Promise<void>((r, reject) => server.once("error", reject).listen(port, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    server,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/** Where Chromium is: $JITZOO_CHROMIUM, else Debian's. */
+export const chromiumPath = () => process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
+
+/** A page that loads the SDK (globalThis.jitzoo) and onnxruntime-web's wasm build (globalThis.ort), then sets globalThis.ready. */
+export const SDK_PAGE = `<!doctype html><meta charset="utf-8"><title>jitzoo</title>
+<script type="module">
+import * as jitzoo from "/browser/jitzoo.js";
+import * as ort from "/ort/ort.wasm.min.mjs";
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.wasmPaths = "/ort/";
+ort.env.logLevel = "error";
+Object.assign(globalThis, { jitzoo, ort, ready: true });
+</script>`;
