@@ -2,7 +2,8 @@
 // timing, checking and the reference run here and never on the page's thread. Started by
 // worker-start.ts; speaks worker-protocol.ts.
 import type { ModelEvent } from "./model/events.js";
-import { loadModel, type Model } from "./model/model.js";
+import type { LocalModel } from "./model/engine.js";
+import { loadModel } from "./model/model.js";
 import { LOAD, MODEL_EVENTS, postedError, type FromWorker, type ToWorker } from "./model/worker-protocol.js";
 
 const scope = globalThis as unknown as {
@@ -12,7 +13,7 @@ const scope = globalThis as unknown as {
 };
 const post = (message: FromWorker, transfer: Transferable[] = []) => scope.postMessage(message, transfer);
 
-let model: Promise<Model> | undefined;
+let model: Promise<LocalModel> | undefined;
 
 scope.onmessage = ({ data: message }) => {
   switch (message.type) {
@@ -20,7 +21,7 @@ scope.onmessage = ({ data: message }) => {
       const { keep, log, ...options } = message.options;
       model = loadModel(message.source, {
         ...options, worker: false, store: keep ? undefined : null, log: log ? (line) => post({ type: "log", line }) : undefined,
-      });
+      }) as Promise<LocalModel>; // worker: false is a LocalModel
       model.then((m) => {
         for (const event of MODEL_EVENTS) m.on(event, (payload) => post({ type: "event", event: event as ModelEvent, payload }));
         post({ type: "loaded", inputs: [...m.inputs], outputNames: m.outputNames, stats: m.stats() });
@@ -29,9 +30,12 @@ scope.onmessage = ({ data: message }) => {
     }
     case "run": {
       const id = message.id;
+      // the outputs go to the page at once; this run's tuning follows, then the stats as of it
       model!.then(async (m) => {
-        const outputs = await m.run(message.feeds);
-        post({ type: "result", id, outputs, stats: m.stats() }, Object.values(outputs).map((o) => o.data.buffer as ArrayBuffer));
+        await m.runThenTune(message.feeds, (outputs) => {
+          post({ type: "result", id, outputs, stats: m.stats() }, Object.values(outputs).map((o) => o.data.buffer as ArrayBuffer));
+        });
+        post({ type: "stats", stats: m.stats() });
       }).catch((e) => post({ type: "failed", id, error: postedError(e) }));
       return;
     }

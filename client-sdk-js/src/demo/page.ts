@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     setText("ort", `${median(ortRecent).toFixed(1)} ms`);
     setText("speedup", `${(median(ortRecent) / median(recent)).toFixed(2)}×`);
     setText("zoo", `${demo.zooHits} of ${demo.ops} ops from the zoo, ${demo.restored} kept on this device`);
-    setText("tuning", `${demo.settled} of ${demo.ops} ops settled · ${demo.timed} kernels timed · ${demo.refused} refused · ${demo.swaps.length} swaps · gateway ${demo.connection}`);
+    setText("tuning", `${demo.settled} of ${demo.ops} ops settled · ${demo.timed} kernels timed · ${demo.refused} refused · ${demo.swaps.filter((s) => s.t > 0).length} swaps · gateway ${demo.connection}`);
   };
   setInterval(draw, 500);
   for (let i = 0; ; i++) {

@@ -93,6 +93,18 @@ export class LocalModel implements Model {
    * Int32Array or numbers. Resolves to every graph output.
    */
   async run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
+    let result!: Record<string, OutputTensor>;
+    await this.runThenTune(feeds, (outputs) => { result = outputs; });
+    return result;
+  }
+
+  /**
+   * One inference, its outputs handed to `deliver` as soon as they are read, then this run's
+   * share of tuning. {@link run} returns after both; the model's worker posts the outputs to the
+   * page first, so a page never waits for tuning.
+   * @internal
+   */
+  async runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
     const plan = await this.planFor(feeds);
     this.latest = plan;
     const start = performance.now();
@@ -101,11 +113,12 @@ export class LocalModel implements Model {
     plan.run();
     const outputs = plan.read();
     const inferMs = performance.now() - start;
-    const tuneMs = this.tune(inferMs);
-    this.timeline.push({ atMs: start - this.started, inferMs, tuneMs });
+    const record: RunRecord = { atMs: start - this.started, inferMs, tuneMs: 0 };
+    this.timeline.push(record);
+    deliver(outputs);
+    record.tuneMs = this.tune(inferMs);
     // offers and compiled candidates arrive as events: give them a turn even when the app calls run() in a tight loop
     if (this.tuners.size && ![...this.tuners.values()].every((t) => t.settled)) await nextTurn();
-    return outputs;
   }
 
   /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions. */
@@ -183,7 +196,7 @@ export class LocalModel implements Model {
       hostSteps: this.latest?.hostSteps ?? 0,
       dynamicSteps: this.latest?.dynamicSteps ?? 0,
       notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
-      timeline: [...this.timeline],
+      timeline: this.timeline.map((r) => ({ ...r })),
       settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
       clock: clockInfo(),
     };

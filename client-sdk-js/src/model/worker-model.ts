@@ -112,6 +112,10 @@ export class WorkerModel implements Model {
     switch (message.type) {
       case "event": return this.events.emit(message.event, message.payload as never);
       case "log": return this.log?.(message.line);
+      case "stats": {
+        this.latest = message.stats;
+        return;
+      }
       case "failed": return this.settle(message.id, undefined, revive(message.error));
       case "loaded": return this.settle(LOAD, message);
       default: return this.settle(message.id, message);

@@ -37,6 +37,8 @@ export type FromWorker =
   | { type: "loaded"; inputs: GraphInput[]; outputNames: string[]; stats: ModelStats }
   | { type: "result"; id: number; outputs: Record<string, OutputTensor>; stats: ModelStats }
   | { type: "closed"; id: number; stats: ModelStats }
+  /** After a run's tuning: the stats as of it. */
+  | { type: "stats"; stats: ModelStats }
   | { type: "failed"; id: number; error: PostedError }
   | { type: "event"; event: ModelEvent; payload: ModelEvents[ModelEvent] }
   | { type: "log"; line: string };
