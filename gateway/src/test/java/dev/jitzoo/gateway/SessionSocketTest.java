@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Test;
  * the end-to-end suite.)
  */
 @QuarkusTest
-@QuarkusTestResource(GatewayInfraResource.class)
+@QuarkusTestResource(value = GatewayInfraResource.class, restrictToAnnotatedClass = true)
 class SessionSocketTest {
 
     @TestHTTPResource("/v1/session")

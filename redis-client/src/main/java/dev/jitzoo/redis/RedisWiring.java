@@ -10,14 +10,12 @@ import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.eclipse.microprofile.health.HealthCheck;
-import org.eclipse.microprofile.health.HealthCheckResponse;
-import org.eclipse.microprofile.health.Readiness;
 
 /**
  * The Redis connection (Lettuce) a service's caches use, string keys and byte values, from
- * {@code jitzoo.redis.uri} (e.g. {@code redis://127.0.0.1:6390}; required), and the readiness
- * check that pings it. A service that depends on this jar has both as beans.
+ * {@code jitzoo.redis.uri} (e.g. {@code redis://127.0.0.1:6390}; required). A service that depends
+ * on this jar has it as a bean, and {@link RedisReadiness} with it unless the service excludes it
+ * ({@code quarkus.arc.exclude-types}: one that runs without Redis should stay ready).
  */
 @ApplicationScoped
 public class RedisWiring {
@@ -30,18 +28,5 @@ public class RedisWiring {
 
     void close(@Disposes StatefulRedisConnection<String, byte[]> connection) {
         connection.close();
-    }
-
-    @Produces
-    @Readiness
-    @ApplicationScoped
-    HealthCheck redisReadiness(StatefulRedisConnection<String, byte[]> redis) {
-        return () -> {
-            try {
-                return HealthCheckResponse.named("redis").status("PONG".equals(redis.sync().ping())).build();
-            } catch (RuntimeException e) {
-                return HealthCheckResponse.named("redis").down().withData("error", String.valueOf(e.getMessage())).build();
-            }
-        };
     }
 }

@@ -32,9 +32,11 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
@@ -50,6 +52,8 @@ public class SessionSocket {
 
     private static final Logger LOG = Logger.getLogger(SessionSocket.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** How long a session store call may take before the session goes on without it. */
+    private static final Duration STORE_TIMEOUT = Duration.ofSeconds(2);
 
     private final KernelSources kernels;
     private final ReportPublisher publisher;
@@ -132,12 +136,21 @@ public class SessionSocket {
         RANDOM.nextBytes(secret);
         String token = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
         List<KernelRef> initial = registry.read(session, Session::issued);
-        return store.create(token, session.id(), session.hello(), initial)
-                .invoke(() -> registry.update(session, s -> s.keptAs(token)))
-                .replaceWith(token)
+        return stored(() -> store.create(token, session.id(), session.hello(), initial)
+                        .invoke(() -> registry.update(session, s -> s.keptAs(token))).replaceWith(token),
+                "", "session " + session.id() + " not kept, it cannot be resumed");
+    }
+
+    /**
+     * A call to the session store that cannot hold a session up: one that fails (a synchronous
+     * throw included, as when Redis cannot be connected) or takes over {@link #STORE_TIMEOUT}
+     * gives {@code fallback}, with a warning.
+     */
+    private static <T> Uni<T> stored(Supplier<Uni<? extends T>> call, T fallback, String otherwise) {
+        return Uni.createFrom().<T>deferred(call).ifNoItem().after(STORE_TIMEOUT).fail()
                 .onFailure().recoverWithItem(f -> {
-                    LOG.warnf("session %s: not kept, it cannot be resumed: %s", session.id(), f.toString());
-                    return "";
+                    LOG.warnf("%s: %s", otherwise, f.toString());
+                    return fallback;
                 });
     }
 
@@ -150,12 +163,11 @@ public class SessionSocket {
             throw ProtocolException.protocol("Resume after the connection's session started");
         }
         rules.checkResume(resume);
-        return store.find(resume.getToken())
-                .onFailure().transform(f -> {
-                    LOG.warnf("session store unavailable, resume refused: %s", f.toString());
-                    return ProtocolException.resumeRejected("sessions cannot be resumed now: start a new one with Hello");
-                })
+        return stored(() -> store.find(resume.getToken()), null, "session store unavailable, resume refused")
                 .chain(kept -> {
+                    if (kept == null) {
+                        throw ProtocolException.resumeRejected("sessions cannot be resumed now: start a new one with Hello");
+                    }
                     if (kept.isEmpty()) {
                         throw ProtocolException.resumeRejected("unknown or expired resume token: start a new session with Hello");
                     }
@@ -197,10 +209,7 @@ public class SessionSocket {
         if (token == null) {
             return Uni.createFrom().voidItem();
         }
-        return store.issued(token, kernel).onFailure().recoverWithItem(f -> {
-            LOG.warnf("kernel %s not kept with its session: %s", kernel.getKernelId(), f.toString());
-            return null;
-        });
+        return stored(() -> store.issued(token, kernel), null, "kernel " + kernel.getKernelId() + " not kept with its session");
     }
 
     /**
@@ -213,8 +222,8 @@ public class SessionSocket {
         }
         Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.token()));
         if (due.token() != null && !due.sendable().isEmpty()) {
-            store.sent(due.token(), due.sendable().stream().map(o -> o.getArtifact().getRef().getKernelId()).toList())
-                    .subscribe().with(v -> { }, f -> LOG.debugf("sent offers not marked: %s", f.toString()));
+            List<String> sent = due.sendable().stream().map(o -> o.getArtifact().getRef().getKernelId()).toList();
+            stored(() -> store.sent(due.token(), sent), null, "sent offers not marked").subscribe().with(v -> { });
         }
         Uni<Void> chain = Uni.createFrom().voidItem();
         for (KernelOffer offer : due.sendable()) {
@@ -263,10 +272,8 @@ public class SessionSocket {
         Uni<Void> published = publisher.publish(accepted);
         if (token != null) {
             int op = registry.read(session, s -> s.opIndex(report));
-            published = published.call(() -> store.reported(token, op).onFailure().recoverWithItem(f -> {
-                LOG.warnf("session %s: report not marked stored (a resent one is deduplicated by the zoo): %s", session.id(), f.toString());
-                return null;
-            }));
+            published = published.call(() -> stored(() -> store.reported(token, op), null,
+                    "session " + session.id() + ": report not marked stored (one sent again is stored once by the zoo)"));
         }
         return publishThenAck(published, ack, "report", s -> s.withdrawReport(report), session, connection);
     }
