@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { chromium, type Page } from "playwright-core";
+import { parseOptions, wholeNumber } from "./args.js";
 import { chromiumPath, DIST, SDK_PAGE, serveSite } from "./site.js";
 
 const usage = `usage: bench-browser [--models DIR] [--model FILE] [--seq N] [--rounds N] [--json]
@@ -28,22 +29,17 @@ interface Options {
 }
 
 function parse(argv: string[]): Options {
-  const o: Options = {
-    dir: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), model: "bert_layer.onnx", seq: 128, rounds: 20, json: false,
+  const v = parseOptions({ args: argv, strict: true, options: {
+    json: { type: "boolean", default: false },
+    models: { type: "string", default: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models") },
+    model: { type: "string", default: "bert_layer.onnx" },
+    seq: { type: "string", default: "128" },
+    rounds: { type: "string", default: "20" },
+  } }, usage);
+  return {
+    dir: v.models, model: v.model, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), json: v.json,
     gateway: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--json") o.json = true;
-    else if (a === "--models") o.dir = argv[++i];
-    else if (a === "--model") o.model = argv[++i];
-    else if (a === "--seq" || a === "--rounds") {
-      const n = Number(argv[++i]);
-      if (!(Number.isInteger(n) && n > 0)) throw new Error(`${a} must be a positive integer\n${usage}`);
-      o[a === "--seq" ? "seq" : "rounds"] = n;
-    } else throw new Error(`unknown option ${a}\n${usage}`);
-  }
-  return o;
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);

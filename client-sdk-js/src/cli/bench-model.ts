@@ -15,6 +15,7 @@ import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorL
 import { DEFAULT_TUNING } from "../model/op-tuner.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
+import { parseOptions, wholeNumber } from "./args.js";
 
 const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 /** Outputs must agree with onnxruntime-web's within this (relative above 1, absolute below). */
@@ -41,26 +42,19 @@ interface Options {
 }
 
 function parse(argv: string[]): Options {
-  const o: Options = {
-    dir: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), seq: 128, rounds: 20, lengths: [32, 77, 100, 200], json: false,
+  const v = parseOptions({ args: argv, strict: true, options: {
+    json: { type: "boolean", default: false },
+    models: { type: "string", default: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models") },
+    seq: { type: "string", default: "128" },
+    rounds: { type: "string", default: "20" },
+    lengths: { type: "string", default: "32,77,100,200" },
+  } }, usage);
+  const lengths = v.lengths === "none" ? [] : v.lengths.split(",").map(Number);
+  if (!lengths.every((n) => Number.isInteger(n) && n > 0 && n <= 512)) throw new Error(`--lengths must be lengths from 1 to 512, comma-separated, or none\n${usage}`);
+  return {
+    dir: v.models, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), lengths, json: v.json,
     url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--json") o.json = true;
-    else if (a === "--models") o.dir = argv[++i];
-    else if (a === "--lengths") {
-      const list = argv[++i] ?? "";
-      o.lengths = list === "none" ? [] : list.split(",").map(Number);
-      if (!o.lengths.every((n) => Number.isInteger(n) && n > 0 && n <= 512)) throw new Error(`--lengths must be lengths from 1 to 512, comma-separated, or none\n${usage}`);
-    }
-    else if (a === "--seq" || a === "--rounds") {
-      const n = Number(argv[++i]);
-      if (!(Number.isInteger(n) && n > 0)) throw new Error(`${a} must be a positive integer\n${usage}`);
-      o[a === "--seq" ? "seq" : "rounds"] = n;
-    } else throw new Error(`unknown option ${a}\n${usage}`);
-  }
-  return o;
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { createClient } from "../client.js";
 import { serveDemo } from "../demo/server.js";
+import { parseOptions, wholeNumber } from "./args.js";
 import { chromiumPath } from "./site.js";
 
 const usage = `usage: demo [--port N] [--model FILE] [--seq N] [--screenshot FILE.png [--seconds N]]
@@ -18,21 +19,17 @@ const usage = `usage: demo [--port N] [--model FILE] [--seq N] [--screenshot FIL
 interface Options { port: number; model: string; seq: number; screenshot?: string; seconds: number; gateway: string }
 
 function parse(argv: string[]): Options {
-  const o: Options = {
-    port: 8090, model: join(process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), "bert_layer.onnx"), seq: 128, seconds: 45,
-    gateway: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
+  const v = parseOptions({ args: argv, strict: true, options: {
+    port: { type: "string", default: "8090" },
+    model: { type: "string", default: join(process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), "bert_layer.onnx") },
+    seq: { type: "string", default: "128" },
+    screenshot: { type: "string" },
+    seconds: { type: "string", default: "45" },
+  } }, usage);
+  return {
+    port: wholeNumber("port", v.port, usage, 0), model: v.model, seq: wholeNumber("seq", v.seq, usage), screenshot: v.screenshot,
+    seconds: wholeNumber("seconds", v.seconds, usage, 0), gateway: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--model") o.model = argv[++i];
-    else if (a === "--screenshot") o.screenshot = argv[++i];
-    else if (a === "--port" || a === "--seq" || a === "--seconds") {
-      const n = Number(argv[++i]);
-      if (!(Number.isInteger(n) && n >= 0)) throw new Error(`${a} must be a whole number\n${usage}`);
-      o[a.slice(2) as "port" | "seq" | "seconds"] = n;
-    } else throw new Error(`unknown option ${a}\n${usage}`);
-  }
-  return o;
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
