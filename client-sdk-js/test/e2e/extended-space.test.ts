@@ -25,7 +25,7 @@ describe.skipIf(!GATEWAY)("the extended space", () => {
     expect(b.ops[0].zooKernelIds[0]).toBe(elected.kernelId); // the only neighbour's best scores 1, its others less
     expect(b.kernelsInvalid).toBe(0);
 
-    // the test stack settles a kind after one report (JITZOO_SPACE_SETTLED_REPORTS=1): a explores no more
+    // the test stack settles a kind after one origin's report (JITZOO_SPACE_SETTLED_ORIGINS=1): a explores no more
     const again = await tune(GATEWAY!, WORKLOAD, { fingerprint: a });
     expect(again.initialFromZoo).toBe(true);
     expect(again.offersSent).toBe(again.offersFromZoo);

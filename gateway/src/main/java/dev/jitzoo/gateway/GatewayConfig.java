@@ -37,6 +37,18 @@ public interface GatewayConfig {
     @WithDefault("64")
     int maxQueuedOffers();
 
+    /**
+     * Mixed into the hash of a client's address that reports carry as their network origin (the
+     * zoo weighs each origin as one device): set a secret of your own, or anyone can tell which
+     * addresses reported by hashing them all.
+     */
+    @WithDefault("jitzoo-origin")
+    String originSalt();
+
+    /** Whether the client's address is the first of X-Forwarded-For (behind a proxy you trust), not the socket's peer. */
+    @WithDefault("false")
+    boolean trustForwardedFor();
+
     /** How long a session can be resumed after its last change (its kernels, its reports). */
     @WithDefault("PT1H")
     Duration resumeTtl();

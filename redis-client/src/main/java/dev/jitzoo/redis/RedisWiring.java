@@ -23,7 +23,13 @@ public class RedisWiring {
     @Produces
     @Singleton
     StatefulRedisConnection<String, byte[]> redis(@ConfigProperty(name = "jitzoo.redis.uri") String uri) {
-        return RedisClient.create(uri).connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
+        RedisClient client = RedisClient.create(uri);
+        try {
+            return client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
+        } catch (RuntimeException e) {
+            client.shutdown(); // not left to the garbage collector with its threads
+            throw e;
+        }
     }
 
     void close(@Disposes StatefulRedisConnection<String, byte[]> connection) {

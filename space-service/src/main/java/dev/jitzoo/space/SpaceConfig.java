@@ -25,11 +25,11 @@ public interface SpaceConfig {
     Optional<Path> microbenchResults();
 
     /**
-     * Reports that settle a device kind's own best in the zoo: with at least this many, the extended
-     * space sends only the exploitation set.
+     * Distinct network origins whose sessions must have ranked a device kind's own best in the zoo
+     * for it to be settled: then the extended space sends only the exploitation set.
      */
     @WithDefault("3")
-    int settledReports();
+    int settledOrigins();
 
     /** How long a Compose waits for the zoo's similar devices before it answers with the lite space alone. */
     @WithDefault("PT2S")

@@ -234,6 +234,48 @@ class ZooServiceTest {
                 .setSimdRegisters(registers)).build();
     }
 
+    /**
+     * A poisoning drill through Kafka: a third of the origins lie (a slow kernel first at a fake
+     * latency, the honest best last at a fake-slow one), one of them flooding sessions, one more
+     * session claims an impossible latency; the honest best is elected at its honest latency, and
+     * a kind reported on by one flooding address alone counts one origin.
+     */
+    @Test
+    void aPoisonedCrowdStillElectsTheHonestKernel() throws Exception {
+        DeviceProfile device = device();
+        publish(report(device, "a-impossible", Map.of("kbad", 1e-300)).toBuilder().setOrigin("a-0").build());
+        for (int a = 0; a < 3; a++) {
+            for (int session = 0; session < (a == 0 ? 20 : 1); session++) {
+                publish(report(device, "a" + a + "-" + session, Map.of("kbad", 0.9, "kslow", 1.1, "kfast", 40.0))
+                        .toBuilder().setOrigin("a-" + a).build());
+            }
+        }
+        for (int h = 0; h < 6; h++) {
+            publish(report(device, "h" + h, Map.of("kfast", 1.0 + 0.01 * h, "kmid", 1.3, "kslow", 2.0))
+                    .toBuilder().setOrigin("h-" + h).build());
+        }
+        Instant deadline = Instant.now().plusSeconds(30);
+        while (resolve(device).getOrigins() < 9 && Instant.now().isBefore(deadline)) {
+            Thread.sleep(100);
+        }
+        ResolvedKernel best = resolve(device);
+        assertEquals("kfast", best.getKernel().getKernelId());
+        assertEquals(1.02, best.getMedianMs(), 0.011, "the honest latency: the liars' 40 ms is an outlier");
+        assertEquals(9, best.getOrigins());
+        assertEquals(28, best.getReports(), "every session that ranked it, the flood's 20 among them; not the impossible one");
+
+        DeviceProfile flooded = device();
+        for (int session = 0; session < 10; session++) {
+            publish(report(flooded, "f" + session, Map.of("kbad", 0.9)).toBuilder().setOrigin("one-address").build());
+        }
+        deadline = Instant.now().plusSeconds(30);
+        while (resolve(flooded).getReports() < 10 && Instant.now().isBefore(deadline)) {
+            Thread.sleep(100);
+        }
+        assertEquals(10, resolve(flooded).getReports());
+        assertEquals(1, resolve(flooded).getOrigins(), "ten sessions from one address: one origin, never a settled kind");
+    }
+
     private static DeviceProfile device() {
         return DeviceProfile.newBuilder().setFingerprint("test-" + UUID.randomUUID()).build();
     }

@@ -80,7 +80,7 @@ public final class SpaceCli implements Callable<Integer> {
         LiteSpace lite = new LiteSpace(relaxation, max);
         ComposeResponse space = lite.compose(spec, profile, target);
         if (zoo != null) {
-            space = new ExtendedSpace(ExtendedSpace.DEFAULT_SETTLED_REPORTS)
+            space = new ExtendedSpace(ExtendedSpace.DEFAULT_SETTLED_ORIGINS)
                     .extend(space, askZoo(spec, profile, target, space), spec, profile, target);
         }
         stdout.println(JsonFormat.printer().omittingInsignificantWhitespace().print(space));

@@ -153,7 +153,7 @@ public final class TestCli implements Callable<Integer> {
         Suite.say("end-to-end: a private stack on other ports, the skeleton thread, a model tuned and served from the zoo, "
                 + "the extended space, fleet microbenchmarks and bad input");
         // the test stack settles a device kind after one report and reads the fleet's microbenchmarks every second
-        suite.withPrivateStack("end-to-end tests", Map.of("JITZOO_SPACE_SETTLED_REPORTS", "1",
+        suite.withPrivateStack("end-to-end tests", Map.of("JITZOO_SPACE_SETTLED_ORIGINS", "1",
                 "JITZOO_SPACE_FLEET_REFRESH", "PT1S", "JITZOO_MODELS", models.toString()), suite.path("client-sdk-js"),
                 List.of("npm", "run", "-s", "test:e2e", "--", "--reporter=default", "--reporter=junit",
                         "--outputFile.junit=test-results/e2e.xml"));

@@ -32,6 +32,8 @@ public final class Session {
     private final Set<Integer> storedOps = new HashSet<>();
     /** The session's resume token; null when the session store could not keep it. */
     private String token;
+    /** The hashed network origin of the connection, for the zoo's election. */
+    private String origin = "";
     private final Queue<KernelOffer> pendingOffers = new ArrayDeque<>();
     private long credits;
     private int offersSent;
@@ -66,6 +68,11 @@ public final class Session {
 
     public void keptAs(String resumeToken) {
         this.token = resumeToken;
+    }
+
+    /** The hashed network address the session's connection comes from (its latest, after a resume). */
+    public void from(String networkOrigin) {
+        this.origin = networkOrigin;
     }
 
     /** Every kernel issued so far (initial and offered). */
@@ -156,6 +163,7 @@ public final class Session {
                 .setDevice(hello.getDevice())
                 .setOp(report.getOp())
                 .setBackend(hello.getBackend())
+                .setOrigin(origin)
                 .setReceivedAtMs(nowMs);
         Set<String> seen = new HashSet<>();
         for (RankedKernel ranked : report.getRankedList()) {

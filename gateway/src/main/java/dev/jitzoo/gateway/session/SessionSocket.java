@@ -1,5 +1,7 @@
 package dev.jitzoo.gateway.session;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.jit.KernelSources;
 import dev.jitzoo.gateway.reports.ReportPublisher;
@@ -31,9 +33,12 @@ import io.smallrye.mutiny.Uni;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -113,6 +118,7 @@ public class SessionSocket {
         }
         rules.checkHello(hello);
         Session session = registry.open(connection.id(), hello);
+        registry.update(session, s -> s.from(origin(connection)));
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
         return kernels.start(hello)
                 .call(start -> {
@@ -171,8 +177,9 @@ public class SessionSocket {
                     if (kept.isEmpty()) {
                         throw ProtocolException.resumeRejected("unknown or expired resume token: start a new session with Hello");
                     }
-                    Session session = registry.adopt(connection.id(),
-                            Session.resumed(kept.get(), resume.getToken(), resume.getCredits()));
+                    Session resumed = Session.resumed(kept.get(), resume.getToken(), resume.getCredits());
+                    resumed.from(origin(connection));
+                    Session session = registry.adopt(connection.id(), resumed);
                     List<KernelRef> sent = kept.get().issued().stream().filter(k -> kept.get().sent().contains(k.getKernelId())).toList();
                     LOG.infof("session %s resumed: %d kernels sent before, %d ops reported", session.id(), sent.size(),
                             kept.get().reportedOps().size());
@@ -296,6 +303,27 @@ public class SessionSocket {
                 });
     }
 
+    /**
+     * The client's network origin as reports carry it: the first 16 hex digits of SHA-256 over the
+     * salt and its IP address (the peer's, or X-Forwarded-For's first behind a trusted proxy);
+     * the address itself is never stored or sent on.
+     */
+    private String origin(WebSocketConnection connection) {
+        String address = connection.handshakeRequest().remoteAddress();
+        String forwarded = connection.handshakeRequest().header("X-Forwarded-For");
+        if (config.trustForwardedFor() && forwarded != null && !forwarded.isBlank()) {
+            address = forwarded.split(",")[0].trim();
+        } else if (address != null && address.lastIndexOf(':') > address.lastIndexOf(']')) {
+            address = address.substring(0, address.lastIndexOf(':')); // the peer's port changes per connection
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest((config.originSalt() + "|" + address).getBytes(UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static Session requireSession(Session session, String frame) {
         if (session == null) {
             throw ProtocolException.protocol(frame + " before Hello");
@@ -323,7 +351,7 @@ public class SessionSocket {
     /** A close reason must fit in 123 bytes of UTF-8. */
     private static String closeReason(String message) {
         String reason = message;
-        while (reason.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 123) {
+        while (reason.getBytes(UTF_8).length > 123) {
             reason = reason.substring(0, reason.length() - 2);
         }
         return reason;

@@ -92,7 +92,9 @@ class SessionTest {
     void acceptsAReportOfIssuedKernelsWithTheirFullReferences() {
         session.enqueue(offer("k1", OP));
         session.issue(ref("k0", OP));
+        session.from("0123456789abcdef");
         KernelReport report = session.acceptReport(report(OP, "k1", "k0"), 5, 42);
+        assertEquals("0123456789abcdef", report.getOrigin(), "the hashed network origin goes with the report");
         assertEquals("s1", report.getSessionId());
         assertEquals("fp", report.getDevice().getFingerprint());
         assertEquals(OP, report.getRanked(0).getKernel().getOp());

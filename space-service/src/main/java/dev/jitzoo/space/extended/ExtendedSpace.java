@@ -19,23 +19,24 @@ import java.util.Set;
  * The extended space of one op on one device (paper section 5.3): the exploitation set, the best
  * kernels of similar devices from the zoo, about a tenth of the lite space, ahead of the exploration
  * set, the lite space less what the exploitation set already holds. The exploration set is empty
- * once the device kind's own best is settled: elected with at least {@code settledReports} reports
- * (each one session that tried its whole space and ranked the kernel in its top five).
+ * once the device kind's own best is settled: elected by sessions from at least {@code settledOrigins}
+ * distinct network origins that ranked it in their top five (one address flooding sessions counts
+ * once, so it alone never settles a kind).
  *
  * <p>A neighbour's kernel joins only if it is for exactly this op and backend, runs on this device
  * ({@link LiteSpace#fit}), and is not the device kind's own best (the session starts on that one).
  */
 public final class ExtendedSpace {
 
-    public static final int DEFAULT_SETTLED_REPORTS = 3;
+    public static final int DEFAULT_SETTLED_ORIGINS = 3;
 
-    private final int settledReports;
+    private final int settledOrigins;
 
-    public ExtendedSpace(int settledReports) {
-        if (settledReports < 1) {
-            throw new IllegalArgumentException("settledReports must be at least 1, got " + settledReports);
+    public ExtendedSpace(int settledOrigins) {
+        if (settledOrigins < 1) {
+            throw new IllegalArgumentException("settledOrigins must be at least 1, got " + settledOrigins);
         }
-        this.settledReports = settledReports;
+        this.settledOrigins = settledOrigins;
     }
 
     /** What the zoo answered for one op and device, or why it could not be asked. */
@@ -70,7 +71,7 @@ public final class ExtendedSpace {
      */
     public ComposeResponse extend(ComposeResponse liteSpace, ZooAnswer zoo, OpSpec op, DeviceProfile device, Backend backend) {
         SimilarResponse similar = zoo.similar();
-        boolean settled = similar.getOwn().getFound() && similar.getOwn().getReports() >= settledReports;
+        boolean settled = similar.getOwn().getFound() && similar.getOwn().getOrigins() >= settledOrigins;
         Schedule own = similar.getOwn().getFound() ? similar.getOwn().getKernel().getSchedule() : null;
 
         int limit = exploitationLimit(liteSpace.getCandidatesCount());

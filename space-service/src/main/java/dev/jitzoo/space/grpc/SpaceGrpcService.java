@@ -33,7 +33,7 @@ public class SpaceGrpcService implements SpaceService {
 
     public SpaceGrpcService(SpaceConfig config, FleetPrimitives primitives, ZooLookup zoo) {
         this.configured = new LiteSpace(config.relaxation(), config.maxCandidates(), primitives.table());
-        this.extended = new ExtendedSpace(config.settledReports());
+        this.extended = new ExtendedSpace(config.settledOrigins());
         this.primitives = primitives;
         this.zoo = zoo;
     }

@@ -65,13 +65,13 @@ class ExtendedSpaceTest {
                 .addKernels(neighbour(K0, foreign, 1.5))
                 .addKernels(neighbour(K0, liteSpace.getCandidates(3).getSchedule(), 1.0))
                 .addKernels(neighbour(K0, liteSpace.getCandidates(4).getSchedule(), 0.9)) // past the limit
-                .setOwn(ResolvedKernel.newBuilder().setFound(true).setReports(2)
+                .setOwn(ResolvedKernel.newBuilder().setFound(true).setReports(40).setOrigins(2)
                         .setKernel(KernelRef.newBuilder().setOp(K0).setSchedule(own)))
                 .build();
         ComposeResponse r = extend(ExtendedSpace.ZooAnswer.of(zoo));
 
         assertEquals(3, r.getExploitationSize());
-        assertFalse(r.getSettled(), "2 reports of 3");
+        assertFalse(r.getSettled(), "40 sessions, but from 2 origins of 3");
         List<Candidate> exploitation = r.getCandidatesList().subList(0, 3);
         assertEquals(List.of(fromLite, foreign, liteSpace.getCandidates(3).getSchedule()),
                 exploitation.stream().map(Candidate::getSchedule).toList());
@@ -93,7 +93,7 @@ class ExtendedSpaceTest {
     void aSettledDeviceKindExploresNoMore() {
         Schedule neighbourBest = liteSpace.getCandidates(5).getSchedule();
         SimilarResponse zoo = SimilarResponse.newBuilder().addKernels(neighbour(K0, neighbourBest, 1.0))
-                .setOwn(ResolvedKernel.newBuilder().setFound(true).setReports(3)
+                .setOwn(ResolvedKernel.newBuilder().setFound(true).setReports(3).setOrigins(3)
                         .setKernel(KernelRef.newBuilder().setOp(K0).setSchedule(liteSpace.getCandidates(0).getSchedule())))
                 .build();
         ComposeResponse r = extend(ExtendedSpace.ZooAnswer.of(zoo));

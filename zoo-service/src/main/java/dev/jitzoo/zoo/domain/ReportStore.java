@@ -12,8 +12,8 @@ public interface ReportStore {
     /** Stores measurements; a measurement already stored (same session, key and kernel) is kept once. */
     void addMeasurements(List<Measurement> measurements);
 
-    /** Elects the best kernel of a key from all its measurements, or empty when there are none. */
-    Optional<BestKernel> elect(ZooKey key);
+    /** The votes of a key's latest sessions (at most {@code sessions} of them), for its {@link Election}. */
+    List<Election.Vote> votes(ZooKey key, int sessions);
 
     void saveBest(ZooKey key, BestKernel best);
 
@@ -42,8 +42,8 @@ public interface ReportStore {
     record DevicePrimitive(String fingerprint, Primitive primitive, double speedup, int reports, String engine) {
     }
 
-    /** One kernel's timing from one session, on the reporting device. */
-    record Measurement(ZooKey key, DeviceProfile device, String sessionId, int rank, KernelRef kernel,
+    /** One kernel's timing from one session (from a hashed network origin), on the reporting device. */
+    record Measurement(ZooKey key, DeviceProfile device, String sessionId, String origin, int rank, KernelRef kernel,
                        double medianMs, int samples, long receivedAtMs) {
     }
 }

@@ -15,6 +15,10 @@ public class Zoo {
 
     /** Most kernels one similar-device lookup returns. */
     public static final int MAX_SIMILAR = 64;
+    /** The sessions an election counts: a key's latest, so that kernels offered later can win and old devices age out. */
+    public static final int ELECTION_WINDOW = 400;
+    /** FLOP/s no single device reaches on one op: a latency implying more is a lie, refused. */
+    static final double FLOPS_CEILING = 1e12;
 
     private final ReportStore store;
     private final BestKernelCache cache;
@@ -24,7 +28,10 @@ public class Zoo {
         this.cache = cache;
     }
 
-    /** Stores a validated report and re-elects its key. Returns the new best. */
+    /**
+     * Stores a validated report and re-elects its key (over its latest sessions, {@link Election});
+     * returns the new best. Refuses a latency no device can reach for the op's work.
+     */
     public BestKernel ingest(KernelReport report) {
         ZooKey key = ZooKey.of(report.getOp(), report.getBackend(), report.getDevice());
         if (report.getSessionId().isBlank()) {
@@ -45,11 +52,18 @@ public class Zoo {
             if (!(m.getMedianMs() > 0) || Double.isInfinite(m.getMedianMs())) {
                 throw new InvalidReportException("measurement " + rank + " has no positive latency");
             }
-            measurements.add(new ReportStore.Measurement(key, report.getDevice(), report.getSessionId(), rank, m.getKernel(),
-                    m.getMedianMs(), m.getSamples(), report.getReceivedAtMs()));
+            double least = flops(report.getOp()) / FLOPS_CEILING * 1e3;
+            if (m.getMedianMs() < least) {
+                throw new InvalidReportException("measurement " + rank + " claims " + m.getMedianMs() + " ms, under the "
+                        + least + " ms its op takes at " + FLOPS_CEILING / 1e12 + " TFLOP/s");
+            }
+            String origin = report.getOrigin().isBlank() ? report.getSessionId() : report.getOrigin();
+            measurements.add(new ReportStore.Measurement(key, report.getDevice(), report.getSessionId(), origin, rank,
+                    m.getKernel(), m.getMedianMs(), m.getSamples(), report.getReceivedAtMs()));
         }
         store.addMeasurements(measurements);
-        BestKernel best = store.elect(key).orElseThrow();
+        BestKernel best = Election.elect(store.votes(key, ELECTION_WINDOW)).map(BestKernel::of)
+                .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one"));
         store.saveBest(key, best);
         cache.put(key, best);
         return best;
@@ -104,6 +118,18 @@ public class Zoo {
     /** The fleet's microbenchmark results, one entry per device kind. */
     public List<ReportStore.DevicePrimitive> primitives() {
         return store.primitives();
+    }
+
+    /** Floating-point operations of an op: 2MKN for a MatMul, 2BMKN for a batch of them, an element each otherwise. */
+    static double flops(OpSpec op) {
+        double product = 1;
+        for (int dim : op.getShapeList()) {
+            product *= dim;
+        }
+        return switch (op.getKind()) {
+            case OP_KIND_MATMUL, OP_KIND_BATCH_MATMUL -> 2 * product;
+            default -> product;
+        };
     }
 
     public long countMeasurements(String fingerprint) {

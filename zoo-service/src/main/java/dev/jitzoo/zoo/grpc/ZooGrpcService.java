@@ -92,7 +92,8 @@ public class ZooGrpcService implements ZooService {
 
     private static ResolvedKernel resolved(OpSpec op, Optional<BestKernel> best) {
         ResolvedKernel.Builder resolved = ResolvedKernel.newBuilder().setOp(op);
-        best.ifPresent(b -> resolved.setFound(true).setKernel(b.kernel()).setMedianMs(b.medianMs()).setReports(b.reports()));
+        best.ifPresent(b -> resolved.setFound(true).setKernel(b.kernel()).setMedianMs(b.medianMs()).setReports(b.reports())
+                .setOrigins(b.origins()));
         return resolved.build();
     }
 }

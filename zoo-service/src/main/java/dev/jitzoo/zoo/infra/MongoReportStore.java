@@ -17,12 +17,15 @@ import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.Primitive;
 import dev.jitzoo.zoo.domain.BestKernel;
+import dev.jitzoo.zoo.domain.Election;
 import dev.jitzoo.zoo.domain.ReportStore;
 import dev.jitzoo.zoo.domain.SimilarKernels;
 import dev.jitzoo.zoo.domain.ZooKey;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.bson.Document;
 import org.bson.types.Binary;
 
@@ -45,6 +48,7 @@ public class MongoReportStore implements ReportStore {
         measurements.createIndex(Indexes.ascending("key", "sessionId", "kernelId"), new IndexOptions().unique(true));
         measurements.createIndex(Indexes.ascending("fingerprint"));
         measurements.createIndex(Indexes.ascending("opKey"));
+        measurements.createIndex(Indexes.descending("key", "receivedAtMs"));
     }
 
     @Override
@@ -93,20 +97,22 @@ public class MongoReportStore implements ReportStore {
     }
 
     @Override
-    public Optional<BestKernel> elect(ZooKey key) {
-        Document winner = measurements.aggregate(List.of(
-                Aggregates.match(Filters.eq("key", key.asString())),
-                Aggregates.group("$kernelId",
-                        Accumulators.avg("meanMs", "$medianMs"),
-                        Accumulators.sum("reports", 1),
-                        Accumulators.first("ref", "$ref")),
-                Aggregates.sort(Sorts.ascending("meanMs")),
-                Aggregates.limit(1))).first();
-        if (winner == null) {
-            return Optional.empty();
+    public List<Election.Vote> votes(ZooKey key, int sessions) {
+        List<Election.Vote> votes = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        // newest first, a session's measurements together (it reported them at once): stop past the window
+        for (Document doc : measurements.find(Filters.eq("key", key.asString()))
+                .sort(Sorts.descending("receivedAtMs", "sessionId"))
+                .projection(new Document("sessionId", 1).append("origin", 1).append("rank", 1).append("ref", 1).append("medianMs", 1))) {
+            String session = doc.getString("sessionId");
+            if (seen.add(session) && seen.size() > sessions) {
+                break;
+            }
+            String origin = doc.getString("origin");
+            votes.add(new Election.Vote(session, origin == null ? session : origin, doc.getInteger("rank"),
+                    parseRef(doc.get("ref", Binary.class)), doc.getDouble("medianMs")));
         }
-        return Optional.of(new BestKernel(parseRef(winner.get("ref", Binary.class)),
-                winner.getDouble("meanMs"), winner.getInteger("reports")));
+        return votes;
     }
 
     @Override
@@ -116,7 +122,8 @@ public class MongoReportStore implements ReportStore {
                 .append("kernelId", kernel.kernel().getKernelId())
                 .append("ref", new Binary(kernel.kernel().toByteArray()))
                 .append("medianMs", kernel.medianMs())
-                .append("reports", kernel.reports());
+                .append("reports", kernel.reports())
+                .append("origins", kernel.origins());
         best.replaceOne(Filters.eq("_id", key.asString()), doc, new ReplaceOptions().upsert(true));
     }
 
@@ -127,7 +134,7 @@ public class MongoReportStore implements ReportStore {
             return Optional.empty();
         }
         return Optional.of(new BestKernel(parseRef(doc.get("ref", Binary.class)),
-                doc.getDouble("medianMs"), doc.getInteger("reports")));
+                doc.getDouble("medianMs"), doc.getInteger("reports"), doc.getInteger("origins", doc.getInteger("reports"))));
     }
 
     @Override
@@ -161,6 +168,7 @@ public class MongoReportStore implements ReportStore {
                 .append("fingerprint", m.key().fingerprint())
                 .append("device", new Binary(m.device().toByteArray()))
                 .append("sessionId", m.sessionId())
+                .append("origin", m.origin())
                 .append("kernelId", m.kernel().getKernelId())
                 .append("ref", new Binary(m.kernel().toByteArray()))
                 .append("rank", m.rank())

@@ -32,7 +32,7 @@ public class RedisBestKernelCache implements BestKernelCache {
         }
         try {
             ResolvedKernel cached = ResolvedKernel.parseFrom(bytes);
-            return Optional.of(new BestKernel(cached.getKernel(), cached.getMedianMs(), cached.getReports()));
+            return Optional.of(new BestKernel(cached.getKernel(), cached.getMedianMs(), cached.getReports(), cached.getOrigins()));
         } catch (InvalidProtocolBufferException e) {
             LOG.warnf("dropping corrupt cache entry %s", key.asString());
             redis.del(PREFIX + key.asString());
@@ -47,6 +47,7 @@ public class RedisBestKernelCache implements BestKernelCache {
                 .setKernel(best.kernel())
                 .setMedianMs(best.medianMs())
                 .setReports(best.reports())
+                .setOrigins(best.origins())
                 .build().toByteArray();
         redis.setex(PREFIX + key.asString(), ttl.toSeconds(), bytes);
     }

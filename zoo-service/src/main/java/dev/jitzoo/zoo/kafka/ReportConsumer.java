@@ -32,9 +32,9 @@ public class ReportConsumer {
         KernelReport report = KernelReport.parseFrom(payload);
         try {
             BestKernel best = zoo.ingest(report);
-            LOG.infof("report of session %s stored; best for %s is %s (%.3f ms over %d reports)",
+            LOG.infof("report of session %s stored; best for %s is %s (%.3f ms, ranked by %d sessions from %d origins)",
                     report.getSessionId(), report.getOp().getKind(), best.kernel().getKernelId(),
-                    best.medianMs(), best.reports());
+                    best.medianMs(), best.reports(), best.origins());
         } catch (InvalidReportException e) {
             LOG.warnf("refused report of session %s: %s", report.getSessionId(), e.getMessage());
             throw e;

@@ -31,7 +31,7 @@ public class ZooResource {
         this.zoo = zoo;
     }
 
-    public record BestView(String kernelId, double medianMs, int reports, String schedule) {
+    public record BestView(String kernelId, double medianMs, int reports, int origins, String schedule) {
     }
 
     public record CountView(String fingerprint, long count) {
@@ -49,7 +49,7 @@ public class ZooResource {
                 .setFingerprint(fingerprint == null ? "" : fingerprint)
                 .setPrimitiveVector(primitiveVector).build();
         return zoo.resolve(parseOp(op, shape), parseBackend(backend), device)
-                .map(b -> new BestView(b.kernel().getKernelId(), b.medianMs(), b.reports(),
+                .map(b -> new BestView(b.kernel().getKernelId(), b.medianMs(), b.reports(), b.origins(),
                         b.kernel().getSchedule().toString().replace('\n', ' ').trim()))
                 .orElseThrow(() -> new NotFoundException("no kernel elected for this key yet"));
     }
