@@ -45,6 +45,23 @@ public final class RedisProcess implements AutoCloseable {
         return "redis://127.0.0.1:" + port;
     }
 
+    /** Freezes the server (SIGSTOP), as a partition would: connections stay open and nothing answers. */
+    public void freeze() throws IOException, InterruptedException {
+        signal("-STOP");
+    }
+
+    /** Lets a frozen server go on (SIGCONT), with the data it held. */
+    public void thaw() throws IOException, InterruptedException {
+        signal("-CONT");
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        int exit = new ProcessBuilder("kill", signal, String.valueOf(process.pid())).inheritIO().start().waitFor();
+        if (exit != 0) {
+            throw new IOException("kill " + signal + " " + process.pid() + " exited with " + exit);
+        }
+    }
+
     @Override
     public void close() {
         process.destroy();

@@ -18,4 +18,12 @@ public interface ZooConfig {
     /** How long an elected kernel stays in the Redis cache before it is read again from MongoDB. */
     @WithDefault("PT1H")
     Duration cacheTtl();
+
+    /** How long one cache call may take: past it the lookup goes to MongoDB. */
+    @WithDefault("PT0.25S")
+    Duration cacheTimeout();
+
+    /** After a cache call failed, how long lookups skip the cache. */
+    @WithDefault("PT5S")
+    Duration cacheCoolDown();
 }

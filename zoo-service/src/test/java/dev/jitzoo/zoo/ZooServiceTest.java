@@ -53,7 +53,7 @@ import org.junit.jupiter.api.Test;
 
 /** The zoo against real Kafka, MongoDB-wire and Redis servers, through its gRPC and HTTP edges. */
 @QuarkusTest
-@QuarkusTestResource(ZooInfraResource.class)
+@QuarkusTestResource(value = ZooInfraResource.class, restrictToAnnotatedClass = true)
 class ZooServiceTest {
 
     private static final OpSpec OP = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)

@@ -8,4 +8,7 @@ public interface BestKernelCache {
     Optional<BestKernel> get(ZooKey key);
 
     void put(ZooKey key, BestKernel best);
+
+    /** Forgets a key (its entry is stale). */
+    void evict(ZooKey key);
 }

@@ -41,6 +41,11 @@ public class RedisBestKernelCache implements BestKernelCache {
     }
 
     @Override
+    public void evict(ZooKey key) {
+        redis.del(PREFIX + key.asString());
+    }
+
+    @Override
     public void put(ZooKey key, BestKernel best) {
         byte[] bytes = ResolvedKernel.newBuilder()
                 .setFound(true)

@@ -29,7 +29,10 @@ public class MicrobenchConsumer {
     public void consume(byte[] payload) throws InvalidProtocolBufferException {
         MicrobenchReport report = MicrobenchReport.parseFrom(payload);
         try {
-            zoo.ingestMicrobench(report);
+            UntilStored.call("microbenchmark of session " + report.getSessionId(), () -> {
+                zoo.ingestMicrobench(report);
+                return null;
+            });
             LOG.infof("microbenchmark of session %s stored (%d primitives, device %s)", report.getSessionId(),
                     report.getSpeedupsCount(), report.getDevice().getFingerprint());
         } catch (InvalidReportException e) {

@@ -13,7 +13,8 @@ import org.jboss.logging.Logger;
 /**
  * Consumes the gateway's validated reports from Kafka. A record that cannot be parsed or is
  * refused fails, and the channel's failure strategy moves it to the dead-letter topic, so one bad
- * record never stops the stream.
+ * record never stops the stream; one that MongoDB cannot store for now waits until it can
+ * ({@link UntilStored}).
  */
 @ApplicationScoped
 public class ReportConsumer {
@@ -31,7 +32,7 @@ public class ReportConsumer {
     public void consume(byte[] payload) throws InvalidProtocolBufferException {
         KernelReport report = KernelReport.parseFrom(payload);
         try {
-            BestKernel best = zoo.ingest(report);
+            BestKernel best = UntilStored.call("report of session " + report.getSessionId(), () -> zoo.ingest(report));
             LOG.infof("report of session %s stored; best for %s is %s (%.3f ms, ranked by %d sessions from %d origins)",
                     report.getSessionId(), report.getOp().getKind(), best.kernel().getKernelId(),
                     best.medianMs(), best.reports(), best.origins());

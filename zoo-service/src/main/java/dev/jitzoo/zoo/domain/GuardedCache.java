@@ -1,0 +1,106 @@
+package dev.jitzoo.zoo.domain;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+import org.jboss.logging.Logger;
+
+/**
+ * Keeps a cache from ever being a point of failure: a call that fails (the cache down, or slower
+ * than its timeout) is a miss, and the cache is left alone for a cool-down, so lookups go to the
+ * store at once instead of waiting on a dead cache each time. A key whose new best could not be
+ * written is remembered, and evicted as soon as the cache answers again, so it never serves the
+ * best from before the outage.
+ */
+public final class GuardedCache implements BestKernelCache {
+
+    private static final Logger LOG = Logger.getLogger(GuardedCache.class);
+    /** Keys remembered as stale at most; past it the oldest news is the cache's TTL's to repair. */
+    private static final int MAX_STALE = 100_000;
+
+    private final BestKernelCache cache;
+    private final long coolDownNanos;
+    private final LongSupplier clock;
+    private final Set<ZooKey> stale = ConcurrentHashMap.newKeySet();
+    private volatile long downUntil = Long.MIN_VALUE;
+
+    public GuardedCache(BestKernelCache cache, Duration coolDown) {
+        this(cache, coolDown, System::nanoTime);
+    }
+
+    GuardedCache(BestKernelCache cache, Duration coolDown, LongSupplier clock) {
+        this.cache = cache;
+        this.coolDownNanos = coolDown.toNanos();
+        this.clock = clock;
+    }
+
+    @Override
+    public Optional<BestKernel> get(ZooKey key) {
+        if (!up()) {
+            return Optional.empty();
+        }
+        try {
+            return cache.get(key);
+        } catch (RuntimeException e) {
+            down("read", e);
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public void put(ZooKey key, BestKernel best) {
+        if (up()) {
+            try {
+                cache.put(key, best);
+                return;
+            } catch (RuntimeException e) {
+                down("write", e);
+            }
+        }
+        if (stale.size() < MAX_STALE) {
+            stale.add(key);
+        }
+    }
+
+    @Override
+    public void evict(ZooKey key) {
+        if (up()) {
+            try {
+                cache.evict(key);
+                return;
+            } catch (RuntimeException e) {
+                down("evict", e);
+            }
+        }
+        stale.add(key);
+    }
+
+    /** Whether keys that went stale while the cache was down are still to evict. */
+    public int staleKeys() {
+        return stale.size();
+    }
+
+    /** Whether the cache may be asked now; after an outage, first evicts what went stale meanwhile. */
+    private boolean up() {
+        if (clock.getAsLong() < downUntil) {
+            return false;
+        }
+        for (ZooKey key : stale) {
+            try {
+                cache.evict(key);
+                stale.remove(key);
+            } catch (RuntimeException e) {
+                down("repair", e);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void down(String what, RuntimeException e) {
+        downUntil = clock.getAsLong() + coolDownNanos;
+        LOG.warnf("cache %s failed, lookups go to the store for %d ms: %s", what, coolDownNanos / 1_000_000, e.toString());
+    }
+}
