@@ -276,6 +276,37 @@ class ZooServiceTest {
         assertEquals(1, resolve(flooded).getOrigins(), "ten sessions from one address: one origin, never a settled kind");
     }
 
+    /**
+     * Dead letters can be inspected (with why each was refused) and replayed: a valid report that
+     * was dead-lettered is stored by the replay, once however often it is replayed.
+     */
+    @Test
+    void deadLettersAreListedWithTheirReasonAndReplayedIntoTheZooOnce() throws Exception {
+        DeviceProfile device = device();
+        publish(report(device, "", Map.of("kbad", 1.0)).toByteArray()); // no session id: refused, dead-lettered
+        String session = "dlq-" + UUID.randomUUID();
+        publish("kernel-reports-dlq", report(device, session, Map.of("kreplayed", 1.0)).toByteArray());
+        Instant deadline = Instant.now().plusSeconds(30);
+        String listed = get("api/v1/dlq/reports?limit=10000").body();
+        while (!(listed.contains(session) && listed.contains("session id is required")) && Instant.now().isBefore(deadline)) {
+            Thread.sleep(200);
+            listed = get("api/v1/dlq/reports?limit=10000").body();
+        }
+        assertTrue(listed.contains("\"sessionId\":\"" + session + "\""), listed);
+        assertTrue(listed.contains("\"reason\":\"session id is required\""), listed);
+
+        HttpResponse<String> replayed = post("api/v1/dlq/reports/replay");
+        assertEquals(200, replayed.statusCode(), replayed.body());
+        awaitBest(device, "kreplayed");
+        post("api/v1/dlq/reports/replay");
+        Thread.sleep(1000);
+        assertEquals("{\"fingerprint\":\"" + device.getFingerprint() + "\",\"count\":1}",
+                get("api/v1/reports/count?fingerprint=" + device.getFingerprint()).body(), "replayed twice, stored once");
+
+        assertEquals(400, get("api/v1/dlq/nonsense").statusCode());
+        assertEquals(400, get("api/v1/dlq/reports?limit=0").statusCode());
+    }
+
     private static DeviceProfile device() {
         return DeviceProfile.newBuilder().setFingerprint("test-" + UUID.randomUUID()).build();
     }
@@ -333,6 +364,11 @@ class ZooServiceTest {
                 new StringSerializer(), new ByteArraySerializer())) {
             producer.send(new ProducerRecord<>(topic, "test", payload)).get(10, TimeUnit.SECONDS);
         }
+    }
+
+    private HttpResponse<String> post(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base.toString() + path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> get(String path) throws Exception {

@@ -7,8 +7,11 @@ import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.zoo.domain.InvalidReportException;
 import dev.jitzoo.zoo.domain.Zoo;
+import dev.jitzoo.zoo.kafka.DeadLetters;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
@@ -20,15 +23,48 @@ import java.util.Locale;
 import org.jboss.resteasy.reactive.RestResponse;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
-/** Read-only JSON queries for analysts and for `./jitzoo zoo`. */
+/** JSON queries for analysts and for `./jitzoo zoo`, and the dead-letter topics' inspection and replay. */
 @Path("/api/v1")
 @Produces(MediaType.APPLICATION_JSON)
 public class ZooResource {
 
     private final Zoo zoo;
+    private final DeadLetters deadLetters;
 
-    public ZooResource(Zoo zoo) {
+    public ZooResource(Zoo zoo, DeadLetters deadLetters) {
         this.zoo = zoo;
+        this.deadLetters = deadLetters;
+    }
+
+    public record DeadLettersView(String channel, List<DeadLetters.Letter> letters) {
+    }
+
+    public record ReplayView(String channel, int replayed) {
+    }
+
+    /** The dead letters of a channel (`reports` or `microbench`), oldest first, with why each was refused. */
+    @GET
+    @Path("/dlq/{channel}")
+    public DeadLettersView deadLetters(@PathParam("channel") String channel, @QueryParam("limit") @DefaultValue("100") int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new InvalidReportException("limit must be 1 to 10000, got " + limit);
+        }
+        return new DeadLettersView(channel, deadLetters.list(channelOf(channel), limit));
+    }
+
+    /** Sends a channel's dead letters not yet replayed back to its topic (stored once however often replayed). */
+    @POST
+    @Path("/dlq/{channel}/replay")
+    public ReplayView replay(@PathParam("channel") String channel) {
+        return new ReplayView(channel, deadLetters.replay(channelOf(channel)));
+    }
+
+    private static DeadLetters.Channel channelOf(String channel) {
+        return switch (channel) {
+            case "reports" -> DeadLetters.Channel.REPORTS;
+            case "microbench" -> DeadLetters.Channel.MICROBENCH;
+            default -> throw new InvalidReportException("channel must be reports or microbench, got " + channel);
+        };
     }
 
     public record BestView(String kernelId, double medianMs, int reports, int origins, String schedule) {
