@@ -307,6 +307,26 @@ class ZooServiceTest {
         assertEquals(400, get("api/v1/dlq/reports?limit=0").statusCode());
     }
 
+    /** What an operator watches: reports ingested and refused by reason, elections changed, cache lookups, ingest lag. */
+    @Test
+    void countsIngestRefusalsElectionsAndCacheLookups() throws Exception {
+        DeviceProfile device = device();
+        publish(report(device, "m-1", Map.of("kmetric", 1.0)));
+        awaitBest(device, "kmetric");
+        publish(report(device, "m-2", Map.of("kmetric", 1e-300)).toByteArray()); // faster than any device: refused
+        Instant deadline = Instant.now().plusSeconds(30);
+        String metrics = get("q/metrics").body();
+        while (!metrics.contains("reason=\"impossible_latency\"") && Instant.now().isBefore(deadline)) {
+            Thread.sleep(200);
+            metrics = get("q/metrics").body();
+        }
+        for (String name : List.of("jitzoo_zoo_reports_ingested_total", "jitzoo_zoo_elections_changed_total",
+                "jitzoo_zoo_reports_refused_total{reason=\"impossible_latency\"", "jitzoo_zoo_cache_lookups_total{result=\"hit\"",
+                "jitzoo_zoo_cache_lookups_total{result=\"miss\"", "jitzoo_zoo_ingest_lag_seconds_count", "jitzoo_zoo_cache_stale_keys")) {
+            assertTrue(metrics.contains(name), name + " in\n" + metrics.lines().filter(l -> l.startsWith("jitzoo")).toList());
+        }
+    }
+
     private static DeviceProfile device() {
         return DeviceProfile.newBuilder().setFingerprint("test-" + UUID.randomUUID()).build();
     }

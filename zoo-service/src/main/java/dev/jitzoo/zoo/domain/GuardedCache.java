@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import org.jboss.logging.Logger;
 
@@ -25,6 +26,9 @@ public final class GuardedCache implements BestKernelCache {
     private final LongSupplier clock;
     private final Set<ZooKey> stale = ConcurrentHashMap.newKeySet();
     private volatile long downUntil = Long.MIN_VALUE;
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder failures = new LongAdder();
 
     public GuardedCache(BestKernelCache cache, Duration coolDown) {
         this(cache, coolDown, System::nanoTime);
@@ -39,14 +43,32 @@ public final class GuardedCache implements BestKernelCache {
     @Override
     public Optional<BestKernel> get(ZooKey key) {
         if (!up()) {
+            failures.increment();
             return Optional.empty();
         }
         try {
-            return cache.get(key);
+            Optional<BestKernel> found = cache.get(key);
+            (found.isPresent() ? hits : misses).increment();
+            return found;
         } catch (RuntimeException e) {
             down("read", e);
             return Optional.empty();
         }
+    }
+
+    /** Lookups the cache answered. */
+    public long hits() {
+        return hits.sum();
+    }
+
+    /** Lookups the cache did not hold (answered by the store). */
+    public long misses() {
+        return misses.sum();
+    }
+
+    /** Calls that failed or timed out, and lookups skipped while it was down (answered by the store). */
+    public long failures() {
+        return failures.sum();
     }
 
     @Override
@@ -100,6 +122,7 @@ public final class GuardedCache implements BestKernelCache {
     }
 
     private void down(String what, RuntimeException e) {
+        failures.increment();
         downUntil = clock.getAsLong() + coolDownNanos;
         LOG.warnf("cache %s failed, lookups go to the store for %d ms: %s", what, coolDownNanos / 1_000_000, e.toString());
     }

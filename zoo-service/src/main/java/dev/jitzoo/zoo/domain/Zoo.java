@@ -28,11 +28,15 @@ public class Zoo {
         this.cache = cache;
     }
 
+    /** What ingesting a report did: the key's best now, and whether the election changed its kernel. */
+    public record Ingested(BestKernel best, boolean changed) {
+    }
+
     /**
-     * Stores a validated report and re-elects its key (over its latest sessions, {@link Election});
-     * returns the new best. Refuses a latency no device can reach for the op's work.
+     * Stores a validated report and re-elects its key (over its latest sessions, {@link Election}).
+     * Refuses a latency no device can reach for the op's work.
      */
-    public BestKernel ingest(KernelReport report) {
+    public Ingested ingest(KernelReport report) {
         ZooKey key = ZooKey.of(report.getOp(), report.getBackend(), report.getDevice());
         if (report.getSessionId().isBlank()) {
             throw new InvalidReportException("session id is required");
@@ -54,7 +58,7 @@ public class Zoo {
             }
             double least = flops(report.getOp()) / FLOPS_CEILING * 1e3;
             if (m.getMedianMs() < least) {
-                throw new InvalidReportException("measurement " + rank + " claims " + m.getMedianMs() + " ms, under the "
+                throw new InvalidReportException("impossible_latency", "measurement " + rank + " claims " + m.getMedianMs() + " ms, under the "
                         + least + " ms its op takes at " + FLOPS_CEILING / 1e12 + " TFLOP/s");
             }
             String origin = report.getOrigin().isBlank() ? report.getSessionId() : report.getOrigin();
@@ -64,9 +68,11 @@ public class Zoo {
         store.addMeasurements(measurements);
         BestKernel best = Election.elect(store.votes(key, ELECTION_WINDOW)).map(BestKernel::of)
                 .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one"));
+        boolean changed = store.findBest(key).map(before -> !before.kernel().getKernelId().equals(best.kernel().getKernelId()))
+                .orElse(true);
         store.saveBest(key, best);
         cache.put(key, best);
-        return best;
+        return new Ingested(best, changed);
     }
 
     /** The elected kernel of an op on a device kind, if any device of that kind reported one. */

@@ -5,6 +5,9 @@ import dev.jitzoo.zoo.ZooConfig;
 import dev.jitzoo.zoo.domain.GuardedCache;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
@@ -18,9 +21,14 @@ public class ZooWiring {
 
     @Produces
     @Singleton
-    Zoo zoo(MongoClient mongo, StatefulRedisConnection<String, byte[]> redis, ZooConfig config) {
+    Zoo zoo(MongoClient mongo, StatefulRedisConnection<String, byte[]> redis, ZooConfig config, MeterRegistry metrics) {
         redis.setTimeout(config.cacheTimeout());
-        return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())),
-                new GuardedCache(new RedisBestKernelCache(redis.sync(), config.cacheTtl()), config.cacheCoolDown()));
+        GuardedCache cache = new GuardedCache(new RedisBestKernelCache(redis.sync(), config.cacheTtl()), config.cacheCoolDown());
+        // the cache's lookups by outcome: hit, miss (read from MongoDB), failed (Redis down or slow: read from MongoDB)
+        FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::hits).tag("result", "hit").register(metrics);
+        FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::misses).tag("result", "miss").register(metrics);
+        FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::failures).tag("result", "failed").register(metrics);
+        Gauge.builder("jitzoo.zoo.cache.stale.keys", cache, GuardedCache::staleKeys).register(metrics);
+        return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), cache);
     }
 }
