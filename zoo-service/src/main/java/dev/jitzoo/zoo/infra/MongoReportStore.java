@@ -119,6 +119,7 @@ public class MongoReportStore implements ReportStore {
     public void saveBest(ZooKey key, BestKernel kernel) {
         Document doc = new Document("_id", key.asString())
                 .append("fingerprint", key.fingerprint())
+                .append("opKey", key.opKey())
                 .append("kernelId", kernel.kernel().getKernelId())
                 .append("ref", new Binary(kernel.kernel().toByteArray()))
                 .append("medianMs", kernel.medianMs())

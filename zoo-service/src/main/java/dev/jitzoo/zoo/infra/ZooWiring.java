@@ -2,6 +2,7 @@ package dev.jitzoo.zoo.infra;
 
 import com.mongodb.client.MongoClient;
 import dev.jitzoo.zoo.ZooConfig;
+import dev.jitzoo.zoo.domain.Analytics;
 import dev.jitzoo.zoo.domain.GuardedCache;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -30,5 +31,11 @@ public class ZooWiring {
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::failures).tag("result", "failed").register(metrics);
         Gauge.builder("jitzoo.zoo.cache.stale.keys", cache, GuardedCache::staleKeys).register(metrics);
         return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), cache);
+    }
+
+    @Produces
+    @Singleton
+    Analytics analytics(MongoClient mongo, ZooConfig config) {
+        return new MongoAnalytics(mongo.getDatabase(config.database()));
     }
 }

@@ -20,8 +20,6 @@ import jakarta.ws.rs.core.MediaType;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import org.jboss.resteasy.reactive.RestResponse;
-import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 /** JSON queries for analysts and for `./jitzoo zoo`, and the dead-letter topics' inspection and replay. */
 @Path("/api/v1")
@@ -91,11 +89,6 @@ public class ZooResource {
     }
 
     /** Bad input the zoo refuses, from any endpoint: 400 with the reason. The one place it is mapped. */
-    @ServerExceptionMapper
-    public RestResponse<String> invalid(InvalidReportException e) {
-        return RestResponse.ResponseBuilder.create(RestResponse.Status.BAD_REQUEST, e.getMessage())
-                .type(MediaType.TEXT_PLAIN_TYPE).build();
-    }
 
     public record PrimitiveView(String fingerprint, String primitive, double speedup, int reports, String engine) {
     }
@@ -118,7 +111,7 @@ public class ZooResource {
         return new CountView(fingerprint, zoo.countMeasurements(fingerprint));
     }
 
-    private static OpSpec parseOp(String op, String shape) {
+    static OpSpec parseOp(String op, String shape) {
         if (shape == null || shape.isBlank()) {
             throw new InvalidReportException("shape is required, e.g. shape=128,256,96");
         }
@@ -132,7 +125,7 @@ public class ZooResource {
         }
     }
 
-    private static Backend parseBackend(String backend) {
+    static Backend parseBackend(String backend) {
         try {
             return Backend.valueOf("BACKEND_" + backend.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
