@@ -14,18 +14,37 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code jitzoo zoo best|count|dlq}: what the running zoo elected and stored, and its dead letters, over its HTTP API. */
+/** {@code jitzoo zoo ...}: what the running zoo elected and stored, its analytics and its dead letters, over its HTTP API. */
 @Command(name = "zoo", mixinStandardHelpOptions = true,
         description = {"Queries the running zoo's HTTP API (./jitzoo up):",
                 "  zoo best --shape M,K,N [--op OP] [--fingerprint F]   the elected kernel of an op on a device kind",
                 "  zoo count [--fingerprint F]                          the reports stored for a device kind",
+                "  zoo kinds                                            device kinds: sessions, origins, ops, first and last report",
+                "  zoo elections [--fingerprint F]                      a device kind's elected kernel per op, with its evidence",
+                "  zoo coverage [--settled-origins 3]                   per op, the kinds with an elected kernel and the settled ones",
+                "  zoo volume [--bucket minute|hour|day] [--hours 24]   sessions and measurements per time bucket",
+                "  zoo win-rates --shape M,K,N [--op OP]                how often each kernel of an op was ranked first",
+                "  zoo export [--format csv|jsonl] [--fingerprint F]    every measurement (of one kind, if given)",
                 "  zoo dlq [--channel reports|microbench] [--replay]    the records refused into the dead-letter topic, and why;",
                 "                                                       --replay sends those not yet replayed back (stored once)",
+                "The zoo's dashboard is at its /dashboard.",
                 "The fingerprint defaults to this machine's, as the SDK computes it."})
 public final class ZooCommand implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "best|count|dlq")
+    @Parameters(index = "0", paramLabel = "best|count|kinds|elections|coverage|volume|win-rates|export|dlq")
     String what;
+
+    @Option(names = "--settled-origins", defaultValue = "3", description = "coverage: origins that settle a kind (default: ${DEFAULT-VALUE})")
+    int settledOrigins;
+
+    @Option(names = "--bucket", defaultValue = "hour", description = "volume: minute, hour or day (default: ${DEFAULT-VALUE})")
+    String bucket;
+
+    @Option(names = "--hours", defaultValue = "24", description = "volume: over the last this many hours (default: ${DEFAULT-VALUE})")
+    int hours;
+
+    @Option(names = "--format", defaultValue = "csv", description = "export: csv or jsonl (default: ${DEFAULT-VALUE})")
+    String format;
 
     @Option(names = "--channel", defaultValue = "reports", description = "dlq: reports or microbench (default: ${DEFAULT-VALUE})")
     String channel;
@@ -47,24 +66,40 @@ public final class ZooCommand implements Callable<Integer> {
         Suite suite = Suite.here();
         String base = System.getenv().getOrDefault("JITZOO_ZOO_HTTP",
                 "http://127.0.0.1:" + System.getenv().getOrDefault("JITZOO_ZOO_PORT", "8083"));
+        String fleet = switch (what) {
+            case "kinds" -> "/api/v1/kinds";
+            case "coverage" -> "/api/v1/coverage?settledOrigins=" + settledOrigins;
+            case "volume" -> "/api/v1/volume?bucket=" + encode(bucket) + "&hours=" + hours;
+            case "win-rates" -> "/api/v1/win-rates?op=" + encode(op) + "&shape=" + encode(shape == null ? "" : shape);
+            case "export" -> "/api/v1/export/measurements?format=" + encode(format) + (fingerprint == null ? "" : "&fingerprint=" + encode(fingerprint));
+            default -> null;
+        };
+        if (fleet != null) {
+            return call(base, HttpRequest.newBuilder(URI.create(base + fleet)).timeout(Duration.ofSeconds(120)).build());
+        }
         if (what.equals("dlq")) {
-            String path = base + "/api/v1/dlq/" + URLEncoder.encode(channel, StandardCharsets.UTF_8) + (replay ? "/replay" : "");
+            String path = base + "/api/v1/dlq/" + encode(channel) + (replay ? "/replay" : "");
             return call(base, HttpRequest.newBuilder(URI.create(path)).timeout(Duration.ofSeconds(60))
                     .method(replay ? "POST" : "GET", HttpRequest.BodyPublishers.noBody()).build());
         }
-        String device = URLEncoder.encode(fingerprint != null ? fingerprint : TuneCommand.fingerprint(suite), StandardCharsets.UTF_8);
+        String device = encode(fingerprint != null ? fingerprint : TuneCommand.fingerprint(suite));
         String url = switch (what) {
             case "best" -> {
                 if (shape == null) {
                     throw new IllegalArgumentException("zoo best needs --shape M,K,N");
                 }
-                yield base + "/api/v1/best?fingerprint=" + device + "&op=" + URLEncoder.encode(op, StandardCharsets.UTF_8)
-                        + "&shape=" + URLEncoder.encode(shape, StandardCharsets.UTF_8);
+                yield base + "/api/v1/best?fingerprint=" + device + "&op=" + encode(op) + "&shape=" + encode(shape);
             }
             case "count" -> base + "/api/v1/reports/count?fingerprint=" + device;
-            default -> throw new IllegalArgumentException("give best, count or dlq, not '" + what + "'");
+            case "elections" -> base + "/api/v1/kinds/" + device + "/elections";
+            default -> throw new IllegalArgumentException("give best, count, kinds, elections, coverage, volume, win-rates, export or dlq, "
+                    + "not '" + what + "'");
         };
         return call(base, HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build());
+    }
+
+    private static String encode(String value) {
+        return URLEncoder.encode(value, StandardCharsets.UTF_8);
     }
 
     private static int call(String base, HttpRequest request) throws IOException, InterruptedException {

@@ -77,11 +77,15 @@ public class AnalyticsResource {
         return analytics.volume(from, size.toMillis());
     }
 
-    /** Each kernel's win rate on an op: how often the sessions that ranked it ranked it first. */
+    /** Each kernel's win rate on an op (by op and shape, or by the op key /coverage gives): how often the sessions that ranked it ranked it first. */
     @GET
     @Path("/win-rates")
     public List<Analytics.WinRate> winRates(@QueryParam("op") @DefaultValue("matmul") String op, @QueryParam("shape") String shape,
-                                            @QueryParam("backend") @DefaultValue("wasm") String backend) {
+                                            @QueryParam("backend") @DefaultValue("wasm") String backend,
+                                            @QueryParam("opKey") String opKey) {
+        if (opKey != null && !opKey.isBlank()) {
+            return analytics.winRates(opKey); // as /coverage names it, epilogue and flags included
+        }
         ZooKey key = ZooKey.of(ZooResource.parseOp(op, shape), ZooResource.parseBackend(backend),
                 DeviceProfile.newBuilder().setFingerprint("any").build());
         return analytics.winRates(key.opKey());
