@@ -22,7 +22,7 @@ import picocli.CommandLine.Unmatched;
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
                 BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class,
-                BenchCli.Browser.class})
+                BenchCli.Browser.class, BenchCli.ZooLoad.class})
 public final class BenchCli {
 
     /** What every bench shares: the suite, and the options it passes on. */
@@ -205,6 +205,26 @@ public final class BenchCli {
             List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-browser.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench browser", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
+        }
+    }
+
+    @Command(name = "zoo", description = "on a private stack: the zoo's ingest throughput from Kafka with elections, report to "
+            + "election latency, Resolve latency at a steady rate, and a poisoning drill at growing attacker shares "
+            + "(options: --reports N (5000), --rate N requests/s (1000), --json)")
+    static final class ZooLoad extends Bench {
+        @Override
+        public void run() {
+            Suite.say("a private stack; then reports published to Kafka, Resolve under load, and a poisoning drill (minutes)");
+            Path jar;
+            try {
+                jar = Path.of(ZooBench.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            } catch (java.net.URISyntaxException e) {
+                throw new IllegalStateException(e);
+            }
+            List<String> command = new ArrayList<>(List.of("java", "-cp", jar + java.io.File.pathSeparator + jar.resolveSibling("lib") + "/*",
+                    ZooBench.class.getName()));
+            command.addAll(passOn);
+            suite.withPrivateStack("bench zoo", Map.of(), suite.root(), command);
         }
     }
 

@@ -1,0 +1,320 @@
+package dev.jitzoo.cli.bench;
+
+import com.google.gson.Gson;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.Measurement;
+import dev.jitzoo.proto.zoo.v1.ResolveRequest;
+import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
+import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * {@code ./jitzoo bench zoo}, run against a stack (the private one BenchCli starts): reports
+ * published to Kafka as the gateway would, and the zoo timed as it ingests and elects them, as it
+ * answers Resolve at a steady rate, and as it turns one report into an election; then a poisoning
+ * drill at growing attacker shares. Prints a table, or one JSON line with {@code --json}.
+ */
+public final class ZooBench {
+
+    private static final OpSpec OP = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+            .addShape(128).addShape(768).addShape(768).build();
+    /** True latencies of the kernels every honest device times, k0 the fastest. */
+    private static final double[] TRUE_MS = {1.00, 1.08, 1.20, 1.35, 1.60};
+
+    private final String zooHttp;
+    private final KafkaProducer<String, byte[]> producer;
+    private final ManagedChannel channel;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final Random random = new Random(7);
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+
+    private ZooBench(String zooHttp, String kafka) {
+        this.zooHttp = zooHttp;
+        this.producer = new KafkaProducer<>(Map.of("bootstrap.servers", kafka, "acks", "all", "linger.ms", 5,
+                "batch.size", 262_144), new StringSerializer(), new ByteArraySerializer());
+        URI zoo = URI.create(zooHttp);
+        this.channel = ManagedChannelBuilder.forAddress(zoo.getHost(), zoo.getPort()).usePlaintext().build();
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> argv = Arrays.asList(args);
+        boolean json = argv.contains("--json");
+        int reports = argv.contains("--reports") ? Integer.parseInt(argv.get(argv.indexOf("--reports") + 1)) : 5000;
+        int rate = argv.contains("--rate") ? Integer.parseInt(argv.get(argv.indexOf("--rate") + 1)) : 1000;
+        String zooHttp = System.getenv().getOrDefault("JITZOO_ZOO_HTTP", "http://127.0.0.1:8083");
+        String kafka = "127.0.0.1:" + System.getenv().getOrDefault("JITZOO_KAFKA_PORT", "9092");
+        ZooBench bench = new ZooBench(zooHttp, kafka);
+        try {
+            Map<String, Object> figures = new LinkedHashMap<>();
+            String mongo = System.getenv().getOrDefault("JITZOO_MONGO_URI", "");
+            figures.put("store", mongo.isBlank() ? "embedded MongoDB-wire server (H2), Redis cache" : "MongoDB, Redis cache");
+            figures.put("reports", reports);
+            bench.ingest(reports, figures);
+            bench.reportToElected(100, figures);
+            bench.resolveLoad(rate, 10, figures);
+            bench.poisoning(figures);
+            if (json) {
+                System.out.println(new Gson().toJson(figures));
+            } else {
+                figures.forEach((k, v) -> System.out.printf("  %-40s %s%n", k, v));
+            }
+        } finally {
+            bench.producer.close();
+            bench.channel.shutdownNow();
+        }
+    }
+
+    private static void say(String line) {
+        System.err.println(line);
+    }
+
+    /** Publishes honest reports over 200 device kinds, and times the zoo until it ingested them all. */
+    private void ingest(int reports, Map<String, Object> figures) throws Exception {
+        double before = ingested();
+        say("publishing " + reports + " reports over 200 device kinds...");
+        long t0 = System.nanoTime();
+        for (int i = 0; i < reports; i++) {
+            producer.send(new ProducerRecord<>("kernel-reports", kind(i % 200), honest(kind(i % 200), "s" + i, "o" + i).toByteArray()));
+        }
+        producer.flush();
+        double published = (System.nanoTime() - t0) / 1e9;
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(15);
+        double done;
+        while ((done = ingested() - before) < reports) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the zoo ingested " + (int) done + " of " + reports + " reports in 15 minutes");
+            }
+            Thread.sleep(200);
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        figures.put("publish_reports_per_s", Math.round(reports / published));
+        figures.put("ingest_reports_per_s", Math.round(reports / seconds));
+        figures.put("ingest_s", round(seconds, 1));
+        say("  ingested in " + round(seconds, 1) + " s");
+    }
+
+    /** One report for a new device kind at a time: how long until Resolve answers its kernel. */
+    private void reportToElected(int samples, Map<String, Object> figures) throws Exception {
+        say("report to election, " + samples + " new device kinds one after another...");
+        List<Double> ms = new ArrayList<>();
+        ZooServiceGrpc.ZooServiceBlockingStub zoo = ZooServiceGrpc.newBlockingStub(channel);
+        for (int i = 0; i < samples; i++) {
+            String kind = "bench-new-" + run + "-" + i;
+            long t0 = System.nanoTime();
+            producer.send(new ProducerRecord<>("kernel-reports", kind, honest(kind, "n" + i, "n" + i).toByteArray())).get();
+            while (!resolve(zoo, kind).getFound()) {
+                if (System.nanoTime() - t0 > TimeUnit.SECONDS.toNanos(30)) {
+                    throw new IllegalStateException("no election for " + kind + " within 30 s");
+                }
+                Thread.sleep(1);
+            }
+            ms.add((System.nanoTime() - t0) / 1e6);
+        }
+        figures.put("report_to_elected_p50_ms", round(quantile(ms, 0.5), 1));
+        figures.put("report_to_elected_p99_ms", round(quantile(ms, 0.99), 1));
+    }
+
+    /** Resolve at a steady rate for some seconds over the kinds ingested: latency quantiles and the rate reached. */
+    private void resolveLoad(int perSecond, int seconds, Map<String, Object> figures) throws Exception {
+        say("Resolve at " + perSecond + " requests/s for " + seconds + " s...");
+        ZooServiceGrpc.ZooServiceFutureStub zoo = ZooServiceGrpc.newFutureStub(channel);
+        ConcurrentLinkedQueue<Double> ms = new ConcurrentLinkedQueue<>();
+        AtomicInteger failed = new AtomicInteger();
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+        AtomicInteger sent = new AtomicInteger();
+        long periodNanos = 1_000_000_000L / perSecond;
+        long total = (long) perSecond * seconds;
+        long start = System.nanoTime();
+        timer.scheduleAtFixedRate(() -> {
+            if (sent.get() >= total) {
+                return;
+            }
+            int i = sent.getAndIncrement();
+            long t0 = System.nanoTime();
+            var call = zoo.withDeadlineAfter(5, TimeUnit.SECONDS).resolve(request(kind(i % 200)));
+            call.addListener(() -> {
+                try {
+                    call.get();
+                    ms.add((System.nanoTime() - t0) / 1e6);
+                } catch (Exception e) {
+                    failed.incrementAndGet();
+                }
+            }, Runnable::run);
+        }, 0, periodNanos, TimeUnit.NANOSECONDS);
+        while (ms.size() + failed.get() < total && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(seconds + 10)) {
+            Thread.sleep(50);
+        }
+        timer.shutdownNow();
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        List<Double> all = new ArrayList<>(ms);
+        figures.put("resolve_requests_per_s", Math.round(all.size() / elapsed));
+        figures.put("resolve_p50_ms", round(quantile(all, 0.5), 2));
+        figures.put("resolve_p99_ms", round(quantile(all, 0.99), 2));
+        figures.put("resolve_failed", failed.get());
+    }
+
+    /**
+     * For each attacker share: 30 honest origins and attackers from distinct origins (one of them
+     * flooding 50 sessions) report on a new device kind; which kernel is elected. Then a kind only
+     * a flooding address reports on: how many origins it counts.
+     */
+    private void poisoning(Map<String, Object> figures) throws Exception {
+        say("poisoning drill...");
+        ZooServiceGrpc.ZooServiceBlockingStub zoo = ZooServiceGrpc.newBlockingStub(channel);
+        Map<String, Boolean> honestWins = new LinkedHashMap<>();
+        for (double share : new double[] {0.1, 0.2, 0.3, 0.33, 0.4, 0.5}) {
+            String kind = "bench-poison-" + run + "-" + share;
+            int attackers = (int) Math.round(30 * share / (1 - share));
+            for (int a = 0; a < attackers; a++) {
+                for (int s = 0; s < (a == 0 ? 50 : 1); s++) {
+                    send(kind, attacker(kind, "a" + a + "-" + s, "a" + a));
+                }
+            }
+            for (int h = 0; h < 30; h++) {
+                send(kind, honest(kind, "h" + h, "h" + h));
+            }
+            producer.flush();
+            ResolvedKernel best = awaitOrigins(zoo, kind, 30 + attackers);
+            boolean honest = best.getKernel().getKernelId().equals("k0");
+            honestWins.put(String.valueOf(share), honest);
+            say(String.format("  %.0f%% attacker origins (%d of %d): elected %s", 100 * share, attackers, 30 + attackers,
+                    best.getKernel().getKernelId()));
+        }
+        double held = 0;
+        for (Map.Entry<String, Boolean> e : honestWins.entrySet()) {
+            if (!e.getValue()) {
+                break;
+            }
+            held = Double.parseDouble(e.getKey());
+        }
+        String flooded = "bench-flood-" + run;
+        for (int s = 0; s < 100; s++) {
+            send(flooded, attacker(flooded, "f" + s, "one-address"));
+        }
+        producer.flush();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        ResolvedKernel flood = resolve(zoo, flooded);
+        while (flood.getReports() < 100 && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            flood = resolve(zoo, flooded);
+        }
+        figures.put("honest_elected_by_attacker_share", honestWins);
+        figures.put("honest_elected_up_to_attacker_share", held);
+        figures.put("flood_sessions", flood.getReports());
+        figures.put("flood_origins", flood.getOrigins());
+    }
+
+    private ResolvedKernel awaitOrigins(ZooServiceGrpc.ZooServiceBlockingStub zoo, String kind, int origins) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        ResolvedKernel best = resolve(zoo, kind);
+        // every origin ranks every kernel that can win (attackers rank k0, k2, k3 and k4 too): once all
+        // reports are in, the winner is ranked by them all
+        while (System.nanoTime() < deadline && !(best.getFound() && best.getOrigins() >= origins)) {
+            Thread.sleep(100);
+            best = resolve(zoo, kind);
+        }
+        return best;
+    }
+
+    private void send(String kind, KernelReport report) {
+        producer.send(new ProducerRecord<>("kernel-reports", kind, report.toByteArray()));
+    }
+
+    private String kind(int i) {
+        return "bench-" + run + "-" + i;
+    }
+
+    private static ResolvedKernel resolve(ZooServiceGrpc.ZooServiceBlockingStub zoo, String kind) {
+        return zoo.withDeadlineAfter(5, TimeUnit.SECONDS).resolve(request(kind)).getKernels(0);
+    }
+
+    private static ResolveRequest request(String kind) {
+        return ResolveRequest.newBuilder().setDevice(DeviceProfile.newBuilder().setFingerprint(kind))
+                .setBackend(Backend.BACKEND_WASM).addOps(OP).build();
+    }
+
+    /** An honest device's report: the five kernels timed with ±6% noise, ranked by what it measured. */
+    private KernelReport honest(String kind, String session, String origin) {
+        record Timed(int kernel, double ms) {
+        }
+        List<Timed> timed = new ArrayList<>();
+        for (int k = 0; k < TRUE_MS.length; k++) {
+            timed.add(new Timed(k, TRUE_MS[k] * (1 + 0.06 * (2 * random.nextDouble() - 1))));
+        }
+        timed.sort((a, b) -> Double.compare(a.ms(), b.ms()));
+        KernelReport.Builder report = report(kind, session, origin);
+        for (Timed t : timed) {
+            report.addRanked(measurement("k" + t.kernel(), t.ms()));
+        }
+        return report.build();
+    }
+
+    /** A liar: a slow kernel first at a fake-fast latency, the honest best last at a fake-slow one. */
+    private KernelReport attacker(String kind, String session, String origin) {
+        return report(kind, session, origin).addRanked(measurement("k-slow", 0.2)).addRanked(measurement("k3", 0.3))
+                .addRanked(measurement("k4", 0.4)).addRanked(measurement("k2", 5.0)).addRanked(measurement("k0", 50.0)).build();
+    }
+
+    private KernelReport.Builder report(String kind, String session, String origin) {
+        return KernelReport.newBuilder().setSessionId(session + "-" + run).setOrigin(origin + "-" + run)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint(kind)).setOp(OP).setBackend(Backend.BACKEND_WASM)
+                .setReceivedAtMs(System.currentTimeMillis());
+    }
+
+    private static Measurement measurement(String kernelId, double ms) {
+        return Measurement.newBuilder().setMedianMs(ms).setSamples(7)
+                .setKernel(KernelRef.newBuilder().setKernelId(kernelId).setBackend(Backend.BACKEND_WASM).setOp(OP)).build();
+    }
+
+    /** The zoo's count of ingested reports, from its metrics. */
+    private double ingested() throws IOException, InterruptedException {
+        String metrics = http.send(HttpRequest.newBuilder(URI.create(zooHttp + "/q/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        Matcher m = Pattern.compile("(?m)^jitzoo_zoo_reports_ingested_total(?:\\{[^}]*\\})? ([0-9.eE+]+)").matcher(metrics);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
+    }
+
+    private static double quantile(List<Double> xs, double q) {
+        if (xs.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> sorted = new ArrayList<>(xs);
+        Collections.sort(sorted);
+        return sorted.get(Math.min(sorted.size() - 1, (int) Math.floor(q * sorted.size())));
+    }
+
+    private static double round(double x, int digits) {
+        double f = Math.pow(10, digits);
+        return Math.round(x * f) / f;
+    }
+}
