@@ -41,9 +41,10 @@ class JitzooTest {
     }
 
     @Test
-    void aZooQueryNeedsBestOrCount() {
-        assertEquals(Jitzoo.USAGE_ERROR, run("zoo", "worst", "--fingerprint", "f"));
-        assertEquals("jitzoo zoo: give best or count, not 'worst'", err.toString().strip());
+    void aZooQueryNeedsAKnownQuery() {
+        assertEquals(Jitzoo.USAGE_ERROR, run("zoo", "worst"));
+        assertEquals("jitzoo zoo: give best, count, kinds, elections, coverage, volume, win-rates, export or dlq, not 'worst'",
+                err.toString().strip());
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -30,6 +31,9 @@ import picocli.CommandLine.Parameters;
                 "The zoo's dashboard is at its /dashboard.",
                 "The fingerprint defaults to this machine's, as the SDK computes it."})
 public final class ZooCommand implements Callable<Integer> {
+
+    private static final List<String> QUERIES = List.of("best", "count", "kinds", "elections", "coverage", "volume", "win-rates",
+            "export", "dlq");
 
     @Parameters(index = "0", paramLabel = "best|count|kinds|elections|coverage|volume|win-rates|export|dlq")
     String what;
@@ -66,6 +70,10 @@ public final class ZooCommand implements Callable<Integer> {
         Suite suite = Suite.here();
         String base = System.getenv().getOrDefault("JITZOO_ZOO_HTTP",
                 "http://127.0.0.1:" + System.getenv().getOrDefault("JITZOO_ZOO_PORT", "8083"));
+        if (!QUERIES.contains(what)) { // before the fingerprint, which runs the SDK
+            throw new IllegalArgumentException("give " + String.join(", ", QUERIES.subList(0, QUERIES.size() - 1)) + " or dlq, not '"
+                    + what + "'");
+        }
         String fleet = switch (what) {
             case "kinds" -> "/api/v1/kinds";
             case "coverage" -> "/api/v1/coverage?settledOrigins=" + settledOrigins;
@@ -92,8 +100,7 @@ public final class ZooCommand implements Callable<Integer> {
             }
             case "count" -> base + "/api/v1/reports/count?fingerprint=" + device;
             case "elections" -> base + "/api/v1/kinds/" + device + "/elections";
-            default -> throw new IllegalArgumentException("give best, count, kinds, elections, coverage, volume, win-rates, export or dlq, "
-                    + "not '" + what + "'");
+            default -> throw new IllegalStateException(what);
         };
         return call(base, HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build());
     }
