@@ -23,6 +23,13 @@ public interface ZooConfig {
     @WithDefault("PT0.25S")
     Duration cacheTimeout();
 
+    /**
+     * How long an elected kernel stays in each zoo replica's own memory in front of Redis: another
+     * replica's new election reaches this one's Resolve within it.
+     */
+    @WithDefault("PT1S")
+    Duration nearCacheTtl();
+
     /** After a cache call failed, how long lookups skip the cache. */
     @WithDefault("PT5S")
     Duration cacheCoolDown();

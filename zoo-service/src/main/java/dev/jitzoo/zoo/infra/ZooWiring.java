@@ -15,7 +15,8 @@ import jakarta.inject.Singleton;
 
 /**
  * Builds the zoo from its real storage: MongoDB through the official driver, Redis through Lettuce
- * (redis-client), the cache guarded so that a slow or dead Redis only costs lookups their speed.
+ * (redis-client), the cache guarded so that a slow or dead Redis only costs lookups their speed,
+ * and a short-lived copy of it in memory in front.
  */
 @ApplicationScoped
 public class ZooWiring {
@@ -30,7 +31,7 @@ public class ZooWiring {
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::misses).tag("result", "miss").register(metrics);
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::failures).tag("result", "failed").register(metrics);
         Gauge.builder("jitzoo.zoo.cache.stale.keys", cache, GuardedCache::staleKeys).register(metrics);
-        return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), cache);
+        return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), new NearCache(cache, config.nearCacheTtl(), 100_000));
     }
 
     @Produces
