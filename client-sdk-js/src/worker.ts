@@ -1,7 +1,6 @@
 // The SDK's worker entry: runs a model (LocalModel) for a page's WorkerModel, so that kernel
 // timing, checking and the reference run here and never on the page's thread. Started by
 // worker-start.ts; speaks worker-protocol.ts.
-import type { ModelEvent } from "./model/events.js";
 import type { LocalModel } from "./model/engine.js";
 import { loadModel } from "./model/model.js";
 import { LOAD, MODEL_EVENTS, postedError, type FromWorker, type ToWorker } from "./model/worker-protocol.js";
@@ -23,7 +22,7 @@ scope.onmessage = ({ data: message }) => {
         ...options, worker: false, store: keep ? undefined : null, log: log ? (line) => post({ type: "log", line }) : undefined,
       }) as Promise<LocalModel>; // worker: false is a LocalModel
       model.then((m) => {
-        for (const event of MODEL_EVENTS) m.on(event, (payload) => post({ type: "event", event: event as ModelEvent, payload }));
+        for (const event of MODEL_EVENTS) m.on(event, (payload) => post({ type: "event", event, payload }));
         post({ type: "loaded", inputs: [...m.inputs], outputNames: m.outputNames, stats: m.stats() });
       }, (e) => post({ type: "failed", id: LOAD, error: postedError(e) }));
       return;

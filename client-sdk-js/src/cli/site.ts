@@ -70,9 +70,11 @@ export async function serveSite(content: SiteContent, port = 0): Promise<Site> {
 /** Where Chromium is: $JITZOO_CHROMIUM, else Debian's. */
 export const chromiumPath = () => process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
 
-/** A page that loads the SDK (globalThis.jitzoo) and onnxruntime-web's wasm build (globalThis.ort), then sets globalThis.ready. */
-export const SDK_PAGE = `<!doctype html><meta charset="utf-8"><title>jitzoo</title>
-<script type="module">
+/**
+ * The module script that loads the SDK (globalThis.jitzoo) and onnxruntime-web's wasm build, one
+ * thread (globalThis.ort), then sets globalThis.ready.
+ */
+export const SDK_LOADER = `<script type="module">
 import * as jitzoo from "/browser/jitzoo.js";
 import * as ort from "/ort/ort.wasm.min.mjs";
 ort.env.wasm.numThreads = 1;
@@ -80,3 +82,6 @@ ort.env.wasm.wasmPaths = "/ort/";
 ort.env.logLevel = "error";
 Object.assign(globalThis, { jitzoo, ort, ready: true });
 </script>`;
+
+/** A page with nothing but the SDK and onnxruntime-web loaded ({@link SDK_LOADER}). */
+export const SDK_PAGE = `<!doctype html><meta charset="utf-8"><title>jitzoo</title>\n${SDK_LOADER}`;

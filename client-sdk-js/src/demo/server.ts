@@ -2,7 +2,7 @@
 // model, the SDK and onnxruntime-web, on one local origin.
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { DIST, serveSite, type Site } from "../cli/site.js";
+import { DIST, SDK_LOADER, serveSite, type Site } from "../cli/site.js";
 
 export interface DemoOptions {
   /** The gateway the page tunes through. */
@@ -42,14 +42,7 @@ const HTML = `<!doctype html>
   <canvas id="latency"></canvas>
   <h2>Each op's kernel over time (first: the lite space's first candidate; zoo: the zoo's best for this device kind; kept: kept on this device; ×: faster than the kernel it replaced)</h2>
   <canvas id="timeline"></canvas>
-  <script type="module">
-    import * as jitzoo from "/browser/jitzoo.js";
-    import * as ort from "/ort/ort.wasm.min.mjs";
-    ort.env.wasm.numThreads = 1;
-    ort.env.wasm.wasmPaths = "/ort/";
-    ort.env.logLevel = "error";
-    Object.assign(globalThis, { jitzoo, ort });
-  </script>
+  ${SDK_LOADER}
   <script type="module" src="/demo/page.js"></script>
 </body></html>`;
 

@@ -256,6 +256,7 @@ export class LocalModel implements Model {
     const device = await this.probe();
     // the gateway offers candidates op by op, in Hello order: the ops that take the most time first
     slots.sort((a, b) => flopsOf(b.op) * b.instances - flopsOf(a.op) * a.instances);
+    this.flushOnPageHide();
     for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
       const group = slots.slice(i, i + OPS_PER_SESSION);
       const kept = await this.restore(group, device.fingerprint);
@@ -263,7 +264,6 @@ export class LocalModel implements Model {
         client: this.options.client, reconnect: this.options.reconnect, log,
         onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),
       });
-      this.flushOnPageHide();
       const clock = () => performance.now() - (this.started ?? performance.now());
       const tunerOf = (slot: KernelSlot) => {
         const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log, this.events.emit, this.keeper(device.fingerprint, slot.key));

@@ -2,13 +2,16 @@
  * What a model tells its app while it tunes, as typed events (`model.on("new-best", ...)`). Op
  * names are op keys (`matmul[128,768,768];bias`), times milliseconds on the tuning bench.
  */
+/** Where a model's gateway session stands: opened, dropped and reconnecting, taken up again, or given up. */
+export type ConnectionState = "open" | "reconnecting" | "resumed" | "failed";
+
 export interface ModelEvents {
   /**
    * A gateway session for some of the model's ops opened, or could not (`failed`: its ops keep
    * their kernels and no longer tune); its connection dropped (`reconnecting`, with why) and the
    * session went on on a new one (`resumed`).
    */
-  connection: { state: "open" | "failed" | "reconnecting" | "resumed"; ops: number; detail: string };
+  connection: { state: ConnectionState; ops: number; detail: string };
   /** A candidate was timed side by side with the incumbent. */
   "kernel-timed": { op: string; kernelId: string; ms: number; incumbentId: string; incumbentMs: number; faster: boolean };
   /** A candidate replaced the incumbent: every use of the op runs it from the next call on. */

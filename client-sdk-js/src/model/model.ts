@@ -152,7 +152,7 @@ export interface Model {
   on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void;
   /** Latency, memory and the kernel of every op so far (in worker mode, as of the latest run). */
   stats(): ModelStats;
-  /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions (and the worker). */
+  /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions; the model still runs. */
   close(): Promise<void>;
 }
 

@@ -4,6 +4,7 @@ import { ConnectionClosed, GatewayError } from "../errors.js";
 import type { DynamicPlan, InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
+import type { ConnectionState } from "./events.js";
 
 /**
  * Offers the gateway may send ahead of what the model has tried: two per op (at least 4, at most
@@ -25,9 +26,6 @@ export const DEFAULT_RECONNECT: Required<ReconnectOptions> = { attempts: 10, bas
 
 /** Close codes after which reconnecting cannot help: a normal close, and the gateway refusing what this client sent. */
 const FINAL_CLOSE_CODES = new Set([1000, 1003, 1007, 1008, 1009]);
-
-/** What a session says of its connection. */
-export type ConnectionState = "open" | "reconnecting" | "resumed" | "failed";
 
 /** Options of a {@link ModelSession}. */
 export interface ModelSessionOptions {
@@ -105,7 +103,7 @@ export class ModelSession {
           return;
         }
         // its credit comes back, or stray offers would use up the credits the asked-for ops need
-        this.log(`  offer ${offer.artifact?.ref?.kernelId} is for an op this session did not ask for (${op ? opKey(op) : "none"}); ignored`);
+        this.log(`  offer ${id} is for an op this session did not ask for (${op ? opKey(op) : "none"}); ignored`);
         this.grantCredit();
       }),
       client.on("offersDone", () => { this.done = true; }),

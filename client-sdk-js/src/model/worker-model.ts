@@ -37,11 +37,8 @@ export class WorkerModel implements Model {
     if (options.store) throw new ModelError("a custom store cannot cross into the model's worker: pass worker: false to use it");
     if (options.client?.WebSocket) throw new ModelError("a custom WebSocket cannot cross into the model's worker: pass worker: false to use it");
     const model = new WorkerModel(startModelWorker(url), options.log);
-    const { gateway, tuning, fingerprint, dynamicRows, reconnect } = options;
-    const posted: WorkerLoadOptions = {
-      gateway, tuning, fingerprint, dynamicRows, reconnect, client: { connectTimeoutMs: options.client?.connectTimeoutMs },
-      keep: options.store !== null, log: options.log !== undefined,
-    };
+    const { store, log, signal, worker, client, ...data } = options;
+    const posted: WorkerLoadOptions = { ...data, client: { connectTimeoutMs: client?.connectTimeoutMs }, keep: store !== null, log: log !== undefined };
     const abort = () => model.die(options.signal!.reason as Error);
     options.signal?.addEventListener("abort", abort, { once: true });
     try {

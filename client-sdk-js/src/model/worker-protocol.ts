@@ -46,10 +46,10 @@ export type FromWorker =
 /** The id of the load request (runs and closes count from 1). */
 export const LOAD = 0;
 
-/** Every model event, forwarded from the worker as it happens. */
-export const MODEL_EVENTS: readonly ModelEvent[] = [
-  "connection", "kernel-timed", "new-best", "kernel-refused", "op-settled", "report-acked", "report-failed",
-];
+/** Every model event, forwarded from the worker as it happens (the compiler checks none is missing). */
+export const MODEL_EVENTS = Object.keys({
+  connection: 0, "kernel-timed": 0, "new-best": 0, "kernel-refused": 0, "op-settled": 0, "report-acked": 0, "report-failed": 0,
+} satisfies Record<ModelEvent, 0>) as ModelEvent[];
 
 export function postedError(e: unknown): PostedError {
   const error = e instanceof Error ? e : new Error(String(e));

@@ -6,44 +6,27 @@
 // under a tuning page, which reconnects and resumes; a page that leaves mid-tuning reports what it
 // timed; an abort stops the page's loop.
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelBytes, modelsMissing } from "../support/models.js";
+import { serveSite, SDK_PAGE, type Site } from "../../src/cli/site.js";
+import { MODELS_DIR, modelsMissing } from "../support/models.js";
 import { awaitMeasurements, GATEWAY, restartGateway, zooGet } from "./support.js";
 
 const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SEQ = 8;
 
-/**
- * A page that loads the single-file build (dist/browser/jitzoo.js, beside it the worker it starts)
- * as a module and holds it as `globalThis.jitzoo`, and the model beside it, same origin. Also
- * bundles the package root for the browser with esbuild, as an app's bundler would, to list what
- * gets in.
- */
-async function serve(): Promise<{ server: Server; url: string; bundleInputs: string[] }> {
+/** The package root bundled for the browser with esbuild, as an app's bundler would: what gets in. */
+async function bundleInputs(): Promise<string[]> {
   const bundle = await build({
     entryPoints: [join(PACKAGE, "dist/index.js")], bundle: true, format: "esm", platform: "browser",
     write: false, metafile: true, logLevel: "silent",
   });
-  const files: Record<string, string> = {
-    "/browser/jitzoo.js": readFileSync(join(PACKAGE, "dist/browser/jitzoo.js"), "utf8"),
-    "/browser/worker.js": readFileSync(join(PACKAGE, "dist/browser/worker.js"), "utf8"),
-  };
-  const model = modelBytes("bert_layer.onnx");
-  const server = createServer((req, res) => {
-    if (files[req.url!]) res.writeHead(200, { "content-type": "text/javascript" }).end(files[req.url!]);
-    else if (req.url === "/model.onnx") res.writeHead(200, { "content-type": "application/octet-stream" }).end(model);
-    else res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script type="module">import * as jitzoo from "/browser/jitzoo.js"; globalThis.jitzoo = jitzoo;</script>');
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bundleInputs: Object.keys(bundle.metafile.inputs) };
+  return Object.keys(bundle.metafile.inputs);
 }
 
 /** A new page (in a context of its own, unless given) with the SDK loaded. */
@@ -61,19 +44,20 @@ interface Progress { timed: number; states: string[]; acked: number; ranked: num
 
 describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in headless Chromium", () => {
   let browser: Browser;
-  let site: Awaited<ReturnType<typeof serve>>;
+  let site: Site;
 
   beforeAll(async () => {
-    site = await serve();
+    // the single-file build (dist/browser/jitzoo.js, beside it the worker it starts) on a page of its own, the model beside it
+    site = await serveSite({ models: { "bert_layer.onnx": join(MODELS_DIR, "bert_layer.onnx") }, pages: { "/": SDK_PAGE } });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--no-first-run"] });
   });
   afterAll(async () => {
     await browser?.close();
-    site?.server.close();
+    await site?.close();
   });
 
   it("loads a model, tunes it through the suite while it infers, matches the reference, and starts from IndexedDB after a reload", async () => {
-    expect(site.bundleInputs.filter((f) => f.startsWith("node:") || /node_modules\/ws\//.test(f))).toEqual([]);
+    expect((await bundleInputs()).filter((f) => f.startsWith("node:") || /node_modules\/ws\//.test(f))).toEqual([]);
     const context = await browser.newContext(); // one context: the reload keeps its IndexedDB
     const page = await open(browser, site.url, context);
     const fingerprint = `e2e-browser-${randomUUID()}`;
@@ -81,9 +65,9 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     page.on("worker", (w) => workers.push(new URL(w.url()).pathname));
     const result = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
       const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
-      const reference = await j.loadModel("/model.onnx", { worker: false }); // the reference kernels, on the page's thread
+      const reference = await j.loadModel("/models/bert_layer.onnx", { worker: false }); // the reference kernels, on the page's thread
       const want = Object.values(await reference.run(j.feedsFor(reference, seq)))[0].data as Float32Array;
-      const model = await j.loadModel("/model.onnx", { gateway, fingerprint, tuning: { budget: 1 } });
+      const model = await j.loadModel("/models/bert_layer.onnx", { gateway, fingerprint, tuning: { budget: 1 } });
       const events = { connection: [] as string[], acked: 0, newBest: 0 };
       model.on("connection", (e) => events.connection.push(e.state));
       model.on("new-best", () => events.newBest++);
@@ -121,7 +105,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     await page.waitForFunction(() => "jitzoo" in globalThis);
     const reloaded = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
       const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
-      const model = await j.loadModel("/model.onnx", { gateway, fingerprint });
+      const model = await j.loadModel("/models/bert_layer.onnx", { gateway, fingerprint });
       await model.run(j.feedsFor(model, seq));
       const ops = model.stats().ops.map((o) => ({ key: o.key, kernelId: o.kernelId, restored: o.restored }));
       await model.close();
@@ -150,7 +134,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       const j = w.jitzoo;
       w.progress = { timed: 0, states: [], acked: 0, ranked: 0, settled: 0 };
       w.done = (async () => {
-        const model = await j.loadModel("/model.onnx", {
+        const model = await j.loadModel("/models/bert_layer.onnx", {
           gateway, fingerprint, tuning: { budget: 1 }, reconnect: { attempts: 60, baseDelayMs: 250, maxDelayMs: 2000 },
         });
         model.on("kernel-timed", () => w.progress.timed++);
@@ -203,14 +187,14 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
       const early = new AbortController();
       early.abort();
-      const load = await j.loadModel("/model.onnx", { gateway, signal: early.signal }).then(() => "loaded", (e: Error) => e.name);
-      const model = await j.loadModel("/model.onnx", { gateway, fingerprint: `e2e-abort-${Date.now()}` });
+      const load = await j.loadModel("/models/bert_layer.onnx", { gateway, signal: early.signal }).then(() => "loaded", (e: Error) => e.name);
+      const model = await j.loadModel("/models/bert_layer.onnx", { gateway, fingerprint: `e2e-abort-${Date.now()}` });
       const controller = new AbortController();
       const tuning = await j.runUntilSettled(model, j.feedsFor(model, seq), {
         signal: controller.signal, onRun: (r: number) => { if (r === 3) controller.abort(); },
       }).then(() => "settled", (e: Error) => e.name);
       // a worker script that is not there fails the load with a coded error, not a hang
-      const missing = await j.loadModel("/model.onnx", { worker: { url: "/no-such-worker.js" } }).then(() => "loaded", (e: { code?: string }) => e.code);
+      const missing = await j.loadModel("/models/bert_layer.onnx", { worker: { url: "/no-such-worker.js" } }).then(() => "loaded", (e: { code?: string }) => e.code);
       return { load, tuning, runs: model.stats().runs, missing };
     }, { gateway: GATEWAY!, seq: SEQ });
     expect(outcome).toEqual({ load: "AbortError", tuning: "AbortError", runs: 4, missing: "worker_failed" });

@@ -5,7 +5,6 @@ import dev.jitzoo.cli.suite.Prereqs;
 import dev.jitzoo.cli.suite.Suite;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -34,12 +33,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
         List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/demo.js").toString()));
         command.addAll(args);
-        Map<String, String> env = new HashMap<>(Map.of("JITZOO_MODELS", models.toString()));
-        String gateway = System.getenv("JITZOO_GATEWAY_URL");
-        if (gateway == null || gateway.isBlank()) {
-            env.put("JITZOO_GATEWAY_URL", "ws://127.0.0.1:" + System.getenv().getOrDefault("JITZOO_GATEWAY_PORT", "8080")
-                    + "/v1/session");
-        }
-        return suite.exitOf(suite.root(), env, command);
+        return suite.exitOf(suite.root(), Map.of("JITZOO_MODELS", models.toString(), "JITZOO_GATEWAY_URL", TuneCommand.gatewayUrl()),
+                command);
     }
 }

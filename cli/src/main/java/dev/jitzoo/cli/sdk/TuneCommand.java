@@ -25,11 +25,16 @@ public final class TuneCommand implements Callable<Integer> {
         new Prereqs(suite).sdk();
         List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/tune.js").toString()));
         command.addAll(args);
+        return suite.exitOf(suite.root(), Map.of("JITZOO_GATEWAY_URL", gatewayUrl()), command);
+    }
+
+    /** The running suite's gateway: $JITZOO_GATEWAY_URL, else the local one on $JITZOO_GATEWAY_PORT (8080). */
+    static String gatewayUrl() {
         String gateway = System.getenv("JITZOO_GATEWAY_URL");
         if (gateway == null || gateway.isBlank()) {
             gateway = "ws://127.0.0.1:" + System.getenv().getOrDefault("JITZOO_GATEWAY_PORT", "8080") + "/v1/session";
         }
-        return suite.exitOf(suite.root(), Map.of("JITZOO_GATEWAY_URL", gateway), command);
+        return gateway;
     }
 
     /** This machine's device fingerprint, as the SDK computes it. */

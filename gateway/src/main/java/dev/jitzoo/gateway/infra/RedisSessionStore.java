@@ -1,6 +1,7 @@
 package dev.jitzoo.gateway.infra;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.jitzoo.gateway.Digests;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.session.SessionStore;
 import dev.jitzoo.proto.gateway.v1.Hello;
@@ -10,12 +11,9 @@ import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -112,11 +110,6 @@ public class RedisSessionStore implements SessionStore {
     }
 
     private static String key(String token) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
-            return PREFIX + HexFormat.of().formatHex(digest);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return PREFIX + Digests.sha256Hex(token, 32);
     }
 }

@@ -2,6 +2,7 @@ package dev.jitzoo.gateway.session;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import dev.jitzoo.gateway.Digests;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.jit.KernelSources;
 import dev.jitzoo.gateway.reports.ReportPublisher;
@@ -33,12 +34,9 @@ import io.smallrye.mutiny.Uni;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -270,16 +268,16 @@ public class SessionSocket {
      */
     private Uni<Void> onReport(Report report, Session session, WebSocketConnection connection) {
         ServerFrame ack = ServerFrame.newBuilder().setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build();
-        if (registry.read(session, s -> s.storedAlready(report))) {
+        record Accepted(KernelReport report, String token, int op) {
+        }
+        Accepted accepted = registry.read(session, s -> s.storedAlready(report) ? null
+                : new Accepted(s.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis()), s.token(), s.opIndex(report)));
+        if (accepted == null) {
             return send(connection, ack);
         }
-        KernelReport accepted = registry.read(session,
-                s -> s.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis()));
-        String token = registry.read(session, Session::token);
-        Uni<Void> published = publisher.publish(accepted);
-        if (token != null) {
-            int op = registry.read(session, s -> s.opIndex(report));
-            published = published.call(() -> stored(() -> store.reported(token, op), null,
+        Uni<Void> published = publisher.publish(accepted.report());
+        if (accepted.token() != null) {
+            published = published.call(() -> stored(() -> store.reported(accepted.token(), accepted.op()), null,
                     "session " + session.id() + ": report not marked stored (one sent again is stored once by the zoo)"));
         }
         return publishThenAck(published, ack, "report", s -> s.withdrawReport(report), session, connection);
@@ -316,12 +314,7 @@ public class SessionSocket {
         } else if (address != null && address.lastIndexOf(':') > address.lastIndexOf(']')) {
             address = address.substring(0, address.lastIndexOf(':')); // the peer's port changes per connection
         }
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest((config.originSalt() + "|" + address).getBytes(UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 8);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return Digests.sha256Hex(config.originSalt() + "|" + address, 8);
     }
 
     private static Session requireSession(Session session, String frame) {

@@ -15,7 +15,8 @@ public interface ReportStore {
     /** The votes of a key's latest sessions (at most {@code sessions} of them), for its {@link Election}. */
     List<Election.Vote> votes(ZooKey key, int sessions);
 
-    void saveBest(ZooKey key, BestKernel best);
+    /** Keeps a key's elected kernel; returns the id of the kernel it replaced (one round trip). */
+    Optional<String> saveBest(ZooKey key, BestKernel best);
 
     Optional<BestKernel> findBest(ZooKey key);
 

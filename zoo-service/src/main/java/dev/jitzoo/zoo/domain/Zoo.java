@@ -68,9 +68,7 @@ public class Zoo {
         store.addMeasurements(measurements);
         BestKernel best = Election.elect(store.votes(key, ELECTION_WINDOW)).map(BestKernel::of)
                 .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one"));
-        boolean changed = store.findBest(key).map(before -> !before.kernel().getKernelId().equals(best.kernel().getKernelId()))
-                .orElse(true);
-        store.saveBest(key, best);
+        boolean changed = store.saveBest(key, best).map(before -> !before.equals(best.kernel().getKernelId())).orElse(true);
         cache.put(key, best);
         return new Ingested(best, changed);
     }

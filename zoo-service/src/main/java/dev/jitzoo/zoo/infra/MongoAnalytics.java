@@ -33,8 +33,7 @@ public class MongoAnalytics implements Analytics {
         best.createIndex(Indexes.ascending("opKey"));
     }
 
-    /** The pipelines, named, for tests that check their plans. */
-    public static List<Bson> volumePipeline(long fromMs, long bucketMs) {
+    private static List<Bson> volumePipeline(long fromMs, long bucketMs) {
         Document bucket = new Document("$subtract", List.of("$receivedAtMs", new Document("$mod", List.of("$receivedAtMs", bucketMs))));
         return List.of(
                 Aggregates.match(Filters.gte("receivedAtMs", fromMs)),
@@ -42,7 +41,7 @@ public class MongoAnalytics implements Analytics {
                 Aggregates.sort(Sorts.ascending("_id")));
     }
 
-    public static List<Bson> winRatePipeline(String opKey) {
+    private static List<Bson> winRatePipeline(String opKey) {
         Document first = new Document("$cond", List.of(new Document("$eq", List.of("$rank", 0)), 1, 0));
         return List.of(
                 Aggregates.match(Filters.eq("opKey", opKey)),

@@ -7,10 +7,11 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
 import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.FindOneAndReplaceOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.InsertManyOptions;
-import com.mongodb.client.model.ReplaceOptions;
+import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
@@ -116,7 +117,7 @@ public class MongoReportStore implements ReportStore {
     }
 
     @Override
-    public void saveBest(ZooKey key, BestKernel kernel) {
+    public Optional<String> saveBest(ZooKey key, BestKernel kernel) {
         Document doc = new Document("_id", key.asString())
                 .append("fingerprint", key.fingerprint())
                 .append("opKey", key.opKey())
@@ -125,7 +126,9 @@ public class MongoReportStore implements ReportStore {
                 .append("medianMs", kernel.medianMs())
                 .append("reports", kernel.reports())
                 .append("origins", kernel.origins());
-        best.replaceOne(Filters.eq("_id", key.asString()), doc, new ReplaceOptions().upsert(true));
+        Document before = best.findOneAndReplace(Filters.eq("_id", key.asString()), doc,
+                new FindOneAndReplaceOptions().upsert(true).returnDocument(ReturnDocument.BEFORE));
+        return Optional.ofNullable(before).map(d -> d.getString("kernelId"));
     }
 
     @Override
