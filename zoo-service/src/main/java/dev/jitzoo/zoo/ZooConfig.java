@@ -30,6 +30,14 @@ public interface ZooConfig {
     @WithDefault("PT1S")
     Duration nearCacheTtl();
 
+    /**
+     * How many zoo keys' election windows this replica keeps in memory (each at most
+     * {@code Zoo.ELECTION_WINDOW} sessions' votes); a key past them is read again from MongoDB
+     * when its next report arrives.
+     */
+    @WithDefault("1024")
+    int electionWindows();
+
     /** After a cache call failed, how long lookups skip the cache. */
     @WithDefault("PT5S")
     Duration cacheCoolDown();

@@ -81,7 +81,7 @@ public final class ZooBench {
             figures.put("reports", reports);
             bench.ingest(reports, figures);
             bench.reportToElected(100, figures);
-            bench.resolveLoad(rate, 10, figures);
+            bench.resolveLoad(rate, 3, 10, figures);
             bench.poisoning(figures);
             if (json) {
                 System.out.println(new Gson().toJson(figures));
@@ -144,16 +144,21 @@ public final class ZooBench {
         figures.put("report_to_elected_p99_ms", round(quantile(ms, 0.99), 1));
     }
 
-    /** Resolve at a steady rate for some seconds over the kinds ingested: latency quantiles and the rate reached. */
-    private void resolveLoad(int perSecond, int seconds, Map<String, Object> figures) throws Exception {
-        say("Resolve at " + perSecond + " requests/s for " + seconds + " s...");
+    /**
+     * Resolve at a steady rate over the kinds ingested: the first {@code warmUp} seconds warm both
+     * JVMs' code paths and are not counted; then latency quantiles over {@code seconds}, and the rate reached.
+     */
+    private void resolveLoad(int perSecond, int warmUp, int seconds, Map<String, Object> figures) throws Exception {
+        say("Resolve at " + perSecond + " requests/s for " + warmUp + " s of warm-up, then " + seconds + " s measured...");
         ZooServiceGrpc.ZooServiceFutureStub zoo = ZooServiceGrpc.newFutureStub(channel);
         ConcurrentLinkedQueue<Double> ms = new ConcurrentLinkedQueue<>();
         AtomicInteger failed = new AtomicInteger();
+        AtomicInteger answered = new AtomicInteger();
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         AtomicInteger sent = new AtomicInteger();
         long periodNanos = 1_000_000_000L / perSecond;
-        long total = (long) perSecond * seconds;
+        long unmeasured = (long) perSecond * warmUp;
+        long total = unmeasured + (long) perSecond * seconds;
         long start = System.nanoTime();
         timer.scheduleAtFixedRate(() -> {
             if (sent.get() >= total) {
@@ -165,17 +170,20 @@ public final class ZooBench {
             call.addListener(() -> {
                 try {
                     call.get();
-                    ms.add((System.nanoTime() - t0) / 1e6);
+                    if (i >= unmeasured) {
+                        ms.add((System.nanoTime() - t0) / 1e6);
+                    }
                 } catch (Exception e) {
                     failed.incrementAndGet();
                 }
+                answered.incrementAndGet();
             }, Runnable::run);
         }, 0, periodNanos, TimeUnit.NANOSECONDS);
-        while (ms.size() + failed.get() < total && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(seconds + 10)) {
+        while (answered.get() < total && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(warmUp + seconds + 10)) {
             Thread.sleep(50);
         }
         timer.shutdownNow();
-        double elapsed = (System.nanoTime() - start) / 1e9;
+        double elapsed = (System.nanoTime() - start) / 1e9 - warmUp;
         List<Double> all = new ArrayList<>(ms);
         figures.put("resolve_requests_per_s", Math.round(all.size() / elapsed));
         figures.put("resolve_p50_ms", round(quantile(all, 0.5), 2));

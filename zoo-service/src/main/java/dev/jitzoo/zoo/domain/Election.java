@@ -3,10 +3,8 @@ package dev.jitzoo.zoo.domain;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -55,51 +53,81 @@ public final class Election {
     public record Result(KernelRef kernel, double medianMs, double points, int sessions, int origins) {
     }
 
-    /** Elects from every vote of one key; empty when there is none. */
+    /** Elects from every vote of one key; empty when there is none. Linear in the votes, plain loops: it runs per batch per key. */
     public static Optional<Result> elect(List<Vote> votes) {
         if (votes.isEmpty()) {
             return Optional.empty();
         }
-        // origin → kernel → its sessions' latencies and ranks
-        Map<String, Map<String, List<Vote>>> byOrigin = new LinkedHashMap<>();
-        Map<String, KernelRef> refs = new HashMap<>();
-        Map<String, Set<String>> sessions = new HashMap<>();
+        // origin → its sessions, and per kernel its sessions' latencies and rank points
+        Map<String, Ballot> ballots = new HashMap<>();
+        Map<String, Tally> tallies = new HashMap<>();
         for (Vote v : votes) {
-            byOrigin.computeIfAbsent(v.origin(), o -> new LinkedHashMap<>())
-                    .computeIfAbsent(v.kernel().getKernelId(), k -> new ArrayList<>()).add(v);
-            refs.putIfAbsent(v.kernel().getKernelId(), v.kernel());
-            sessions.computeIfAbsent(v.kernel().getKernelId(), k -> new HashSet<>()).add(v.sessionId());
+            Ballot ballot = ballots.computeIfAbsent(v.origin(), o -> new Ballot());
+            ballot.sessions.add(v.sessionId());
+            ballot.kernels.computeIfAbsent(v.kernel().getKernelId(), k -> new Ranking()).add(v);
+            tallies.computeIfAbsent(v.kernel().getKernelId(), k -> new Tally(v.kernel())).sessions.add(v.sessionId());
         }
-        int origins = byOrigin.size();
-        // each origin's ballot: a latency and points per kernel it ranked
-        Map<String, List<Double>> latencies = new HashMap<>();
-        Map<String, Double> points = new HashMap<>();
-        for (Map<String, List<Vote>> ballot : byOrigin.values()) {
-            int originSessions = (int) ballot.values().stream().flatMap(List::stream).map(Vote::sessionId).distinct().count();
-            for (Map.Entry<String, List<Vote>> kernel : ballot.entrySet()) {
-                latencies.computeIfAbsent(kernel.getKey(), k -> new ArrayList<>())
-                        .add(median(kernel.getValue().stream().mapToDouble(Vote::medianMs).toArray()));
-                double pts = kernel.getValue().stream().mapToDouble(v -> Math.max(0, TOP_N - v.rank())).sum() / originSessions;
-                points.merge(kernel.getKey(), pts, Double::sum);
+        int origins = ballots.size();
+        // each origin's ballot: a latency (its sessions' median) and its sessions' mean points per kernel it ranked
+        for (Ballot ballot : ballots.values()) {
+            for (Map.Entry<String, Ranking> kernel : ballot.kernels.entrySet()) {
+                Tally tally = tallies.get(kernel.getKey());
+                Ranking r = kernel.getValue();
+                tally.latencies.add(r.count == 1 ? r.ms[0] : median(Arrays.copyOf(r.ms, r.count)));
+                tally.points += r.points / ballot.sessions.size();
             }
         }
         int quorum = origins < 3 ? 1 : (int) Math.ceil(QUORUM * origins);
-        record Contender(String id, double ms, double points) {
-        }
-        List<Contender> contenders = new ArrayList<>();
-        for (Map.Entry<String, List<Double>> kernel : latencies.entrySet()) {
-            if (kernel.getValue().size() >= quorum) {
-                contenders.add(new Contender(kernel.getKey(), robustMedian(kernel.getValue()), points.get(kernel.getKey())));
+        Tally winner = null;
+        double winnerMs = 0;
+        for (Tally t : tallies.values()) {
+            if (t.latencies.size() < quorum) {
+                continue;
+            }
+            double ms = robustMedian(t.latencies);
+            if (winner == null || ms < winnerMs || ms == winnerMs && (t.points > winner.points
+                    || t.points == winner.points && t.kernel.getKernelId().compareTo(winner.kernel.getKernelId()) < 0)) {
+                winner = t;
+                winnerMs = ms;
             }
         }
-        if (contenders.isEmpty()) {
+        if (winner == null) {
             return Optional.empty();
         }
-        Contender winner = contenders.stream().min(Comparator.comparingDouble(Contender::ms)
-                .thenComparing(Comparator.comparingDouble(Contender::points).reversed())
-                .thenComparing(Contender::id)).orElseThrow();
-        return Optional.of(new Result(refs.get(winner.id()), winner.ms(), winner.points(), sessions.get(winner.id()).size(),
-                latencies.get(winner.id()).size()));
+        return Optional.of(new Result(winner.kernel, winnerMs, winner.points, winner.sessions.size(), winner.latencies.size()));
+    }
+
+    /** One origin's ballot. */
+    private static final class Ballot {
+        final Set<String> sessions = new HashSet<>(4);
+        final Map<String, Ranking> kernels = new HashMap<>(8);
+    }
+
+    /** One origin's sessions' latencies and summed rank points for one kernel. */
+    private static final class Ranking {
+        double[] ms = new double[1];
+        int count;
+        double points;
+
+        void add(Vote v) {
+            if (count == ms.length) {
+                ms = Arrays.copyOf(ms, count * 2);
+            }
+            ms[count++] = v.medianMs();
+            points += Math.max(0, TOP_N - v.rank());
+        }
+    }
+
+    /** One kernel across the ballots: a latency per origin that ranked it, its points, the sessions that ranked it. */
+    private static final class Tally {
+        final KernelRef kernel;
+        final List<Double> latencies = new ArrayList<>();
+        final Set<String> sessions = new HashSet<>();
+        double points;
+
+        Tally(KernelRef kernel) {
+            this.kernel = kernel;
+        }
     }
 
     /** The median after dropping values further than {@link #OUTLIER_MADS} scaled MADs from it. */

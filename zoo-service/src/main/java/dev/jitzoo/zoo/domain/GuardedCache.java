@@ -1,6 +1,7 @@
 package dev.jitzoo.zoo.domain;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -84,6 +85,19 @@ public final class GuardedCache implements BestKernelCache {
         if (stale.size() < MAX_STALE) {
             stale.add(key);
         }
+    }
+
+    @Override
+    public void putAll(Map<ZooKey, BestKernel> bests) {
+        if (up()) {
+            try {
+                cache.putAll(bests);
+                return;
+            } catch (RuntimeException e) {
+                down("write", e);
+            }
+        }
+        bests.keySet().stream().limit(Math.max(0, MAX_STALE - stale.size())).forEach(stale::add);
     }
 
     @Override

@@ -3,20 +3,30 @@ package dev.jitzoo.zoo.domain;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.Primitive;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** Durable record of every measurement and of each key's elected kernel. */
 public interface ReportStore {
 
-    /** Stores measurements; a measurement already stored (same session, key and kernel) is kept once. */
-    void addMeasurements(List<Measurement> measurements);
+    /** Stores reports in one round trip; a report already stored (same key and session) is kept once. */
+    void addReports(List<StoredReport> reports);
 
-    /** The votes of a key's latest sessions (at most {@code sessions} of them), for its {@link Election}. */
-    List<Election.Vote> votes(ZooKey key, int sessions);
+    /**
+     * What is stored of some keys' elections, read at once: each key's elected kernel and the
+     * reports of its latest sessions (at most {@code sessions}, oldest first), those its election
+     * counts. A key never elected is absent: what was stored of it but not elected belongs to a
+     * batch that was not acknowledged, and will be ingested again.
+     */
+    Map<ZooKey, History> histories(Collection<ZooKey> keys, int sessions);
 
-    /** Keeps a key's elected kernel; returns the id of the kernel it replaced (one round trip). */
-    Optional<String> saveBest(ZooKey key, BestKernel best);
+    /**
+     * Keeps the keys' elected kernels, in one round trip, each with when the oldest report its
+     * election counted arrived: {@link #histories} reads no report older than that.
+     */
+    void saveBests(Map<ZooKey, Elected> bests);
 
     Optional<BestKernel> findBest(ZooKey key);
 
@@ -43,8 +53,24 @@ public interface ReportStore {
     record DevicePrimitive(String fingerprint, Primitive primitive, double speedup, int reports, String engine) {
     }
 
-    /** One kernel's timing from one session (from a hashed network origin), on the reporting device. */
-    record Measurement(ZooKey key, DeviceProfile device, String sessionId, String origin, int rank, KernelRef kernel,
-                       double medianMs, int samples, long receivedAtMs) {
+    /** One session's report on one key (from a hashed network origin): its kernels fastest first, as the device timed them. */
+    record StoredReport(ZooKey key, DeviceProfile device, String sessionId, String origin, List<Timed> ranked,
+                        long receivedAtMs) {
+    }
+
+    /** A key's stored election: its kernel, and the arrival of the oldest report it counted. */
+    record Elected(BestKernel best, long windowFromMs) {
+    }
+
+    /** What {@link #histories} read of one key: its election, and its latest sessions' votes oldest first. */
+    record History(Optional<BestKernel> best, List<SessionVotes> sessions) {
+    }
+
+    /** One session's votes on a key, and when its report arrived. */
+    record SessionVotes(String sessionId, long receivedAtMs, List<Election.Vote> votes) {
+    }
+
+    /** One kernel's timing in a report. */
+    record Timed(KernelRef kernel, double medianMs, int samples) {
     }
 }

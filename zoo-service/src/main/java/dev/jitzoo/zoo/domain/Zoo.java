@@ -7,7 +7,9 @@ import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** The kernel zoo: takes reports, elects the best kernel per key, answers lookups. */
@@ -22,29 +24,79 @@ public class Zoo {
 
     private final ReportStore store;
     private final BestKernelCache cache;
+    private final ElectionWindows windows;
 
-    public Zoo(ReportStore store, BestKernelCache cache) {
+    public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows) {
         this.store = store;
         this.cache = cache;
+        this.windows = windows;
     }
 
-    /** What ingesting a report did: the key's best now, and whether the election changed its kernel. */
-    public record Ingested(BestKernel best, boolean changed) {
+    /** A key's election after a batch: its best now, and whether its kernel changed. */
+    public record Elected(ZooKey key, BestKernel best, boolean changed) {
+    }
+
+    /** A report of the batch that was refused, by its position in the batch. */
+    public record Refused(int index, InvalidReportException reason) {
+    }
+
+    /** What ingesting a batch did: the elections of the keys it touched, and the reports refused. */
+    public record Ingested(List<Elected> elections, List<Refused> refused) {
     }
 
     /**
-     * Stores a validated report and re-elects its key (over its latest sessions, {@link Election}).
-     * Refuses a latency no device can reach for the op's work.
+     * Stores a batch of reports in one write and re-elects each key they touch once, from its
+     * window in memory ({@link ElectionWindows}); the new elections are saved in one write and
+     * cached. A report that is malformed or claims a latency no device reaches is refused and
+     * the rest go on. Safe to call again with the same batch (a redelivery, or a retry after
+     * the store failed): a report is stored and counted once.
      */
-    public Ingested ingest(KernelReport report) {
-        ZooKey key = ZooKey.of(report.getOp(), report.getBackend(), report.getDevice());
+    public synchronized Ingested ingest(List<KernelReport> batch) {
+        List<ReportStore.StoredReport> valid = new ArrayList<>();
+        List<Refused> refused = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            try {
+                valid.add(validate(batch.get(i)));
+            } catch (InvalidReportException e) {
+                refused.add(new Refused(i, e));
+            }
+        }
+        store.addReports(valid);
+        Map<ZooKey, ElectionWindows.Window> touched = windows.windows(
+                valid.stream().map(ReportStore.StoredReport::key).distinct().toList(),
+                cold -> store.histories(cold, ELECTION_WINDOW));
+        for (ReportStore.StoredReport r : valid) {
+            List<Election.Vote> votes = new ArrayList<>(r.ranked().size());
+            for (int rank = 0; rank < r.ranked().size(); rank++) {
+                ReportStore.Timed t = r.ranked().get(rank);
+                votes.add(new Election.Vote(r.sessionId(), r.origin(), rank, t.kernel(), t.medianMs()));
+            }
+            touched.get(r.key()).add(new ReportStore.SessionVotes(r.sessionId(), r.receivedAtMs(), votes));
+        }
+        Map<ZooKey, ReportStore.Elected> bests = new LinkedHashMap<>();
+        touched.forEach((key, window) -> bests.put(key, new ReportStore.Elected(Election.elect(window.votes()).map(BestKernel::of)
+                .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one")), window.fromMs())));
+        store.saveBests(bests);
+        Map<ZooKey, BestKernel> cached = new LinkedHashMap<>();
+        List<Elected> elections = new ArrayList<>();
+        bests.forEach((key, elected) -> {
+            cached.put(key, elected.best());
+            elections.add(new Elected(key, elected.best(), touched.get(key).elected(elected.best().kernel().getKernelId())));
+        });
+        cache.putAll(cached);
+        return new Ingested(elections, refused);
+    }
+
+    /** A report as stored, or why it is refused. */
+    private static ReportStore.StoredReport validate(KernelReport report) {
         if (report.getSessionId().isBlank()) {
             throw new InvalidReportException("session id is required");
         }
         if (report.getRankedCount() == 0) {
             throw new InvalidReportException("a report ranks at least one kernel");
         }
-        List<ReportStore.Measurement> measurements = new ArrayList<>();
+        double least = flops(report.getOp()) / FLOPS_CEILING * 1e3;
+        List<ReportStore.Timed> ranked = new ArrayList<>();
         for (int rank = 0; rank < report.getRankedCount(); rank++) {
             var m = report.getRanked(rank);
             if (m.getKernel().getKernelId().isBlank()) {
@@ -56,21 +108,15 @@ public class Zoo {
             if (!(m.getMedianMs() > 0) || Double.isInfinite(m.getMedianMs())) {
                 throw new InvalidReportException("measurement " + rank + " has no positive latency");
             }
-            double least = flops(report.getOp()) / FLOPS_CEILING * 1e3;
             if (m.getMedianMs() < least) {
                 throw new InvalidReportException("impossible_latency", "measurement " + rank + " claims " + m.getMedianMs() + " ms, under the "
                         + least + " ms its op takes at " + FLOPS_CEILING / 1e12 + " TFLOP/s");
             }
-            String origin = report.getOrigin().isBlank() ? report.getSessionId() : report.getOrigin();
-            measurements.add(new ReportStore.Measurement(key, report.getDevice(), report.getSessionId(), origin, rank,
-                    m.getKernel(), m.getMedianMs(), m.getSamples(), report.getReceivedAtMs()));
+            ranked.add(new ReportStore.Timed(m.getKernel(), m.getMedianMs(), m.getSamples()));
         }
-        store.addMeasurements(measurements);
-        BestKernel best = Election.elect(store.votes(key, ELECTION_WINDOW)).map(BestKernel::of)
-                .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one"));
-        boolean changed = store.saveBest(key, best).map(before -> !before.equals(best.kernel().getKernelId())).orElse(true);
-        cache.put(key, best);
-        return new Ingested(best, changed);
+        String origin = report.getOrigin().isBlank() ? report.getSessionId() : report.getOrigin();
+        return new ReportStore.StoredReport(ZooKey.of(report.getOp(), report.getBackend(), report.getDevice()), report.getDevice(),
+                report.getSessionId(), origin, ranked, report.getReceivedAtMs());
     }
 
     /** The elected kernel of an op on a device kind, if any device of that kind reported one. */
@@ -83,6 +129,11 @@ public class Zoo {
         Optional<BestKernel> stored = store.findBest(key);
         stored.ifPresent(best -> cache.put(key, best));
         return stored;
+    }
+
+    /** The elected kernel of an op on a device kind if this process holds it in memory: no I/O, fit for an event loop. */
+    public Optional<BestKernel> held(OpSpec op, Backend backend, DeviceProfile device) {
+        return cache.held(ZooKey.of(op, backend, device));
     }
 
     /**

@@ -21,6 +21,7 @@ import io.grpc.Status;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -36,16 +37,28 @@ public class ZooGrpcService implements ZooService {
         this.zoo = zoo;
     }
 
+    /**
+     * Answered on the event loop when this replica holds every op's election in memory (the
+     * usual case, no thread hop); otherwise on a worker, which may read Redis or MongoDB.
+     */
     @Override
-    @Blocking
     public Uni<ResolveResponse> resolve(ResolveRequest request) {
-        return call(() -> {
-            ResolveResponse.Builder response = ResolveResponse.newBuilder();
-            for (OpSpec op : request.getOpsList()) {
-                response.addKernels(resolved(op, zoo.resolve(op, request.getBackend(), request.getDevice())));
+        return call(() -> answer(request, true)).onItem().ifNull()
+                .switchTo(() -> call(() -> answer(request, false)).runSubscriptionOn(Infrastructure.getDefaultWorkerPool()));
+    }
+
+    /** Every op's election; with {@code heldOnly}, from memory only, or null when one op is not held. */
+    private ResolveResponse answer(ResolveRequest request, boolean heldOnly) {
+        ResolveResponse.Builder response = ResolveResponse.newBuilder();
+        for (OpSpec op : request.getOpsList()) {
+            Optional<BestKernel> best = heldOnly ? zoo.held(op, request.getBackend(), request.getDevice())
+                    : zoo.resolve(op, request.getBackend(), request.getDevice());
+            if (heldOnly && best.isEmpty()) {
+                return null;
             }
-            return response.build();
-        });
+            response.addKernels(resolved(op, best));
+        }
+        return response.build();
     }
 
     @Override

@@ -16,19 +16,20 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 /**
- * The analytics as MongoDB aggregation pipelines over the measurements and the elections. Each
- * pipeline that filters starts with a {@code $match} on an indexed field (fingerprint,
- * receivedAtMs, opKey), so it reads only what it reports on.
+ * The analytics as MongoDB aggregation pipelines over the reports (one document per session and
+ * key, its ranked kernels in an array) and the elections. Each pipeline that filters starts with a
+ * {@code $match} on an indexed field (fingerprint, receivedAtMs, opKey), so it reads only what it
+ * reports on.
  */
 public class MongoAnalytics implements Analytics {
 
-    private final MongoCollection<Document> measurements;
+    private final MongoCollection<Document> reports;
     private final MongoCollection<Document> best;
 
     public MongoAnalytics(MongoDatabase database) {
-        this.measurements = database.getCollection("measurements");
+        this.reports = database.getCollection(MongoReportStore.REPORTS);
         this.best = database.getCollection("best");
-        measurements.createIndex(Indexes.ascending("receivedAtMs"));
+        reports.createIndex(Indexes.ascending("receivedAtMs"));
         best.createIndex(Indexes.ascending("fingerprint"));
         best.createIndex(Indexes.ascending("opKey"));
     }
@@ -37,22 +38,26 @@ public class MongoAnalytics implements Analytics {
         Document bucket = new Document("$subtract", List.of("$receivedAtMs", new Document("$mod", List.of("$receivedAtMs", bucketMs))));
         return List.of(
                 Aggregates.match(Filters.gte("receivedAtMs", fromMs)),
-                Aggregates.group(bucket, Accumulators.addToSet("sessions", "$sessionId"), Accumulators.sum("measurements", 1)),
+                Aggregates.group(bucket, Accumulators.addToSet("sessions", "$sessionId"),
+                        Accumulators.sum("measurements", new Document("$size", "$ranked"))),
                 Aggregates.sort(Sorts.ascending("_id")));
     }
 
     private static List<Bson> winRatePipeline(String opKey) {
-        Document first = new Document("$cond", List.of(new Document("$eq", List.of("$rank", 0)), 1, 0));
+        Document first = new Document("$cond", List.of(new Document("$eq", List.of("$kernel", "$first")), 1, 0));
         return List.of(
                 Aggregates.match(Filters.eq("opKey", opKey)),
-                Aggregates.group("$kernelId", Accumulators.sum("ranked", 1), Accumulators.sum("first", first)),
+                Aggregates.project(new Document("kernel", "$ranked.kernelId")
+                        .append("first", new Document("$arrayElemAt", List.of("$ranked.kernelId", 0)))),
+                Aggregates.unwind("$kernel"),
+                Aggregates.group("$kernel", Accumulators.sum("ranked", 1), Accumulators.sum("first", first)),
                 Aggregates.sort(Sorts.orderBy(Sorts.descending("ranked"), Sorts.ascending("_id"))));
     }
 
     @Override
     public List<Kind> kinds(int limit) {
         List<Kind> kinds = new ArrayList<>();
-        measurements.aggregate(List.of(
+        reports.aggregate(List.of(
                 Aggregates.group("$fingerprint", Accumulators.addToSet("sessions", "$sessionId"),
                         Accumulators.addToSet("origins", "$origin"), Accumulators.addToSet("keys", "$key"),
                         Accumulators.min("firstMs", "$receivedAtMs"), Accumulators.max("lastMs", "$receivedAtMs")))).forEach(d ->
@@ -94,7 +99,7 @@ public class MongoAnalytics implements Analytics {
     @Override
     public List<Volume> volume(long fromMs, long bucketMs) {
         List<Volume> out = new ArrayList<>();
-        measurements.aggregate(volumePipeline(fromMs, bucketMs)).forEach(d -> out.add(new Volume(number(d, "_id"),
+        reports.aggregate(volumePipeline(fromMs, bucketMs)).forEach(d -> out.add(new Volume(number(d, "_id"),
                 d.getList("sessions", Object.class).size(), d.getInteger("measurements"))));
         return out;
     }
@@ -102,7 +107,7 @@ public class MongoAnalytics implements Analytics {
     @Override
     public List<WinRate> winRates(String opKey) {
         List<WinRate> out = new ArrayList<>();
-        measurements.aggregate(winRatePipeline(opKey)).forEach(d -> {
+        reports.aggregate(winRatePipeline(opKey)).forEach(d -> {
             int ranked = d.getInteger("ranked");
             int first = d.getInteger("first");
             out.add(new WinRate(d.getString("_id"), ranked, first, (double) first / ranked));
@@ -113,11 +118,17 @@ public class MongoAnalytics implements Analytics {
     @Override
     public void export(String fingerprint, Consumer<Row> sink) {
         Bson filter = fingerprint == null ? new Document() : Filters.eq("fingerprint", fingerprint);
-        measurements.find(filter).sort(Sorts.ascending("receivedAtMs", "sessionId", "rank"))
-                .projection(Projections.exclude("ref", "device"))
-                .forEach(d -> sink.accept(new Row(d.getString("fingerprint"), d.getString("key"), d.getString("sessionId"),
-                        d.getString("origin") == null ? d.getString("sessionId") : d.getString("origin"), d.getInteger("rank"),
-                        d.getString("kernelId"), d.getDouble("medianMs"), d.getInteger("samples", 0), number(d, "receivedAtMs"))));
+        reports.find(filter).sort(Sorts.ascending("receivedAtMs", "sessionId"))
+                .projection(Projections.exclude("ranked.ref", "device"))
+                .forEach(d -> {
+                    List<Document> ranked = d.getList("ranked", Document.class);
+                    for (int rank = 0; rank < ranked.size(); rank++) {
+                        Document t = ranked.get(rank);
+                        sink.accept(new Row(d.getString("fingerprint"), d.getString("key"), d.getString("sessionId"),
+                                d.getString("origin"), rank, t.getString("kernelId"), t.getDouble("medianMs"),
+                                t.getInteger("samples", 0), number(d, "receivedAtMs")));
+                    }
+                });
     }
 
     private static long number(Document d, String field) {

@@ -1,19 +1,21 @@
 package dev.jitzoo.zoo.infra;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
 import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.FindOneAndReplaceOptions;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.InsertManyOptions;
-import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReplaceOneModel;
+import com.mongodb.client.model.ReplaceOptions;
 import com.mongodb.client.model.Sorts;
-import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.Primitive;
@@ -23,38 +25,48 @@ import dev.jitzoo.zoo.domain.ReportStore;
 import dev.jitzoo.zoo.domain.SimilarKernels;
 import dev.jitzoo.zoo.domain.ZooKey;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.bson.Document;
+import org.bson.conversions.Bson;
 import org.bson.types.Binary;
 
 /**
- * Reports in MongoDB: one document per measurement (so elections are plain aggregations) and
- * one per key for its elected kernel. Uses only what MongoDB and its wire-compatible embedded
- * stand-in both accept: no transactions, no change streams, no partial indexes.
+ * Reports in MongoDB: one document per session's report on a key, its ranked kernels in an array
+ * (so a report is one write, and analytics unwind it), and one document per key for its elected
+ * kernel. Uses only what MongoDB and its wire-compatible embedded stand-in both accept: no
+ * transactions, no change streams, no partial indexes.
  */
 public class MongoReportStore implements ReportStore {
 
-    private final MongoCollection<Document> measurements;
+    /** The collection of reports, one document per session and key. */
+    public static final String REPORTS = "reports";
+
+    private final MongoCollection<Document> reports;
     private final MongoCollection<Document> best;
     private final MongoCollection<Document> microbench;
 
     public MongoReportStore(MongoDatabase database) {
-        this.measurements = database.getCollection("measurements");
+        this.reports = database.getCollection(REPORTS);
         this.best = database.getCollection("best");
         this.microbench = database.getCollection("microbench");
         microbench.createIndex(Indexes.ascending("sessionId", "primitive"), new IndexOptions().unique(true));
-        measurements.createIndex(Indexes.ascending("key", "sessionId", "kernelId"), new IndexOptions().unique(true));
-        measurements.createIndex(Indexes.ascending("fingerprint"));
-        measurements.createIndex(Indexes.ascending("opKey"));
-        measurements.createIndex(Indexes.descending("key", "receivedAtMs"));
+        reports.createIndex(Indexes.ascending("key", "sessionId"), new IndexOptions().unique(true));
+        reports.createIndex(Indexes.ascending("fingerprint"));
+        reports.createIndex(Indexes.ascending("opKey"));
+        reports.createIndex(Indexes.descending("key", "receivedAtMs"));
     }
 
     @Override
-    public void addMeasurements(List<Measurement> batch) {
-        insertOnce(measurements, batch.stream().map(MongoReportStore::toDocument).toList());
+    public void addReports(List<StoredReport> batch) {
+        if (!batch.isEmpty()) {
+            insertOnce(reports, batch.stream().map(MongoReportStore::toDocument).toList());
+        }
     }
 
     /** Inserts documents; those a unique index already holds (a redelivered record's) are skipped. */
@@ -98,87 +110,125 @@ public class MongoReportStore implements ReportStore {
     }
 
     @Override
-    public List<Election.Vote> votes(ZooKey key, int sessions) {
-        List<Election.Vote> votes = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
-        // newest first, a session's measurements together (it reported them at once): stop past the window
-        for (Document doc : measurements.find(Filters.eq("key", key.asString()))
-                .sort(Sorts.descending("receivedAtMs", "sessionId"))
-                .projection(new Document("sessionId", 1).append("origin", 1).append("rank", 1).append("ref", 1).append("medianMs", 1))) {
-            String session = doc.getString("sessionId");
-            if (seen.add(session) && seen.size() > sessions) {
-                break;
-            }
-            String origin = doc.getString("origin");
-            votes.add(new Election.Vote(session, origin == null ? session : origin, doc.getInteger("rank"),
-                    parseRef(doc.get("ref", Binary.class)), doc.getDouble("medianMs")));
+    public Map<ZooKey, History> histories(Collection<ZooKey> keys, int sessions) {
+        Map<String, ZooKey> wanted = new LinkedHashMap<>();
+        keys.forEach(k -> wanted.put(k.asString(), k));
+        Map<String, Document> elected = new HashMap<>();
+        best.find(Filters.in("_id", wanted.keySet())).forEach(d -> elected.put(d.getString("_id"), d));
+        // each elected key's reports since the oldest its election counted, newest first; a key never
+        // elected has no report that counts yet (a batch whose election was not saved is not acked, and comes again)
+        List<Bson> since = elected.values().stream().map(d -> Filters.and(Filters.eq("key", d.getString("_id")),
+                Filters.gte("receivedAtMs", number(d, "windowFromMs")))).toList();
+        Map<String, List<SessionVotes>> latest = new HashMap<>();
+        if (!since.isEmpty()) {
+            reports.find(since.size() == 1 ? since.get(0) : Filters.or(since))
+                    .sort(Sorts.descending("key", "receivedAtMs", "sessionId"))
+                    .projection(Projections.include("key", "sessionId", "origin", "receivedAtMs", "ranked.ref", "ranked.medianMs"))
+                    .forEach(doc -> {
+                        List<SessionVotes> kept = latest.computeIfAbsent(doc.getString("key"), k -> new ArrayList<>());
+                        if (kept.size() < sessions) {
+                            kept.add(sessionVotes(doc));
+                        }
+                    });
         }
-        return votes;
+        Map<ZooKey, History> out = new LinkedHashMap<>();
+        wanted.forEach((name, key) -> {
+            List<SessionVotes> newestFirst = latest.getOrDefault(name, List.of());
+            if (elected.containsKey(name)) {
+                List<SessionVotes> oldestFirst = new ArrayList<>(newestFirst);
+                Collections.reverse(oldestFirst);
+                out.put(key, new History(Optional.ofNullable(elected.get(name)).map(MongoReportStore::toBest), oldestFirst));
+            }
+        });
+        return out;
+    }
+
+    private static SessionVotes sessionVotes(Document doc) {
+        String session = doc.getString("sessionId");
+        List<Document> ranked = doc.getList("ranked", Document.class);
+        List<Election.Vote> votes = new ArrayList<>(ranked.size());
+        for (int rank = 0; rank < ranked.size(); rank++) {
+            Document timed = ranked.get(rank);
+            votes.add(new Election.Vote(session, doc.getString("origin"), rank, parseRef(timed.get("ref", Binary.class)),
+                    timed.getDouble("medianMs")));
+        }
+        return new SessionVotes(session, number(doc, "receivedAtMs"), votes);
+    }
+
+    private static long number(Document d, String field) {
+        return d.get(field) instanceof Number n ? n.longValue() : 0;
     }
 
     @Override
-    public Optional<String> saveBest(ZooKey key, BestKernel kernel) {
-        Document doc = new Document("_id", key.asString())
+    public void saveBests(Map<ZooKey, Elected> bests) {
+        if (bests.isEmpty()) {
+            return;
+        }
+        best.bulkWrite(bests.entrySet().stream().map(e -> new ReplaceOneModel<>(Filters.eq("_id", e.getKey().asString()),
+                toDocument(e.getKey(), e.getValue()), new ReplaceOptions().upsert(true))).toList(),
+                new BulkWriteOptions().ordered(false));
+    }
+
+    private static Document toDocument(ZooKey key, Elected elected) {
+        BestKernel kernel = elected.best();
+        return new Document("_id", key.asString())
                 .append("fingerprint", key.fingerprint())
                 .append("opKey", key.opKey())
                 .append("kernelId", kernel.kernel().getKernelId())
                 .append("ref", new Binary(kernel.kernel().toByteArray()))
                 .append("medianMs", kernel.medianMs())
                 .append("reports", kernel.reports())
-                .append("origins", kernel.origins());
-        Document before = best.findOneAndReplace(Filters.eq("_id", key.asString()), doc,
-                new FindOneAndReplaceOptions().upsert(true).returnDocument(ReturnDocument.BEFORE));
-        return Optional.ofNullable(before).map(d -> d.getString("kernelId"));
+                .append("origins", kernel.origins())
+                .append("windowFromMs", elected.windowFromMs());
     }
 
     @Override
     public Optional<BestKernel> findBest(ZooKey key) {
-        Document doc = best.find(Filters.eq("_id", key.asString())).first();
-        if (doc == null) {
-            return Optional.empty();
-        }
-        return Optional.of(new BestKernel(parseRef(doc.get("ref", Binary.class)),
-                doc.getDouble("medianMs"), doc.getInteger("reports"), doc.getInteger("origins", doc.getInteger("reports"))));
+        return Optional.ofNullable(best.find(Filters.eq("_id", key.asString())).first()).map(MongoReportStore::toBest);
+    }
+
+    private static BestKernel toBest(Document doc) {
+        return new BestKernel(parseRef(doc.get("ref", Binary.class)),
+                doc.getDouble("medianMs"), doc.getInteger("reports"), doc.getInteger("origins", doc.getInteger("reports")));
     }
 
     @Override
     public long countMeasurements(String fingerprint) {
-        return measurements.countDocuments(Filters.eq("fingerprint", fingerprint));
+        Document total = reports.aggregate(List.of(
+                Aggregates.match(Filters.eq("fingerprint", fingerprint)),
+                Aggregates.group(null, Accumulators.sum("measurements", new Document("$size", "$ranked"))))).first();
+        return total == null ? 0 : ((Number) total.get("measurements")).longValue();
     }
 
     @Override
     public List<SimilarKernels.KindTiming> timings(String opKey) {
         List<SimilarKernels.KindTiming> out = new ArrayList<>();
-        measurements.aggregate(List.of(
+        reports.aggregate(List.of(
                 Aggregates.match(Filters.eq("opKey", opKey)),
-                Aggregates.group(new Document("key", "$key").append("kernelId", "$kernelId"),
-                        Accumulators.avg("meanMs", "$medianMs"),
+                Aggregates.unwind("$ranked"),
+                Aggregates.group(new Document("key", "$key").append("kernelId", "$ranked.kernelId"),
+                        Accumulators.avg("meanMs", "$ranked.medianMs"),
                         Accumulators.sum("reports", 1),
-                        Accumulators.first("ref", "$ref"),
-                        Accumulators.last("device", "$device")))).forEach(doc -> {
-            Binary device = doc.get("device", Binary.class);
-            if (device == null) {
-                return; // stored before devices were kept with measurements: no traits to compare
-            }
-            out.add(new SimilarKernels.KindTiming(doc.get("_id", Document.class).getString("key"), parseDevice(device),
-                    parseRef(doc.get("ref", Binary.class)), doc.getDouble("meanMs"), doc.getInteger("reports")));
-        });
+                        Accumulators.first("ref", "$ranked.ref"),
+                        Accumulators.last("device", "$device")))).forEach(doc ->
+                out.add(new SimilarKernels.KindTiming(doc.get("_id", Document.class).getString("key"),
+                        parseDevice(doc.get("device", Binary.class)), parseRef(doc.get("ref", Binary.class)),
+                        doc.getDouble("meanMs"), doc.getInteger("reports"))));
         return out;
     }
 
-    private static Document toDocument(Measurement m) {
-        return new Document("key", m.key().asString())
-                .append("opKey", m.key().opKey())
-                .append("fingerprint", m.key().fingerprint())
-                .append("device", new Binary(m.device().toByteArray()))
-                .append("sessionId", m.sessionId())
-                .append("origin", m.origin())
-                .append("kernelId", m.kernel().getKernelId())
-                .append("ref", new Binary(m.kernel().toByteArray()))
-                .append("rank", m.rank())
-                .append("medianMs", m.medianMs())
-                .append("samples", m.samples())
-                .append("receivedAtMs", m.receivedAtMs());
+    private static Document toDocument(StoredReport r) {
+        return new Document("key", r.key().asString())
+                .append("opKey", r.key().opKey())
+                .append("fingerprint", r.key().fingerprint())
+                .append("device", new Binary(r.device().toByteArray()))
+                .append("sessionId", r.sessionId())
+                .append("origin", r.origin())
+                .append("receivedAtMs", r.receivedAtMs())
+                .append("ranked", r.ranked().stream().map(t -> new Document("kernelId", t.kernel().getKernelId())
+                        .append("ref", new Binary(t.kernel().toByteArray()))
+                        .append("medianMs", t.medianMs())
+                        .append("samples", t.samples())).toList());
     }
 
     private static DeviceProfile parseDevice(Binary binary) {

@@ -1,26 +1,30 @@
 package dev.jitzoo.zoo.infra;
 
-import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.BestKernelCache;
 import dev.jitzoo.zoo.domain.ZooKey;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * Elected kernels in this process's memory (Caffeine) in front of the shared cache: a Resolve of a
- * key seen in the last {@code ttl} takes no network round trip. This replica's own elections
- * update it at once; another replica's reach it within {@code ttl}.
+ * key seen lately takes no network round trip. An entry older than {@code ttl} is still answered
+ * while it is read again from the shared cache in the background, so a hot key never waits on
+ * Redis; one not read for ten times {@code ttl} is dropped. This replica's own elections update it
+ * at once; another replica's reach it within about {@code ttl}.
  */
 public final class NearCache implements BestKernelCache {
 
-    private final Cache<ZooKey, BestKernel> near;
+    private final LoadingCache<ZooKey, BestKernel> near;
     private final BestKernelCache shared;
 
     public NearCache(BestKernelCache shared, Duration ttl, long maxKeys) {
         this.shared = shared;
-        this.near = Caffeine.newBuilder().expireAfterWrite(ttl).maximumSize(maxKeys).build();
+        this.near = Caffeine.newBuilder().refreshAfterWrite(ttl).expireAfterWrite(ttl.multipliedBy(10)).maximumSize(maxKeys)
+                .build(key -> shared.get(key).orElse(null));
     }
 
     @Override
@@ -35,9 +39,20 @@ public final class NearCache implements BestKernelCache {
     }
 
     @Override
+    public Optional<BestKernel> held(ZooKey key) {
+        return Optional.ofNullable(near.getIfPresent(key));
+    }
+
+    @Override
     public void put(ZooKey key, BestKernel best) {
         near.put(key, best);
         shared.put(key, best);
+    }
+
+    @Override
+    public void putAll(Map<ZooKey, BestKernel> bests) {
+        near.putAll(bests);
+        shared.putAll(bests);
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.jitzoo.zoo.infra;
 import com.mongodb.client.MongoClient;
 import dev.jitzoo.zoo.ZooConfig;
 import dev.jitzoo.zoo.domain.Analytics;
+import dev.jitzoo.zoo.domain.ElectionWindows;
 import dev.jitzoo.zoo.domain.GuardedCache;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -23,15 +24,26 @@ public class ZooWiring {
 
     @Produces
     @Singleton
-    Zoo zoo(MongoClient mongo, StatefulRedisConnection<String, byte[]> redis, ZooConfig config, MeterRegistry metrics) {
+    ElectionWindows electionWindows(ZooConfig config, MeterRegistry metrics) {
+        ElectionWindows windows = new ElectionWindows(config.electionWindows());
+        Gauge.builder("jitzoo.zoo.election.windows", windows, ElectionWindows::size)
+                .description("zoo keys whose election window this replica holds in memory").register(metrics);
+        return windows;
+    }
+
+    @Produces
+    @Singleton
+    Zoo zoo(MongoClient mongo, StatefulRedisConnection<String, byte[]> redis, ZooConfig config, MeterRegistry metrics,
+            ElectionWindows windows) {
         redis.setTimeout(config.cacheTimeout());
-        GuardedCache cache = new GuardedCache(new RedisBestKernelCache(redis.sync(), config.cacheTtl()), config.cacheCoolDown());
+        GuardedCache cache = new GuardedCache(new RedisBestKernelCache(redis, config.cacheTtl()), config.cacheCoolDown());
         // the cache's lookups by outcome: hit, miss (read from MongoDB), failed (Redis down or slow: read from MongoDB)
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::hits).tag("result", "hit").register(metrics);
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::misses).tag("result", "miss").register(metrics);
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::failures).tag("result", "failed").register(metrics);
         Gauge.builder("jitzoo.zoo.cache.stale.keys", cache, GuardedCache::staleKeys).register(metrics);
-        return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), new NearCache(cache, config.nearCacheTtl(), 100_000));
+        return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), new NearCache(cache, config.nearCacheTtl(), 100_000),
+                windows);
     }
 
     @Produces

@@ -2,24 +2,29 @@ package dev.jitzoo.zoo.kafka;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
-import dev.jitzoo.zoo.domain.BestKernel;
-import dev.jitzoo.zoo.domain.InvalidReportException;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.smallrye.common.annotation.Blocking;
+import io.smallrye.reactive.messaging.kafka.KafkaRecord;
+import io.smallrye.reactive.messaging.kafka.KafkaRecordBatch;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.jboss.logging.Logger;
 
 /**
- * Consumes the gateway's validated reports from Kafka. A record that cannot be parsed or is
- * refused fails, and the channel's failure strategy moves it to the dead-letter topic, so one bad
- * record never stops the stream; one that MongoDB cannot store for now waits until it can
- * ({@link UntilStored}). Counts what it ingests and refuses (by reason), the elections whose
- * kernel changed, and the lag from the gateway's acceptance to the election.
+ * Consumes the gateway's validated reports from Kafka a poll's batch at a time: the zoo stores the
+ * batch in one write and elects each key it touches once. A record that cannot be parsed or is
+ * refused is nacked on its own, and the channel's failure strategy moves it to the dead-letter
+ * topic, so one bad record never stops the stream; a batch MongoDB cannot store for now waits
+ * until it can ({@link UntilStored}). Counts what it ingests and refuses (by reason), the
+ * elections whose kernel changed, and the lag from the gateway's acceptance to the election.
  */
 @ApplicationScoped
 public class ReportConsumer {
@@ -43,32 +48,44 @@ public class ReportConsumer {
 
     @Incoming("reports")
     @Blocking
-    public void consume(byte[] payload) throws InvalidProtocolBufferException {
-        KernelReport report;
-        try {
-            report = KernelReport.parseFrom(payload);
-        } catch (InvalidProtocolBufferException e) {
-            refused("unparsable");
-            throw e;
-        }
-        try {
-            Zoo.Ingested done = UntilStored.call("report of session " + report.getSessionId(), () -> zoo.ingest(report));
-            BestKernel best = done.best();
-            ingested.increment();
-            if (done.changed()) {
-                changed.increment();
+    public CompletionStage<Void> consume(KafkaRecordBatch<String, byte[]> batch) {
+        List<KafkaRecord<String, byte[]>> parsed = new ArrayList<>();
+        List<KernelReport> reports = new ArrayList<>();
+        List<CompletableFuture<Void>> deadLettered = new ArrayList<>();
+        for (KafkaRecord<String, byte[]> record : batch.getRecords()) {
+            try {
+                reports.add(KernelReport.parseFrom(record.getPayload()));
+                parsed.add(record);
+            } catch (InvalidProtocolBufferException e) {
+                refused("unparsable");
+                LOG.warnf("refused an unparsable report (key %s, partition %d)", record.getKey(), record.getPartition());
+                deadLettered.add(record.nack(e).toCompletableFuture());
             }
+        }
+        Zoo.Ingested done = UntilStored.call("a batch of " + reports.size() + " reports", () -> zoo.ingest(reports));
+        for (Zoo.Refused r : done.refused()) {
+            KernelReport report = reports.get(r.index());
+            refused(r.reason().kind());
+            LOG.warnf("refused report of session %s: %s", report.getSessionId(), r.reason().getMessage());
+            deadLettered.add(parsed.get(r.index()).nack(r.reason()).toCompletableFuture());
+        }
+        long now = System.currentTimeMillis();
+        ingested.increment(reports.size() - done.refused().size());
+        for (KernelReport report : reports) {
             if (report.getReceivedAtMs() > 0) {
-                lag.record(Duration.ofMillis(Math.max(0, System.currentTimeMillis() - report.getReceivedAtMs())));
+                lag.record(Duration.ofMillis(Math.max(0, now - report.getReceivedAtMs())));
             }
-            LOG.infof("report of session %s stored; best for %s is %s (%.3f ms, ranked by %d sessions from %d origins)",
-                    report.getSessionId(), report.getOp().getKind(), best.kernel().getKernelId(),
-                    best.medianMs(), best.reports(), best.origins());
-        } catch (InvalidReportException e) {
-            refused(e.kind());
-            LOG.warnf("refused report of session %s: %s", report.getSessionId(), e.getMessage());
-            throw e;
         }
+        for (Zoo.Elected e : done.elections()) {
+            if (e.changed()) {
+                changed.increment();
+                LOG.infof("elected %s for %s (%.3f ms, ranked by %d sessions from %d origins)", e.best().kernel().getKernelId(),
+                        e.key().asString(), e.best().medianMs(), e.best().reports(), e.best().origins());
+            }
+        }
+        LOG.debugf("stored %d reports, %d keys elected", reports.size() - done.refused().size(), done.elections().size());
+        // the batch's offsets are committed once its refused records are in the dead-letter topic
+        return CompletableFuture.allOf(deadLettered.toArray(CompletableFuture[]::new)).thenCompose(v -> batch.ack());
     }
 
     private void refused(String reason) {

@@ -1,0 +1,120 @@
+package dev.jitzoo.zoo.domain;
+
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Each zoo key's election window kept in memory as reports arrive: the votes of its latest
+ * {@link Zoo#ELECTION_WINDOW} sessions and the kernel it last elected. A key is read from the
+ * store once, when it is first touched (or again after it was evicted or after {@link #clear()}),
+ * the keys a batch touches together in one read; then it is only appended to: an election never
+ * reads the key's history again.
+ *
+ * <p>Reports of one device kind reach one consumer (they are keyed by its fingerprint), so the
+ * window in that consumer's memory is the key's; when partitions move between replicas the
+ * windows are cleared and read again. At most {@code maxKeys} windows are kept, the least
+ * recently used evicted.
+ */
+public final class ElectionWindows {
+
+    /** One key's window. */
+    static final class Window {
+        private final ArrayDeque<ReportStore.SessionVotes> sessions = new ArrayDeque<>();
+        private final Set<String> sessionIds = new HashSet<>();
+        /** One reference object per kernel, shared by all its votes. */
+        private final Map<String, KernelRef> refs = new HashMap<>();
+        private String elected;
+
+        /** Adds one session's votes unless the window holds that session already; drops the oldest past the window. */
+        void add(ReportStore.SessionVotes session) {
+            if (!sessionIds.add(session.sessionId())) {
+                return;
+            }
+            sessions.addLast(new ReportStore.SessionVotes(session.sessionId(), session.receivedAtMs(),
+                    session.votes().stream().map(v -> new Election.Vote(v.sessionId(), v.origin(), v.rank(),
+                            refs.computeIfAbsent(v.kernel().getKernelId(), id -> v.kernel()), v.medianMs())).toList()));
+            while (sessions.size() > Zoo.ELECTION_WINDOW) {
+                sessionIds.remove(sessions.removeFirst().sessionId());
+            }
+        }
+
+        List<Election.Vote> votes() {
+            List<Election.Vote> all = new ArrayList<>(sessions.size() * Election.TOP_N);
+            sessions.forEach(s -> all.addAll(s.votes()));
+            return all;
+        }
+
+        /** When the oldest report the window counts arrived. */
+        long fromMs() {
+            return sessions.stream().mapToLong(ReportStore.SessionVotes::receivedAtMs).min().orElse(0);
+        }
+
+        /** Records the kernel now elected; says whether it differs from the one before. */
+        boolean elected(String kernelId) {
+            boolean changed = !kernelId.equals(elected);
+            elected = kernelId;
+            return changed;
+        }
+    }
+
+    private final int maxKeys;
+    private final Map<String, Window> windows;
+    private volatile int size;
+
+    public ElectionWindows(int maxKeys) {
+        this.maxKeys = maxKeys;
+        this.windows = new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Window> eldest) {
+                return size() > ElectionWindows.this.maxKeys;
+            }
+        };
+    }
+
+    /** The keys' windows; those not in memory are read at once with {@code read}. */
+    synchronized Map<ZooKey, Window> windows(Collection<ZooKey> keys, Function<List<ZooKey>, Map<ZooKey, ReportStore.History>> read) {
+        Map<ZooKey, Window> out = new LinkedHashMap<>();
+        List<ZooKey> missing = new ArrayList<>();
+        for (ZooKey key : keys) {
+            Window window = windows.get(key.asString());
+            if (window == null) {
+                missing.add(key);
+            } else {
+                out.put(key, window);
+            }
+        }
+        Map<ZooKey, ReportStore.History> stored = missing.isEmpty() ? Map.of() : read.apply(missing);
+        for (ZooKey key : missing) {
+            Window window = new Window();
+            ReportStore.History history = stored.get(key);
+            if (history != null) {
+                history.sessions().forEach(window::add);
+                window.elected = history.best().map(b -> b.kernel().getKernelId()).orElse(null);
+            }
+            windows.put(key.asString(), window);
+            out.put(key, window);
+        }
+        size = windows.size();
+        return out;
+    }
+
+    /** Forgets every window (this replica's partitions changed). */
+    public synchronized void clear() {
+        windows.clear();
+        size = 0;
+    }
+
+    /** How many keys' windows are in memory. */
+    public int size() {
+        return size;
+    }
+}
