@@ -155,7 +155,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     const fingerprint = `e2e-restart-${randomUUID()}`;
     await startTuning(page, fingerprint);
     await page.waitForFunction(() => (globalThis as unknown as { progress: Progress }).progress.timed >= 2, null, { timeout: 120_000 });
-    restartGateway();
+    await restartGateway();
     const result = await page.evaluate(() => (globalThis as unknown as { done: Promise<{ settled: boolean; notes: string[]; ops: number }> }).done);
     const seen = await progress(page);
     expect(result.notes).toEqual([]);

@@ -1,6 +1,6 @@
 // Helpers for the end-to-end tests: raw WebSocket sessions and the zoo's HTTP API.
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,19 +30,49 @@ export async function awaitMeasurements(fingerprint: string, atLeast: number, ti
   }
 }
 
+/** A part of the stack under test, as `./jitzoo up` names its pid file. */
+export type Part = "gateway" | "zoo" | "space" | "codegen" | "mongo" | "redis" | "kafka";
+
 /**
- * Restarts the gateway of the stack under test (the private stack `./jitzoo test` runs): stops
- * its process, then `./jitzoo up` starts it again (the rest is running and stays). Returns when
- * the new gateway is ready.
+ * Stops one part of the stack under test (the private stack `./jitzoo test` runs) with `signal`,
+ * and returns once its process is gone; the rest keeps running.
  */
-export function restartGateway(): void {
+export async function stopPart(part: Part, signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
   const home = process.env.JITZOO_HOME;
-  if (!home) throw new Error("JITZOO_HOME is not set: the gateway can be restarted only in a stack ./jitzoo started");
-  const pid = Number(readFileSync(join(home, "run/gateway.pid"), "utf8"));
-  process.kill(pid, "SIGKILL");
+  if (!home) throw new Error(`JITZOO_HOME is not set: ${part} can be stopped only in a stack ./jitzoo started`);
+  const pid = Number(readFileSync(join(home, `run/${part}.pid`), "utf8"));
+  process.kill(pid, signal);
+  for (const deadline = Date.now() + 30_000; alive(pid); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > deadline) throw new Error(`${part} (pid ${pid}) still runs 30 s after ${signal}`);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `./jitzoo up` on the stack under test: starts what is not running, and resolves when all is
+ * ready. The test's own work (sessions, probes) goes on meanwhile.
+ */
+export function startMissingParts(): Promise<void> {
   const root = process.env.JITZOO_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-  const up = spawnSync(join(root, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", timeout: 180_000 });
-  if (up.status !== 0) throw new Error(`./jitzoo up did not restart the gateway: ${up.stderr}`);
+  const up = spawn(join(root, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], timeout: 180_000 });
+  let stderr = "";
+  up.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((done, fail) => up.on("close", (code) =>
+    code === 0 ? done() : fail(new Error(`./jitzoo up did not start the stopped parts: ${stderr}`))));
+}
+
+/** Restarts the gateway of the stack under test; returns when the new one is ready. */
+export async function restartGateway(): Promise<void> {
+  await stopPart("gateway");
+  await startMissingParts();
 }
 
 /** Polls the zoo until it has elected a best MatMul kernel of `shape` for `fingerprint` (404 means not yet). */

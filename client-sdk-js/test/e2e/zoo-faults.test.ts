@@ -1,0 +1,110 @@
+// (zoo faults) While devices report through the gateway: MongoDB stopped, then Redis stopped, then
+// the zoo killed with kill -9, each for a while and started again. Afterwards every report the
+// gateway acknowledged is stored, once; Resolve answered throughout both storage outages (from the
+// cache while MongoDB was down, from MongoDB while Redis was down).
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { awaitElected, GATEWAY, hello, RawSession, report, startMissingParts, stopPart, ZOO } from "./support.js";
+
+const SHAPE = [16, 32, 8];
+const PHASES = ["before", "mongo down", "redis down", "zoo killed", "after"] as const;
+type Phase = (typeof PHASES)[number];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What the drill saw in each phase. */
+type Seen = { sessions: number; acked: number; sessionsFailed: number; resolved: number; resolveFailed: number };
+
+describe.skipIf(!GATEWAY || !process.env.JITZOO_HOME)("the zoo through storage faults and a crash", () => {
+  it("stores every acknowledged report and answers Resolve through MongoDB and Redis outages", async () => {
+    const run = randomUUID().slice(0, 8);
+    const kinds = [0, 1, 2].map((i) => `drill-${run}-${i}`);
+    const seen = Object.fromEntries(PHASES.map((p) => [p, { sessions: 0, acked: 0, sessionsFailed: 0, resolved: 0, resolveFailed: 0 }])) as Record<Phase, Seen>;
+    let phase: Phase = "before";
+    let stopping = false;
+    const acked = new Map<string, Set<string>>(kinds.map((k) => [k, new Set()]));
+
+    /** One device's session: Hello, the Welcome's kernel timed and reported, the ReportAck. */
+    async function session(kind: string): Promise<void> {
+      const at = phase;
+      seen[at].sessions++;
+      const s = new RawSession();
+      try {
+        await s.send(hello(kind, SHAPE));
+        const welcome = await s.next("welcome", 15_000);
+        await s.send(report(welcome.initial[0].artifact!.ref!.kernelId, SHAPE));
+        await s.next("reportAck", 15_000);
+        acked.get(kind)!.add(welcome.sessionId);
+        seen[at].acked++;
+      } catch {
+        seen[at].sessionsFailed++;
+        await sleep(200);
+      } finally {
+        s.close();
+      }
+    }
+
+    // a kind elected before the drill, for the Resolve probe
+    const probed = `drill-${run}-probe`;
+    await session(probed);
+    await awaitElected(probed, SHAPE);
+    const best = `/api/v1/best?fingerprint=${probed}&backend=wasm&op=matmul&shape=${SHAPE.join(",")}`;
+
+    const devices = kinds.map(async (kind) => {
+      while (!stopping) await session(kind);
+    });
+    const probe = (async () => {
+      while (!stopping) {
+        const at = phase;
+        try {
+          const response = await fetch(`${ZOO}${best}`, { signal: AbortSignal.timeout(2_000) });
+          if (response.status === 200) seen[at].resolved++;
+          else seen[at].resolveFailed++;
+        } catch {
+          seen[at].resolveFailed++;
+        }
+        await sleep(100);
+      }
+    })();
+
+    await sleep(4_000);
+    phase = "mongo down";
+    await stopPart("mongo", "SIGTERM");
+    await sleep(8_000);
+    await startMissingParts();
+    phase = "redis down";
+    await stopPart("redis", "SIGTERM");
+    await sleep(8_000);
+    await startMissingParts();
+    phase = "zoo killed";
+    await stopPart("zoo", "SIGKILL");
+    await startMissingParts();
+    phase = "after";
+    await sleep(5_000);
+    stopping = true;
+    await Promise.all([...devices, probe]);
+
+    // every acknowledged session's report is stored, once
+    const stored = new Map<string, string[]>();
+    for (const deadline = Date.now() + 90_000; ;) {
+      for (const kind of kinds) {
+        const rows = await (await fetch(`${ZOO}/api/v1/export/measurements?format=jsonl&fingerprint=${kind}`)).text();
+        stored.set(kind, rows.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l).sessionId as string));
+      }
+      const missing = kinds.flatMap((k) => [...acked.get(k)!].filter((id) => !stored.get(k)!.includes(id)));
+      if (missing.length === 0 || Date.now() > deadline) break;
+      await sleep(1_000);
+    }
+    console.log(`zoo fault drill: ${JSON.stringify(seen)}`);
+    for (const kind of kinds) {
+      const ids = stored.get(kind)!;
+      expect(new Set(ids).size, `${kind}: a report stored twice`).toBe(ids.length);
+      expect([...acked.get(kind)!].filter((id) => !ids.includes(id)), `${kind}: acknowledged but not stored`).toEqual([]);
+    }
+    for (const p of ["mongo down", "redis down"] as const) {
+      expect(seen[p].resolveFailed, `Resolve failed while ${p}`).toBe(0);
+      expect(seen[p].resolved).toBeGreaterThan(10);
+    }
+    expect(seen["mongo down"].acked, "the gateway acknowledges reports while MongoDB is down").toBeGreaterThan(0);
+    expect(seen.after.acked, "reports are acknowledged after the zoo's restart").toBeGreaterThan(0);
+  }, 300_000);
+});
