@@ -20,7 +20,7 @@ export {
 export { time, median, type Timing, type TimingOptions } from "./timing.js";
 export { clockInfo, batchSize, MIN_TICKS, SLICE_MS, type ClockInfo } from "./clock.js";
 export {
-  runMicrobench, microbenchSpeedups, type PrimitivePair, type PrimitiveMeasurement, type MicrobenchOptions, type MicrobenchSummary,
+  runMicrobench, microbenchSpeedups, primitiveVector, PRIMITIVE_HELPS, type PrimitivePair, type PrimitiveMeasurement, type MicrobenchOptions, type MicrobenchSummary,
 } from "./microbench.js";
 export * as gateway from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 export * as kernel from "./gen/jitzoo/kernel/v1/kernel_pb.js";

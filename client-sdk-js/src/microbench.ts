@@ -84,6 +84,25 @@ export interface MicrobenchSummary {
   engine: string;
 }
 
+/** A primitive helps on a device when turning it on makes the microbenchmark at least this much faster. */
+export const PRIMITIVE_HELPS = 1.05;
+
+/**
+ * The device's primitive vector (the paper's rho, part of the zoo key): one character per
+ * primitive in the protocol's order, `1` when it helps (speedup of at least {@link PRIMITIVE_HELPS}),
+ * `0` when it does not, `-` when it was not measured; empty without a microbenchmark.
+ */
+export function primitiveVector(summary?: MicrobenchSummary): string {
+  if (!summary) return "";
+  const measured = new Map(microbenchSpeedups(summary).map((s) => [s.primitive, s.speedup]));
+  const primitives = Object.values(Primitive).filter((v): v is Primitive => typeof v === "number" && v !== Primitive.UNSPECIFIED)
+    .sort((a, b) => a - b);
+  return primitives.map((p) => {
+    const speedup = measured.get(p);
+    return speedup === undefined ? "-" : speedup >= PRIMITIVE_HELPS ? "1" : "0";
+  }).join("");
+}
+
 /** The Microbench frame's speedups; throws on a primitive name the protocol does not know. */
 export function microbenchSpeedups(summary: MicrobenchSummary): { primitive: Primitive; speedup: number }[] {
   return Object.entries(summary.speedups).map(([name, speedup]) => {

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { DeviceProfileSchema, type DeviceProfile } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { primitiveVector, type MicrobenchSummary } from "./microbench.js";
 import { platform } from "./platform.js";
 
 // The smallest modules that use one feature each: WebAssembly.validate tells whether the engine has it.
@@ -104,13 +105,14 @@ export async function fingerprintOf(features: DeviceFeatures): Promise<string> {
 
 /**
  * Probes the device and builds the profile sent in Hello. `fingerprint` overrides the derived
- * one (tests, or fleets that name their device kinds themselves).
+ * one (tests, or fleets that name their device kinds themselves); a microbenchmark of this device,
+ * when there is one, gives its primitive vector.
  */
-export async function probeDevice(fingerprint?: string): Promise<DeviceProfile> {
+export async function probeDevice(fingerprint?: string, microbench?: MicrobenchSummary): Promise<DeviceProfile> {
   const features = await probeFeatures();
   return create(DeviceProfileSchema, {
     fingerprint: fingerprint ?? (await fingerprintOf(features)),
-    primitiveVector: "",
+    primitiveVector: primitiveVector(microbench),
     // the L1 size stays 0 (unknown): the space service then assumes a safe 32 KiB
     wasm: { simd: features.simd, relaxedSimd: features.relaxedSimd, threads: features.threads, simdRegisters: features.simdRegisters },
     // the engine, not the full user agent: what the server needs, and no more

@@ -104,7 +104,7 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
   options.signal?.throwIfAborted();
   const log = options.log ?? (() => undefined);
   const tolerance = options.tolerance ?? TOLERANCE;
-  const device = await probeDevice(options.fingerprint);
+  const device = await probeDevice(options.fingerprint, options.microbench);
   const benches = workload.ops.map((op, i) => new OpBench(op, 1000 + i, tolerance, options.timing));
   // every new best of each op: its latency, when, and how many kernels had been timed by then
   const bests = new Map<OpBench, { ms: number; at: number; timed: number }[]>(benches.map((b) => [b, []]));

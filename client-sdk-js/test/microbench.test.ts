@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runMicrobench } from "../src/microbench.js";
+import { primitiveVector, runMicrobench } from "../src/microbench.js";
+import { probeDevice } from "../src/probe.js";
 import { naiveMatmulArtifact } from "./support/wasm.js";
 
 describe("runMicrobench", () => {
@@ -36,5 +37,21 @@ describe("runMicrobench", () => {
     await expect(
       runMicrobench([{ primitive: "unroll", off: right("a"), on: naiveMatmulArtifact("x", [4, 16, 12]) }]),
     ).rejects.toThrow(/^unroll on: kernel shape \[4,16,12\] does not match/);
+  });
+});
+
+describe("primitiveVector (the paper's rho)", () => {
+  it("has one character per primitive in the protocol's order: helps, does not, not measured", () => {
+    // vectorize, unroll, loop_order, relaxed_simd, cache_read, passes
+    expect(primitiveVector({ engine: "node 20", speedups: { vectorize: 3.2, unroll: 1.01, cache_read: 0.9, passes: 1.05 } }))
+      .toBe("10--01");
+    expect(primitiveVector(undefined)).toBe("");
+  });
+
+  it("refuses a primitive the protocol does not know, and fills the probe's profile", async () => {
+    expect(() => primitiveVector({ engine: "node 20", speedups: { warp_drive: 2 } })).toThrow(/unknown primitive "warp_drive"/);
+    const device = await probeDevice("rho-kind", { engine: "node 20", speedups: { vectorize: 2 } });
+    expect(device.primitiveVector).toBe("1-----");
+    expect((await probeDevice("rho-kind")).primitiveVector).toBe("");
   });
 });

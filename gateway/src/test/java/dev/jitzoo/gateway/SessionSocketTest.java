@@ -81,6 +81,18 @@ class SessionSocketTest {
     }
 
     @Test
+    void helloWithAMalformedPrimitiveVectorClosesWith1008() throws Exception {
+        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("rho-test").setPrimitiveVector("1x0"))
+                .setBackend(Backend.BACKEND_WASM).addOps(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
+                        .addShape(8).addShape(8).addShape(8))).build().toByteArray();
+        Outcome outcome = exchange(ByteBuffer.wrap(hello));
+        assertEquals(1008, outcome.closeCode);
+        assertEquals(ErrorCode.ERROR_CODE_INVALID_HELLO, outcome.error.getError().getCode());
+        assertEquals("device.primitive_vector is made of 0, 1 and -, got \"1x0\"", outcome.reason);
+    }
+
+    @Test
     void reportBeforeHelloClosesWith1008() throws Exception {
         byte[] report = ClientFrame.newBuilder().setReport(Report.newBuilder()).build().toByteArray();
         Outcome outcome = exchange(ByteBuffer.wrap(report));

@@ -295,6 +295,9 @@ class ZooServiceTest {
         assertTrue(listed.contains("\"sessionId\":\"" + session + "\""), listed);
         assertTrue(listed.contains("\"reason\":\"session id is required\""), listed);
 
+        double waiting = awaitMetric("jitzoo_zoo_dlq_depth{channel=\"reports\"}", depth -> depth >= 2);
+        assertTrue(waiting >= 2, "both letters wait, read " + waiting);
+
         HttpResponse<String> replayed = post("api/v1/dlq/reports/replay");
         assertEquals(200, replayed.statusCode(), replayed.body());
         awaitBest(device, "kreplayed");
@@ -322,9 +325,25 @@ class ZooServiceTest {
         }
         for (String name : List.of("jitzoo_zoo_reports_ingested_total", "jitzoo_zoo_elections_changed_total",
                 "jitzoo_zoo_reports_refused_total{reason=\"impossible_latency\"", "jitzoo_zoo_cache_lookups_total{result=\"hit\"",
-                "jitzoo_zoo_cache_lookups_total{result=\"miss\"", "jitzoo_zoo_ingest_lag_seconds_count", "jitzoo_zoo_cache_stale_keys")) {
+                "jitzoo_zoo_cache_lookups_total{result=\"miss\"", "jitzoo_zoo_ingest_lag_seconds_count", "jitzoo_zoo_cache_stale_keys",
+                "jitzoo_zoo_election_windows", "jitzoo_zoo_dlq_depth{channel=\"microbench\"")) {
             assertTrue(metrics.contains(name), name + " in\n" + metrics.lines().filter(l -> l.startsWith("jitzoo")).toList());
         }
+    }
+
+    /** Polls a metric (its exact name and labels) until {@code done} holds of it, for up to 30 s; returns its last value. */
+    private double awaitMetric(String series, java.util.function.DoublePredicate done) throws Exception {
+        Instant deadline = Instant.now().plusSeconds(30);
+        double value = Double.NaN;
+        while (Instant.now().isBefore(deadline)) {
+            value = get("q/metrics").body().lines().filter(l -> l.startsWith(series + " ")).findFirst()
+                    .map(l -> Double.parseDouble(l.substring(series.length() + 1))).orElse(Double.NaN);
+            if (done.test(value)) {
+                break;
+            }
+            Thread.sleep(500);
+        }
+        return value;
     }
 
     private static DeviceProfile device() {

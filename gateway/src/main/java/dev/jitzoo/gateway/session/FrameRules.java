@@ -7,6 +7,7 @@ import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.proto.rules.OpRules;
 
 /** What a well-formed client frame is. Plain Java: every rule here is unit-testable. */
@@ -53,6 +54,10 @@ public final class FrameRules {
         }
         if (hello.getDevice().getFingerprint().length() > 128) {
             throw ProtocolException.invalidHello("device.fingerprint is longer than 128 characters");
+        }
+        String rho = MicrobenchRules.primitiveVectorProblem(hello.getDevice().getPrimitiveVector());
+        if (rho != null) {
+            throw ProtocolException.invalidHello("device." + rho);
         }
         if (hello.getBackend() != Backend.BACKEND_WASM) {
             throw ProtocolException.invalidHello("backend " + hello.getBackend() + " is not served; use BACKEND_WASM");

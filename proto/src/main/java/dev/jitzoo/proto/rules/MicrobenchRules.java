@@ -25,6 +25,23 @@ public final class MicrobenchRules {
         return primitive.name().substring("PRIMITIVE_".length()).toLowerCase(Locale.ROOT);
     }
 
+    /**
+     * Why a device's primitive vector (the paper's rho, part of every zoo key) is malformed, or
+     * null: empty, or one character per primitive in the enum's order ({@code 1} the primitive
+     * helps on the device, {@code 0} it does not, {@code -} not measured), at most as many as
+     * there are primitives.
+     */
+    public static String primitiveVectorProblem(String vector) {
+        int primitives = Primitive.values().length - 2; // UNSPECIFIED and UNRECOGNIZED are none
+        if (vector.length() > primitives) {
+            return "primitive_vector has at most " + primitives + " characters, got " + vector.length();
+        }
+        if (!vector.chars().allMatch(c -> c == '0' || c == '1' || c == '-')) {
+            return "primitive_vector is made of 0, 1 and -, got \"" + vector + "\"";
+        }
+        return null;
+    }
+
     /** Why these speedups cannot be stored, or null when they can. */
     public static String problem(List<PrimitiveSpeedup> speedups, String engine) {
         if (speedups.isEmpty()) {

@@ -3,12 +3,18 @@ package dev.jitzoo.zoo.kafka;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
@@ -25,6 +31,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
 /**
  * The dead-letter topics of the zoo's two channels: what is there and why (the failure strategy's
@@ -33,7 +40,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * replay's own consumer group remembers how far it went.
  */
 @ApplicationScoped
+@Startup // its depth gauges exist from the start
 public class DeadLetters {
+
+    private static final Logger LOG = Logger.getLogger(DeadLetters.class);
 
     /** The channels and their topics. */
     public enum Channel {
@@ -55,11 +65,57 @@ public class DeadLetters {
     }
 
     private static final Duration POLL = Duration.ofMillis(500);
+    private static final Duration DEPTH_EVERY = Duration.ofSeconds(10);
 
     private final String bootstrap;
 
-    public DeadLetters(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap) {
+    private final Map<Channel, Depth> depths = new EnumMap<>(Channel.class);
+
+    public DeadLetters(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap, MeterRegistry metrics) {
         this.bootstrap = bootstrap;
+        for (Channel channel : Channel.values()) {
+            depths.put(channel, new Depth());
+            Gauge.builder("jitzoo.zoo.dlq.depth", this, d -> d.depth(channel))
+                    .description("dead letters not yet replayed (read at most every 10 s)")
+                    .tag("channel", channel.name().toLowerCase(Locale.ROOT)).register(metrics);
+        }
+    }
+
+    /** The last depth read of one channel, and when. */
+    private static final class Depth {
+        boolean read;
+        long readAtNanos;
+        double value = Double.NaN;
+    }
+
+    /**
+     * How many of the channel's dead letters the replay has not sent back yet: per partition, its
+     * end offset less the replay's committed position (or the partition's start). Read from Kafka
+     * at most every 10 s; NaN while Kafka cannot be asked.
+     */
+    public synchronized double depth(Channel channel) {
+        Depth depth = depths.get(channel);
+        if (depth.read && System.nanoTime() - depth.readAtNanos < DEPTH_EVERY.toNanos()) {
+            return depth.value;
+        }
+        depth.read = true;
+        depth.readAtNanos = System.nanoTime();
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer("jitzoo-zoo-replay-" + channel.topic)) {
+            List<TopicPartition> partitions = partitions(consumer, channel.deadLetters());
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions, POLL.multipliedBy(4));
+            Map<TopicPartition, Long> start = consumer.beginningOffsets(partitions, POLL.multipliedBy(4));
+            Map<TopicPartition, OffsetAndMetadata> replayed = consumer.committed(new HashSet<>(partitions), POLL.multipliedBy(4));
+            long total = 0;
+            for (TopicPartition p : partitions) {
+                OffsetAndMetadata done = replayed.get(p);
+                total += end.get(p) - Math.max(start.get(p), done == null ? 0 : done.offset());
+            }
+            depth.value = total;
+        } catch (RuntimeException e) {
+            LOG.warnf("the depth of %s could not be read: %s", channel.deadLetters(), e.toString());
+            depth.value = Double.NaN;
+        }
+        return depth.value;
     }
 
     /** The channel's dead letters, oldest first, at most {@code limit}. */
