@@ -71,25 +71,24 @@ class SessionSocketTest {
 
     @Test
     void helloWithoutFingerprintClosesWith1008() throws Exception {
-        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1)
-                .setBackend(Backend.BACKEND_WASM).addOps(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
-                        .addShape(8).addShape(8).addShape(8))).build().toByteArray();
-        Outcome outcome = exchange(ByteBuffer.wrap(hello));
-        assertEquals(1008, outcome.closeCode);
-        assertEquals(ErrorCode.ERROR_CODE_INVALID_HELLO, outcome.error.getError().getCode());
-        assertEquals("device.fingerprint is required", outcome.reason);
+        assertInvalidHello(DeviceProfile.getDefaultInstance(), "device.fingerprint is required");
     }
 
     @Test
     void helloWithAMalformedPrimitiveVectorClosesWith1008() throws Exception {
-        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1)
-                .setDevice(DeviceProfile.newBuilder().setFingerprint("rho-test").setPrimitiveVector("1x0"))
+        assertInvalidHello(DeviceProfile.newBuilder().setFingerprint("rho-test").setPrimitiveVector("1x0").build(),
+                "device.primitive_vector is made of 0, 1 and -, got \"1x0\"");
+    }
+
+    /** A Hello for one MatMul from {@code device} is refused with INVALID_HELLO, close 1008 and {@code reason}. */
+    private void assertInvalidHello(DeviceProfile device, String reason) throws Exception {
+        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setDevice(device)
                 .setBackend(Backend.BACKEND_WASM).addOps(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
                         .addShape(8).addShape(8).addShape(8))).build().toByteArray();
         Outcome outcome = exchange(ByteBuffer.wrap(hello));
         assertEquals(1008, outcome.closeCode);
         assertEquals(ErrorCode.ERROR_CODE_INVALID_HELLO, outcome.error.getError().getCode());
-        assertEquals("device.primitive_vector is made of 0, 1 and -, got \"1x0\"", outcome.reason);
+        assertEquals(reason, outcome.reason);
     }
 
     @Test

@@ -74,17 +74,7 @@ public final class GuardedCache implements BestKernelCache {
 
     @Override
     public void put(ZooKey key, BestKernel best) {
-        if (up()) {
-            try {
-                cache.put(key, best);
-                return;
-            } catch (RuntimeException e) {
-                down("write", e);
-            }
-        }
-        if (stale.size() < MAX_STALE) {
-            stale.add(key);
-        }
+        putAll(Map.of(key, best));
     }
 
     @Override
