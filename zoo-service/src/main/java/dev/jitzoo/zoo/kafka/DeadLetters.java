@@ -6,6 +6,7 @@ import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -70,15 +71,24 @@ public class DeadLetters {
     private final String bootstrap;
 
     private final Map<Channel, Depth> depths = new EnumMap<>(Channel.class);
+    private final MeterRegistry metrics;
+    private final List<Gauge> gauges = new ArrayList<>();
 
     public DeadLetters(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap, MeterRegistry metrics) {
         this.bootstrap = bootstrap;
+        this.metrics = metrics;
         for (Channel channel : Channel.values()) {
             depths.put(channel, new Depth());
-            Gauge.builder("jitzoo.zoo.dlq.depth", this, d -> d.depth(channel))
+            gauges.add(Gauge.builder("jitzoo.zoo.dlq.depth", this, d -> d.depth(channel))
                     .description("dead letters not yet replayed (read at most every 10 s)")
-                    .tag("channel", channel.name().toLowerCase(Locale.ROOT)).register(metrics);
+                    .tag("channel", channel.name().toLowerCase(Locale.ROOT)).register(metrics));
         }
+    }
+
+    /** The gauges go with this instance: a registry that outlives the application (tests restart it) must not read a stale one. */
+    @PreDestroy
+    void unregister() {
+        gauges.forEach(metrics::remove);
     }
 
     /** The last depth read of one channel, and when. */
