@@ -187,11 +187,14 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
     result.offersSent = inbox.offersSent;
     log(`offers done: ${inbox.offersSent} sent, ${result.kernelsReceived} received`);
 
-    for (const bench of benches) {
+    for (const [i, bench] of benches.entries()) {
       const ranked = bench.ranked(REPORT_TOP_N);
       if (ranked.length === 0) throw new Error(`no correct kernel for ${opName(bench.op.kind)} [${bench.op.shape}]`);
+      const started = bench.timingOf(initial[i].id);
       const acked = client.next("reportAck");
-      client.send({ frame: { case: "report", value: { op: bench.op, ranked } } });
+      client.send({ frame: { case: "report", value: {
+        op: bench.op, ranked, initial: started && { kernelId: initial[i].id, ...started }, initialFromZoo: initial[i].fromZoo,
+      } } });
       await acked;
       result.reportsAcked++;
     }

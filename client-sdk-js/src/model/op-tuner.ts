@@ -158,6 +158,8 @@ export class OpTuner {
   private candidate?: Candidate;
   /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
   private initial?: { id: string; code: KernelCode };
+  /** The kernel the gateway's Welcome started this op with, reported with its timing. */
+  private welcomeKernel?: { id: string; fromZoo: boolean };
   /** Whether the op's first kernel was one kept on the device from an earlier session. */
   restored = false;
   /** The incumbent's artifact, to keep on the device when the op settles. */
@@ -205,6 +207,7 @@ export class OpTuner {
       this.slot.replace(code.instantiate(this.arena));
       this.initial = { id, code };
       this.fromZoo = initial.fromZoo;
+      this.welcomeKernel = { id, fromZoo: initial.fromZoo };
       this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
       this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
       this.log(`  ${this.slot.key}: ${initial.fromZoo ? "the zoo's" : "the initial"} kernel ${id} checked and in use`);
@@ -232,6 +235,7 @@ export class OpTuner {
   reconcile(initial: InitialKernel): void {
     const id = initial.artifact?.ref?.kernelId ?? "";
     this.fromZoo = initial.fromZoo;
+    this.welcomeKernel = { id, fromZoo: initial.fromZoo };
     if (this.localOnly.delete(id)) return;
     this.session.enqueueLocal(this.slot.key, create(KernelOfferSchema, { artifact: initial.artifact, rank: 0, fromZoo: initial.fromZoo }));
   }
@@ -441,7 +445,11 @@ export class OpTuner {
     const ranked = [...this.measured].filter(([id, m]) => Number.isFinite(m.medianMs) && !this.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
       .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
     if (ranked.length === 0) return;
-    this.report = this.session.report(this.op, ranked).then(
+    // the Welcome's kernel as timed here, for the zoo's speedup over where sessions start
+    const started = this.welcomeKernel && this.measured.get(this.welcomeKernel.id);
+    const initial = started && Number.isFinite(started.medianMs) && this.welcomeKernel
+      ? { kernel: { kernelId: this.welcomeKernel.id, ...started }, fromZoo: this.welcomeKernel.fromZoo } : undefined;
+    this.report = this.session.report(this.op, ranked, initial).then(
       () => {
         this.log(`  ${this.slot.key}: settled on ${this.slot.kernel.id}; report acknowledged`);
         this.emit("report-acked", { op: this.slot.key, kernelId: this.slot.kernel.id, ranked: ranked.length });

@@ -214,7 +214,8 @@ export class ModelSession {
    * whose connection drops before its acknowledgement is sent again once the session resumed.
    * Closes the session after the last one.
    */
-  report(op: OpSpec, ranked: MessageInitShape<typeof RankedKernelSchema>[]): Promise<void> {
+  report(op: OpSpec, ranked: MessageInitShape<typeof RankedKernelSchema>[],
+    initial?: { kernel: MessageInitShape<typeof RankedKernelSchema>; fromZoo: boolean }): Promise<void> {
     const sent = this.reporting.then(async () => {
       try {
         for (;;) {
@@ -222,7 +223,7 @@ export class ModelSession {
           const client = await this.link;
           try {
             const acked = client.next("reportAck");
-            client.send({ frame: { case: "report", value: { op, ranked } } });
+            client.send({ frame: { case: "report", value: { op, ranked, initial: initial?.kernel, initialFromZoo: initial?.fromZoo ?? false } } });
             await acked;
             return;
           } catch (e) {

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { tune } from "../../src/tuner.js";
 import { WORKLOADS } from "../../src/workloads.js";
-import { awaitElected, GATEWAY } from "./support.js";
+import { awaitElected, GATEWAY, zooGet } from "./support.js";
 
 describe.skipIf(!GATEWAY)("the thread through every part", () => {
   it("tunes, reports, and hands the elected kernel to the next device of the same kind", async () => {
@@ -22,6 +22,9 @@ describe.skipIf(!GATEWAY)("the thread through every part", () => {
     expect(typeof elected.kernelId).toBe("string");
     expect(typeof elected.medianMs).toBe("number");
     expect(elected.reports).toBeGreaterThanOrEqual(1);
+    // the report carried the safe default's timing: the zoo says how much faster its election is
+    const [election] = (await zooGet(`/api/v1/kinds/${fingerprint}/elections`)).body as unknown as { speedupVsSafeDefault: number }[];
+    expect(election.speedupVsSafeDefault).toBeCloseTo(first.ops[0].initialMs / (elected.medianMs as number), 6);
 
     const second = await tune(GATEWAY!, WORKLOADS.skeleton, { fingerprint });
     expect(second.initialFromZoo).toBe(true);

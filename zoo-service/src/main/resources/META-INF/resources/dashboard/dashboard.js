@@ -91,7 +91,9 @@ async function showElections() {
   const body = document.getElementById("elections");
   body.replaceChildren(...elections.map((e) => {
     const row = document.createElement("tr");
-    for (const cell of [e.op, e.backend, e.kernelId, e.medianMs.toFixed(3), e.reports, e.origins]) {
+    const speedup = (x) => (x == null ? "–" : `${x.toFixed(2)}×`);
+    for (const cell of [e.op, e.backend, e.kernelId, e.medianMs.toFixed(3), speedup(e.speedupVsInitial), speedup(e.speedupVsSafeDefault),
+      e.reports, e.origins]) {
       const td = document.createElement("td");
       td.textContent = String(cell);
       row.append(td);

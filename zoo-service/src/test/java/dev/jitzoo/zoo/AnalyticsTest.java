@@ -58,8 +58,10 @@ class AnalyticsTest {
 
     @BeforeAll
     void report() throws Exception {
+        // two sessions start from the safe default (kslow), the third from the zoo's kfast
         for (int h = 0; h < 3; h++) {
-            publish(report(settled, "a" + h, "origin-" + h, Map.of("kfast", 1.0 + 0.01 * h, "kslow", 2.0)));
+            KernelReport report = report(settled, "a" + h, "origin-" + h, Map.of("kfast", 1.0 + 0.01 * h, "kslow", 2.0));
+            publish(report.toBuilder().setInitial(report.getRanked(h < 2 ? 1 : 0)).setInitialFromZoo(h == 2).build());
         }
         publish(report(single, "b0", "origin-b", Map.of("kslow", 1.5, "kfast", 1.8)));
         Instant deadline = Instant.now().plusSeconds(30);
@@ -88,6 +90,9 @@ class AnalyticsTest {
         assertEquals("kfast", e.get("kernelId").asText());
         assertEquals(1.01, e.get("medianMs").asDouble(), 1e-9);
         assertEquals(3, e.get("origins").asInt());
+        assertEquals(2.0 / 1.01, e.get("speedupVsInitial").asDouble(), 1e-9, "the median of 2/1, 2/1.01 and 1.02/1.02");
+        assertEquals((2.0 / 1.0 + 2.0 / 1.01) / 2, e.get("speedupVsSafeDefault").asDouble(), 1e-9, "the two that started from it");
+        assertTrue(read("api/v1/kinds/" + single + "/elections").get(0).get("speedupVsInitial").isNull(), "no session timed its initial");
         assertEquals("wasm", e.get("backend").asText());
         assertTrue(e.get("op").asText().startsWith("matmul"), e.toString());
         assertEquals(0, read("api/v1/kinds/no-such-kind/elections").size());

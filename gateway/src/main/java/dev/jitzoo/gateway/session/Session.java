@@ -167,24 +167,28 @@ public final class Session {
                 .setReceivedAtMs(nowMs);
         Set<String> seen = new HashSet<>();
         for (RankedKernel ranked : report.getRankedList()) {
-            KernelRef kernel = issuedKernels.get(ranked.getKernelId());
-            if (kernel == null || !kernel.getOp().equals(report.getOp())) {
-                throw ProtocolException.invalidReport("kernel " + abbreviate(ranked.getKernelId())
-                        + " was not issued for this op in this session");
-            }
             if (!seen.add(ranked.getKernelId())) {
                 throw ProtocolException.invalidReport("kernel " + ranked.getKernelId() + " is ranked twice");
             }
-            if (!(ranked.getMedianMs() > 0) || Double.isInfinite(ranked.getMedianMs())) {
-                throw ProtocolException.invalidReport("kernel " + ranked.getKernelId() + " has no positive latency");
-            }
-            out.addRanked(Measurement.newBuilder()
-                    .setKernel(kernel)
-                    .setMedianMs(ranked.getMedianMs())
-                    .setSamples(ranked.getSamples()));
+            out.addRanked(measurement(report, ranked, "kernel"));
+        }
+        if (report.hasInitial()) {
+            out.setInitial(measurement(report, report.getInitial(), "initial kernel")).setInitialFromZoo(report.getInitialFromZoo());
         }
         reportedOps.add(opIndex);
         return out.build();
+    }
+
+    /** A timing of a kernel this session was issued for the report's op, with its full reference; refused otherwise. */
+    private Measurement measurement(Report report, RankedKernel timed, String what) {
+        KernelRef kernel = issuedKernels.get(timed.getKernelId());
+        if (kernel == null || !kernel.getOp().equals(report.getOp())) {
+            throw ProtocolException.invalidReport(what + " " + abbreviate(timed.getKernelId()) + " was not issued for this op in this session");
+        }
+        if (!(timed.getMedianMs() > 0) || Double.isInfinite(timed.getMedianMs())) {
+            throw ProtocolException.invalidReport(what + " " + timed.getKernelId() + " has no positive latency");
+        }
+        return Measurement.newBuilder().setKernel(kernel).setMedianMs(timed.getMedianMs()).setSamples(timed.getSamples()).build();
     }
 
     /**

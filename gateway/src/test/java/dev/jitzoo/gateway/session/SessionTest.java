@@ -100,6 +100,21 @@ class SessionTest {
         assertEquals(OP, report.getRanked(0).getKernel().getOp());
         assertEquals("k0", report.getRanked(1).getKernel().getKernelId());
         assertEquals(42, report.getReceivedAtMs());
+        assertFalse(report.hasInitial(), "no initial kernel timed");
+    }
+
+    @Test
+    void takesTheInitialKernelsTimingOnlyForAKernelIssuedForTheOp() {
+        session.issue(ref("k0", OP));
+        session.enqueue(offer("k1", OP));
+        RankedKernel initial = RankedKernel.newBuilder().setKernelId("k0").setMedianMs(3.0).setSamples(5).build();
+        assertRefused(report(OP, "k1").toBuilder().setInitial(initial.toBuilder().setKernelId("k9")).build(),
+                "initial kernel k9 was not issued");
+        assertRefused(report(OP, "k1").toBuilder().setInitial(initial.toBuilder().setMedianMs(-1)).build(), "positive latency");
+        KernelReport report = session.acceptReport(report(OP, "k1").toBuilder().setInitial(initial).setInitialFromZoo(true).build(), 5, 0);
+        assertEquals(OP, report.getInitial().getKernel().getOp(), "the full reference the gateway issued");
+        assertEquals(3.0, report.getInitial().getMedianMs());
+        assertTrue(report.getInitialFromZoo());
     }
 
     @Test

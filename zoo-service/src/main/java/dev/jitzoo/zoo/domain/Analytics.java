@@ -10,8 +10,12 @@ public interface Analytics {
     record Kind(String fingerprint, int sessions, int origins, int ops, long firstMs, long lastMs) {
     }
 
-    /** A key's election, as it stands. */
-    record Election(String key, String op, String backend, String kernelId, double medianMs, int reports, int origins) {
+    /**
+     * A key's election, as it stands, with the elected kernel's speedup over the kernel sessions
+     * started with and over the space's safe default (null: no session timed both).
+     */
+    record Election(String key, String op, String backend, String kernelId, double medianMs, int reports, int origins,
+                    Double speedupVsInitial, Double speedupVsSafeDefault) {
     }
 
     /** An op's coverage across the fleet: the device kinds with an elected kernel, and those settled. */

@@ -41,7 +41,8 @@ public final class ElectionWindows {
             }
             sessions.addLast(new ReportStore.SessionVotes(session.sessionId(), session.receivedAtMs(),
                     session.votes().stream().map(v -> new Election.Vote(v.sessionId(), v.origin(), v.rank(),
-                            refs.computeIfAbsent(v.kernel().getKernelId(), id -> v.kernel()), v.medianMs())).toList()));
+                            refs.computeIfAbsent(v.kernel().getKernelId(), id -> v.kernel()), v.medianMs())).toList(),
+                    session.initial()));
             while (sessions.size() > Zoo.ELECTION_WINDOW) {
                 sessionIds.remove(sessions.removeFirst().sessionId());
             }
@@ -51,6 +52,35 @@ public final class ElectionWindows {
             List<Election.Vote> all = new ArrayList<>(sessions.size() * Election.TOP_N);
             sessions.forEach(s -> all.addAll(s.votes()));
             return all;
+        }
+
+        /**
+         * The elected kernel's speedup over each session's initial kernel, as that session timed
+         * both: the median ratio over all such sessions, and over those that started from the
+         * space's safe default (not from the zoo).
+         */
+        ReportStore.Speedups speedups(String kernelId) {
+            List<Double> all = new ArrayList<>();
+            List<Double> fromSafeDefault = new ArrayList<>();
+            for (ReportStore.SessionVotes s : sessions) {
+                if (s.initial() == null) {
+                    continue;
+                }
+                for (Election.Vote v : s.votes()) {
+                    if (v.kernel().getKernelId().equals(kernelId)) {
+                        double ratio = s.initial().medianMs() / v.medianMs();
+                        all.add(ratio);
+                        if (!s.initial().fromZoo()) {
+                            fromSafeDefault.add(ratio);
+                        }
+                    }
+                }
+            }
+            return new ReportStore.Speedups(medianOrNaN(all), medianOrNaN(fromSafeDefault));
+        }
+
+        private static double medianOrNaN(List<Double> xs) {
+            return xs.isEmpty() ? Double.NaN : Election.median(xs.stream().mapToDouble(Double::doubleValue).toArray());
         }
 
         /** When the oldest report the window counts arrived. */

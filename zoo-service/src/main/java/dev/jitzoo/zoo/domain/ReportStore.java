@@ -55,11 +55,22 @@ public interface ReportStore {
 
     /** One session's report on one key (from a hashed network origin): its kernels fastest first, as the device timed them. */
     record StoredReport(ZooKey key, DeviceProfile device, String sessionId, String origin, List<Timed> ranked,
-                        long receivedAtMs) {
+                        long receivedAtMs, Initial initial) {
     }
 
-    /** A key's stored election: its kernel, and the arrival of the oldest report it counted. */
-    record Elected(BestKernel best, long windowFromMs) {
+    /**
+     * The kernel a session started an op with, as it timed it, and whether it was the zoo's
+     * election (else the space's safe default); null in a report that did not time it.
+     */
+    record Initial(String kernelId, double medianMs, boolean fromZoo) {
+    }
+
+    /** How much faster a key's elected kernel is, as the sessions that timed both measured it (NaN: none did). */
+    record Speedups(double vsInitial, double vsSafeDefault) {
+    }
+
+    /** A key's stored election: its kernel, the arrival of the oldest report it counted, and its speedups. */
+    record Elected(BestKernel best, long windowFromMs, Speedups speedups) {
     }
 
     /** What {@link #histories} read of one key: its election, and its latest sessions' votes oldest first. */
@@ -67,7 +78,7 @@ public interface ReportStore {
     }
 
     /** One session's votes on a key, and when its report arrived. */
-    record SessionVotes(String sessionId, long receivedAtMs, List<Election.Vote> votes) {
+    record SessionVotes(String sessionId, long receivedAtMs, List<Election.Vote> votes, Initial initial) {
     }
 
     /** One kernel's timing in a report. */

@@ -71,11 +71,14 @@ public class Zoo {
                 ReportStore.Timed t = r.ranked().get(rank);
                 votes.add(new Election.Vote(r.sessionId(), r.origin(), rank, t.kernel(), t.medianMs()));
             }
-            touched.get(r.key()).add(new ReportStore.SessionVotes(r.sessionId(), r.receivedAtMs(), votes));
+            touched.get(r.key()).add(new ReportStore.SessionVotes(r.sessionId(), r.receivedAtMs(), votes, r.initial()));
         }
         Map<ZooKey, ReportStore.Elected> bests = new LinkedHashMap<>();
-        touched.forEach((key, window) -> bests.put(key, new ReportStore.Elected(Election.elect(window.votes()).map(BestKernel::of)
-                .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one")), window.fromMs())));
+        touched.forEach((key, window) -> {
+            BestKernel best = Election.elect(window.votes()).map(BestKernel::of)
+                    .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one"));
+            bests.put(key, new ReportStore.Elected(best, window.fromMs(), window.speedups(best.kernel().getKernelId())));
+        });
         store.saveBests(bests);
         Map<ZooKey, BestKernel> cached = new LinkedHashMap<>();
         List<Elected> elections = new ArrayList<>();
@@ -114,9 +117,17 @@ public class Zoo {
             }
             ranked.add(new ReportStore.Timed(m.getKernel(), m.getMedianMs(), m.getSamples()));
         }
+        ReportStore.Initial initial = null;
+        if (report.hasInitial()) {
+            var m = report.getInitial();
+            if (!(m.getMedianMs() > 0) || Double.isInfinite(m.getMedianMs()) || !m.getKernel().getOp().equals(report.getOp())) {
+                throw new InvalidReportException("the initial kernel's timing is not a positive latency of the reported op");
+            }
+            initial = new ReportStore.Initial(m.getKernel().getKernelId(), m.getMedianMs(), report.getInitialFromZoo());
+        }
         String origin = report.getOrigin().isBlank() ? report.getSessionId() : report.getOrigin();
         return new ReportStore.StoredReport(ZooKey.of(report.getOp(), report.getBackend(), report.getDevice()), report.getDevice(),
-                report.getSessionId(), origin, ranked, report.getReceivedAtMs());
+                report.getSessionId(), origin, ranked, report.getReceivedAtMs(), initial);
     }
 
     /** The elected kernel of an op on a device kind, if any device of that kind reported one. */

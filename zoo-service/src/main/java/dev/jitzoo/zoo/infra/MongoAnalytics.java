@@ -77,7 +77,7 @@ public class MongoAnalytics implements Analytics {
             int cut = opKey == null ? -1 : opKey.lastIndexOf('|');
             out.add(new Election(d.getString("_id"), cut < 0 ? "" : opKey.substring(0, cut), cut < 0 ? "" : opKey.substring(cut + 1),
                     d.getString("kernelId"), d.getDouble("medianMs"), d.getInteger("reports"),
-                    d.getInteger("origins", d.getInteger("reports"))));
+                    d.getInteger("origins", d.getInteger("reports")), d.getDouble("speedupVsInitial"), d.getDouble("speedupVsSafeDefault")));
         });
         return out;
     }

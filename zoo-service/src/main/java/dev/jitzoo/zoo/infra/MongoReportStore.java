@@ -123,7 +123,7 @@ public class MongoReportStore implements ReportStore {
         if (!since.isEmpty()) {
             reports.find(since.size() == 1 ? since.get(0) : Filters.or(since))
                     .sort(Sorts.descending("key", "receivedAtMs", "sessionId"))
-                    .projection(Projections.include("key", "sessionId", "origin", "receivedAtMs", "ranked.ref", "ranked.medianMs"))
+                    .projection(Projections.include("key", "sessionId", "origin", "receivedAtMs", "ranked.ref", "ranked.medianMs", "initial"))
                     .forEach(doc -> {
                         List<SessionVotes> kept = latest.computeIfAbsent(doc.getString("key"), k -> new ArrayList<>());
                         if (kept.size() < sessions) {
@@ -152,7 +152,9 @@ public class MongoReportStore implements ReportStore {
             votes.add(new Election.Vote(session, doc.getString("origin"), rank, parseRef(timed.get("ref", Binary.class)),
                     timed.getDouble("medianMs")));
         }
-        return new SessionVotes(session, number(doc, "receivedAtMs"), votes);
+        Document initial = doc.get("initial", Document.class);
+        return new SessionVotes(session, number(doc, "receivedAtMs"), votes, initial == null ? null
+                : new Initial(initial.getString("kernelId"), initial.getDouble("medianMs"), initial.getBoolean("fromZoo", false)));
     }
 
     private static long number(Document d, String field) {
@@ -179,7 +181,13 @@ public class MongoReportStore implements ReportStore {
                 .append("medianMs", kernel.medianMs())
                 .append("reports", kernel.reports())
                 .append("origins", kernel.origins())
-                .append("windowFromMs", elected.windowFromMs());
+                .append("windowFromMs", elected.windowFromMs())
+                .append("speedupVsInitial", finiteOrNull(elected.speedups().vsInitial()))
+                .append("speedupVsSafeDefault", finiteOrNull(elected.speedups().vsSafeDefault()));
+    }
+
+    private static Double finiteOrNull(double x) {
+        return Double.isFinite(x) ? x : null;
     }
 
     @Override
@@ -225,6 +233,8 @@ public class MongoReportStore implements ReportStore {
                 .append("sessionId", r.sessionId())
                 .append("origin", r.origin())
                 .append("receivedAtMs", r.receivedAtMs())
+                .append("initial", r.initial() == null ? null : new Document("kernelId", r.initial().kernelId())
+                        .append("medianMs", r.initial().medianMs()).append("fromZoo", r.initial().fromZoo()))
                 .append("ranked", r.ranked().stream().map(t -> new Document("kernelId", t.kernel().getKernelId())
                         .append("ref", new Binary(t.kernel().toByteArray()))
                         .append("medianMs", t.medianMs())

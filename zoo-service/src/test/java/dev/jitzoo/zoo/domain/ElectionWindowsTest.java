@@ -25,8 +25,26 @@ class ElectionWindowsTest {
     }
 
     private static ReportStore.SessionVotes session(String id, long atMs, String kernel, double ms) {
+        return session(id, atMs, kernel, ms, null);
+    }
+
+    private static ReportStore.SessionVotes session(String id, long atMs, String kernel, double ms, ReportStore.Initial initial) {
         return new ReportStore.SessionVotes(id, atMs,
-                List.of(new Election.Vote(id, "origin-" + id, 0, KernelRef.newBuilder().setKernelId(kernel).build(), ms)));
+                List.of(new Election.Vote(id, "origin-" + id, 0, KernelRef.newBuilder().setKernelId(kernel).build(), ms)), initial);
+    }
+
+    @Test
+    void speedupsAreTheMedianRatiosOfSessionsThatTimedBothKernels() {
+        ElectionWindows.Window window = new ElectionWindows(4).windows(List.of(key("a")), cold -> Map.of()).get(key("a"));
+        window.add(session("s1", 1, "k1", 1.0, new ReportStore.Initial("safe", 4.0, false)));
+        window.add(session("s2", 2, "k1", 1.0, new ReportStore.Initial("safe", 6.0, false)));
+        window.add(session("s3", 3, "k1", 1.0, new ReportStore.Initial("k1", 1.0, true))); // started from the zoo's k1
+        window.add(session("s4", 4, "k2", 1.0, new ReportStore.Initial("safe", 50.0, false))); // never timed k1
+        window.add(session("s5", 5, "k1", 2.0)); // timed no initial
+        ReportStore.Speedups speedups = window.speedups("k1");
+        assertEquals(4.0, speedups.vsInitial(), 1e-9, "median of 4, 6 and 1");
+        assertEquals(5.0, speedups.vsSafeDefault(), 1e-9, "median of 4 and 6");
+        assertTrue(Double.isNaN(window.speedups("k9").vsInitial()), "no session timed k9");
     }
 
     @Test
