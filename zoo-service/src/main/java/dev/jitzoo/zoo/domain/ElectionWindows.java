@@ -97,14 +97,14 @@ public final class ElectionWindows {
     }
 
     private final int maxKeys;
-    private final Map<String, Window> windows;
+    private final Map<ZooKey, Window> windows;
     private volatile int size;
 
     public ElectionWindows(int maxKeys) {
         this.maxKeys = maxKeys;
         this.windows = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Window> eldest) {
+            protected boolean removeEldestEntry(Map.Entry<ZooKey, Window> eldest) {
                 return size() > ElectionWindows.this.maxKeys;
             }
         };
@@ -115,7 +115,7 @@ public final class ElectionWindows {
         Map<ZooKey, Window> out = new LinkedHashMap<>();
         List<ZooKey> missing = new ArrayList<>();
         for (ZooKey key : keys) {
-            Window window = windows.get(key.asString());
+            Window window = windows.get(key);
             if (window == null) {
                 missing.add(key);
             } else {
@@ -128,9 +128,9 @@ public final class ElectionWindows {
             ReportStore.History history = stored.get(key);
             if (history != null) {
                 history.sessions().forEach(window::add);
-                window.elected = history.best().map(b -> b.kernel().getKernelId()).orElse(null);
+                window.elected = history.best().kernel().getKernelId();
             }
-            windows.put(key.asString(), window);
+            windows.put(key, window);
             out.put(key, window);
         }
         size = windows.size();

@@ -3,6 +3,7 @@ package dev.jitzoo.zoo.domain;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.Primitive;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +57,15 @@ public interface ReportStore {
     /** One session's report on one key (from a hashed network origin): its kernels fastest first, as the device timed them. */
     record StoredReport(ZooKey key, DeviceProfile device, String sessionId, String origin, List<Timed> ranked,
                         long receivedAtMs, Initial initial) {
+
+        /** The report as its session's votes, for the key's election window. */
+        SessionVotes votes() {
+            List<Election.Vote> votes = new ArrayList<>(ranked.size());
+            for (int rank = 0; rank < ranked.size(); rank++) {
+                votes.add(new Election.Vote(sessionId, origin, rank, ranked.get(rank).kernel(), ranked.get(rank).medianMs()));
+            }
+            return new SessionVotes(sessionId, receivedAtMs, votes, initial);
+        }
     }
 
     /**
@@ -74,7 +84,7 @@ public interface ReportStore {
     }
 
     /** What {@link #histories} read of one key: its election, and its latest sessions' votes oldest first. */
-    record History(Optional<BestKernel> best, List<SessionVotes> sessions) {
+    record History(BestKernel best, List<SessionVotes> sessions) {
     }
 
     /** One session's votes on a key, and when its report arrived. */

@@ -65,14 +65,7 @@ public class Zoo {
         Map<ZooKey, ElectionWindows.Window> touched = windows.windows(
                 valid.stream().map(ReportStore.StoredReport::key).distinct().toList(),
                 cold -> store.histories(cold, ELECTION_WINDOW));
-        for (ReportStore.StoredReport r : valid) {
-            List<Election.Vote> votes = new ArrayList<>(r.ranked().size());
-            for (int rank = 0; rank < r.ranked().size(); rank++) {
-                ReportStore.Timed t = r.ranked().get(rank);
-                votes.add(new Election.Vote(r.sessionId(), r.origin(), rank, t.kernel(), t.medianMs()));
-            }
-            touched.get(r.key()).add(new ReportStore.SessionVotes(r.sessionId(), r.receivedAtMs(), votes, r.initial()));
-        }
+        valid.forEach(r -> touched.get(r.key()).add(r.votes()));
         Map<ZooKey, ReportStore.Elected> bests = new LinkedHashMap<>();
         touched.forEach((key, window) -> {
             BestKernel best = Election.elect(window.votes()).map(BestKernel::of)

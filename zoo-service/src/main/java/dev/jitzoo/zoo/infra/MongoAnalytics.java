@@ -63,7 +63,7 @@ public class MongoAnalytics implements Analytics {
                         Accumulators.min("firstMs", "$receivedAtMs"), Accumulators.max("lastMs", "$receivedAtMs")))).forEach(d ->
                 kinds.add(new Kind(d.getString("_id"), d.getList("sessions", Object.class).size(),
                         d.getList("origins", Object.class).size(), d.getList("keys", Object.class).size(),
-                        number(d, "firstMs"), number(d, "lastMs"))));
+                        MongoReportStore.number(d, "firstMs"), MongoReportStore.number(d, "lastMs"))));
         kinds.sort((a, b) -> a.sessions() != b.sessions() ? Integer.compare(b.sessions(), a.sessions())
                 : a.fingerprint().compareTo(b.fingerprint()));
         return kinds.subList(0, Math.min(limit, kinds.size()));
@@ -99,7 +99,7 @@ public class MongoAnalytics implements Analytics {
     @Override
     public List<Volume> volume(long fromMs, long bucketMs) {
         List<Volume> out = new ArrayList<>();
-        reports.aggregate(volumePipeline(fromMs, bucketMs)).forEach(d -> out.add(new Volume(number(d, "_id"),
+        reports.aggregate(volumePipeline(fromMs, bucketMs)).forEach(d -> out.add(new Volume(MongoReportStore.number(d, "_id"),
                 d.getList("sessions", Object.class).size(), d.getInteger("measurements"))));
         return out;
     }
@@ -126,13 +126,8 @@ public class MongoAnalytics implements Analytics {
                         Document t = ranked.get(rank);
                         sink.accept(new Row(d.getString("fingerprint"), d.getString("key"), d.getString("sessionId"),
                                 d.getString("origin"), rank, t.getString("kernelId"), t.getDouble("medianMs"),
-                                t.getInteger("samples", 0), number(d, "receivedAtMs")));
+                                t.getInteger("samples", 0), MongoReportStore.number(d, "receivedAtMs")));
                     }
                 });
-    }
-
-    private static long number(Document d, String field) {
-        Object value = d.get(field);
-        return value instanceof Number n ? n.longValue() : 0;
     }
 }

@@ -132,13 +132,10 @@ public class MongoReportStore implements ReportStore {
                     });
         }
         Map<ZooKey, History> out = new LinkedHashMap<>();
-        wanted.forEach((name, key) -> {
-            List<SessionVotes> newestFirst = latest.getOrDefault(name, List.of());
-            if (elected.containsKey(name)) {
-                List<SessionVotes> oldestFirst = new ArrayList<>(newestFirst);
-                Collections.reverse(oldestFirst);
-                out.put(key, new History(Optional.ofNullable(elected.get(name)).map(MongoReportStore::toBest), oldestFirst));
-            }
+        elected.forEach((name, doc) -> {
+            List<SessionVotes> oldestFirst = new ArrayList<>(latest.getOrDefault(name, List.of()));
+            Collections.reverse(oldestFirst);
+            out.put(wanted.get(name), new History(toBest(doc), oldestFirst));
         });
         return out;
     }
@@ -157,7 +154,8 @@ public class MongoReportStore implements ReportStore {
                 : new Initial(initial.getString("kernelId"), initial.getDouble("medianMs"), initial.getBoolean("fromZoo", false)));
     }
 
-    private static long number(Document d, String field) {
+    /** A stored whole number (MongoDB keeps small ones as int, large ones as long), 0 when absent. */
+    static long number(Document d, String field) {
         return d.get(field) instanceof Number n ? n.longValue() : 0;
     }
 

@@ -29,13 +29,7 @@ public final class NearCache implements BestKernelCache {
 
     @Override
     public Optional<BestKernel> get(ZooKey key) {
-        BestKernel known = near.getIfPresent(key);
-        if (known != null) {
-            return Optional.of(known);
-        }
-        Optional<BestKernel> found = shared.get(key);
-        found.ifPresent(best -> near.put(key, best));
-        return found;
+        return Optional.ofNullable(near.get(key)); // a miss reads the shared cache, and keeps what it found
     }
 
     @Override

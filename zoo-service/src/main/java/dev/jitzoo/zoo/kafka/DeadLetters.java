@@ -1,5 +1,7 @@
 package dev.jitzoo.zoo.kafka;
 
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.LoadingCache;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
@@ -11,7 +13,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -59,6 +60,11 @@ public class DeadLetters {
         String deadLetters() {
             return topic + "-dlq";
         }
+
+        /** The consumer group whose committed offsets say how far the replay went. */
+        String replayGroup() {
+            return "jitzoo-zoo-replay-" + topic;
+        }
     }
 
     /** One dead-lettered record. */
@@ -70,7 +76,8 @@ public class DeadLetters {
 
     private final String bootstrap;
 
-    private final Map<Channel, Depth> depths = new EnumMap<>(Channel.class);
+    /** Each channel's depth as last read from Kafka, read again past {@link #DEPTH_EVERY}. */
+    private final LoadingCache<Channel, Double> depths = Caffeine.newBuilder().expireAfterWrite(DEPTH_EVERY).build(this::readDepth);
     private final MeterRegistry metrics;
     private final List<Gauge> gauges = new ArrayList<>();
 
@@ -78,7 +85,6 @@ public class DeadLetters {
         this.bootstrap = bootstrap;
         this.metrics = metrics;
         for (Channel channel : Channel.values()) {
-            depths.put(channel, new Depth());
             gauges.add(Gauge.builder("jitzoo.zoo.dlq.depth", this, d -> d.depth(channel))
                     .description("dead letters not yet replayed (read at most every 10 s)")
                     .tag("channel", channel.name().toLowerCase(Locale.ROOT)).register(metrics));
@@ -91,26 +97,17 @@ public class DeadLetters {
         gauges.forEach(metrics::remove);
     }
 
-    /** The last depth read of one channel, and when. */
-    private static final class Depth {
-        boolean read;
-        long readAtNanos;
-        double value = Double.NaN;
-    }
-
     /**
      * How many of the channel's dead letters the replay has not sent back yet: per partition, its
      * end offset less the replay's committed position (or the partition's start). Read from Kafka
      * at most every 10 s; NaN while Kafka cannot be asked.
      */
-    public synchronized double depth(Channel channel) {
-        Depth depth = depths.get(channel);
-        if (depth.read && System.nanoTime() - depth.readAtNanos < DEPTH_EVERY.toNanos()) {
-            return depth.value;
-        }
-        depth.read = true;
-        depth.readAtNanos = System.nanoTime();
-        try (KafkaConsumer<byte[], byte[]> consumer = consumer("jitzoo-zoo-replay-" + channel.topic)) {
+    public double depth(Channel channel) {
+        return depths.get(channel);
+    }
+
+    private double readDepth(Channel channel) {
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(channel.replayGroup())) {
             List<TopicPartition> partitions = partitions(consumer, channel.deadLetters());
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions, POLL.multipliedBy(4));
             Map<TopicPartition, Long> start = consumer.beginningOffsets(partitions, POLL.multipliedBy(4));
@@ -120,12 +117,11 @@ public class DeadLetters {
                 OffsetAndMetadata done = replayed.get(p);
                 total += end.get(p) - Math.max(start.get(p), done == null ? 0 : done.offset());
             }
-            depth.value = total;
+            return total;
         } catch (RuntimeException e) {
             LOG.warnf("the depth of %s could not be read: %s", channel.deadLetters(), e.toString());
-            depth.value = Double.NaN;
+            return Double.NaN;
         }
-        return depth.value;
     }
 
     /** The channel's dead letters, oldest first, at most {@code limit}. */
@@ -151,7 +147,7 @@ public class DeadLetters {
     /** Sends every dead letter not yet replayed back to the channel's topic; returns how many. */
     public int replay(Channel channel) {
         int replayed = 0;
-        try (KafkaConsumer<byte[], byte[]> consumer = consumer("jitzoo-zoo-replay-" + channel.topic);
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(channel.replayGroup());
              KafkaProducer<byte[], byte[]> producer = producer()) {
             List<TopicPartition> partitions = partitions(consumer, channel.deadLetters());
             consumer.assign(partitions);

@@ -70,7 +70,8 @@ public class ReportConsumer {
             deadLettered.add(parsed.get(r.index()).nack(r.reason()).toCompletableFuture());
         }
         long now = System.currentTimeMillis();
-        ingested.increment(reports.size() - done.refused().size());
+        int stored = reports.size() - done.refused().size();
+        ingested.increment(stored);
         for (KernelReport report : reports) {
             if (report.getReceivedAtMs() > 0) {
                 lag.record(Duration.ofMillis(Math.max(0, now - report.getReceivedAtMs())));
@@ -83,7 +84,7 @@ public class ReportConsumer {
                         e.key().asString(), e.best().medianMs(), e.best().reports(), e.best().origins());
             }
         }
-        LOG.debugf("stored %d reports, %d keys elected", reports.size() - done.refused().size(), done.elections().size());
+        LOG.debugf("stored %d reports, %d keys elected", stored, done.elections().size());
         // the batch's offsets are committed once its refused records are in the dead-letter topic
         return CompletableFuture.allOf(deadLettered.toArray(CompletableFuture[]::new)).thenCompose(v -> batch.ack());
     }

@@ -13,7 +13,6 @@ import dev.jitzoo.proto.kernel.v1.OpSpec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The election windows a zoo replica keeps in memory: read once per key, appended to, bounded. */
@@ -56,7 +55,7 @@ class ElectionWindowsTest {
         BestKernel storedBest = new BestKernel(KernelRef.newBuilder().setKernelId("k1").build(), 1.0, 1, 1);
         Map<ZooKey, ElectionWindows.Window> first = windows.windows(List.of(a, b), cold -> {
             reads.add(cold);
-            return Map.of(a, new ReportStore.History(Optional.of(storedBest), List.of(session("s1", 1, "k1", 1.0))));
+            return Map.of(a, new ReportStore.History(storedBest, List.of(session("s1", 1, "k1", 1.0))));
         });
         assertEquals(List.of(List.of(a, b)), reads, "both cold keys in one read");
         assertEquals(1, first.get(a).votes().size(), "the stored session is in a's window");
