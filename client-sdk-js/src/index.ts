@@ -22,6 +22,7 @@ export { clockInfo, batchSize, MIN_TICKS, SLICE_MS, type ClockInfo } from "./clo
 export {
   runMicrobench, microbenchSpeedups, primitiveVector, PRIMITIVE_HELPS, type PrimitivePair, type PrimitiveMeasurement, type MicrobenchOptions, type MicrobenchSummary,
 } from "./microbench.js";
+export { measurePeakGflops, peakLoop, type PeakLoop } from "./peak.js";
 export * as gateway from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 export * as kernel from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 export {

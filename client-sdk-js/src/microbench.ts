@@ -7,6 +7,8 @@ import { median, time } from "./timing.js";
 import { readMetadata, type LoadedKernel } from "./wasm-executor.js";
 import { matmul } from "./workloads.js";
 
+export { measurePeakGflops } from "./peak.js";
+
 /** One primitive's two kernels: the same op and schedule but for that primitive. */
 export interface PrimitivePair {
   primitive: string;
@@ -76,12 +78,17 @@ export async function runMicrobench(pairs: PrimitivePair[], options: MicrobenchO
   });
 }
 
-/** A microbenchmark result to send to the gateway: each primitive's speedup, and what ran it. */
+/** A microbenchmark result to send to the gateway: each primitive's speedup, the device's peak, and what ran it. */
 export interface MicrobenchSummary {
   /** Primitive name (`vectorize`, `loop_order`, …) → speedup, time off over time on. */
   speedups: Record<string, number>;
   /** A user agent, or "node 20.20.2". */
   engine: string;
+  /**
+   * The device's single-thread Wasm SIMD peak in GFLOP/s ({@link measurePeakGflops}); the zoo
+   * refuses a latency its device kind cannot reach. Absent: not measured.
+   */
+  peakGflops?: number;
 }
 
 /** A primitive helps on a device when turning it on makes the microbenchmark at least this much faster. */

@@ -137,10 +137,12 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
       const acked = client.next("microbenchAck");
       client.send({ frame: { case: "microbench", value: {
         speedups: microbenchSpeedups(options.microbench), engine: options.microbench.engine,
+        peakGflops: options.microbench.peakGflops ?? 0,
       } } });
       await acked;
       result.microbenchAcked = true;
-      log(`microbenchmark sent (${Object.keys(options.microbench.speedups).length} primitives)`);
+      const peak = options.microbench.peakGflops ? `, peak ${options.microbench.peakGflops.toFixed(1)} GFLOP/s` : "";
+      log(`microbenchmark sent (${Object.keys(options.microbench.speedups).length} primitives${peak})`);
     }
 
     const tryOn = async (bench: OpBench, offer: { artifact?: KernelOffer["artifact"] }, label: string) => {

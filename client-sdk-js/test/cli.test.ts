@@ -62,13 +62,19 @@ describe("tune CLI", () => {
     gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("kinit", shape), fromZoo: false }), offers: [] });
     const dir = mkdtempSync(join(tmpdir(), "jitzoo-cli-"));
     const file = join(dir, "node.json");
-    writeFileSync(file, JSON.stringify({ runner: "node", engine: "node 20", primitives: { vectorize: 1.9, loop_order: 1.02 } }));
+    writeFileSync(file, JSON.stringify({ runner: "node", engine: "node 20", primitives: { vectorize: 1.9, loop_order: 1.02 }, peak_gflops: 47.5 }));
     const run = io({ JITZOO_GATEWAY_URL: gateway.url });
     expect(await main(["--workload", "skeleton", "--microbench", file, "--json"], run)).toBe(0);
     expect(JSON.parse(run.stdout.at(-1)!).microbench_acked).toBe(true);
     const sent = gateway.received.find((f) => f.frame.case === "microbench")!.frame.value as Microbench;
     expect(sent.engine).toBe("node 20");
     expect(sent.speedups.map((s) => [s.primitive, s.speedup])).toEqual([[Primitive.VECTORIZE, 1.9], [Primitive.LOOP_ORDER, 1.02]]);
+    expect(sent.peakGflops).toBe(47.5);
+
+    writeFileSync(file, JSON.stringify({ primitives: { vectorize: 2 }, peak_gflops: "fast" }));
+    const badPeak = io({ JITZOO_GATEWAY_URL: gateway.url });
+    expect(await main(["--workload", "skeleton", "--microbench", file], badPeak)).toBe(2);
+    expect(badPeak.stderr[0]).toMatch(/^--microbench .*: peak_gflops is not a positive number: "fast"/);
 
     writeFileSync(file, JSON.stringify({ primitives: { warp_drive: 2 } }));
     const bad = io({ JITZOO_GATEWAY_URL: gateway.url });

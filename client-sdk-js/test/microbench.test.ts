@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { primitiveVector, runMicrobench } from "../src/microbench.js";
+import { measurePeakGflops, primitiveVector, runMicrobench } from "../src/microbench.js";
+import { peakLoop } from "../src/peak.js";
 import { probeDevice } from "../src/probe.js";
 import { naiveMatmulArtifact } from "./support/wasm.js";
 
@@ -53,5 +54,17 @@ describe("primitiveVector (the paper's rho)", () => {
     const device = await probeDevice("rho-kind", { engine: "node 20", speedups: { vectorize: 2 } });
     expect(device.primitiveVector).toBe("1-----");
     expect((await probeDevice("rho-kind")).primitiveVector).toBe("");
+  });
+});
+
+describe("measurePeakGflops", () => {
+  it("runs both multiply-add loops this engine has and reports the faster in GFLOP/s", () => {
+    const madd = peakLoop(false, 1000)!;
+    expect(madd.flops).toBe(1000 * 12 * 4 * 2); // twelve chains of four lanes, a multiply and an add each
+    madd.call();
+    const peak = measurePeakGflops({ sampleMs: 2 });
+    // any CPU that runs Wasm SIMD does more than 0.1 GFLOP/s on one thread, and none reaches the zoo's ceiling
+    expect(peak).toBeGreaterThan(0.1);
+    expect(peak).toBeLessThan(1000);
   });
 });

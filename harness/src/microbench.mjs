@@ -26,10 +26,10 @@ const toArtifact = (a) => ({ code: { case: 'wasm', value: Uint8Array.from(a.wasm
 
 async function inNode(suite, options) {
   if (!fs.existsSync(SDK)) throw new Error(`${SDK} is missing: build the SDK first (cd client-sdk-js && npm run build)`);
-  const { runMicrobench } = await import(SDK);
+  const { runMicrobench, measurePeakGflops } = await import(SDK);
   const results = await runMicrobench(suite.map((p) => ({ primitive: p.primitive, off: toArtifact(p.off), on: toArtifact(p.on) })),
     { ...options, onProgress: (r, n) => log(`  round ${r}/${n}`) });
-  return { results, engine: `node ${process.versions.node} (V8 ${process.versions.v8})`, arch: process.arch };
+  return { results, peakGflops: measurePeakGflops(), engine: `node ${process.versions.node} (V8 ${process.versions.v8})`, arch: process.arch };
 }
 
 async function inChromium(suite, options) {
@@ -52,7 +52,7 @@ async function inChromium(suite, options) {
       const results = await globalThis.jitzooMicrobench.runMicrobench(
         pairs.map((p) => ({ primitive: p.primitive, off: artifact(p.off), on: artifact(p.on) })),
         { ...opts, onProgress: (r, n) => console.log(`round ${r}/${n}`) });
-      return { results, engine: navigator.userAgent };
+      return { results, peakGflops: globalThis.jitzooMicrobench.measurePeakGflops(), engine: navigator.userAgent };
     }, { suite, options });
     return { ...run, arch: process.arch };
   } finally {
@@ -75,6 +75,7 @@ export async function microbench(dir, { runner = 'node', device = 'this-machine'
   const meta = JSON.parse(suite[0].off.metadataJson);
   const text = [
     `primitive microbenchmark, MatMul ${meta.shape.join('x')}, one thread, ${run.engine}; medians, side by side`,
+    `single-thread Wasm SIMD peak: ${run.peakGflops.toFixed(1)} GFLOP/s`,
     table(['primitive', 'what it turns on', 'off ms', 'on ms', 'speedup'],
       run.results.map((r, i) => [r.primitive, suite[i].description, r.offMs.toFixed(2), r.onMs.toFixed(2), `${r.speedup.toFixed(2)}x`])),
   ].join('\n');
@@ -82,6 +83,7 @@ export async function microbench(dir, { runner = 'node', device = 'this-machine'
     bench: 'microbench', runner, device, engine: run.engine, arch: run.arch, shape: meta.shape,
     measured: new Date().toISOString().slice(0, 10),
     primitives: Object.fromEntries(run.results.map((r) => [r.primitive, Number(r.speedup.toFixed(3))])),
+    peak_gflops: Number(run.peakGflops.toFixed(2)),
     detail: run.results.map((r) => ({ primitive: r.primitive, off_ms: r.offMs, on_ms: r.onMs, gflops_on: meta.flops / r.onMs / 1e6 })),
   };
   return { text, json };

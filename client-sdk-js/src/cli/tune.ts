@@ -32,7 +32,8 @@ const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--
   --budget       tuning time as a fraction of inference time (default 0.1; 1 tunes as long as it infers)
   --url          gateway WebSocket address (default: $JITZOO_GATEWAY_URL, else ${DEFAULT_URL})
   --fingerprint  device kind to report as (default: derived from this machine)
-  --microbench   a result of ./jitzoo microbench (JSON with "primitives" and "engine"), sent for the fleet's primitive table
+  --microbench   a result of ./jitzoo microbench (JSON with "primitives", "engine" and "peak_gflops"), sent for the
+                 fleet's primitive table and the device kind's peak
   --json         end stdout with one line of JSON
 workloads: ${Object.keys(WORKLOADS).join(", ")}
 exit codes: 0 done, 1 the session failed (gateway unreachable, refused, closed), 2 bad usage`;
@@ -201,9 +202,9 @@ function modelJson(file: string, seq: number, s: ModelStats, c: Convergence): Re
   };
 }
 
-/** A stored microbenchmark result: its "primitives" speedups and "engine"; throws saying what is wrong. */
+/** A stored microbenchmark result: its "primitives" speedups, "engine" and "peak_gflops"; throws saying what is wrong. */
 export function readMicrobench(path: string): MicrobenchSummary {
-  const json = JSON.parse(readFileSync(path, "utf8")) as { primitives?: unknown; engine?: unknown };
+  const json = JSON.parse(readFileSync(path, "utf8")) as { primitives?: unknown; engine?: unknown; peak_gflops?: unknown };
   if (typeof json.primitives !== "object" || json.primitives === null) throw new Error('no "primitives" object of speedups');
   const speedups: Record<string, number> = {};
   for (const [name, value] of Object.entries(json.primitives)) {
@@ -211,7 +212,10 @@ export function readMicrobench(path: string): MicrobenchSummary {
     speedups[name] = value;
   }
   microbenchSpeedups({ speedups, engine: "" }); // unknown names refused here, not by the gateway
-  return { speedups, engine: typeof json.engine === "string" ? json.engine : "" };
+  if (json.peak_gflops !== undefined && !(typeof json.peak_gflops === "number" && json.peak_gflops > 0)) {
+    throw new Error(`peak_gflops is not a positive number: ${JSON.stringify(json.peak_gflops)}`);
+  }
+  return { speedups, engine: typeof json.engine === "string" ? json.engine : "", peakGflops: json.peak_gflops };
 }
 
 function invokedDirectly(): boolean {

@@ -31,13 +31,17 @@ describe.skipIf(!GATEWAY)("fleet microbenchmarks", () => {
     const before = await tune(GATEWAY!, WORKLOADS.skeleton, { fingerprint: `e2e-mb-${randomUUID()}` });
     const phone = `e2e-phone-${randomUUID()}`;
     const sent = await tune(GATEWAY!, WORKLOADS.skeleton, {
-      fingerprint: phone, microbench: { speedups: { cache_read: 0.5, vectorize: 1.8 }, engine: "e2e phone" },
+      fingerprint: phone, microbench: { speedups: { cache_read: 0.5, vectorize: 1.8 }, engine: "e2e phone", peakGflops: 40 },
     });
     expect(sent.microbenchAcked).toBe(true);
 
     const rows = await eventually("the zoo storing the microbenchmark",
       async () => (await fleet()).filter((r) => r.fingerprint === phone), (r) => r.length === 2);
     expect(rows.map((r) => [r.primitive, r.speedup, r.reports])).toEqual([["cache_read", 0.5, 1], ["vectorize", 1.8, 1]]);
+    // its measured peak bounds what the kind may report: twice the peak
+    const peak = await eventually("the zoo storing the measured peak",
+      async () => (await zooGet(`/api/v1/kinds/${phone}/peak`)).body, (b) => b.peakGflops !== null);
+    expect(peak).toEqual({ fingerprint: phone, peakGflops: 40, ceilingGflops: 80 });
 
     if (reopened) return;
     // the test stack reads the fleet every second (JITZOO_SPACE_FLEET_REFRESH=PT1S): B is now tried packed and in place

@@ -43,7 +43,7 @@ class JitzooTest {
     @Test
     void aZooQueryNeedsAKnownQuery() {
         assertEquals(Jitzoo.USAGE_ERROR, run("zoo", "worst"));
-        assertEquals("jitzoo zoo: give best, count, kinds, elections, coverage, volume, win-rates, export or dlq, not 'worst'",
+        assertEquals("jitzoo zoo: give best, count, kinds, elections, peak, coverage, volume, win-rates, export or dlq, not 'worst'",
                 err.toString().strip());
     }
 

@@ -217,6 +217,49 @@ class ZooServiceTest {
                 http);
     }
 
+    /**
+     * A kind's microbenchmarks measure its peak, the median of its origins' latest (a liar, and an
+     * origin's older record arriving late, do not move it); a Wasm latency beyond twice that peak
+     * is refused for that kind, while a kind never measured may still claim it.
+     */
+    @Test
+    void aKindsMeasuredPeakBoundsTheLatenciesItReports() throws Exception {
+        DeviceProfile measured = device(), unmeasured = device();
+        long now = System.currentTimeMillis();
+        publishPeak(measured, "pk-1", "o-1", 40, now);
+        publishPeak(measured, "pk-2", "o-2", 50, now);
+        publishPeak(measured, "pk-3", "o-3", 900, now); // one origin lies
+        publishPeak(measured, "pk-0", "o-1", 800, now - 60_000); // o-1's older result, late: its newer one stands
+        Instant deadline = Instant.now().plusSeconds(30);
+        String peak = get("api/v1/kinds/" + measured.getFingerprint() + "/peak").body();
+        while (!peak.contains("\"peakGflops\":50.0") && Instant.now().isBefore(deadline)) {
+            Thread.sleep(200);
+            peak = get("api/v1/kinds/" + measured.getFingerprint() + "/peak").body();
+        }
+        assertEquals("{\"fingerprint\":\"" + measured.getFingerprint() + "\",\"peakGflops\":50.0,\"ceilingGflops\":100.0}", peak);
+        assertEquals("{\"fingerprint\":\"" + unmeasured.getFingerprint() + "\",\"peakGflops\":null,\"ceilingGflops\":1000.0}",
+                get("api/v1/kinds/" + unmeasured.getFingerprint() + "/peak").body());
+
+        // OP is 196,608 FLOPs: 0.0005 ms is 393 GFLOP/s, under what any device may claim, over twice this kind's peak
+        publish(report(measured, "pk-lie", Map.of("kpeak-lie", 0.0005)));
+        publish(report(measured, "pk-honest", Map.of("kpeak-honest", 0.005)));
+        publish(report(unmeasured, "pk-other", Map.of("kpeak-lie", 0.0005)));
+        awaitBest(unmeasured, "kpeak-lie");
+        assertEquals(1, awaitBest(measured, "kpeak-honest").getReports(), "the impossible report is not counted");
+        deadline = Instant.now().plusSeconds(30);
+        String letters = get("api/v1/dlq/reports?limit=10000").body();
+        while (!letters.contains("\"sessionId\":\"pk-lie\"") && Instant.now().isBefore(deadline)) {
+            Thread.sleep(200);
+            letters = get("api/v1/dlq/reports?limit=10000").body();
+        }
+        assertTrue(letters.contains("ms its op takes at 100.0 GFLOP/s, the most its device can reach"), letters);
+    }
+
+    private static void publishPeak(DeviceProfile device, String session, String origin, double gflops, long atMs) throws Exception {
+        publish("microbench-results", microbench(device, session, Map.of(Primitive.PRIMITIVE_VECTORIZE, 1.5)).toBuilder()
+                .setOrigin(origin).setPeakGflops(gflops).setReceivedAtMs(atMs).build().toByteArray());
+    }
+
     private static MicrobenchReport microbench(DeviceProfile device, String session, Map<Primitive, Double> speedups) {
         MicrobenchReport.Builder report = MicrobenchReport.newBuilder().setSessionId(session).setDevice(device)
                 .setEngine("node 20").setReceivedAtMs(System.currentTimeMillis());

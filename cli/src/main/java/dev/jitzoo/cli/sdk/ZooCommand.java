@@ -22,6 +22,7 @@ import picocli.CommandLine.Parameters;
                 "  zoo count [--fingerprint F]                          the reports stored for a device kind",
                 "  zoo kinds                                            device kinds: sessions, origins, ops, first and last report",
                 "  zoo elections [--fingerprint F]                      a device kind's elected kernel per op, with its evidence",
+                "  zoo peak [--fingerprint F]                           a device kind's measured Wasm peak, and the fastest it may report",
                 "  zoo coverage [--settled-origins 3]                   per op, the kinds with an elected kernel and the settled ones",
                 "  zoo volume [--bucket minute|hour|day] [--hours 24]   sessions and measurements per time bucket",
                 "  zoo win-rates --shape M,K,N [--op OP]                how often each kernel of an op was ranked first",
@@ -32,10 +33,10 @@ import picocli.CommandLine.Parameters;
                 "The fingerprint defaults to this machine's, as the SDK computes it."})
 public final class ZooCommand implements Callable<Integer> {
 
-    private static final List<String> QUERIES = List.of("best", "count", "kinds", "elections", "coverage", "volume", "win-rates",
-            "export", "dlq");
+    private static final List<String> QUERIES = List.of("best", "count", "kinds", "elections", "peak", "coverage", "volume",
+            "win-rates", "export", "dlq");
 
-    @Parameters(index = "0", paramLabel = "best|count|kinds|elections|coverage|volume|win-rates|export|dlq")
+    @Parameters(index = "0", paramLabel = "best|count|kinds|elections|peak|coverage|volume|win-rates|export|dlq")
     String what;
 
     @Option(names = "--settled-origins", defaultValue = "3", description = "coverage: origins that settle a kind (default: ${DEFAULT-VALUE})")
@@ -100,6 +101,7 @@ public final class ZooCommand implements Callable<Integer> {
             }
             case "count" -> base + "/api/v1/reports/count?fingerprint=" + device;
             case "elections" -> base + "/api/v1/kinds/" + device + "/elections";
+            case "peak" -> base + "/api/v1/kinds/" + device + "/peak";
             default -> throw new IllegalStateException(what);
         };
         return call(base, HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build());

@@ -199,14 +199,15 @@ public final class Session {
         if (microbenchSent) {
             throw ProtocolException.invalidMicrobench("a session sends one microbenchmark result");
         }
-        String problem = MicrobenchRules.problem(microbench.getSpeedupsList(), microbench.getEngine());
+        String problem = MicrobenchRules.problem(microbench.getSpeedupsList(), microbench.getEngine(),
+                microbench.getPeakGflops());
         if (problem != null) {
             throw ProtocolException.invalidMicrobench(problem);
         }
         microbenchSent = true;
         return MicrobenchReport.newBuilder().setSessionId(id).setDevice(hello.getDevice())
                 .addAllSpeedups(microbench.getSpeedupsList()).setEngine(microbench.getEngine())
-                .setReceivedAtMs(nowMs).build();
+                .setPeakGflops(microbench.getPeakGflops()).setOrigin(origin).setReceivedAtMs(nowMs).build();
     }
 
     /** Lets the microbenchmark be sent again, when it could not be stored. */

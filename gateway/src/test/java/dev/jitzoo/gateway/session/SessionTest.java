@@ -52,10 +52,14 @@ class SessionTest {
 
     @Test
     void acceptsOneValidMicrobenchmarkPerSessionForItsDevice() {
-        MicrobenchReport accepted = session.acceptMicrobench(microbench(Primitive.PRIMITIVE_VECTORIZE, 1.9), 7);
+        session.from("0123456789abcdef");
+        MicrobenchReport accepted = session.acceptMicrobench(microbench(Primitive.PRIMITIVE_VECTORIZE, 1.9).toBuilder()
+                .setPeakGflops(48.5).build(), 7);
         assertEquals("fp", accepted.getDevice().getFingerprint());
         assertEquals("s1", accepted.getSessionId());
         assertEquals(1.9, accepted.getSpeedups(0).getSpeedup());
+        assertEquals(48.5, accepted.getPeakGflops(), "the measured peak goes to the zoo");
+        assertEquals("0123456789abcdef", accepted.getOrigin(), "with the hashed network origin");
         assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_UNROLL, 0.7), "one microbenchmark result");
         session.withdrawMicrobench(); // the broker did not take it: the client may send it again
         session.acceptMicrobench(microbench(Primitive.PRIMITIVE_UNROLL, 0.7), 8);
@@ -73,6 +77,11 @@ class SessionTest {
                 .newBuilder().setPrimitive(Primitive.PRIMITIVE_PASSES).setSpeedup(1.2)).build(), "measured twice");
         assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_PASSES, 1.1).toBuilder().setEngine("x".repeat(257)).build(),
                 "longer than 256");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_PASSES, 1.1).toBuilder().setPeakGflops(-1).build(),
+                "peak_gflops must be in [0, 1000) (0: not measured), got -1.0");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_PASSES, 1.1).toBuilder().setPeakGflops(Double.POSITIVE_INFINITY)
+                .build(), "got Infinity");
+        assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_PASSES, 1.1).toBuilder().setPeakGflops(1e6).build(), "got 1000000.0");
         session.acceptMicrobench(microbench(Primitive.PRIMITIVE_PASSES, 1.1), 9); // none of those counted as sent
     }
 

@@ -16,6 +16,11 @@ public final class MicrobenchRules {
     /** Speedups are time off over time on; outside (0, MAX_SPEEDUP) a measurement is nonsense. */
     public static final double MAX_SPEEDUP = 1000;
     public static final int MAX_ENGINE_CHARS = 256;
+    /**
+     * GFLOP/s no single thread of any CPU reaches in Wasm SIMD (a core's f32 multiply-add peak is
+     * tens to a few hundred): a microbenchmark's peak above it is nonsense.
+     */
+    public static final double MAX_PEAK_GFLOPS = 1000;
 
     private MicrobenchRules() {
     }
@@ -42,8 +47,11 @@ public final class MicrobenchRules {
         return null;
     }
 
-    /** Why these speedups cannot be stored, or null when they can. */
-    public static String problem(List<PrimitiveSpeedup> speedups, String engine) {
+    /** Why this result (speedups, engine and measured peak) cannot be stored, or null when it can. */
+    public static String problem(List<PrimitiveSpeedup> speedups, String engine, double peakGflops) {
+        if (!(peakGflops >= 0 && peakGflops < MAX_PEAK_GFLOPS)) {
+            return "peak_gflops must be in [0, " + (int) MAX_PEAK_GFLOPS + ") (0: not measured), got " + peakGflops;
+        }
         if (speedups.isEmpty()) {
             return "a microbenchmark result measures at least one primitive";
         }

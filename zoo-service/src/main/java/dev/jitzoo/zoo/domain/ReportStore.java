@@ -45,6 +45,16 @@ public interface ReportStore {
     /** Every device kind's microbenchmark speedups, each primitive's geometric mean over the kind's sessions. */
     List<DevicePrimitive> primitives();
 
+    /** Keeps a microbenchmark's measured peak as its origin's latest for its device kind (an older one does not replace a newer). */
+    void savePeak(OriginPeak peak);
+
+    /** The latest measured peak of each origin of these device kinds, in one round trip; a kind without one is absent. */
+    Map<String, List<Double>> originPeaks(Collection<String> fingerprints);
+
+    /** One network origin's measured single-thread Wasm peak on a device kind. */
+    record OriginPeak(String fingerprint, String origin, double gflops, long receivedAtMs) {
+    }
+
     /** One primitive's speedup measured in one session. */
     record PrimitiveTiming(String fingerprint, String sessionId, Primitive primitive, double speedup, String engine,
                            long receivedAtMs) {

@@ -19,17 +19,31 @@ public class Zoo {
     public static final int MAX_SIMILAR = 64;
     /** The sessions an election counts: a key's latest, so that kernels offered later can win and old devices age out. */
     public static final int ELECTION_WINDOW = 400;
-    /** FLOP/s no single device reaches on one op: a latency implying more is a lie, refused. */
-    static final double FLOPS_CEILING = 1e12;
+    /**
+     * FLOP/s no device reaches on one op of a backend: a latency implying more is a lie, refused.
+     * Wasm kernels run on one CPU thread; a WGSL kernel has a whole GPU.
+     */
+    static final double WASM_FLOPS_CEILING = 1e12;
+    static final double WGSL_FLOPS_CEILING = 2e14;
+    /**
+     * Where a device kind's microbenchmark measured its Wasm peak, a Wasm kernel may be timed at
+     * most this many times faster than that peak: the headroom covers a peak measured while the
+     * device was busy, not a kernel beating the hardware.
+     */
+    static final double PEAK_MARGIN = 2;
+    /** Device kinds whose measured peak this replica keeps in memory. */
+    private static final int PEAK_KINDS = 100_000;
 
     private final ReportStore store;
     private final BestKernelCache cache;
     private final ElectionWindows windows;
+    private final KindPeaks peaks;
 
     public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows) {
         this.store = store;
         this.cache = cache;
         this.windows = windows;
+        this.peaks = new KindPeaks(store, PEAK_KINDS);
     }
 
     /** A key's election after a batch: its best now, and whether its kernel changed. */
@@ -47,16 +61,20 @@ public class Zoo {
     /**
      * Stores a batch of reports in one write and re-elects each key they touch once, from its
      * window in memory ({@link ElectionWindows}); the new elections are saved in one write and
-     * cached. A report that is malformed or claims a latency no device reaches is refused and
-     * the rest go on. Safe to call again with the same batch (a redelivery, or a retry after
+     * cached. A report that is malformed or claims a latency its device cannot reach (beyond its
+     * kind's measured peak, see {@link #ceilingFlops}) is refused and the rest go on. Safe to call again with the same batch (a redelivery, or a retry after
      * the store failed): a report is stored and counted once.
      */
     public synchronized Ingested ingest(List<KernelReport> batch) {
         List<ReportStore.StoredReport> valid = new ArrayList<>();
         List<Refused> refused = new ArrayList<>();
+        Map<String, Double> kindPeaks = peaks.of(batch.stream().filter(r -> r.getBackend() == Backend.BACKEND_WASM)
+                .map(r -> r.getDevice().getFingerprint()).distinct().toList());
         for (int i = 0; i < batch.size(); i++) {
             try {
-                valid.add(validate(batch.get(i)));
+                KernelReport report = batch.get(i);
+                valid.add(validate(report, ceilingFlops(report.getBackend(),
+                        kindPeaks.getOrDefault(report.getDevice().getFingerprint(), Double.NaN))));
             } catch (InvalidReportException e) {
                 refused.add(new Refused(i, e));
             }
@@ -83,15 +101,27 @@ public class Zoo {
         return new Ingested(elections, refused);
     }
 
-    /** A report as stored, or why it is refused. */
-    private static ReportStore.StoredReport validate(KernelReport report) {
+    /**
+     * The most FLOP/s a kernel of a backend can be timed at on a device kind: for Wasm,
+     * {@link #PEAK_MARGIN} times the kind's measured peak ({@code kindPeakGflops}; NaN when no
+     * microbenchmark measured it), never above the backend's ceiling.
+     */
+    public static double ceilingFlops(Backend backend, double kindPeakGflops) {
+        if (backend != Backend.BACKEND_WASM) {
+            return WGSL_FLOPS_CEILING;
+        }
+        return Double.isNaN(kindPeakGflops) ? WASM_FLOPS_CEILING : Math.min(WASM_FLOPS_CEILING, PEAK_MARGIN * kindPeakGflops * 1e9);
+    }
+
+    /** A report as stored, or why it is refused; {@code ceilingFlops} is what its device can reach at most. */
+    private static ReportStore.StoredReport validate(KernelReport report, double ceilingFlops) {
         if (report.getSessionId().isBlank()) {
             throw new InvalidReportException("session id is required");
         }
         if (report.getRankedCount() == 0) {
             throw new InvalidReportException("a report ranks at least one kernel");
         }
-        double least = flops(report.getOp()) / FLOPS_CEILING * 1e3;
+        double least = flops(report.getOp()) / ceilingFlops * 1e3;
         List<ReportStore.Timed> ranked = new ArrayList<>();
         for (int rank = 0; rank < report.getRankedCount(); rank++) {
             var m = report.getRanked(rank);
@@ -106,7 +136,7 @@ public class Zoo {
             }
             if (m.getMedianMs() < least) {
                 throw new InvalidReportException("impossible_latency", "measurement " + rank + " claims " + m.getMedianMs() + " ms, under the "
-                        + least + " ms its op takes at " + FLOPS_CEILING / 1e12 + " TFLOP/s");
+                        + least + " ms its op takes at " + ceilingFlops / 1e9 + " GFLOP/s, the most its device can reach");
             }
             ranked.add(new ReportStore.Timed(m.getKernel(), m.getMedianMs(), m.getSamples()));
         }
@@ -157,7 +187,10 @@ public class Zoo {
     public record Similar(List<SimilarKernels.Scored> kernels, int similarKinds, Optional<BestKernel> own) {
     }
 
-    /** Stores a microbenchmark result that {@link MicrobenchRules} accepts. */
+    /**
+     * Stores a microbenchmark result that {@link MicrobenchRules} accepts: its primitives' speedups,
+     * and its measured peak as its origin's latest for the device kind.
+     */
     public void ingestMicrobench(MicrobenchReport report) {
         if (report.getSessionId().isBlank()) {
             throw new InvalidReportException("session id is required");
@@ -165,13 +198,24 @@ public class Zoo {
         if (report.getDevice().getFingerprint().isBlank()) {
             throw new InvalidReportException("device fingerprint is required");
         }
-        String problem = MicrobenchRules.problem(report.getSpeedupsList(), report.getEngine());
+        String problem = MicrobenchRules.problem(report.getSpeedupsList(), report.getEngine(), report.getPeakGflops());
         if (problem != null) {
             throw new InvalidReportException(problem);
         }
+        String fingerprint = report.getDevice().getFingerprint();
         store.addMicrobench(report.getSpeedupsList().stream().map(s -> new ReportStore.PrimitiveTiming(
-                report.getDevice().getFingerprint(), report.getSessionId(), s.getPrimitive(), s.getSpeedup(),
+                fingerprint, report.getSessionId(), s.getPrimitive(), s.getSpeedup(),
                 report.getEngine(), report.getReceivedAtMs())).toList());
+        if (report.getPeakGflops() > 0) {
+            String origin = report.getOrigin().isBlank() ? report.getSessionId() : report.getOrigin();
+            store.savePeak(new ReportStore.OriginPeak(fingerprint, origin, report.getPeakGflops(), report.getReceivedAtMs()));
+            peaks.forget(fingerprint);
+        }
+    }
+
+    /** A device kind's measured single-thread Wasm peak in GFLOP/s: the median of its origins' latest; NaN if none was measured. */
+    public double peakGflops(String fingerprint) {
+        return peaks.of(List.of(fingerprint)).get(fingerprint);
     }
 
     /** The fleet's microbenchmark results, one entry per device kind. */

@@ -3,6 +3,7 @@ package dev.jitzoo.zoo.infra;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
@@ -16,6 +17,8 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReplaceOneModel;
 import com.mongodb.client.model.ReplaceOptions;
 import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.Primitive;
@@ -50,12 +53,15 @@ public class MongoReportStore implements ReportStore {
     private final MongoCollection<Document> reports;
     private final MongoCollection<Document> best;
     private final MongoCollection<Document> microbench;
+    private final MongoCollection<Document> peaks;
 
     public MongoReportStore(MongoDatabase database) {
         this.reports = database.getCollection(REPORTS);
         this.best = database.getCollection("best");
         this.microbench = database.getCollection("microbench");
         microbench.createIndex(Indexes.ascending("sessionId", "primitive"), new IndexOptions().unique(true));
+        this.peaks = database.getCollection("peaks"); // one document per device kind and origin: its latest peak
+        peaks.createIndex(Indexes.ascending("fingerprint"));
         reports.createIndex(Indexes.ascending("key", "sessionId"), new IndexOptions().unique(true));
         reports.createIndex(Indexes.ascending("fingerprint"));
         reports.createIndex(Indexes.ascending("opKey"));
@@ -106,6 +112,31 @@ public class MongoReportStore implements ReportStore {
             out.add(new DevicePrimitive(id.getString("fingerprint"), Primitive.valueOf(id.getString("primitive")),
                     Math.exp(doc.getDouble("meanLog")), doc.getInteger("reports"), doc.getString("engine")));
         });
+        return out;
+    }
+
+    @Override
+    public void savePeak(OriginPeak peak) {
+        // replaced only by a newer one: a redelivered or late older record finds the newer document,
+        // cannot match it, tries to insert its _id again and is refused as a duplicate
+        try {
+            peaks.updateOne(Filters.and(Filters.eq("_id", peak.fingerprint() + "|" + peak.origin()),
+                            Filters.lt("receivedAtMs", peak.receivedAtMs())),
+                    Updates.combine(Updates.set("fingerprint", peak.fingerprint()), Updates.set("origin", peak.origin()),
+                            Updates.set("gflops", peak.gflops()), Updates.set("receivedAtMs", peak.receivedAtMs())),
+                    new UpdateOptions().upsert(true));
+        } catch (MongoWriteException e) {
+            if (e.getError().getCategory() != ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public Map<String, List<Double>> originPeaks(Collection<String> fingerprints) {
+        Map<String, List<Double>> out = new HashMap<>();
+        peaks.find(Filters.in("fingerprint", fingerprints)).projection(Projections.include("fingerprint", "gflops"))
+                .forEach(d -> out.computeIfAbsent(d.getString("fingerprint"), fp -> new ArrayList<>()).add(d.getDouble("gflops")));
         return out;
     }
 

@@ -111,6 +111,18 @@ public class ZooResource {
         return new CountView(fingerprint, zoo.countMeasurements(fingerprint));
     }
 
+    /** A device kind's measured single-thread Wasm peak (null: none measured), and the most a Wasm kernel may be timed at on it. */
+    public record PeakView(String fingerprint, Double peakGflops, double ceilingGflops) {
+    }
+
+    /** The peak a device kind's microbenchmarks measured (the median of its origins'), which bounds the latencies it may report. */
+    @GET
+    @Path("/kinds/{fingerprint}/peak")
+    public PeakView peak(@PathParam("fingerprint") String fingerprint) {
+        double peak = zoo.peakGflops(fingerprint);
+        return new PeakView(fingerprint, Double.isNaN(peak) ? null : peak, Zoo.ceilingFlops(Backend.BACKEND_WASM, peak) / 1e9);
+    }
+
     static OpSpec parseOp(String op, String shape) {
         if (shape == null || shape.isBlank()) {
             throw new InvalidReportException("shape is required, e.g. shape=128,256,96");

@@ -1,0 +1,87 @@
+// The device's single-thread Wasm SIMD peak: a loop of independent f32x4 multiply-add chains, as
+// f32x4.mul + f32x4.add and as f32x4.relaxed_madd, encoded here byte by byte. The zoo refuses a
+// kernel's latency that would beat its device kind's peak; benches judge kernels against it.
+import { time } from "./timing.js";
+
+/** Independent accumulators: enough to cover the multiply-add latency on two ports. */
+const CHAINS = 12;
+const LANES = 4;
+
+const leb = (n: number): number[] => {
+  const out: number[] = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+};
+const section = (id: number, body: number[]) => [id, ...leb(body.length), ...body];
+const f32 = (x: number) => [...new Uint8Array(new Float32Array([x]).buffer)];
+const simd = (op: number) => [0xfd, ...leb(op)];
+
+const F32X4_SPLAT = 0x13, F32X4_EXTRACT_LANE = 0x1f, F32X4_ADD = 0xe4, F32X4_MUL = 0xe6, F32X4_RELAXED_MADD = 0x105;
+const LOCAL_GET = 0x20, LOCAL_SET = 0x21, LOCAL_TEE = 0x22;
+
+/** `peak(iterations) -> f32`: each iteration does CHAINS × (acc = acc × a + b) on four lanes. */
+function peakModule(relaxed: boolean): Uint8Array<ArrayBuffer> {
+  const a = CHAINS, b = CHAINS + 1;
+  const body: number[] = [];
+  const splat = (local: number, x: number) => body.push(0x43, ...f32(x), ...simd(F32X4_SPLAT), LOCAL_SET, local + 1);
+  for (let i = 0; i < CHAINS; i++) splat(i, 1 + i / 64);
+  splat(a, 0.9999);
+  splat(b, 0.0001);
+  body.push(0x03, 0x40); // loop
+  for (let i = 0; i < CHAINS; i++) {
+    body.push(LOCAL_GET, i + 1, LOCAL_GET, a + 1);
+    if (relaxed) body.push(LOCAL_GET, b + 1, ...simd(F32X4_RELAXED_MADD));
+    else body.push(...simd(F32X4_MUL), LOCAL_GET, b + 1, ...simd(F32X4_ADD));
+    body.push(LOCAL_SET, i + 1);
+  }
+  body.push(LOCAL_GET, 0, 0x41, 1, 0x6b, LOCAL_TEE, 0, 0x0d, 0, 0x0b); // count -= 1; br_if loop; end
+  body.push(LOCAL_GET, 1);
+  for (let i = 1; i < CHAINS; i++) body.push(LOCAL_GET, i + 1, ...simd(F32X4_ADD));
+  body.push(...simd(F32X4_EXTRACT_LANE), 0, 0x0b);
+  const func = [1, ...leb(CHAINS + 2), 0x7b, ...body]; // one local group: CHAINS + 2 v128
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]),
+    ...section(3, [1, 0]),
+    ...section(7, [1, 4, ...new TextEncoder().encode("peak"), 0, 0]),
+    ...section(10, [1, ...leb(func.length), ...func]),
+  ]);
+}
+
+/** The peak loop of one instruction form, ready to call. */
+export interface PeakLoop {
+  /** Runs the loop once. */
+  call(): void;
+  /** Floating-point operations of one call. */
+  flops: number;
+}
+
+/** The peak loop of one form (`relaxed`: f32x4.relaxed_madd, else mul + add); null where the engine lacks it. */
+export function peakLoop(relaxed: boolean, iterations = 400_000): PeakLoop | null {
+  const bytes = peakModule(relaxed);
+  if (!WebAssembly.validate(bytes)) return null;
+  const { peak } = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as { peak: (n: number) => number };
+  return { call: () => void peak(iterations), flops: iterations * CHAINS * LANES * 2 };
+}
+
+/**
+ * This device's single-thread Wasm SIMD peak in GFLOP/s: the faster of the two multiply-add forms
+ * it runs (relaxed SIMD where the engine has it), each timed as a median of samples of about
+ * `sampleMs` (default 20 ms; about half a second in all).
+ */
+export function measurePeakGflops(options: { sampleMs?: number } = {}): number {
+  const { sampleMs = 20 } = options;
+  let best = 0;
+  for (const relaxed of [false, true]) {
+    const loop = peakLoop(relaxed);
+    if (!loop) continue;
+    const { medianMs } = time(loop.call, { warmups: 2, warmupMs: 50, samples: 7, sampleMs });
+    best = Math.max(best, loop.flops / medianMs / 1e6);
+  }
+  return best;
+}
