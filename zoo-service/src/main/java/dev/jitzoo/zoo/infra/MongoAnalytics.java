@@ -17,50 +17,96 @@ import org.bson.conversions.Bson;
 
 /**
  * The analytics as MongoDB aggregation pipelines over the reports (one document per session and
- * key, its ranked kernels in an array) and the elections. Each pipeline that filters starts with a
- * {@code $match} on an indexed field (fingerprint, receivedAtMs, opKey), so it reads only what it
- * reports on.
+ * key, its ranked kernels in an array) and the elections. Each is a {@link Plan} that opens with a
+ * {@code $match} or {@code $sort} on an indexed field (fingerprint, receivedAtMs, opKey), so MongoDB
+ * reads it through that index ({@code AnalyticsPlansTest} checks each against the server's indexes,
+ * and with a real MongoDB against its {@code explain}).
  */
 public class MongoAnalytics implements Analytics {
 
-    private final MongoCollection<Document> reports;
-    private final MongoCollection<Document> best;
+    /** One analytics query as MongoDB runs it: the collection it reads and its pipeline. */
+    record Plan(String collection, List<Bson> stages) {
+    }
+
+    private final MongoDatabase database;
 
     public MongoAnalytics(MongoDatabase database) {
-        this.reports = database.getCollection(MongoReportStore.REPORTS);
-        this.best = database.getCollection("best");
+        this.database = database;
+        MongoCollection<Document> reports = database.getCollection(MongoReportStore.REPORTS);
+        MongoCollection<Document> best = database.getCollection(MongoReportStore.BEST);
         reports.createIndex(Indexes.ascending("receivedAtMs"));
         best.createIndex(Indexes.ascending("fingerprint"));
         best.createIndex(Indexes.ascending("opKey"));
     }
 
-    private static List<Bson> volumePipeline(long fromMs, long bucketMs) {
+    private Iterable<Document> run(Plan plan) {
+        return database.getCollection(plan.collection()).aggregate(plan.stages());
+    }
+
+    /** The reports grouped by device kind, read in fingerprint order. */
+    static Plan kindsPlan() {
+        return new Plan(MongoReportStore.REPORTS, List.of(
+                Aggregates.sort(Sorts.ascending("fingerprint")),
+                Aggregates.group("$fingerprint", Accumulators.addToSet("sessions", "$sessionId"),
+                        Accumulators.addToSet("origins", "$origin"), Accumulators.addToSet("keys", "$key"),
+                        Accumulators.min("firstMs", "$receivedAtMs"), Accumulators.max("lastMs", "$receivedAtMs"))));
+    }
+
+    static Plan electionsPlan(String fingerprint) {
+        return new Plan(MongoReportStore.BEST, List.of(
+                Aggregates.match(Filters.eq("fingerprint", fingerprint)),
+                Aggregates.sort(Sorts.ascending("_id"))));
+    }
+
+    static Plan coveragePlan(int settledOrigins) {
+        Document settled = new Document("$cond", List.of(new Document("$gte", List.of("$origins", settledOrigins)), 1, 0));
+        return new Plan(MongoReportStore.BEST, List.of(
+                Aggregates.sort(Sorts.ascending("opKey")),
+                Aggregates.group("$opKey", Accumulators.sum("kinds", 1), Accumulators.sum("settled", settled)),
+                Aggregates.sort(Sorts.ascending("_id"))));
+    }
+
+    static Plan volumePlan(long fromMs, long bucketMs) {
         Document bucket = new Document("$subtract", List.of("$receivedAtMs", new Document("$mod", List.of("$receivedAtMs", bucketMs))));
-        return List.of(
+        return new Plan(MongoReportStore.REPORTS, List.of(
                 Aggregates.match(Filters.gte("receivedAtMs", fromMs)),
                 Aggregates.group(bucket, Accumulators.addToSet("sessions", "$sessionId"),
                         Accumulators.sum("measurements", new Document("$size", "$ranked"))),
-                Aggregates.sort(Sorts.ascending("_id")));
+                Aggregates.sort(Sorts.ascending("_id"))));
     }
 
-    private static List<Bson> winRatePipeline(String opKey) {
+    static Plan winRatePlan(String opKey) {
         Document first = new Document("$cond", List.of(new Document("$eq", List.of("$kernel", "$first")), 1, 0));
-        return List.of(
+        return new Plan(MongoReportStore.REPORTS, List.of(
                 Aggregates.match(Filters.eq("opKey", opKey)),
                 Aggregates.project(new Document("kernel", "$ranked.kernelId")
                         .append("first", new Document("$arrayElemAt", List.of("$ranked.kernelId", 0)))),
                 Aggregates.unwind("$kernel"),
                 Aggregates.group("$kernel", Accumulators.sum("ranked", 1), Accumulators.sum("first", first)),
-                Aggregates.sort(Sorts.orderBy(Sorts.descending("ranked"), Sorts.ascending("_id"))));
+                Aggregates.sort(Sorts.orderBy(Sorts.descending("ranked"), Sorts.ascending("_id")))));
+    }
+
+    /** Every report (of one device kind, unless null), oldest first. */
+    static Plan exportPlan(String fingerprint) {
+        List<Bson> stages = new ArrayList<>();
+        if (fingerprint != null) {
+            stages.add(Aggregates.match(Filters.eq("fingerprint", fingerprint)));
+        }
+        stages.add(Aggregates.sort(Sorts.ascending("receivedAtMs", "sessionId")));
+        stages.add(Aggregates.project(Projections.exclude("ranked.ref", "device")));
+        return new Plan(MongoReportStore.REPORTS, stages);
+    }
+
+    /** Every plan, with sample arguments: what the plans test checks. */
+    static List<Plan> plans() {
+        return List.of(kindsPlan(), electionsPlan("fp"), coveragePlan(3), volumePlan(0, 3_600_000), winRatePlan("op|wasm"),
+                exportPlan("fp"), exportPlan(null));
     }
 
     @Override
     public List<Kind> kinds(int limit) {
         List<Kind> kinds = new ArrayList<>();
-        reports.aggregate(List.of(
-                Aggregates.group("$fingerprint", Accumulators.addToSet("sessions", "$sessionId"),
-                        Accumulators.addToSet("origins", "$origin"), Accumulators.addToSet("keys", "$key"),
-                        Accumulators.min("firstMs", "$receivedAtMs"), Accumulators.max("lastMs", "$receivedAtMs")))).forEach(d ->
+        run(kindsPlan()).forEach(d ->
                 kinds.add(new Kind(d.getString("_id"), d.getList("sessions", Object.class).size(),
                         d.getList("origins", Object.class).size(), d.getList("keys", Object.class).size(),
                         MongoReportStore.number(d, "firstMs"), MongoReportStore.number(d, "lastMs"))));
@@ -72,7 +118,7 @@ public class MongoAnalytics implements Analytics {
     @Override
     public List<Election> elections(String fingerprint) {
         List<Election> out = new ArrayList<>();
-        best.find(Filters.eq("fingerprint", fingerprint)).sort(Sorts.ascending("_id")).forEach(d -> {
+        run(electionsPlan(fingerprint)).forEach(d -> {
             String opKey = d.getString("opKey"); // op|backend; elections saved before it was kept lack it
             int cut = opKey == null ? -1 : opKey.lastIndexOf('|');
             out.add(new Election(d.getString("_id"), cut < 0 ? "" : opKey.substring(0, cut), cut < 0 ? "" : opKey.substring(cut + 1),
@@ -84,11 +130,8 @@ public class MongoAnalytics implements Analytics {
 
     @Override
     public List<Coverage> coverage(int settledOrigins) {
-        Document settled = new Document("$cond", List.of(new Document("$gte", List.of("$origins", settledOrigins)), 1, 0));
         List<Coverage> out = new ArrayList<>();
-        best.aggregate(List.of(
-                Aggregates.group("$opKey", Accumulators.sum("kinds", 1), Accumulators.sum("settled", settled)),
-                Aggregates.sort(Sorts.ascending("_id")))).forEach(d -> {
+        run(coveragePlan(settledOrigins)).forEach(d -> {
             if (d.getString("_id") != null) { // elections saved before they carried their op key
                 out.add(new Coverage(d.getString("_id"), d.getInteger("kinds"), d.getInteger("settled")));
             }
@@ -99,7 +142,7 @@ public class MongoAnalytics implements Analytics {
     @Override
     public List<Volume> volume(long fromMs, long bucketMs) {
         List<Volume> out = new ArrayList<>();
-        reports.aggregate(volumePipeline(fromMs, bucketMs)).forEach(d -> out.add(new Volume(MongoReportStore.number(d, "_id"),
+        run(volumePlan(fromMs, bucketMs)).forEach(d -> out.add(new Volume(MongoReportStore.number(d, "_id"),
                 d.getList("sessions", Object.class).size(), d.getInteger("measurements"))));
         return out;
     }
@@ -107,7 +150,7 @@ public class MongoAnalytics implements Analytics {
     @Override
     public List<WinRate> winRates(String opKey) {
         List<WinRate> out = new ArrayList<>();
-        reports.aggregate(winRatePipeline(opKey)).forEach(d -> {
+        run(winRatePlan(opKey)).forEach(d -> {
             int ranked = d.getInteger("ranked");
             int first = d.getInteger("first");
             out.add(new WinRate(d.getString("_id"), ranked, first, (double) first / ranked));
@@ -117,10 +160,7 @@ public class MongoAnalytics implements Analytics {
 
     @Override
     public void export(String fingerprint, Consumer<Row> sink) {
-        Bson filter = fingerprint == null ? new Document() : Filters.eq("fingerprint", fingerprint);
-        reports.find(filter).sort(Sorts.ascending("receivedAtMs", "sessionId"))
-                .projection(Projections.exclude("ranked.ref", "device"))
-                .forEach(d -> {
+        run(exportPlan(fingerprint)).forEach(d -> {
                     List<Document> ranked = d.getList("ranked", Document.class);
                     for (int rank = 0; rank < ranked.size(); rank++) {
                         Document t = ranked.get(rank);

@@ -49,6 +49,8 @@ public class MongoReportStore implements ReportStore {
 
     /** The collection of reports, one document per session and key. */
     public static final String REPORTS = "reports";
+    /** The collection of elections, one document per zoo key. */
+    public static final String BEST = "best";
 
     private final MongoCollection<Document> reports;
     private final MongoCollection<Document> best;
@@ -57,7 +59,7 @@ public class MongoReportStore implements ReportStore {
 
     public MongoReportStore(MongoDatabase database) {
         this.reports = database.getCollection(REPORTS);
-        this.best = database.getCollection("best");
+        this.best = database.getCollection(BEST);
         this.microbench = database.getCollection("microbench");
         microbench.createIndex(Indexes.ascending("sessionId", "primitive"), new IndexOptions().unique(true));
         this.peaks = database.getCollection("peaks"); // one document per device kind and origin: its latest peak
