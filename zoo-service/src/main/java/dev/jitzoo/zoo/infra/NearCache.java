@@ -8,6 +8,8 @@ import dev.jitzoo.zoo.domain.ZooKey;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * Elected kernels in this process's memory (Caffeine) in front of the shared cache: a Resolve of a
@@ -18,13 +20,24 @@ import java.util.Optional;
  */
 public final class NearCache implements BestKernelCache {
 
+    /** Refreshes at once: each is one Redis read, bounded by the cache's timeout. */
+    private static final int REFRESH_THREADS = 2;
+    /** The threads that read keys older than the TTL again from the shared cache, in the background. */
+    private static final ExecutorService REFRESHES = Executors.newFixedThreadPool(REFRESH_THREADS, runnable -> {
+        Thread thread = new Thread(runnable, "zoo-near-cache-refresh");
+        thread.setDaemon(true);
+        return thread;
+    });
+
     private final LoadingCache<ZooKey, BestKernel> near;
     private final BestKernelCache shared;
 
     public NearCache(BestKernelCache shared, Duration ttl, long maxKeys) {
         this.shared = shared;
+        // refreshes run on threads of their own: by default they would go to the common pool, which
+        // CompletableFuture replaces with a new thread per task where it has one core or two (a small pod)
         this.near = Caffeine.newBuilder().refreshAfterWrite(ttl).expireAfterWrite(ttl.multipliedBy(10)).maximumSize(maxKeys)
-                .build(key -> shared.get(key).orElse(null));
+                .executor(REFRESHES).build(key -> shared.get(key).orElse(null));
     }
 
     @Override
