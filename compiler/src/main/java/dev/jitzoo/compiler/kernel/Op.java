@@ -63,21 +63,31 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
         }
     }
 
-    /** Floats of all operands together. */
+    /**
+     * Floats of all operands together, {@link Long#MAX_VALUE} when they do not fit a long: exact
+     * arithmetic, since a sum that wrapped around could pass the limit.
+     */
     private static long operandFloats(OpKind kind, List<Integer> dims, boolean broadcastB, List<Epilogue> epilogue) {
-        switch (kind) {
-            case ADD, MUL:
-                return 3L * dims.get(0);
-            case SOFTMAX:
-                return 2L * dims.get(0) * dims.get(1);
-            case LAYER_NORM:
-                return 2L * dims.get(0) * dims.get(1) + 2L * dims.get(1);
-            default:
-                long batch = kind.rank == 4 ? dims.get(0) : 1;
-                int first = kind.rank - 3;
-                long m = dims.get(first), k = dims.get(first + 1), n = dims.get(first + 2);
-                return batch * (m * k + m * n * (has(epilogue, Epilogue.Kind.RESIDUAL) ? 2 : 1))
-                        + (broadcastB ? 1 : batch) * k * n + (has(epilogue, Epilogue.Kind.BIAS) ? n : 0);
+        try {
+            switch (kind) {
+                case ADD, MUL:
+                    return 3L * dims.get(0);
+                case SOFTMAX:
+                    return Math.multiplyExact(2L * dims.get(0), (long) dims.get(1));
+                case LAYER_NORM:
+                    return Math.addExact(Math.multiplyExact(2L * dims.get(0), (long) dims.get(1)), 2L * dims.get(1));
+                default:
+                    long batch = kind.rank == 4 ? dims.get(0) : 1;
+                    int first = kind.rank - 3;
+                    long m = dims.get(first), k = dims.get(first + 1), n = dims.get(first + 2);
+                    long outputs = Math.multiplyExact(m, n) * (has(epilogue, Epilogue.Kind.RESIDUAL) ? 2 : 1);
+                    long perBatch = Math.addExact(m * k, outputs); // m*k and m*n are below 2^62
+                    long b = Math.multiplyExact(broadcastB ? 1 : batch, k * n);
+                    return Math.addExact(Math.addExact(Math.multiplyExact(batch, perBatch), b),
+                            has(epilogue, Epilogue.Kind.BIAS) ? n : 0);
+            }
+        } catch (ArithmeticException overflow) {
+            return Long.MAX_VALUE;
         }
     }
 

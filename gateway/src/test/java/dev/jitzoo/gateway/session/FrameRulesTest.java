@@ -56,6 +56,11 @@ class FrameRulesTest {
                 .addShape(3).addShape(0).addShape(7)), "positive");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
                 .addShape(4096).addShape(4096).addShape(7)), "exceeds");
+        // 16 × 2^30 × 2^30 wraps around to 0 in 64 bits: still refused as too large
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_BATCH_MATMUL)
+                .addShape(16).addShape(1 << 30).addShape(1 << 30).addShape(1 << 30)), "an operand of 9223372036854775807 elements exceeds");
+        assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX)
+                .addShape(1 << 30).addShape(1 << 30)), "exceeds");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKindValue(77)
                 .addShape(3).addShape(3).addShape(7)), "unknown op");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX)

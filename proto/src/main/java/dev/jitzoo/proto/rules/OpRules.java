@@ -20,6 +20,12 @@ public final class OpRules {
      */
     public static final int MAX_DYNAMIC_ROWS = 4096;
 
+    /**
+     * Most elements one operand may have anywhere in the suite: a kernel addresses at most 1 GiB
+     * (2^28 floats) of operands, so that every byte offset fits an i32.
+     */
+    public static final long MAX_OPERAND_ELEMENTS = 1L << 28;
+
     private OpRules() {
     }
 
@@ -53,9 +59,10 @@ public final class OpRules {
         if (op.getShapeCount() != rank) {
             return op.getKind() + " needs " + rank + " dimensions, got " + op.getShapeCount();
         }
-        for (int d : op.getShapeList()) {
+        for (int i = 0; i < rank; i++) {
+            int d = op.getShape(i);
             if (d <= 0) {
-                return "dimensions must be positive, got " + Integer.toUnsignedString(d);
+                return "dimension " + i + " must be positive, got " + Integer.toUnsignedString(d);
             }
         }
         boolean matmul = isMatmul(op.getKind());
@@ -101,19 +108,29 @@ public final class OpRules {
         return bias > 1 || residual > 1 ? "at most one bias and one residual per op" : null;
     }
 
-    /** Elements of the op's largest operand. The op's shape has its kind's rank. */
+    /**
+     * Elements of the op's largest operand, {@link Long#MAX_VALUE} when that does not fit a long
+     * (a product that wrapped around could pass any limit). The op's shape has its kind's rank.
+     */
     public static long largestOperand(OpSpec op) {
         if (!isMatmul(op.getKind())) {
             long elements = 1;
             for (int d : op.getShapeList()) {
-                elements *= d;
+                elements = product(elements, Integer.toUnsignedLong(d));
             }
             return elements;
         }
         int o = op.getShapeCount() - 3;
-        long batch = o == 1 ? op.getShape(0) : 1;
-        long m = op.getShape(o), k = op.getShape(o + 1), n = op.getShape(o + 2);
-        return batch * Math.max(m * k, Math.max(k * n, m * n));
+        long batch = o == 1 ? Integer.toUnsignedLong(op.getShape(0)) : 1;
+        long m = Integer.toUnsignedLong(op.getShape(o)), k = Integer.toUnsignedLong(op.getShape(o + 1)),
+                n = Integer.toUnsignedLong(op.getShape(o + 2));
+        return product(batch, Math.max(product(m, k), Math.max(product(k, n), product(m, n))));
+    }
+
+    /** a × b for non-negative a and b, or {@link Long#MAX_VALUE} where it overflows. */
+    public static long product(long a, long b) {
+        long high = Math.multiplyHigh(a, b), low = a * b;
+        return high != 0 || low < 0 ? Long.MAX_VALUE : low;
     }
 
     /**

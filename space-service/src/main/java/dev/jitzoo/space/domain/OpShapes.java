@@ -13,17 +13,11 @@ public record OpShapes(OpKind kind, int batch, int m, int k, int n) {
             throw new InvalidOpException(OpRules.rank(op.getKind()) < 0 ? "unknown op kind " + op.getKindValue()
                     : op.getKind() + " is not a matmul");
         }
-        int rank = OpRules.rank(op.getKind());
-        if (op.getShapeCount() != rank) {
-            throw new InvalidOpException(op.getKind() + " needs " + rank + " dimensions, got " + op.getShapeCount());
+        String problem = OpRules.problem(op, OpRules.MAX_OPERAND_ELEMENTS); // the gateway's and the zoo's rules, and caps
+        if (problem != null) {
+            throw new InvalidOpException(problem);
         }
-        for (int i = 0; i < rank; i++) {
-            int d = op.getShape(i);
-            if (d <= 0) {
-                throw new InvalidOpException("dimension " + i + " must be positive, got " + Integer.toUnsignedString(d));
-            }
-        }
-        int off = rank - 3;
+        int off = OpRules.rank(op.getKind()) - 3;
         return new OpShapes(op.getKind(), off == 1 ? op.getShape(0) : 1,
                 op.getShape(off), op.getShape(off + 1), op.getShape(off + 2));
     }

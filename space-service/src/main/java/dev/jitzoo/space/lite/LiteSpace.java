@@ -102,7 +102,7 @@ public final class LiteSpace {
     }
 
     private static void checkRowOp(OpSpec op) {
-        String problem = OpRules.problem(op, Long.MAX_VALUE);
+        String problem = OpRules.problem(op, OpRules.MAX_OPERAND_ELEMENTS);
         if (problem != null) {
             throw new InvalidOpException(problem);
         }

@@ -173,6 +173,13 @@ class LiteSpaceTest {
                 DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM));
         assertThrows(InvalidOpException.class, () -> space.compose(op(OpKind.OP_KIND_MATMUL, 4, -3, 4),
                 DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM));
+        // the gateway's caps hold here too, and sizes whose products wrap around 64 bits do not slip under them
+        InvalidOpException huge = assertThrows(InvalidOpException.class, () -> space.compose(
+                op(OpKind.OP_KIND_BATCH_MATMUL, 16, 1 << 30, 1 << 30, 1 << 30), DeviceProfiles.bundled("this-machine-wasm"),
+                Backend.BACKEND_WASM));
+        assertTrue(huge.getMessage().contains("exceeds the limit of 268435456"), huge.getMessage());
+        assertThrows(InvalidOpException.class, () -> space.compose(op(OpKind.OP_KIND_SOFTMAX, 1 << 20, 1 << 20),
+                DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM));
         InvalidDeviceException noGpu = assertThrows(InvalidDeviceException.class,
                 () -> space.compose(K0, DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WGSL));
         assertTrue(noGpu.getMessage().contains("webgpu adapter"), noGpu.getMessage());

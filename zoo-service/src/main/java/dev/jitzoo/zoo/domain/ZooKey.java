@@ -12,11 +12,8 @@ import dev.jitzoo.proto.rules.OpRules;
  */
 public record ZooKey(String op, String backend, String primitiveVector, String fingerprint) {
 
-    /** Largest operand the zoo files reports for: as large as any kernel can address. */
-    private static final long MAX_OPERAND_ELEMENTS = 1L << 28;
-
     public static ZooKey of(OpSpec op, Backend backend, DeviceProfile device) {
-        String problem = OpRules.problem(op, MAX_OPERAND_ELEMENTS);
+        String problem = OpRules.problem(op, OpRules.MAX_OPERAND_ELEMENTS);
         if (problem != null) {
             throw new InvalidReportException("op: " + problem);
         }
