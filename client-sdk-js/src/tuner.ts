@@ -249,6 +249,7 @@ class OfferInbox {
       client.on("offer", (offer) => { this.offers.push(offer); notify(); }),
       client.on("offersDone", (d) => {
         this.offersSent = d.offersSent;
+        if (d.cutShort) log(`  offers cut short after ${d.offersSent}: ${d.cutShort}`);
         this.done = true;
         notify();
       }),

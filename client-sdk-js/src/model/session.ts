@@ -106,7 +106,10 @@ export class ModelSession {
         this.log(`  offer ${id} is for an op this session did not ask for (${op ? opKey(op) : "none"}); ignored`);
         this.grantCredit();
       }),
-      client.on("offersDone", () => { this.done = true; }),
+      client.on("offersDone", (d) => {
+        if (d.cutShort) this.log(`  offers cut short after ${d.offersSent}: ${d.cutShort}`);
+        this.done = true;
+      }),
       client.on("error", (e) => this.log(`  gateway: ${e.message}`)),
     ];
   }

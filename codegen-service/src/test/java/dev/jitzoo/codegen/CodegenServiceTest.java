@@ -1,6 +1,7 @@
 package dev.jitzoo.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +10,7 @@ import dev.jitzoo.compiler.wasm.WasmSections;
 import dev.jitzoo.localstack.MalformedGrpc;
 import dev.jitzoo.proto.codegen.v1.CodegenServiceGrpc;
 import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchResponse;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.kernel.v1.Backend;
@@ -118,11 +120,16 @@ class CodegenServiceTest {
         assertInvalid(GenerateRequest.newBuilder(request(matmul(8, 8, 8), 1, 4, 0))
                 .setBackend(Backend.BACKEND_WGSL).setSchedule(Schedule.newBuilder().setX0(4).setY0(1).setPackB(true))
                 .build(), "Wasm schedule primitive");
-        StatusRuntimeException inBatch = assertThrows(StatusRuntimeException.class, () -> codegen.generateBatch(
-                GenerateBatchRequest.newBuilder().addRequests(request(matmul(8, 8, 8), 1, 4, 0))
-                        .addRequests(request(matmul(8, 8, 8), 1, 5, 0)).build()).forEachRemaining(r -> { }));
-        assertEquals(Status.Code.INVALID_ARGUMENT, inBatch.getStatus().getCode());
-        assertTrue(inBatch.getStatus().getDescription().startsWith("requests[1]"), inBatch.getStatus().getDescription());
+        // in a batch, a refused request is answered with its reason and the stream goes on
+        List<GenerateBatchResponse> batch = new ArrayList<>();
+        codegen.generateBatch(GenerateBatchRequest.newBuilder().addRequests(request(matmul(8, 8, 8), 1, 4, 0))
+                .addRequests(request(matmul(8, 8, 8), 1, 5, 0)).addRequests(request(matmul(8, 8, 8), 2, 4, 0)).build())
+                .forEachRemaining(batch::add);
+        assertEquals(List.of(0, 1, 2), batch.stream().map(GenerateBatchResponse::getIndex).toList());
+        assertTrue(batch.get(1).getRefused().startsWith("requests[1]: "), batch.get(1).getRefused());
+        assertFalse(batch.get(1).hasResult());
+        assertTrue(batch.get(0).getResult().getArtifact().hasRef() && batch.get(2).getResult().getArtifact().hasRef());
+        assertEquals("", batch.get(2).getRefused());
     }
 
     @Test

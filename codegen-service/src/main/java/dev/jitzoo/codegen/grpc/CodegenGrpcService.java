@@ -37,8 +37,12 @@ public class CodegenGrpcService implements CodegenService {
         AtomicInteger next = new AtomicInteger();
         return Multi.createFrom().iterable(batch.getRequestsList()).map(request -> {
             int index = next.getAndIncrement();
-            return GenerateBatchResponse.newBuilder().setIndex(index)
-                    .setResult(generateOrRefuse(request, "requests[" + index + "]: ")).build();
+            GenerateBatchResponse.Builder response = GenerateBatchResponse.newBuilder().setIndex(index);
+            try {
+                return response.setResult(generator.generate(request)).build();
+            } catch (InvalidKernelException e) { // one candidate no kernel exists for costs only itself
+                return response.setRefused("requests[" + index + "]: " + e.getMessage()).build();
+            }
         });
     }
 

@@ -165,7 +165,7 @@ public class KernelSources {
     /**
      * Every candidate still to offer, compiled and streamed round-robin over the ops (every op's
      * first, then every op's second, ...), so a model's ops all improve from the start rather than
-     * one after another; within an op, the space's order.
+     * one after another; within an op, the space's order. A candidate codegen refuses is skipped.
      */
     public Multi<Offer> candidates(Hello hello, Uni<List<Planned>> planned) {
         return planned.onItem().transformToMulti(order -> {
@@ -176,11 +176,18 @@ public class KernelSources {
             for (Planned p : order) {
                 batch.addRequests(request(hello, p.op(), p.candidate().getSchedule()));
             }
-            return codegen.generateBatch(batch.build()).map(generated -> {
-                Planned p = order.get(generated.getIndex());
-                return new Offer(generated.getResult().getArtifact(), p.rank(),
-                        p.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION);
-            });
+            return codegen.generateBatch(batch.build())
+                    .filter(generated -> {
+                        if (!generated.getRefused().isEmpty()) {
+                            LOG.infof("candidate skipped, codegen refused it: %s", generated.getRefused());
+                        }
+                        return generated.hasResult();
+                    })
+                    .map(generated -> {
+                        Planned p = order.get(generated.getIndex());
+                        return new Offer(generated.getResult().getArtifact(), p.rank(),
+                                p.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION);
+                    });
         });
     }
 

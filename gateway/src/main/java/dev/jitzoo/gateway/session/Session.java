@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * One browser session: what it asked for, which kernels it was given (the only ids its reports
@@ -38,7 +40,12 @@ public final class Session {
     private long credits;
     private int offersSent;
     private boolean generationDone;
+    /** Why generation ended before the candidates did; empty when it ran to the end. */
+    private String cutShort = "";
     private boolean doneSent;
+    /** Completed once the offer queue is below its cap again; null when nobody waits for room. */
+    private CompletableFuture<Void> room;
+    private int roomBelow;
     private boolean microbenchSent;
 
     public Session(String id, Hello hello) {
@@ -112,7 +119,7 @@ public final class Session {
         credits += more;
     }
 
-    /** Offers that may go out now, within the client's credit. */
+    /** Offers that may go out now, within the client's credit; one waiting for room in the queue may go on. */
     public List<KernelOffer> takeSendable() {
         List<KernelOffer> out = new java.util.ArrayList<>();
         while (credits > 0 && !pendingOffers.isEmpty()) {
@@ -120,11 +127,39 @@ public final class Session {
             credits--;
             offersSent++;
         }
+        if (room != null && pendingOffers.size() < roomBelow) {
+            room.complete(null);
+            room = null;
+        }
         return out;
+    }
+
+    /**
+     * Completes once fewer than {@code max} offers wait for credit: at once when they already do,
+     * else when the client grants credit and some go out. Generation waits on it, so a client that
+     * grants no credit holds at most {@code max} kernels of the gateway's memory.
+     */
+    public CompletionStage<Void> roomFor(int max) {
+        if (pendingOffers.size() < max) {
+            return CompletableFuture.completedFuture(null);
+        }
+        roomBelow = max;
+        room = room == null ? new CompletableFuture<>() : room;
+        return room;
     }
 
     public void markGenerationDone() {
         generationDone = true;
+    }
+
+    /** Generation ended early, for this reason: OffersDone says so once the offers made went out. */
+    public void cutShort(String reason) {
+        cutShort = reason;
+        generationDone = true;
+    }
+
+    public String cutShortReason() {
+        return cutShort;
     }
 
     /** True once, when every generated offer has been sent: time for OffersDone. */

@@ -5,6 +5,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import dev.jitzoo.gateway.Digests;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.jit.KernelSources;
+import dev.jitzoo.gateway.jit.StallGuard;
 import dev.jitzoo.gateway.reports.ReportPublisher;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Error;
@@ -38,6 +39,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
@@ -187,27 +189,40 @@ public class SessionSocket {
                 .onFailure(ProtocolException.class).recoverWithUni(f -> refuse((ProtocolException) f, connection));
     }
 
-    /** Queues the offers as they are generated (each kept in the store first) and sends them within the client's credit. */
+    /**
+     * Queues the offers as they are generated (each kept in the store first) and sends them within
+     * the client's credit. Generation waits while {@code max-queued-offers} wait for credit. When
+     * it fails, or codegen sends nothing for the RPC timeout while kernels are wanted, the offers
+     * end there: OffersDone says why, and the session goes on with the kernels it has.
+     */
     private void generate(Session session, Multi<KernelSources.Offer> offers, WebSocketConnection connection) {
         String token = registry.read(session, Session::token);
-        Cancellable running = offers
+        AtomicReference<Cancellable> running = new AtomicReference<>();
+        StallGuard guard = new StallGuard(config.rpcTimeout(), () -> {
+            running.get().cancel();
+            endOffers(session, connection, "codegen sent no kernel for " + config.rpcTimeout().toSeconds() + " s");
+        });
+        running.set(guard.watch(offers)
                 .onItem().transformToUniAndConcatenate(offer -> keepIssued(token, offer.artifact().getRef()).chain(() -> {
                     registry.update(session, s -> s.enqueue(KernelOffer.newBuilder()
                             .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build()));
                     return flush(session, connection);
-                }))
+                }).chain(() -> guard.holding(registry.read(session, s -> s.roomFor(config.maxQueuedOffers())))))
                 .subscribe().with(
                         ignored -> { },
-                        failure -> {
-                            LOG.warnf("session %s: generation failed: %s", session.id(), failure.toString());
-                            refuse(ProtocolException.unavailable("kernel generation failed: " + failure.getMessage()),
-                                    connection).subscribe().with(v -> { }, e -> { });
-                        },
+                        failure -> endOffers(session, connection, "kernel generation failed: " + failure.getMessage()),
                         () -> {
                             registry.update(session, Session::markGenerationDone);
                             flush(session, connection).subscribe().with(v -> { }, e -> { });
-                        });
-        registry.generating(connection.id(), running);
+                        }));
+        registry.generating(connection.id(), running.get());
+    }
+
+    /** Ends a session's offers early, saying why in its OffersDone; the session goes on. */
+    private void endOffers(Session session, WebSocketConnection connection, String reason) {
+        LOG.warnf("session %s: offers cut short: %s", session.id(), reason);
+        registry.update(session, s -> s.cutShort(reason));
+        flush(session, connection).subscribe().with(v -> { }, e -> { });
     }
 
     private Uni<Void> keepIssued(String token, KernelRef kernel) {
@@ -223,9 +238,9 @@ public class SessionSocket {
      * kernel twice.
      */
     private Uni<Void> flush(Session session, WebSocketConnection connection) {
-        record Due(List<KernelOffer> sendable, boolean done, int sent, String token) {
+        record Due(List<KernelOffer> sendable, boolean done, int sent, String cutShort, String token) {
         }
-        Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.token()));
+        Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.cutShortReason(), s.token()));
         if (due.token() != null && !due.sendable().isEmpty()) {
             List<String> sent = due.sendable().stream().map(o -> o.getArtifact().getRef().getKernelId()).toList();
             stored(() -> store.sent(due.token(), sent), null, "sent offers not marked").subscribe().with(v -> { });
@@ -235,9 +250,8 @@ public class SessionSocket {
             chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(offer).build()));
         }
         if (due.done()) {
-            int sent = due.sent();
-            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder()
-                    .setOffersDone(OffersDone.newBuilder().setOffersSent(sent)).build()));
+            OffersDone done = OffersDone.newBuilder().setOffersSent(due.sent()).setCutShort(due.cutShort()).build();
+            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffersDone(done).build()));
         }
         return chain;
     }

@@ -51,6 +51,30 @@ class SessionTest {
     }
 
     @Test
+    void generationWaitsForRoomWhileTheClientGrantsNoCredit() {
+        Session noCredit = new Session("s2", session.hello().toBuilder().setCredits(0).build());
+        assertTrue(noCredit.roomFor(2).toCompletableFuture().isDone(), "an empty queue has room");
+        noCredit.enqueue(offer("k1", OP));
+        noCredit.enqueue(offer("k2", OP));
+        var room = noCredit.roomFor(2).toCompletableFuture();
+        assertFalse(room.isDone(), "two offers wait for credit: generation waits");
+        assertTrue(noCredit.takeSendable().isEmpty());
+        assertFalse(room.isDone(), "still no credit");
+        noCredit.grant(1);
+        assertEquals(1, noCredit.takeSendable().size());
+        assertTrue(room.isDone(), "one went out: room for the next");
+    }
+
+    @Test
+    void offersCutShortSayWhyOnceTheQueueIsSent() {
+        session.enqueue(offer("k1", OP));
+        session.cutShort("codegen sent no kernel for 15 s");
+        assertEquals(1, session.takeSendable().size());
+        assertTrue(session.takeDone());
+        assertEquals("codegen sent no kernel for 15 s", session.cutShortReason());
+    }
+
+    @Test
     void acceptsOneValidMicrobenchmarkPerSessionForItsDevice() {
         session.from("0123456789abcdef");
         MicrobenchReport accepted = session.acceptMicrobench(microbench(Primitive.PRIMITIVE_VECTORIZE, 1.9).toBuilder()

@@ -1,0 +1,131 @@
+package dev.jitzoo.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.proto.gateway.v1.ClientFrame;
+import dev.jitzoo.proto.gateway.v1.Credit;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.KernelOffer;
+import dev.jitzoo.proto.gateway.v1.OffersDone;
+import dev.jitzoo.proto.gateway.v1.RankedKernel;
+import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import java.net.URL;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The gateway against downstream services that misbehave ({@link FakeDownstreams}): a candidate
+ * codegen refuses costs only itself, a generation stream that stalls ends the offers with the
+ * reason and not the session, and a client that grants no credit holds generation without being
+ * taken for a stall. Each session can still report.
+ */
+@QuarkusTest
+@TestProfile(DownstreamFaultsTest.Tight.class)
+@QuarkusTestResource(value = FakeDownstreams.class, restrictToAnnotatedClass = true)
+class DownstreamFaultsTest {
+
+    /** A short RPC timeout, and room for two offers waiting for credit. */
+    public static class Tight implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("jitzoo.gateway.rpc-timeout", "PT1S", "jitzoo.gateway.max-queued-offers", "2");
+        }
+    }
+
+    @TestHTTPResource("/v1/session")
+    URL endpoint;
+
+    @Test
+    void aCandidateCodegenRefusesIsSkippedAndTheSessionGoesOn() throws Exception {
+        try (TestSocket socket = new TestSocket(endpoint)) {
+            OpSpec op = matmul(FakeDownstreams.REFUSING_M);
+            socket.send(hello(op, 10));
+            socket.await(ServerFrame::hasWelcome, "Welcome");
+            Offers offers = offers(socket);
+            // six candidates: the first is the Welcome's, the second of the five left codegen refuses
+            assertEquals(List.of(2, 4, 5, 6), offers.x0s());
+            assertEquals(4, offers.done().getOffersSent());
+            assertEquals("", offers.done().getCutShort());
+            assertReported(socket, op, offers.offers().get(0));
+        }
+    }
+
+    @Test
+    void aStalledGenerationEndsTheOffersWithTheReasonAndTheSessionGoesOn() throws Exception {
+        try (TestSocket socket = new TestSocket(endpoint)) {
+            OpSpec op = matmul(FakeDownstreams.STALLING_M);
+            socket.send(hello(op, 10));
+            socket.await(ServerFrame::hasWelcome, "Welcome");
+            Offers offers = offers(socket);
+            assertEquals(List.of(2, 3), offers.x0s(), "the two kernels codegen sent before it stalled");
+            assertEquals(2, offers.done().getOffersSent());
+            assertEquals("codegen sent no kernel for 1 s", offers.done().getCutShort());
+            assertReported(socket, op, offers.offers().get(1));
+        }
+    }
+
+    @Test
+    void aClientThatGrantsNoCreditHoldsGenerationWithoutCuttingItShort() throws Exception {
+        try (TestSocket socket = new TestSocket(endpoint)) {
+            OpSpec op = matmul(33);
+            socket.send(hello(op, 0));
+            socket.await(ServerFrame::hasWelcome, "Welcome");
+            // far past the RPC timeout: generation waits for room (two offers queued), no stall is seen
+            assertNull(socket.next(Duration.ofSeconds(3)), "nothing is sent without credit");
+            socket.send(ClientFrame.newBuilder().setCredit(Credit.newBuilder().setCredits(10)));
+            Offers offers = offers(socket);
+            assertEquals(List.of(2, 3, 4, 5, 6), offers.x0s());
+            assertEquals("", offers.done().getCutShort());
+            assertTrue(socket.isOpen());
+        }
+    }
+
+    /** The offers a session received, and the OffersDone that ended them. */
+    private record Offers(List<KernelOffer> offers, OffersDone done) {
+        List<Integer> x0s() {
+            return offers.stream().map(o -> o.getArtifact().getRef().getSchedule().getX0()).toList();
+        }
+    }
+
+    private static Offers offers(TestSocket socket) throws InterruptedException {
+        List<KernelOffer> offers = new ArrayList<>();
+        for (;;) {
+            ServerFrame frame = socket.await(f -> f.hasOffer() || f.hasOffersDone(), "offer or OffersDone");
+            if (frame.hasOffersDone()) {
+                return new Offers(offers, frame.getOffersDone());
+            }
+            offers.add(frame.getOffer());
+        }
+    }
+
+    /** The session still takes a report of an offered kernel: the broker has it, the client is told. */
+    private static void assertReported(TestSocket socket, OpSpec op, KernelOffer offer) throws Exception {
+        socket.send(ClientFrame.newBuilder().setReport(Report.newBuilder().setOp(op).addRanked(RankedKernel.newBuilder()
+                .setKernelId(offer.getArtifact().getRef().getKernelId()).setMedianMs(0.5).setSamples(5))));
+        assertEquals(op, socket.await(f -> f.hasReportAck() || f.hasError(), "ReportAck").getReportAck().getOp());
+    }
+
+    private static OpSpec matmul(int m) {
+        return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(8).addShape(8).build();
+    }
+
+    private static ClientFrame.Builder hello(OpSpec op, int credits) {
+        return ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("faults-test")).addOps(op).setCredits(credits));
+    }
+}

@@ -1,0 +1,127 @@
+package dev.jitzoo.gateway;
+
+import dev.jitzoo.localstack.TestInfra;
+import dev.jitzoo.proto.codegen.v1.CodegenServiceGrpc;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchResponse;
+import dev.jitzoo.proto.codegen.v1.GenerateRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateResponse;
+import dev.jitzoo.proto.kernel.v1.KernelArtifact;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.rules.OpRules;
+import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.ComposeRequest;
+import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.space.v1.SpaceServiceGrpc;
+import dev.jitzoo.proto.zoo.v1.ResolveRequest;
+import dev.jitzoo.proto.zoo.v1.ResolveResponse;
+import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
+import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
+import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
+
+/**
+ * The zoo, space and codegen services as one small gRPC server whose codegen misbehaves on cue,
+ * for the gateway's tests of downstream faults. The zoo knows nothing; the space offers
+ * {@link #CANDIDATES} schedules per op; codegen's stream behaves by the op's M:
+ * {@link #REFUSING_M} refuses its second request, {@link #STALLING_M} sends two kernels and then
+ * nothing, never ending; any other M generates every request. Also points the gateway at the
+ * real Kafka and Redis (see {@link TestInfra}).
+ */
+public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
+
+    static final int CANDIDATES = 6;
+    static final int REFUSING_M = 11;
+    static final int STALLING_M = 22;
+
+    private Server server;
+
+    @Override
+    public Map<String, String> start() {
+        try {
+            server = NettyServerBuilder.forPort(0).addService(new Zoo()).addService(new Space()).addService(new Codegen()).build().start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Map<String, String> config = new java.util.HashMap<>(Map.of("kafka.bootstrap.servers", TestInfra.kafkaBootstrap(),
+                "jitzoo.redis.uri", TestInfra.redisUri()));
+        for (String client : new String[] {"zoo", "space", "codegen"}) {
+            // in tests Quarkus' gRPC clients dial their test-port
+            config.put("quarkus.grpc.clients." + client + ".port", String.valueOf(server.getPort()));
+            config.put("quarkus.grpc.clients." + client + ".test-port", String.valueOf(server.getPort()));
+        }
+        return config;
+    }
+
+    @Override
+    public void stop() {
+        server.shutdownNow();
+    }
+
+    /** The kernel id codegen gives an op's schedule. */
+    static String kernelId(OpSpec op, Schedule schedule) {
+        return "fake-" + OpRules.key(op) + "-x" + schedule.getX0();
+    }
+
+    private static final class Zoo extends ZooServiceGrpc.ZooServiceImplBase {
+        @Override
+        public void resolve(ResolveRequest request, StreamObserver<ResolveResponse> answer) {
+            ResolveResponse.Builder response = ResolveResponse.newBuilder();
+            request.getOpsList().forEach(op -> response.addKernels(ResolvedKernel.newBuilder().setOp(op)));
+            answer.onNext(response.build());
+            answer.onCompleted();
+        }
+    }
+
+    private static final class Space extends SpaceServiceGrpc.SpaceServiceImplBase {
+        @Override
+        public void compose(ComposeRequest request, StreamObserver<ComposeResponse> answer) {
+            ComposeResponse.Builder response = ComposeResponse.newBuilder();
+            for (int x0 = 1; x0 <= CANDIDATES; x0++) {
+                response.addCandidates(Candidate.newBuilder().setSchedule(Schedule.newBuilder().setY0(1).setX0(x0)).setScore(-x0));
+            }
+            answer.onNext(response.build());
+            answer.onCompleted();
+        }
+    }
+
+    private static final class Codegen extends CodegenServiceGrpc.CodegenServiceImplBase {
+        @Override
+        public void generate(GenerateRequest request, StreamObserver<GenerateResponse> answer) {
+            answer.onNext(generated(request));
+            answer.onCompleted();
+        }
+
+        @Override
+        public void generateBatch(GenerateBatchRequest batch, StreamObserver<GenerateBatchResponse> answer) {
+            int m = batch.getRequests(0).getOp().getShape(0);
+            for (int i = 0; i < batch.getRequestsCount(); i++) {
+                if (m == STALLING_M && i == 2) {
+                    return; // the stream stays open and silent
+                }
+                GenerateBatchResponse.Builder response = GenerateBatchResponse.newBuilder().setIndex(i);
+                if (m == REFUSING_M && i == 1) {
+                    response.setRefused("requests[1]: no kernel for this schedule");
+                } else {
+                    response.setResult(generated(batch.getRequests(i)));
+                }
+                answer.onNext(response.build());
+            }
+            answer.onCompleted();
+        }
+
+        private static GenerateResponse generated(GenerateRequest request) {
+            KernelRef ref = KernelRef.newBuilder().setKernelId(kernelId(request.getOp(), request.getSchedule())).setOp(request.getOp())
+                    .setSchedule(request.getSchedule()).setBackend(request.getBackend()).setAbiVersion(1).build();
+            return GenerateResponse.newBuilder().setArtifact(KernelArtifact.newBuilder().setRef(ref).setWasm(
+                    com.google.protobuf.ByteString.copyFrom(new byte[] {0, 'a', 's', 'm', 1, 0, 0, 0}))).build();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package dev.jitzoo.gateway;
+
+import dev.jitzoo.proto.gateway.v1.ClientFrame;
+import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/** A client of the gateway's WebSocket for tests: sends ClientFrames, hands ServerFrames over as they come, tells the close. */
+final class TestSocket implements AutoCloseable {
+
+    /** How the connection closed. */
+    record Close(int code, String reason) {
+    }
+
+    private final BlockingQueue<ServerFrame> frames = new LinkedBlockingQueue<>();
+    private final CompletableFuture<Close> closed = new CompletableFuture<>();
+    private final WebSocket ws;
+
+    TestSocket(URL endpoint) throws Exception {
+        WebSocket.Listener listener = new WebSocket.Listener() {
+            private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+
+            @Override
+            public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
+                byte[] bytes = new byte[data.remaining()];
+                data.get(bytes);
+                buffer.writeBytes(bytes);
+                if (last) {
+                    try {
+                        frames.add(ServerFrame.parseFrom(buffer.toByteArray()));
+                    } catch (Exception e) {
+                        closed.completeExceptionally(e);
+                    }
+                    buffer.reset();
+                }
+                ws.request(1);
+                return null;
+            }
+
+            @Override
+            public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+                closed.complete(new Close(statusCode, reason));
+                return null;
+            }
+
+            @Override
+            public void onError(WebSocket ws, Throwable failure) {
+                closed.completeExceptionally(failure);
+            }
+        };
+        URI uri = URI.create(endpoint.toString().replace("http://", "ws://"));
+        ws = HttpClient.newHttpClient().newWebSocketBuilder().buildAsync(uri, listener).get(10, TimeUnit.SECONDS);
+    }
+
+    void send(ClientFrame.Builder frame) throws Exception {
+        ws.sendBinary(ByteBuffer.wrap(frame.build().toByteArray()), true).get(10, TimeUnit.SECONDS);
+    }
+
+    /** The next frame the gateway sends, within {@code timeout}; null when none came. */
+    ServerFrame next(Duration timeout) throws InterruptedException {
+        return frames.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The next frame that {@code wanted} accepts, within 10 s, skipping others; fails when none comes. */
+    ServerFrame await(Predicate<ServerFrame> wanted, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (ServerFrame frame; (frame = next(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))) != null; ) {
+            if (wanted.test(frame)) {
+                return frame;
+            }
+        }
+        throw new AssertionError("no " + what + " within 10 s");
+    }
+
+    boolean isOpen() {
+        return !closed.isDone();
+    }
+
+    Close closed() throws Exception {
+        return closed.get(15, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() {
+        ws.sendClose(WebSocket.NORMAL_CLOSURE, "done");
+    }
+}
