@@ -56,4 +56,26 @@ public interface GatewayConfig {
     /** Deadline of each call to the space, codegen and zoo services. */
     @WithDefault("PT15S")
     Duration rpcTimeout();
+
+    /** Most connections this gateway holds; one more is refused with close code 1013 (try again later). */
+    @WithDefault("10000")
+    int maxConnections();
+
+    /**
+     * Most connections from one network address (as {@code trust-forwarded-for} reads it); one
+     * more is refused with close code 1008. Offices and campuses share addresses: keep it generous.
+     */
+    @WithDefault("64")
+    int maxConnectionsPerAddress();
+
+    /** A connection whose client sent no frame for this long is closed with 1001; its session can be resumed. */
+    @WithDefault("PT10M")
+    Duration idleTimeout();
+
+    /**
+     * How often the gateway pings each connection (WebSocket ping frames, answered by browsers on
+     * their own); a connection that answers nothing for three of them is closed as gone.
+     */
+    @WithDefault("PT20S")
+    Duration heartbeat();
 }

@@ -26,8 +26,14 @@ final class TestSocket implements AutoCloseable {
     private final BlockingQueue<ServerFrame> frames = new LinkedBlockingQueue<>();
     private final CompletableFuture<Close> closed = new CompletableFuture<>();
     private final WebSocket ws;
+    private final java.util.concurrent.atomic.AtomicInteger pings = new java.util.concurrent.atomic.AtomicInteger();
 
     TestSocket(URL endpoint) throws Exception {
+        this(endpoint, null);
+    }
+
+    /** A connection that says it is forwarded for {@code address} (for a gateway that trusts X-Forwarded-For). */
+    TestSocket(URL endpoint, String address) throws Exception {
         WebSocket.Listener listener = new WebSocket.Listener() {
             private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
 
@@ -49,6 +55,13 @@ final class TestSocket implements AutoCloseable {
             }
 
             @Override
+            public CompletionStage<?> onPing(WebSocket ws, ByteBuffer message) {
+                pings.incrementAndGet(); // the client answers with a pong on its own
+                ws.request(1);
+                return null;
+            }
+
+            @Override
             public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
                 closed.complete(new Close(statusCode, reason));
                 return null;
@@ -60,7 +73,11 @@ final class TestSocket implements AutoCloseable {
             }
         };
         URI uri = URI.create(endpoint.toString().replace("http://", "ws://"));
-        ws = HttpClient.newHttpClient().newWebSocketBuilder().buildAsync(uri, listener).get(10, TimeUnit.SECONDS);
+        WebSocket.Builder builder = HttpClient.newHttpClient().newWebSocketBuilder();
+        if (address != null) {
+            builder.header("X-Forwarded-For", address);
+        }
+        ws = builder.buildAsync(uri, listener).get(10, TimeUnit.SECONDS);
     }
 
     void send(ClientFrame.Builder frame) throws Exception {
@@ -81,6 +98,11 @@ final class TestSocket implements AutoCloseable {
             }
         }
         throw new AssertionError("no " + what + " within 10 s");
+    }
+
+    /** Pings the gateway sent so far. */
+    int pings() {
+        return pings.get();
     }
 
     boolean isOpen() {

@@ -14,6 +14,8 @@ public class ProtocolException extends RuntimeException {
     public static final int UNSUPPORTED_DATA = 1003;
     public static final int MESSAGE_TOO_BIG = 1009;
     public static final int INTERNAL_ERROR = 1011;
+    public static final int GOING_AWAY = 1001;
+    public static final int TRY_AGAIN_LATER = 1013;
 
     private final ErrorCode code;
     private final int closeCode;
@@ -68,6 +70,22 @@ public class ProtocolException extends RuntimeException {
 
     public static ProtocolException unavailable(String message) {
         return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, INTERNAL_ERROR, message);
+    }
+
+    /** This gateway is full: the client should try again later, here or on another replica. */
+    public static ProtocolException overloaded(int connections) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_OVERLOADED, TRY_AGAIN_LATER,
+                "this gateway holds " + connections + " connections, its most: try again later");
+    }
+
+    public static ProtocolException tooManyConnections(int perAddress) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_TOO_MANY_CONNECTIONS, POLICY_VIOLATION,
+                "more than " + perAddress + " connections from one network address");
+    }
+
+    /** The client sent nothing for the idle timeout, or stopped answering pings; its session can be resumed. */
+    public static ProtocolException idle(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_IDLE, GOING_AWAY, message);
     }
 
     public ErrorCode code() {

@@ -11,9 +11,10 @@ import java.util.function.Function;
 
 /**
  * The gateway's open connections and what each holds: its {@link Session} (after Hello), the
- * kernel generation running for it, and how many PlanRequests it sent. A session is only read or
- * changed through {@link #read} and {@link #update}, which hold its lock: frames of one connection
- * and the generation stream feeding it run on different threads.
+ * kernel generation running for it, how many PlanRequests it sent, its network origin, and when
+ * it was last heard from. Admits connections within the pod's cap and the per-address cap. A
+ * session is only read or changed through {@link #read} and {@link #update}, which hold its lock:
+ * frames of one connection and the generation stream feeding it run on different threads.
  */
 @ApplicationScoped
 public class SessionRegistry {
@@ -22,9 +23,70 @@ public class SessionRegistry {
         Session session;
         Cancellable generation;
         int planRequests;
+        String origin = "";
+        /** When the client last sent a frame, and when it was last heard at all (a frame or a pong). */
+        volatile long lastFrameMs;
+        volatile long lastHeardMs;
+        /** Found stale once: being closed, not swept again. */
+        volatile boolean closing;
     }
 
     private final Map<String, Connection> connections = new ConcurrentHashMap<>();
+    private final Map<String, Integer> perOrigin = new ConcurrentHashMap<>();
+
+    /**
+     * Admits a new connection from a hashed network origin, or says why not: the gateway holds
+     * {@code maxConnections} already, or the origin holds {@code maxPerOrigin}. An admitted
+     * connection is counted until {@link #close}.
+     */
+    public ProtocolException admit(String connectionId, String origin, int maxConnections, int maxPerOrigin, long nowMs) {
+        if (connections.size() >= maxConnections) {
+            return ProtocolException.overloaded(connections.size());
+        }
+        int[] count = new int[1];
+        perOrigin.compute(origin, (o, n) -> count[0] = n == null ? 1 : n + 1);
+        Connection connection = connections.computeIfAbsent(connectionId, id -> new Connection());
+        connection.origin = origin;
+        connection.lastFrameMs = nowMs;
+        connection.lastHeardMs = nowMs;
+        return count[0] > maxPerOrigin ? ProtocolException.tooManyConnections(maxPerOrigin) : null;
+    }
+
+    /** The client sent something: a frame ({@code frame}), or a pong. */
+    public void heard(String connectionId, boolean frame, long nowMs) {
+        Connection connection = connections.get(connectionId);
+        if (connection != null) {
+            connection.lastHeardMs = nowMs;
+            if (frame) {
+                connection.lastFrameMs = nowMs;
+            }
+        }
+    }
+
+    /**
+     * The connections to close now, with why: no frame for {@code idleMs}, or nothing at all (not
+     * even a pong to the heartbeat's pings) for {@code silentMs}. Each is named once.
+     */
+    public Map<String, ProtocolException> stale(long nowMs, long idleMs, long silentMs) {
+        Map<String, ProtocolException> stale = new java.util.HashMap<>();
+        connections.forEach((id, c) -> {
+            if (c.closing) {
+                return;
+            }
+            if (nowMs - c.lastHeardMs > silentMs) {
+                stale.put(id, ProtocolException.idle("no answer to pings for " + (nowMs - c.lastHeardMs) / 1000 + " s"));
+            } else if (nowMs - c.lastFrameMs > idleMs) {
+                stale.put(id, ProtocolException.idle("no frame for " + (nowMs - c.lastFrameMs) / 1000 + " s: resume the session when active again"));
+            }
+            c.closing = stale.containsKey(id);
+        });
+        return stale;
+    }
+
+    /** Open connections, those before a Hello included. */
+    public int connections() {
+        return connections.size();
+    }
 
     /** The connection's session, or null before its Hello. */
     public Session session(String connectionId) {
@@ -80,6 +142,7 @@ public class SessionRegistry {
         if (connection == null) {
             return;
         }
+        perOrigin.computeIfPresent(connection.origin, (o, n) -> n <= 1 ? null : n - 1);
         Cancellable running;
         synchronized (connection) {
             running = connection.generation;

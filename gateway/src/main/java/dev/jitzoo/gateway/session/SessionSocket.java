@@ -27,6 +27,8 @@ import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnOpen;
+import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
 import io.quarkus.websockets.next.WebSocket;
 import io.quarkus.websockets.next.WebSocketConnection;
@@ -35,6 +37,7 @@ import io.smallrye.mutiny.Uni;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
+import io.vertx.core.buffer.Buffer;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
@@ -78,8 +81,26 @@ public class SessionSocket {
                 config.maxDynamicRows());
     }
 
+    /** Admits the connection within the gateway's and the address's caps, or refuses it with the reason. */
+    @OnOpen
+    public Uni<Void> onOpen(WebSocketConnection connection) {
+        ProtocolException refused = registry.admit(connection.id(), origin(connection), config.maxConnections(),
+                config.maxConnectionsPerAddress(), System.currentTimeMillis());
+        if (refused == null) {
+            return Uni.createFrom().voidItem();
+        }
+        LOG.infof("connection refused: %s", refused.getMessage());
+        return refuse(refused, connection);
+    }
+
+    @OnPongMessage
+    public void onPong(Buffer pong, WebSocketConnection connection) {
+        registry.heard(connection.id(), false, System.currentTimeMillis());
+    }
+
     @OnBinaryMessage
     public Uni<Void> onFrame(byte[] message, WebSocketConnection connection) {
+        registry.heard(connection.id(), true, System.currentTimeMillis());
         try {
             ClientFrame frame = rules.parse(message);
             Session session = registry.session(connection.id());
@@ -103,6 +124,7 @@ public class SessionSocket {
 
     @OnTextMessage
     public Uni<Void> onText(String message, WebSocketConnection connection) {
+        registry.heard(connection.id(), true, System.currentTimeMillis());
         return refuse(ProtocolException.malformed("text messages are not spoken here: send binary ClientFrame protobuf"),
                 connection);
     }
@@ -338,7 +360,8 @@ public class SessionSocket {
         return session;
     }
 
-    private Uni<Void> refuse(ProtocolException e, WebSocketConnection connection) {
+    /** Answers a refused frame or connection with an Error frame, and closes the connection when the refusal is fatal. */
+    static Uni<Void> refuse(ProtocolException e, WebSocketConnection connection) {
         LOG.debugf("connection %s: %s", connection.id(), e.getMessage());
         Uni<Void> sent = send(connection, error(e)).onFailure().recoverWithNull();
         if (!e.fatal()) {

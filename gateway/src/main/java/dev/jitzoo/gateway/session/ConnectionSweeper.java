@@ -1,0 +1,47 @@
+package dev.jitzoo.gateway.session;
+
+import dev.jitzoo.gateway.GatewayConfig;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.websockets.next.OpenConnections;
+import io.vertx.core.Vertx;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import org.jboss.logging.Logger;
+
+/**
+ * Closes the connections the gateway should not hold on to: those whose client sent no frame for
+ * {@code idle-timeout}, and those that answered none of the heartbeat's last three pings (a peer
+ * gone without a close). Each gets an {@code IDLE} Error frame and close code 1001; its session
+ * can be resumed.
+ */
+@ApplicationScoped
+public class ConnectionSweeper {
+
+    private static final Logger LOG = Logger.getLogger(ConnectionSweeper.class);
+    /** Pings a connection may leave unanswered before it counts as gone. */
+    static final int MISSED_PINGS = 3;
+
+    private final SessionRegistry registry;
+    private final OpenConnections open;
+    private final GatewayConfig config;
+
+    public ConnectionSweeper(SessionRegistry registry, OpenConnections open, GatewayConfig config) {
+        this.registry = registry;
+        this.open = open;
+        this.config = config;
+    }
+
+    void start(@Observes StartupEvent started, Vertx vertx) {
+        long every = Math.max(250, Math.min(5_000, Math.min(config.idleTimeout().toMillis(), config.heartbeat().toMillis()) / 4));
+        vertx.setPeriodic(every, id -> sweep());
+    }
+
+    void sweep() {
+        long silent = MISSED_PINGS * config.heartbeat().toMillis();
+        registry.stale(System.currentTimeMillis(), config.idleTimeout().toMillis(), silent).forEach((id, why) ->
+                open.findByConnectionId(id).ifPresentOrElse(connection -> {
+                    LOG.infof("connection %s closed: %s", id, why.getMessage());
+                    SessionSocket.refuse(why, connection).subscribe().with(v -> { }, e -> registry.close(id));
+                }, () -> registry.close(id)));
+    }
+}
