@@ -70,6 +70,7 @@ class ConnectionLimitsTest {
             assertEquals(ErrorCode.ERROR_CODE_TOO_MANY_CONNECTIONS, refused.getError().getCode());
             assertEquals("more than 2 connections from one network address", refused.getError().getMessage());
             assertEquals(1008, third.closed().code());
+            assertTrue(TestSocket.metric(endpoint, "jitzoo_gateway_refused_total{code=\"too_many_connections\"}") >= 1);
             for (TestSocket served : List.of(first, second, elsewhere)) {
                 served.send(hello());
                 served.await(ServerFrame::hasWelcome, "Welcome");
@@ -89,6 +90,8 @@ class ConnectionLimitsTest {
             ServerFrame refused = fifth.await(ServerFrame::hasError, "the refusal");
             assertEquals(ErrorCode.ERROR_CODE_OVERLOADED, refused.getError().getCode());
             assertEquals(1013, fifth.closed().code(), "try again later");
+            assertTrue(TestSocket.metric(endpoint, "jitzoo_gateway_refused_total{code=\"overloaded\"}") >= 1);
+            assertEquals(4, TestSocket.metric(endpoint, "jitzoo_gateway_connections"), "the four admitted");
             sockets.get(0).send(hello());
             sockets.get(0).await(ServerFrame::hasWelcome, "Welcome");
         } finally {
@@ -106,6 +109,7 @@ class ConnectionLimitsTest {
             assertTrue(idle.getError().getMessage().startsWith("no frame for 2 s"), idle.getError().getMessage());
             assertEquals(1001, quiet.closed().code());
             assertTrue(quiet.pings() >= 1, "the heartbeat pinged it, and its pongs did not count as frames");
+            assertTrue(TestSocket.metric(endpoint, "jitzoo_gateway_refused_total{code=\"idle\"}") >= 1);
         }
     }
 

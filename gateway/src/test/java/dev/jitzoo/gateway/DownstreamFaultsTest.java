@@ -76,6 +76,12 @@ class DownstreamFaultsTest {
             assertEquals(2, offers.done().getOffersSent());
             assertEquals("codegen sent no kernel for 1 s", offers.done().getCutShort());
             assertReported(socket, op, offers.offers().get(1));
+            assertTrue(TestSocket.metric(endpoint, "jitzoo_gateway_offers_cut_short_total") >= 1);
+            for (String series : List.of("jitzoo_gateway_frames_total{type=\"hello\"}", "jitzoo_gateway_frames_total{type=\"report\"}",
+                    "jitzoo_gateway_offers_sent_total", "jitzoo_gateway_published_total", "jitzoo_gateway_welcome_seconds_count",
+                    "jitzoo_gateway_publish_seconds_count", "jitzoo_gateway_sessions")) {
+                assertTrue(TestSocket.metric(endpoint, series) >= 1, series + " counted");
+            }
         }
     }
 

@@ -23,18 +23,10 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
-import java.io.ByteArrayOutputStream;
-import java.net.URI;
 import java.net.URL;
-import java.net.http.HttpClient;
-import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -188,50 +180,17 @@ class SessionSocketTest {
 
     /** Opens a connection, sends binary frames one after the other (or a text one when null), waits for the close. */
     private Outcome exchange(List<ByteBuffer> frames) throws Exception {
-        CompletableFuture<Outcome> closed = new CompletableFuture<>();
-        List<ServerFrame> received = new ArrayList<>();
-        WebSocket.Listener listener = new WebSocket.Listener() {
-            private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-            private ServerFrame error;
-
-            @Override
-            public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
-                byte[] bytes = new byte[data.remaining()];
-                data.get(bytes);
-                buffer.writeBytes(bytes);
-                if (last) {
-                    try {
-                        error = ServerFrame.parseFrom(buffer.toByteArray());
-                        received.add(error);
-                    } catch (Exception e) {
-                        closed.completeExceptionally(e);
-                    }
-                    buffer.reset();
+        try (TestSocket socket = new TestSocket(endpoint)) {
+            if (frames == null) {
+                socket.sendText("hello?");
+            } else {
+                for (ByteBuffer frame : frames) {
+                    socket.send(frame);
                 }
-                ws.request(1);
-                return null;
             }
-
-            @Override
-            public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
-                closed.complete(new Outcome(List.copyOf(received), error, statusCode, reason));
-                return null;
-            }
-
-            @Override
-            public void onError(WebSocket ws, Throwable failure) {
-                closed.completeExceptionally(failure);
-            }
-        };
-        URI uri = URI.create(endpoint.toString().replace("http://", "ws://"));
-        WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder().buildAsync(uri, listener).get(10, TimeUnit.SECONDS);
-        if (frames == null) {
-            ws.sendText("hello?", true);
-        } else {
-            for (ByteBuffer frame : frames) {
-                ws.sendBinary(frame, true).get(10, TimeUnit.SECONDS);
-            }
+            TestSocket.Close close = socket.closed();
+            List<ServerFrame> received = socket.drain();
+            return new Outcome(received, received.isEmpty() ? null : received.get(received.size() - 1), close.code(), close.reason());
         }
-        return closed.get(15, TimeUnit.SECONDS);
     }
 }

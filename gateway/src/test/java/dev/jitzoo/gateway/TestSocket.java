@@ -9,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -81,7 +82,23 @@ final class TestSocket implements AutoCloseable {
     }
 
     void send(ClientFrame.Builder frame) throws Exception {
-        ws.sendBinary(ByteBuffer.wrap(frame.build().toByteArray()), true).get(10, TimeUnit.SECONDS);
+        send(ByteBuffer.wrap(frame.build().toByteArray()));
+    }
+
+    /** Sends any bytes as one binary message, garbage included. */
+    void send(ByteBuffer bytes) throws Exception {
+        ws.sendBinary(bytes, true).get(10, TimeUnit.SECONDS);
+    }
+
+    void sendText(String text) throws Exception {
+        ws.sendText(text, true).get(10, TimeUnit.SECONDS);
+    }
+
+    /** Every frame received and not taken yet. */
+    List<ServerFrame> drain() {
+        List<ServerFrame> all = new java.util.ArrayList<>();
+        frames.drainTo(all);
+        return all;
     }
 
     /** The next frame the gateway sends, within {@code timeout}; null when none came. */
@@ -111,6 +128,17 @@ final class TestSocket implements AutoCloseable {
 
     Close closed() throws Exception {
         return closed.get(15, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The value of one series of the gateway's Prometheus metrics (its name and labels as printed,
+     * e.g. {@code jitzoo_gateway_refused_total{code="idle"}}), NaN when absent.
+     */
+    static double metric(URL endpoint, String series) throws Exception {
+        String page = HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(endpoint.toURI().resolve("/q/metrics"))
+                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        return page.lines().filter(l -> l.startsWith(series + " ")).findFirst()
+                .map(l -> Double.parseDouble(l.substring(series.length() + 1).trim())).orElse(Double.NaN);
     }
 
     @Override

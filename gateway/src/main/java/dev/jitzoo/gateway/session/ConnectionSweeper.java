@@ -24,8 +24,10 @@ public class ConnectionSweeper {
     private final SessionRegistry registry;
     private final OpenConnections open;
     private final GatewayConfig config;
+    private final GatewayMetrics metrics;
 
-    public ConnectionSweeper(SessionRegistry registry, OpenConnections open, GatewayConfig config) {
+    public ConnectionSweeper(SessionRegistry registry, OpenConnections open, GatewayConfig config, GatewayMetrics metrics) {
+        this.metrics = metrics;
         this.registry = registry;
         this.open = open;
         this.config = config;
@@ -41,6 +43,7 @@ public class ConnectionSweeper {
         registry.stale(System.currentTimeMillis(), config.idleTimeout().toMillis(), silent).forEach((id, why) ->
                 open.findByConnectionId(id).ifPresentOrElse(connection -> {
                     LOG.infof("connection %s closed: %s", id, why.getMessage());
+                    metrics.refused(why.code());
                     SessionSocket.refuse(why, connection).subscribe().with(v -> { }, e -> registry.close(id));
                 }, () -> registry.close(id)));
     }

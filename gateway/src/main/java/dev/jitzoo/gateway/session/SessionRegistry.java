@@ -88,6 +88,17 @@ public class SessionRegistry {
         return connections.size();
     }
 
+    /** Open connections with a session. */
+    public int sessions() {
+        int sessions = 0;
+        for (Connection c : connections.values()) {
+            synchronized (c) {
+                sessions += c.session == null ? 0 : 1;
+            }
+        }
+        return sessions;
+    }
+
     /** The connection's session, or null before its Hello. */
     public Session session(String connectionId) {
         Connection connection = connections.get(connectionId);

@@ -69,9 +69,11 @@ public class SessionSocket {
     private final FrameRules rules;
     private final SessionRegistry registry;
     private final SessionStore store;
+    private final GatewayMetrics metrics;
 
     public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config, SessionRegistry registry,
-                         SessionStore store) {
+                         SessionStore store, GatewayMetrics metrics) {
+        this.metrics = metrics;
         this.kernels = kernels;
         this.publisher = publisher;
         this.config = config;
@@ -90,7 +92,7 @@ public class SessionSocket {
             return Uni.createFrom().voidItem();
         }
         LOG.infof("connection refused: %s", refused.getMessage());
-        return refuse(refused, connection);
+        return refused(refused, connection);
     }
 
     @OnPongMessage
@@ -103,6 +105,7 @@ public class SessionSocket {
         registry.heard(connection.id(), true, System.currentTimeMillis());
         try {
             ClientFrame frame = rules.parse(message);
+            metrics.frame(frame.getFrameCase());
             Session session = registry.session(connection.id());
             return switch (frame.getFrameCase()) {
                 case HELLO -> onHello(frame.getHello(), session, connection);
@@ -118,14 +121,14 @@ public class SessionSocket {
                 case FRAME_NOT_SET -> throw ProtocolException.malformed("frame carries no known message");
             };
         } catch (ProtocolException e) {
-            return refuse(e, connection);
+            return refused(e, connection);
         }
     }
 
     @OnTextMessage
     public Uni<Void> onText(String message, WebSocketConnection connection) {
         registry.heard(connection.id(), true, System.currentTimeMillis());
-        return refuse(ProtocolException.malformed("text messages are not spoken here: send binary ClientFrame protobuf"),
+        return refused(ProtocolException.malformed("text messages are not spoken here: send binary ClientFrame protobuf"),
                 connection);
     }
 
@@ -142,17 +145,19 @@ public class SessionSocket {
         Session session = registry.open(connection.id(), hello);
         registry.update(session, s -> s.from(origin(connection)));
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
+        long helloAt = System.nanoTime();
         return kernels.start(hello)
                 .call(start -> {
                     registry.update(session, s -> start.initial().forEach(k -> s.issue(k.getArtifact().getRef())));
                     return keep(session).chain(token -> send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
-                            .setSessionId(session.id()).addAllInitial(start.initial()).setResumeToken(token)).build()));
+                            .setSessionId(session.id()).addAllInitial(start.initial()).setResumeToken(token)).build()))
+                            .invoke(() -> metrics.welcomed(Duration.ofNanos(System.nanoTime() - helloAt)));
                 })
                 .invoke(start -> generate(session, kernels.candidates(hello, start.offers()), connection))
                 .replaceWithVoid()
                 .onFailure(f -> !(f instanceof ProtocolException))
                 .transform(f -> ProtocolException.unavailable("kernel services unavailable: " + f.getMessage()))
-                .onFailure(ProtocolException.class).recoverWithUni(f -> refuse((ProtocolException) f, connection));
+                .onFailure(ProtocolException.class).recoverWithUni(f -> refused((ProtocolException) f, connection));
     }
 
     /**
@@ -208,7 +213,7 @@ public class SessionSocket {
                     return send(connection, ServerFrame.newBuilder().setResumed(Resumed.newBuilder().setSessionId(session.id())).build())
                             .invoke(() -> generate(session, kernels.remaining(session.hello(), sent), connection));
                 })
-                .onFailure(ProtocolException.class).recoverWithUni(f -> refuse((ProtocolException) f, connection));
+                .onFailure(ProtocolException.class).recoverWithUni(f -> refused((ProtocolException) f, connection));
     }
 
     /**
@@ -243,6 +248,7 @@ public class SessionSocket {
     /** Ends a session's offers early, saying why in its OffersDone; the session goes on. */
     private void endOffers(Session session, WebSocketConnection connection, String reason) {
         LOG.warnf("session %s: offers cut short: %s", session.id(), reason);
+        metrics.cutShort();
         registry.update(session, s -> s.cutShort(reason));
         flush(session, connection).subscribe().with(v -> { }, e -> { });
     }
@@ -267,6 +273,7 @@ public class SessionSocket {
             List<String> sent = due.sendable().stream().map(o -> o.getArtifact().getRef().getKernelId()).toList();
             stored(() -> store.sent(due.token(), sent), null, "sent offers not marked").subscribe().with(v -> { });
         }
+        metrics.offersSent(due.sendable().size());
         Uni<Void> chain = Uni.createFrom().voidItem();
         for (KernelOffer offer : due.sendable()) {
             chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(offer).build()));
@@ -287,7 +294,7 @@ public class SessionSocket {
         rules.checkPlanRequest(request);
         return kernels.dynamicPlan(request)
                 .chain(plan -> send(connection, ServerFrame.newBuilder().setDynamicPlan(plan).build()))
-                .onFailure().recoverWithUni(f -> refuse(planFailure(f), connection));
+                .onFailure().recoverWithUni(f -> refused(planFailure(f), connection));
     }
 
     private static ProtocolException planFailure(Throwable f) {
@@ -329,11 +336,15 @@ public class SessionSocket {
     /** Acknowledges once the broker has the record; if it cannot, says so and lets the client send it again. */
     private Uni<Void> publishThenAck(Uni<Void> published, ServerFrame ack, String what, Consumer<Session> withdraw,
                                      Session session, WebSocketConnection connection) {
-        return published.chain(() -> send(connection, ack))
+        long start = System.nanoTime();
+        return published.invoke(() -> metrics.published(Duration.ofNanos(System.nanoTime() - start)))
+                .chain(() -> send(connection, ack))
                 .onFailure().recoverWithUni(f -> {
                     LOG.warnf("session %s: %s not published: %s", session.id(), what, f.toString());
                     registry.update(session, withdraw);
-                    return send(connection, error(ProtocolException.unavailable(what + " not stored, try again later")));
+                    ProtocolException unstored = ProtocolException.unavailable(what + " not stored, try again later");
+                    metrics.refused(unstored.code());
+                    return send(connection, error(unstored));
                 });
     }
 
@@ -358,6 +369,12 @@ public class SessionSocket {
             throw ProtocolException.protocol(frame + " before Hello");
         }
         return session;
+    }
+
+    /** Counts a refusal by its code, then answers it ({@link #refuse}). */
+    private Uni<Void> refused(ProtocolException e, WebSocketConnection connection) {
+        metrics.refused(e.code());
+        return refuse(e, connection);
     }
 
     /** Answers a refused frame or connection with an Error frame, and closes the connection when the refusal is fatal. */
