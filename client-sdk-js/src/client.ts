@@ -5,6 +5,7 @@ import {
   ClientFrameSchema,
   ServerFrameSchema,
   type DynamicPlan,
+  type Goaway,
   type KernelOffer,
   type MicrobenchAck,
   type OffersDone,
@@ -29,6 +30,8 @@ export interface ClientEvents {
   dynamicPlan: DynamicPlan;
   /** The gateway's answer to Resume: the session goes on on this connection. */
   resumed: Resumed;
+  /** The gateway is shutting down: it closes the connection (1001) soon; a session resumes on a new one. */
+  goaway: Goaway;
   /** An Error frame. */
   error: GatewayError;
   /** The connection closed (always the last event). */
@@ -245,6 +248,7 @@ class GatewayClient implements JitzooClient {
       case "microbenchAck": return this.emit("microbenchAck", f.value);
       case "dynamicPlan": return this.emit("dynamicPlan", f.value);
       case "resumed": return this.emit("resumed", f.value);
+      case "goaway": return this.emit("goaway", f.value);
       case "error": return this.emit("error", new GatewayError(f.value.code, f.value.message));
       default: return; // a frame kind newer than this SDK
     }

@@ -73,6 +73,17 @@ describe("createClient", () => {
     expect(() => client.send(hello("fp"))).toThrow(ConnectionClosed);
   });
 
+  it("tells a gateway's Goaway before the close that follows it", async () => {
+    const g = await start();
+    const client = createClient(g.url);
+    await client.ready();
+    const goaway = client.once("goaway");
+    const closed = client.once("close");
+    g.drain("gateway shutting down: resume the session on another");
+    expect((await goaway).reason).toBe("gateway shutting down: resume the session on another");
+    expect((await closed).closeCode).toBe(1001);
+  });
+
   it("says clearly when the gateway cannot be reached", async () => {
     const client = createClient("ws://127.0.0.1:1/v1/session");
     const failure = await client.ready().catch((e) => e);

@@ -111,6 +111,7 @@ export class ModelSession {
         this.done = true;
       }),
       client.on("error", (e) => this.log(`  gateway: ${e.message}`)),
+      client.on("goaway", (g) => this.log(`  gateway: ${g.reason}`)), // its close (1001) starts the resume
     ];
   }
 

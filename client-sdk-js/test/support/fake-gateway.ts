@@ -63,6 +63,14 @@ export class FakeGateway {
     return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/session`;
   }
 
+  /** Shuts down as the gateway drains: Goaway to every client, then close 1001. */
+  drain(reason: string): void {
+    for (const ws of this.server.clients) {
+      ws.send(toBinary(ServerFrameSchema, create(ServerFrameSchema, { frame: { case: "goaway", value: { reason } } })));
+      ws.close(1001, reason);
+    }
+  }
+
   async stop(): Promise<void> {
     for (const ws of this.server.clients) ws.terminate();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -78,4 +78,12 @@ public interface GatewayConfig {
      */
     @WithDefault("PT20S")
     Duration heartbeat();
+
+    /**
+     * On shutdown, how long the gateway waits for the reports in flight after telling every client
+     * to go (Goaway), before it closes their connections; keep the pod's termination grace period
+     * above it.
+     */
+    @WithDefault("PT10S")
+    Duration drainTimeout();
 }

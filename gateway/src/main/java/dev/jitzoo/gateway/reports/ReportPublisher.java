@@ -6,6 +6,8 @@ import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.api.OutgoingKafkaRecordMetadata;
 import io.smallrye.reactive.messaging.MutinyEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -18,6 +20,8 @@ public class ReportPublisher {
 
     private final MutinyEmitter<byte[]> reports;
     private final MutinyEmitter<byte[]> microbench;
+    /** Records sent and not yet acknowledged or failed. */
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     public ReportPublisher(@Channel("reports") MutinyEmitter<byte[]> reports,
                            @Channel("microbench") MutinyEmitter<byte[]> microbench) {
@@ -35,8 +39,23 @@ public class ReportPublisher {
         return send(microbench, result.toByteArray(), result.getDevice().getFingerprint());
     }
 
-    private static Uni<Void> send(MutinyEmitter<byte[]> channel, byte[] payload, String fingerprint) {
-        return channel.sendMessage(Message.of(payload).addMetadata(
-                OutgoingKafkaRecordMetadata.<String>builder().withKey(fingerprint).build()));
+    private Uni<Void> send(MutinyEmitter<byte[]> channel, byte[] payload, String fingerprint) {
+        return Uni.createFrom().deferred(() -> {
+            inFlight.incrementAndGet();
+            return channel.sendMessage(Message.of(payload).addMetadata(
+                    OutgoingKafkaRecordMetadata.<String>builder().withKey(fingerprint).build()));
+        }).onTermination().invoke(inFlight::decrementAndGet);
+    }
+
+    /**
+     * Waits until no record is on its way to the broker, or {@code within} passed; returns how many
+     * still are. For a drain: what the clients sent before it is acknowledged or refused, not lost.
+     */
+    public int awaitInFlight(Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        return inFlight.get();
     }
 }

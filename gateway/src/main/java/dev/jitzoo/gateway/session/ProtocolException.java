@@ -83,6 +83,12 @@ public class ProtocolException extends RuntimeException {
                 "more than " + perAddress + " connections from one network address");
     }
 
+    /** The gateway is shutting down: connect again, another replica takes the session up. */
+    public static ProtocolException shuttingDown() {
+        return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, GOING_AWAY,
+                "this gateway is shutting down: connect again and resume the session");
+    }
+
     /** The client sent nothing for the idle timeout, or stopped answering pings; its session can be resumed. */
     public static ProtocolException idle(String message) {
         return new ProtocolException(ErrorCode.ERROR_CODE_IDLE, GOING_AWAY, message);

@@ -70,10 +70,12 @@ public class SessionSocket {
     private final SessionRegistry registry;
     private final SessionStore store;
     private final GatewayMetrics metrics;
+    private final Drain drain;
 
     public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config, SessionRegistry registry,
-                         SessionStore store, GatewayMetrics metrics) {
+                         SessionStore store, GatewayMetrics metrics, Drain drain) {
         this.metrics = metrics;
+        this.drain = drain;
         this.kernels = kernels;
         this.publisher = publisher;
         this.config = config;
@@ -86,6 +88,9 @@ public class SessionSocket {
     /** Admits the connection within the gateway's and the address's caps, or refuses it with the reason. */
     @OnOpen
     public Uni<Void> onOpen(WebSocketConnection connection) {
+        if (drain.draining()) {
+            return refused(ProtocolException.shuttingDown(), connection);
+        }
         ProtocolException refused = registry.admit(connection.id(), origin(connection), config.maxConnections(),
                 config.maxConnectionsPerAddress(), System.currentTimeMillis());
         if (refused == null) {
