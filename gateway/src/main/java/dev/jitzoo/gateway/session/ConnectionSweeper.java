@@ -25,6 +25,7 @@ public class ConnectionSweeper {
     private final OpenConnections open;
     private final GatewayConfig config;
     private final GatewayMetrics metrics;
+    private final RefusalLog closes = new RefusalLog(LOG);
 
     public ConnectionSweeper(SessionRegistry registry, OpenConnections open, GatewayConfig config, GatewayMetrics metrics) {
         this.metrics = metrics;
@@ -42,7 +43,7 @@ public class ConnectionSweeper {
         long silent = MISSED_PINGS * config.heartbeat().toMillis();
         registry.stale(System.currentTimeMillis(), config.idleTimeout().toMillis(), silent).forEach((id, why) ->
                 open.findByConnectionId(id).ifPresentOrElse(connection -> {
-                    LOG.infof("connection %s closed: %s", id, why.getMessage());
+                    closes.info(id, why, System.currentTimeMillis());
                     metrics.refused(why.code());
                     SessionSocket.refuse(why, connection).subscribe().with(v -> { }, e -> registry.close(id));
                 }, () -> registry.close(id)));

@@ -63,6 +63,8 @@ public class SessionSocket {
     /** How long a session store call may take before the session goes on without it. */
     private static final Duration STORE_TIMEOUT = Duration.ofSeconds(2);
 
+    private final RefusalLog refusals = new RefusalLog(LOG);
+
     private final KernelSources kernels;
     private final ReportPublisher publisher;
     private final GatewayConfig config;
@@ -96,7 +98,6 @@ public class SessionSocket {
         if (refused == null) {
             return Uni.createFrom().voidItem();
         }
-        LOG.infof("connection refused: %s", refused.getMessage());
         return refused(refused, connection);
     }
 
@@ -376,15 +377,15 @@ public class SessionSocket {
         return session;
     }
 
-    /** Counts a refusal by its code, then answers it ({@link #refuse}). */
+    /** Counts a refusal by its code, logs it (at a bounded rate), then answers it ({@link #refuse}). */
     private Uni<Void> refused(ProtocolException e, WebSocketConnection connection) {
         metrics.refused(e.code());
+        refusals.info(connection.id(), e, System.currentTimeMillis());
         return refuse(e, connection);
     }
 
     /** Answers a refused frame or connection with an Error frame, and closes the connection when the refusal is fatal. */
     static Uni<Void> refuse(ProtocolException e, WebSocketConnection connection) {
-        LOG.debugf("connection %s: %s", connection.id(), e.getMessage());
         Uni<Void> sent = send(connection, error(e)).onFailure().recoverWithNull();
         if (!e.fatal()) {
             return sent;
