@@ -19,6 +19,9 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +49,11 @@ class DrainTest {
     @Inject
     Drain drain;
 
+    private HttpResponse<String> ready() throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(endpoint.toURI().resolve("/q/health/ready")).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
     @Test
     void clientsAreToldToGoThenClosedAndNewOnesRefused() throws Exception {
         try (TestSocket session = new TestSocket(endpoint); TestSocket bare = new TestSocket(endpoint)) {
@@ -53,6 +61,7 @@ class DrainTest {
             session.send(ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
                     .setDevice(DeviceProfile.newBuilder().setFingerprint("drain-test")).addOps(op).setCredits(10)));
             session.await(ServerFrame::hasOffersDone, "the session's offers");
+            assertEquals(200, ready().statusCode(), "codegen serves: ready");
 
             Thread draining = new Thread(() -> {
                 try {
@@ -68,6 +77,9 @@ class DrainTest {
                 assertEquals(1001, socket.closed().code());
             }
             draining.join(10_000);
+            HttpResponse<String> outOfService = ready();
+            assertEquals(503, outOfService.statusCode(), "out of service while it drains");
+            assertTrue(outOfService.body().contains("\"draining\": true"), outOfService.body());
 
             try (TestSocket late = new TestSocket(endpoint)) {
                 ServerFrame refused = late.await(ServerFrame::hasError, "the refusal");

@@ -19,6 +19,9 @@ import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolveResponse;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
+import grpc.health.v1.HealthGrpc;
+import grpc.health.v1.HealthOuterClass.HealthCheckRequest;
+import grpc.health.v1.HealthOuterClass.HealthCheckResponse;
 import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -46,7 +49,8 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     @Override
     public Map<String, String> start() {
         try {
-            server = NettyServerBuilder.forPort(0).addService(new Zoo()).addService(new Space()).addService(new Codegen()).build().start();
+            server = NettyServerBuilder.forPort(0).addService(new Zoo()).addService(new Space()).addService(new Codegen())
+                    .addService(new Health()).build().start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -68,6 +72,15 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     /** The kernel id codegen gives an op's schedule. */
     static String kernelId(OpSpec op, Schedule schedule) {
         return "fake-" + OpRules.key(op) + "-x" + schedule.getX0();
+    }
+
+    /** Every service serving, as grpc.health.v1 says it. */
+    private static final class Health extends HealthGrpc.HealthImplBase {
+        @Override
+        public void check(HealthCheckRequest request, StreamObserver<HealthCheckResponse> answer) {
+            answer.onNext(HealthCheckResponse.newBuilder().setStatus(HealthCheckResponse.ServingStatus.SERVING).build());
+            answer.onCompleted();
+        }
     }
 
     private static final class Zoo extends ZooServiceGrpc.ZooServiceImplBase {
