@@ -9,13 +9,11 @@ import { timeCalls } from './timing.mjs';
  * The peak loop of one form (`relaxed` or not) ready to call: { call, flops } with `flops` per
  * call; null when this engine lacks relaxed SIMD.
  */
-export function peakRuntime(relaxed, iterations = 400_000) {
-  return peakLoop(relaxed, iterations);
-}
+export { peakLoop as peakRuntime };
 
 /** Measured GFLOP/s of one form (`relaxed` or not); null when this engine lacks relaxed SIMD. */
 export async function measurePeak(relaxed, { iterations = 2_000_000 } = {}) {
-  const runtime = peakRuntime(relaxed, iterations);
+  const runtime = peakLoop(relaxed, iterations);
   if (!runtime) return null;
   const { ms } = await timeCalls(runtime.call, { warmup: 2, minReps: 9, minMs: 500 });
   return runtime.flops / ms / 1e6;

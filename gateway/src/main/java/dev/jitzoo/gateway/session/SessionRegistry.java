@@ -52,6 +52,12 @@ public class SessionRegistry {
         return count[0] > maxPerOrigin ? ProtocolException.tooManyConnections(maxPerOrigin) : null;
     }
 
+    /** The hashed network origin the connection was admitted with ("" for one never admitted). */
+    public String origin(String connectionId) {
+        Connection connection = connections.get(connectionId);
+        return connection == null ? "" : connection.origin;
+    }
+
     /** The client sent something: a frame ({@code frame}), or a pong. */
     public void heard(String connectionId, boolean frame, long nowMs) {
         Connection connection = connections.get(connectionId);

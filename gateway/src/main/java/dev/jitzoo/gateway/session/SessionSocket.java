@@ -149,7 +149,7 @@ public class SessionSocket {
         }
         rules.checkHello(hello);
         Session session = registry.open(connection.id(), hello);
-        registry.update(session, s -> s.from(origin(connection)));
+        registry.update(session, s -> s.from(registry.origin(connection.id())));
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
         long helloAt = System.nanoTime();
         return kernels.start(hello)
@@ -211,7 +211,7 @@ public class SessionSocket {
                         throw ProtocolException.resumeRejected("unknown or expired resume token: start a new session with Hello");
                     }
                     Session resumed = Session.resumed(kept.get(), resume.getToken(), resume.getCredits());
-                    resumed.from(origin(connection));
+                    resumed.from(registry.origin(connection.id()));
                     Session session = registry.adopt(connection.id(), resumed);
                     List<KernelRef> sent = kept.get().issued().stream().filter(k -> kept.get().sent().contains(k.getKernelId())).toList();
                     LOG.infof("session %s resumed: %d kernels sent before, %d ops reported", session.id(), sent.size(),
