@@ -86,4 +86,40 @@ public interface GatewayConfig {
      */
     @WithDefault("PT10S")
     Duration drainTimeout();
+
+    /** API keys, tenants and their quotas ({@code ./jitzoo tenant}). */
+    TenantsConfig tenants();
+
+    interface TenantsConfig {
+
+        /**
+         * Whether every session must give an API key (the session URL's {@code key} parameter).
+         * Off, a session without one runs as the tenant {@code public}, from any Origin, within the
+         * {@code anonymous-*} quotas; a key given is checked either way. Turn it on in production.
+         */
+        @WithDefault("false")
+        boolean requireKey();
+
+        /** The MongoDB database holding the {@code tenants} collection. */
+        @WithDefault("jitzoo")
+        String database();
+
+        /**
+         * How long a key's tenant is used as read: a rotated-out or removed key stops working within
+         * it. Past it the tenant is read again in the background; while MongoDB does not answer,
+         * keys seen within the last hour go on working.
+         */
+        @WithDefault("PT30S")
+        Duration cacheTtl();
+
+        /** Sessions a minute the tenant {@code public} may start on this replica (0: no limit). */
+        @WithDefault("0")
+        int anonymousSessionsPerMinute();
+
+        @WithDefault("0")
+        int anonymousReportsPerMinute();
+
+        @WithDefault("0")
+        int anonymousOffersPerMinute();
+    }
 }

@@ -55,7 +55,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
             throw new UncheckedIOException(e);
         }
         Map<String, String> config = new java.util.HashMap<>(Map.of("kafka.bootstrap.servers", TestInfra.kafkaBootstrap(),
-                "jitzoo.redis.uri", TestInfra.redisUri()));
+                "jitzoo.redis.uri", TestInfra.redisUri(), "quarkus.mongodb.connection-string", TestInfra.mongoUri()));
         for (String client : new String[] {"zoo", "space", "codegen"}) {
             // in tests Quarkus' gRPC clients dial their test-port
             config.put("quarkus.grpc.clients." + client + ".port", String.valueOf(server.getPort()));

@@ -4,12 +4,13 @@ import dev.jitzoo.localstack.TestInfra;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import java.util.Map;
 
-/** A real Kafka for the gateway's report producer and a real Redis for its session store (see {@link TestInfra}). */
+/** A real Kafka for the gateway's report producer, a real Redis for its session store and a MongoDB for its tenants (see {@link TestInfra}). */
 public class GatewayInfraResource implements QuarkusTestResourceLifecycleManager {
 
     @Override
     public Map<String, String> start() {
-        return Map.of("kafka.bootstrap.servers", TestInfra.kafkaBootstrap(), "jitzoo.redis.uri", TestInfra.redisUri());
+        return Map.of("kafka.bootstrap.servers", TestInfra.kafkaBootstrap(), "jitzoo.redis.uri", TestInfra.redisUri(),
+                "quarkus.mongodb.connection-string", TestInfra.mongoUri());
     }
 
     @Override

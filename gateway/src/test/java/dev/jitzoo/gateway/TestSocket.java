@@ -30,11 +30,16 @@ final class TestSocket implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger pings = new java.util.concurrent.atomic.AtomicInteger();
 
     TestSocket(URL endpoint) throws Exception {
-        this(endpoint, null);
+        this(endpoint, java.util.Map.of());
     }
 
     /** A connection that says it is forwarded for {@code address} (for a gateway that trusts X-Forwarded-For). */
     TestSocket(URL endpoint, String address) throws Exception {
+        this(endpoint, address == null ? java.util.Map.of() : java.util.Map.of("X-Forwarded-For", address));
+    }
+
+    /** A connection with these headers on its upgrade request (an Origin, as a browser sends it). */
+    TestSocket(URL endpoint, java.util.Map<String, String> headers) throws Exception {
         WebSocket.Listener listener = new WebSocket.Listener() {
             private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
 
@@ -75,9 +80,7 @@ final class TestSocket implements AutoCloseable {
         };
         URI uri = URI.create(endpoint.toString().replace("http://", "ws://"));
         WebSocket.Builder builder = HttpClient.newHttpClient().newWebSocketBuilder();
-        if (address != null) {
-            builder.header("X-Forwarded-For", address);
-        }
+        headers.forEach(builder::header);
         ws = builder.buildAsync(uri, listener).get(10, TimeUnit.SECONDS);
     }
 

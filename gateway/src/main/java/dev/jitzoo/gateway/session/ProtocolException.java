@@ -94,6 +94,37 @@ public class ProtocolException extends RuntimeException {
         return new ProtocolException(ErrorCode.ERROR_CODE_IDLE, GOING_AWAY, message);
     }
 
+    public static ProtocolException unauthorized(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_UNAUTHORIZED, POLICY_VIOLATION, message);
+    }
+
+    public static ProtocolException forbiddenOrigin(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_FORBIDDEN_ORIGIN, POLICY_VIOLATION, message);
+    }
+
+    /** The tenant directory (MongoDB) cannot be read and the key was not seen lately: try again later. */
+    public static ProtocolException directoryUnavailable(String message) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_UNAVAILABLE, TRY_AGAIN_LATER, message);
+    }
+
+    /** The tenant started its minute's sessions: try again later. */
+    public static ProtocolException sessionQuota(String tenant, int perMinute) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, TRY_AGAIN_LATER,
+                "tenant " + tenant + " started its " + perMinute + " sessions a minute: try again later");
+    }
+
+    /** Not fatal: the report is not stored, the session goes on. */
+    public static ProtocolException reportQuota(String tenant, int perMinute) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, 0,
+                "tenant " + tenant + " sent its " + perMinute + " reports a minute: this one is not stored, send it again later");
+    }
+
+    /** Ends a session's offers (OffersDone says why); the session goes on with the kernels it has. */
+    public static ProtocolException offerQuota(String tenant, int perMinute) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, 0,
+                "tenant " + tenant + " was sent its " + perMinute + " offers a minute: offers end here");
+    }
+
     public ErrorCode code() {
         return code;
     }

@@ -36,6 +36,8 @@ public final class Session {
     private String token;
     /** The hashed network origin of the connection, for the zoo's election. */
     private String origin = "";
+    /** The tenant whose key the connection gave, for the zoo. */
+    private String tenant = "";
     private final Queue<KernelOffer> pendingOffers = new ArrayDeque<>();
     private long credits;
     private int offersSent;
@@ -77,9 +79,10 @@ public final class Session {
         this.token = resumeToken;
     }
 
-    /** The hashed network address the session's connection comes from (its latest, after a resume). */
-    public void from(String networkOrigin) {
+    /** The hashed network address the session's connection comes from, and its tenant (the latest, after a resume). */
+    public void from(String networkOrigin, String tenantName) {
         this.origin = networkOrigin;
+        this.tenant = tenantName;
     }
 
     /** Every kernel issued so far (initial and offered). */
@@ -198,7 +201,7 @@ public final class Session {
                 .setDevice(hello.getDevice())
                 .setOp(report.getOp())
                 .setBackend(hello.getBackend())
-                .setOrigin(origin)
+                .setOrigin(origin).setTenant(tenant)
                 .setReceivedAtMs(nowMs);
         Set<String> seen = new HashSet<>();
         for (RankedKernel ranked : report.getRankedList()) {
@@ -242,7 +245,7 @@ public final class Session {
         microbenchSent = true;
         return MicrobenchReport.newBuilder().setSessionId(id).setDevice(hello.getDevice())
                 .addAllSpeedups(microbench.getSpeedupsList()).setEngine(microbench.getEngine())
-                .setPeakGflops(microbench.getPeakGflops()).setOrigin(origin).setReceivedAtMs(nowMs).build();
+                .setPeakGflops(microbench.getPeakGflops()).setOrigin(origin).setTenant(tenant).setReceivedAtMs(nowMs).build();
     }
 
     /** Lets the microbenchmark be sent again, when it could not be stored. */

@@ -1,5 +1,6 @@
 package dev.jitzoo.gateway.session;
 
+import dev.jitzoo.gateway.tenant.Tenant;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import io.smallrye.mutiny.subscription.Cancellable;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -24,6 +25,8 @@ public class SessionRegistry {
         Cancellable generation;
         int planRequests;
         String origin = "";
+        /** Set once its API key is checked, before any frame is read. */
+        Tenant tenant;
         /** When the client last sent a frame, and when it was last heard at all (a frame or a pong). */
         volatile long lastFrameMs;
         volatile long lastHeardMs;
@@ -56,6 +59,23 @@ public class SessionRegistry {
     public String origin(String connectionId) {
         Connection connection = connections.get(connectionId);
         return connection == null ? "" : connection.origin;
+    }
+
+    /** The connection's API key named this tenant (or it gave none, where none is required). */
+    public void authenticated(String connectionId, Tenant tenant) {
+        Connection connection = connections.get(connectionId);
+        if (connection != null) {
+            connection.tenant = tenant;
+        }
+    }
+
+    /** The tenant the connection was admitted for; a connection never authenticated has none, and no frame of it is served. */
+    public Tenant tenant(String connectionId) {
+        Connection connection = connections.get(connectionId);
+        if (connection == null || connection.tenant == null) {
+            throw ProtocolException.unauthorized("the connection's API key was not checked");
+        }
+        return connection.tenant;
     }
 
     /** The client sent something: a frame ({@code frame}), or a pong. */

@@ -7,6 +7,9 @@ import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.jit.KernelSources;
 import dev.jitzoo.gateway.jit.StallGuard;
 import dev.jitzoo.gateway.reports.ReportPublisher;
+import dev.jitzoo.gateway.tenant.QuotaMeter;
+import dev.jitzoo.gateway.tenant.Tenant;
+import dev.jitzoo.gateway.tenant.Tenants;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Error;
 import dev.jitzoo.proto.gateway.v1.Hello;
@@ -73,9 +76,13 @@ public class SessionSocket {
     private final SessionStore store;
     private final GatewayMetrics metrics;
     private final Drain drain;
+    private final Tenants tenants;
+    private final QuotaMeter quotas;
 
     public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config, SessionRegistry registry,
-                         SessionStore store, GatewayMetrics metrics, Drain drain) {
+                         SessionStore store, GatewayMetrics metrics, Drain drain, Tenants tenants, QuotaMeter quotas) {
+        this.tenants = tenants;
+        this.quotas = quotas;
         this.metrics = metrics;
         this.drain = drain;
         this.kernels = kernels;
@@ -87,7 +94,10 @@ public class SessionSocket {
                 config.maxDynamicRows());
     }
 
-    /** Admits the connection within the gateway's and the address's caps, or refuses it with the reason. */
+    /**
+     * Admits the connection within the gateway's and the address's caps, for the tenant its API key
+     * names (from an Origin the tenant allows), or refuses it with the reason. Its frames wait for this.
+     */
     @OnOpen
     public Uni<Void> onOpen(WebSocketConnection connection) {
         if (drain.draining()) {
@@ -95,10 +105,29 @@ public class SessionSocket {
         }
         ProtocolException refused = registry.admit(connection.id(), origin(connection), config.maxConnections(),
                 config.maxConnectionsPerAddress(), System.currentTimeMillis());
-        if (refused == null) {
-            return Uni.createFrom().voidItem();
+        if (refused != null) {
+            return refused(refused, connection);
         }
-        return refused(refused, connection);
+        return tenants.authenticate(queryParameter(connection.handshakeRequest().query(), "key"),
+                        connection.handshakeRequest().header("Origin"))
+                .invoke(tenant -> registry.authenticated(connection.id(), tenant))
+                .replaceWithVoid()
+                .onFailure(ProtocolException.class).recoverWithUni(f -> refused((ProtocolException) f, connection));
+    }
+
+    /** The first value of a URL query's parameter, decoded; null when it has none. */
+    static String queryParameter(String query, String name) {
+        if (query == null) {
+            return null;
+        }
+        for (String pair : query.split("&")) {
+            int eq = pair.indexOf('=');
+            String key = eq < 0 ? pair : pair.substring(0, eq);
+            if (key.equals(name)) {
+                return eq < 0 ? "" : java.net.URLDecoder.decode(pair.substring(eq + 1), UTF_8);
+            }
+        }
+        return null;
     }
 
     @OnPongMessage
@@ -148,8 +177,12 @@ public class SessionSocket {
             throw ProtocolException.protocol("Hello was sent twice");
         }
         rules.checkHello(hello);
+        Tenant tenant = registry.tenant(connection.id());
+        if (!quotas.take(tenant, QuotaMeter.Kind.SESSIONS, 1, System.currentTimeMillis())) {
+            throw ProtocolException.sessionQuota(tenant.name(), tenant.quotas().sessionsPerMinute());
+        }
         Session session = registry.open(connection.id(), hello);
-        registry.update(session, s -> s.from(registry.origin(connection.id())));
+        registry.update(session, s -> s.from(registry.origin(connection.id()), tenant.name()));
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
         long helloAt = System.nanoTime();
         return kernels.start(hello)
@@ -211,7 +244,7 @@ public class SessionSocket {
                         throw ProtocolException.resumeRejected("unknown or expired resume token: start a new session with Hello");
                     }
                     Session resumed = Session.resumed(kept.get(), resume.getToken(), resume.getCredits());
-                    resumed.from(registry.origin(connection.id()));
+                    resumed.from(registry.origin(connection.id()), registry.tenant(connection.id()).name());
                     Session session = registry.adopt(connection.id(), resumed);
                     List<KernelRef> sent = kept.get().issued().stream().filter(k -> kept.get().sent().contains(k.getKernelId())).toList();
                     LOG.infof("session %s resumed: %d kernels sent before, %d ops reported", session.id(), sent.size(),
@@ -230,25 +263,36 @@ public class SessionSocket {
      */
     private void generate(Session session, Multi<KernelSources.Offer> offers, WebSocketConnection connection) {
         String token = registry.read(session, Session::token);
+        Tenant tenant = registry.tenant(connection.id());
         AtomicReference<Cancellable> running = new AtomicReference<>();
         StallGuard guard = new StallGuard(config.rpcTimeout(), () -> {
             running.get().cancel();
             endOffers(session, connection, "codegen sent no kernel for " + config.rpcTimeout().toSeconds() + " s");
         });
         running.set(guard.watch(offers)
-                .onItem().transformToUniAndConcatenate(offer -> keepIssued(token, offer.artifact().getRef()).chain(() -> {
+                .onItem().transformToUniAndConcatenate(offer -> offerQuota(tenant).chain(() -> keepIssued(token, offer.artifact().getRef())).chain(() -> {
                     registry.update(session, s -> s.enqueue(KernelOffer.newBuilder()
                             .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build()));
                     return flush(session, connection);
                 }).chain(() -> guard.holding(registry.read(session, s -> s.roomFor(config.maxQueuedOffers())))))
                 .subscribe().with(
                         ignored -> { },
-                        failure -> endOffers(session, connection, "kernel generation failed: " + failure.getMessage()),
+                        failure -> endOffers(session, connection, failure instanceof ProtocolException quota ? quota.getMessage()
+                                : "kernel generation failed: " + failure.getMessage()),
                         () -> {
                             registry.update(session, Session::markGenerationDone);
                             flush(session, connection).subscribe().with(v -> { }, e -> { });
                         }));
         registry.generating(connection.id(), running.get());
+    }
+
+    /** Takes one offer from the tenant's quota; fails, ending the offers, when the minute's are used. */
+    private Uni<Void> offerQuota(Tenant tenant) {
+        if (quotas.take(tenant, QuotaMeter.Kind.OFFERS, 1, System.currentTimeMillis())) {
+            return Uni.createFrom().voidItem();
+        }
+        metrics.refused(dev.jitzoo.proto.gateway.v1.ErrorCode.ERROR_CODE_QUOTA_EXCEEDED);
+        return Uni.createFrom().failure(ProtocolException.offerQuota(tenant.name(), tenant.quotas().offersPerMinute()));
     }
 
     /** Ends a session's offers early, saying why in its OffersDone; the session goes on. */
@@ -323,6 +367,11 @@ public class SessionSocket {
                 : new Accepted(s.acceptReport(report, config.maxRankedPerReport(), System.currentTimeMillis()), s.token(), s.opIndex(report)));
         if (accepted == null) {
             return send(connection, ack);
+        }
+        Tenant tenant = registry.tenant(connection.id());
+        if (!quotas.take(tenant, QuotaMeter.Kind.REPORTS, 1, System.currentTimeMillis())) {
+            registry.update(session, s -> s.withdrawReport(report));
+            throw ProtocolException.reportQuota(tenant.name(), tenant.quotas().reportsPerMinute());
         }
         Uni<Void> published = publisher.publish(accepted.report());
         if (accepted.token() != null) {

@@ -76,7 +76,7 @@ class SessionTest {
 
     @Test
     void acceptsOneValidMicrobenchmarkPerSessionForItsDevice() {
-        session.from("0123456789abcdef");
+        session.from("0123456789abcdef", "acme");
         MicrobenchReport accepted = session.acceptMicrobench(microbench(Primitive.PRIMITIVE_VECTORIZE, 1.9).toBuilder()
                 .setPeakGflops(48.5).build(), 7);
         assertEquals("fp", accepted.getDevice().getFingerprint());
@@ -84,6 +84,7 @@ class SessionTest {
         assertEquals(1.9, accepted.getSpeedups(0).getSpeedup());
         assertEquals(48.5, accepted.getPeakGflops(), "the measured peak goes to the zoo");
         assertEquals("0123456789abcdef", accepted.getOrigin(), "with the hashed network origin");
+        assertEquals("acme", accepted.getTenant(), "and the tenant");
         assertMicrobenchRefused(microbench(Primitive.PRIMITIVE_UNROLL, 0.7), "one microbenchmark result");
         session.withdrawMicrobench(); // the broker did not take it: the client may send it again
         session.acceptMicrobench(microbench(Primitive.PRIMITIVE_UNROLL, 0.7), 8);
@@ -125,9 +126,10 @@ class SessionTest {
     void acceptsAReportOfIssuedKernelsWithTheirFullReferences() {
         session.enqueue(offer("k1", OP));
         session.issue(ref("k0", OP));
-        session.from("0123456789abcdef");
+        session.from("0123456789abcdef", "acme");
         KernelReport report = session.acceptReport(report(OP, "k1", "k0"), 5, 42);
         assertEquals("0123456789abcdef", report.getOrigin(), "the hashed network origin goes with the report");
+        assertEquals("acme", report.getTenant(), "and the tenant whose key the session gave");
         assertEquals("s1", report.getSessionId());
         assertEquals("fp", report.getDevice().getFingerprint());
         assertEquals(OP, report.getRanked(0).getKernel().getOp());
