@@ -70,6 +70,12 @@ export interface ClientOptions {
   WebSocket?: SocketConstructor;
   /** Give up connecting after this long (default 10 000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * The tenant's API key (`./jitzoo tenant create`), sent as the session URL's `key` parameter:
+   * required where the gateway requires keys, and it works only from the tenant's page Origins.
+   * Error messages name the gateway's address without it.
+   */
+  apiKey?: string;
 }
 
 /** A session with the gateway. Create it with {@link createClient}. */
@@ -115,6 +121,14 @@ async function socketConstructor(url: string, options: ClientOptions): Promise<S
   const installed = platform().webSocket;
   if (installed) return installed();
   throw new ConnectError(url, "no WebSocket here: in Node, import the package as \"@jitzoo/client\" (its node entry brings ws), or pass options.WebSocket");
+}
+
+/** The session URL with the API key as its `key` parameter (replacing one it has). */
+function withKey(url: string, apiKey: string | undefined): string {
+  if (!apiKey) return url;
+  const u = new URL(url);
+  u.searchParams.set("key", apiKey);
+  return u.toString();
 }
 
 /** The bytes of a binary message (ArrayBuffer, or a view such as a Node Buffer); null for text. */
@@ -197,7 +211,7 @@ class GatewayClient implements JitzooClient {
     return new Promise<SocketLike>((resolve, reject) => {
       let ws: SocketLike;
       try {
-        ws = new Socket(this.url);
+        ws = new Socket(withKey(this.url, this.options.apiKey));
       } catch (e) {
         this.finish(new ConnectionClosed(1006, "invalid address"));
         return reject(new ConnectError(this.url, (e as Error).message));

@@ -84,6 +84,17 @@ describe("createClient", () => {
     expect((await closed).closeCode).toBe(1001);
   });
 
+  it("sends the API key as the URL's key parameter, and names the address without it", async () => {
+    const g = await start();
+    const client = createClient(`${g.url}?key=old`, { apiKey: "jz_secret+/=" });
+    await client.ready();
+    expect(g.requested).toEqual(["/v1/session?key=jz_secret%2B%2F%3D"]);
+    client.close();
+    const unreachable = createClient("ws://127.0.0.1:1/v1/session", { apiKey: "jz_secret" });
+    const failure = await unreachable.ready().catch((e) => e);
+    expect(failure.message).not.toContain("jz_secret");
+  });
+
   it("says clearly when the gateway cannot be reached", async () => {
     const client = createClient("ws://127.0.0.1:1/v1/session");
     const failure = await client.ready().catch((e) => e);

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { microbenchSpeedups, type MicrobenchSummary } from "../microbench.js";
 import { fingerprintOf, probeFeatures } from "../probe.js";
 import { tune, type TuneResult } from "../tuner.js";
+import type { ClientOptions } from "../client.js";
 import { WORKLOADS } from "../workloads.js";
 import { convergence, feedsFor, runUntilSettled, type Convergence } from "../model/drive.js";
 import { loadModel, type Model, type ModelStats } from "../model/model.js";
@@ -22,8 +23,8 @@ const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
 /** Most tuning time `--budget` allows, as a multiple of inference time. */
 const MAX_BUDGET = 10;
 
-const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--fingerprint F] [--microbench FILE] [--json]
-       tune --model FILE.onnx [--seq N] [--runs N] [--seconds S] [--budget F] [--url ...] [--fingerprint F] [--json]
+const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--key K] [--fingerprint F] [--microbench FILE] [--json]
+       tune --model FILE.onnx [--seq N] [--runs N] [--seconds S] [--budget F] [--url ...] [--key K] [--fingerprint F] [--json]
        tune --print-fingerprint
   --model        an ONNX model (BERT-family encoders): run it as an app would and tune it while it infers,
                  until every op settles; progress per op on stderr, a per-op and whole-model table at the end
@@ -31,6 +32,7 @@ const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--
   --runs, --seconds  stop after this many runs or seconds even if not settled (default 5000, 300)
   --budget       tuning time as a fraction of inference time (default 0.1; 1 tunes as long as it infers)
   --url          gateway WebSocket address (default: $JITZOO_GATEWAY_URL, else ${DEFAULT_URL})
+  --key          the tenant's API key, where the gateway requires one (default: $JITZOO_API_KEY)
   --fingerprint  device kind to report as (default: derived from this machine)
   --microbench   a result of ./jitzoo microbench (JSON with "primitives", "engine" and "peak_gflops"), sent for the
                  fleet's primitive table and the device kind's peak
@@ -89,6 +91,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         seconds: { type: "string", default: "300" },
         budget: { type: "string", default: String(DEFAULT_TUNING.budget) },
         url: { type: "string" },
+        key: { type: "string" },
         fingerprint: { type: "string" },
         microbench: { type: "string" },
         json: { type: "boolean", default: false },
@@ -109,6 +112,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const url = args.url ?? io.env.JITZOO_GATEWAY_URL ?? DEFAULT_URL;
+  const client = { apiKey: args.key ?? io.env.JITZOO_API_KEY };
   if (args.model) {
     const numbers = { seq: Number(args.seq), runs: Number(args.runs), seconds: Number(args.seconds) };
     const bad = Object.entries(numbers).find(([, v]) => !(Number.isInteger(v) && v > 0));
@@ -121,7 +125,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.err(`--budget must be a fraction of inference time above 0 and at most ${MAX_BUDGET}\n${USAGE}`);
       return 2;
     }
-    return tuneModel(args.model, url, { ...numbers, budget, fingerprint: args.fingerprint, json: args.json }, io);
+    return tuneModel(args.model, url, { ...numbers, budget, fingerprint: args.fingerprint, json: args.json, client }, io);
   }
   const workload = args.workload ? WORKLOADS[args.workload] : undefined;
   if (!workload) {
@@ -140,7 +144,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   io.err(`tuning ${workload.name} against ${url}`);
   let result: TuneResult;
   try {
-    result = await tune(url, workload, { fingerprint: args.fingerprint, log: io.err, microbench });
+    result = await tune(url, workload, { fingerprint: args.fingerprint, log: io.err, microbench, client });
   } catch (e) {
     io.err(`tune failed: ${(e as Error).message}`);
     return 1;
@@ -151,10 +155,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 }
 
 /** `tune --model`: load, run until every op settles, print the tables. */
-async function tuneModel(file: string, url: string, o: { seq: number; runs: number; seconds: number; budget: number; fingerprint?: string; json: boolean }, io: CliIo): Promise<number> {
+async function tuneModel(file: string, url: string, o: { seq: number; runs: number; seconds: number; budget: number; fingerprint?: string; json: boolean; client: ClientOptions }, io: CliIo): Promise<number> {
   let model: Model;
   try {
-    model = await loadModel(readFileSync(file), { gateway: url, fingerprint: o.fingerprint, tuning: { budget: o.budget }, log: io.err });
+    model = await loadModel(readFileSync(file), { gateway: url, fingerprint: o.fingerprint, tuning: { budget: o.budget }, log: io.err, client: o.client });
   } catch (e) {
     io.err(`${file}: ${(e as Error).message}`);
     return (e as Error).name === "ModelError" || (e as NodeJS.ErrnoException).code === "ENOENT" ? 2 : 1;

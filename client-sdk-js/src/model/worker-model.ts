@@ -38,7 +38,7 @@ export class WorkerModel implements Model {
     if (options.client?.WebSocket) throw new ModelError("a custom WebSocket cannot cross into the model's worker: pass worker: false to use it");
     const model = new WorkerModel(startModelWorker(url), options.log);
     const { store, log, signal, worker, client, ...data } = options;
-    const posted: WorkerLoadOptions = { ...data, client: { connectTimeoutMs: client?.connectTimeoutMs }, keep: store !== null, log: log !== undefined };
+    const posted: WorkerLoadOptions = { ...data, client: { connectTimeoutMs: client?.connectTimeoutMs, apiKey: client?.apiKey }, keep: store !== null, log: log !== undefined };
     const abort = () => model.die(options.signal!.reason as Error);
     options.signal?.addEventListener("abort", abort, { once: true });
     try {

@@ -7,7 +7,7 @@ import type { GraphInput } from "./onnx.js";
 
 /** The load options that cross into the worker: data only (no functions, no custom store or socket). */
 export type WorkerLoadOptions = Omit<LoadOptions, "log" | "signal" | "store" | "worker" | "client"> & {
-  client?: { connectTimeoutMs?: number };
+  client?: { connectTimeoutMs?: number; apiKey?: string };
   /** false: keep nothing (the page's `store: null`). */
   keep: boolean;
   /** Whether the page listens to progress lines. */

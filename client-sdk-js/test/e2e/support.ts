@@ -61,13 +61,15 @@ function alive(pid: number): boolean {
  * ready. The test's own work (sessions, probes) goes on meanwhile.
  */
 export function startMissingParts(): Promise<void> {
-  const root = process.env.JITZOO_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-  const up = spawn(join(root, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], timeout: 180_000 });
+  const up = spawn(join(ROOT, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], timeout: 180_000 });
   let stderr = "";
   up.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((done, fail) => up.on("close", (code) =>
     code === 0 ? done() : fail(new Error(`./jitzoo up did not start the stopped parts: ${stderr}`))));
 }
+
+/** The repository's root, where `./jitzoo` is. */
+export const ROOT = process.env.JITZOO_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** Restarts the gateway of the stack under test; returns when the new one is ready. */
 export async function restartGateway(): Promise<void> {
@@ -98,8 +100,9 @@ export class RawSession {
   private readonly ws: WebSocket;
   private readonly opened: Promise<void>;
 
-  constructor() {
-    this.ws = new WebSocket(GATEWAY!);
+  /** A connection to `url` (the suite's gateway), with these headers on its upgrade (an Origin, as a browser's). */
+  constructor(url = GATEWAY!, headers: Record<string, string> = {}) {
+    this.ws = new WebSocket(url, { headers });
     this.opened = new Promise((resolve, reject) => {
       this.ws.once("open", () => resolve());
       this.ws.once("error", reject);

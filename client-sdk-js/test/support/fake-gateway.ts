@@ -46,11 +46,16 @@ export class FakeGateway {
   readonly acked: Report[] = [];
   /** Connections opened. */
   connections = 0;
+  /** The path and query each connection asked for (its API key included). */
+  readonly requested: string[] = [];
   private readonly sessions = new Map<string, SessionState>();
   private dropped = false;
 
   private constructor(private readonly server: WebSocketServer, private readonly options: FakeGatewayOptions) {
-    server.on("connection", (ws) => this.serve(ws));
+    server.on("connection", (ws, request) => {
+      this.requested.push(request.url ?? "");
+      this.serve(ws);
+    });
   }
 
   static async start(options: FakeGatewayOptions): Promise<FakeGateway> {

@@ -9,6 +9,7 @@ import dev.jitzoo.cli.sdk.TuneCommand;
 import dev.jitzoo.cli.sdk.ZooCommand;
 import dev.jitzoo.cli.space.SpaceCli;
 import dev.jitzoo.cli.suite.Suite;
+import dev.jitzoo.cli.tenant.TenantCli;
 import dev.jitzoo.cli.test.TestCli;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,7 +24,7 @@ import picocli.CommandLine.Command;
 @Command(name = "jitzoo", mixinStandardHelpOptions = true,
         description = "Kernels, spaces and benchmarks of the jitzoo suite, without servers unless a command says so.",
         subcommands = {TestCli.class, TuneCommand.class, ZooCommand.class, CodegenCli.class, SpaceCli.class,
-                MicrobenchCommand.class, ModelsCommand.class, DemoCommand.class, BenchCli.class, CommandLine.HelpCommand.class})
+                MicrobenchCommand.class, ModelsCommand.class, TenantCli.class, DemoCommand.class, BenchCli.class, CommandLine.HelpCommand.class})
 public final class Jitzoo {
 
     /** Exit status of a command given bad input. */

@@ -23,7 +23,7 @@ class JitzooTest {
     @Test
     void listsEveryCommandInItsHelp() {
         assertEquals(0, run("--help"));
-        for (String command : new String[] {"test", "tune", "zoo", "codegen", "space", "microbench", "models", "bench"}) {
+        for (String command : new String[] {"test", "tune", "zoo", "codegen", "space", "microbench", "models", "bench", "tenant"}) {
             assertTrue(out.toString().contains("  " + command + " "), command + " missing from:\n" + out);
         }
     }
@@ -38,6 +38,23 @@ class JitzooTest {
     void anUnknownBenchIsAUsageError() {
         assertEquals(Jitzoo.USAGE_ERROR, run("bench", "everything"));
         assertTrue(err.toString().contains("everything"), err.toString());
+    }
+
+    @Test
+    void aTenantIsCheckedBeforeTheDatabaseIsAsked() {
+        assertEquals(Jitzoo.USAGE_ERROR, run("tenant", "create", "Acme Corp", "--origin", "*"));
+        assertEquals("jitzoo tenant: tenant name 'Acme Corp': 1 to 63 of a-z, 0-9 and '-', starting with a letter or digit",
+                err.toString().strip());
+        err.getBuffer().setLength(0);
+        assertEquals(Jitzoo.USAGE_ERROR, run("tenant", "create", "acme", "--origin", "https://app.acme.example/"));
+        assertEquals("jitzoo tenant: origin 'https://app.acme.example/' is not scheme://host[:port] (no path, no trailing slash)",
+                err.toString().strip());
+        err.getBuffer().setLength(0);
+        assertEquals(Jitzoo.USAGE_ERROR, run("tenant", "create", "acme"));
+        assertTrue(err.toString().contains("give at least one --origin"), err.toString());
+        err.getBuffer().setLength(0);
+        assertEquals(Jitzoo.USAGE_ERROR, run("tenant", "create", "acme", "--origin", "*", "--sessions-per-minute", "-1"));
+        assertTrue(err.toString().contains("0 or more"), err.toString());
     }
 
     @Test
