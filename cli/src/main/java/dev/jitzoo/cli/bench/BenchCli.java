@@ -22,7 +22,7 @@ import picocli.CommandLine.Unmatched;
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
                 BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class,
-                BenchCli.Browser.class, BenchCli.ZooLoad.class})
+                BenchCli.Browser.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class})
 public final class BenchCli {
 
     /** What every bench shares: the suite, and the options it passes on. */
@@ -34,6 +34,20 @@ public final class BenchCli {
 
         void inTempDir(java.util.function.Consumer<Path> body) {
             Suite.inTempDir("jitzoo-bench.", body);
+        }
+
+        /** {@code java -cp <this jar and its lib> MAIN <options passed on>}: a bench that runs in a JVM of its own. */
+        List<String> javaMain(Class<?> main) {
+            Path jar;
+            try {
+                jar = Path.of(main.getProtectionDomain().getCodeSource().getLocation().toURI());
+            } catch (java.net.URISyntaxException e) {
+                throw new IllegalStateException(e);
+            }
+            List<String> command = new ArrayList<>(List.of("java", "-cp", jar + java.io.File.pathSeparator + jar.resolveSibling("lib") + "/*",
+                    main.getName()));
+            command.addAll(passOn);
+            return command;
         }
 
         String[] harnessArgs(String... head) {
@@ -215,16 +229,21 @@ public final class BenchCli {
         @Override
         public void run() {
             Suite.say("a private stack; then reports published to Kafka, Resolve under load, and a poisoning drill (minutes)");
-            Path jar;
-            try {
-                jar = Path.of(ZooBench.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            } catch (java.net.URISyntaxException e) {
-                throw new IllegalStateException(e);
-            }
-            List<String> command = new ArrayList<>(List.of("java", "-cp", jar + java.io.File.pathSeparator + jar.resolveSibling("lib") + "/*",
-                    ZooBench.class.getName()));
-            command.addAll(passOn);
-            suite.withPrivateStack("bench zoo", Map.of(), suite.root(), command);
+            suite.withPrivateStack("bench zoo", Map.of(), suite.root(), javaMain(ZooBench.class));
+        }
+    }
+
+    @Command(name = "gateway", description = "on a private stack whose gateway has a 1 GB heap: sessions held at once and "
+            + "the heap they take, Welcome latency in a burst of page loads, the gateway's generation-to-offer latency, "
+            + "reports acknowledged a second beside a bare Vert.x echo server on the same load (options: --sessions N (10000), "
+            + "--burst N (1000), --burst-seconds S (10), --report-sessions N (1000), --phase-timeout S (300), --json)")
+    static final class GatewayLoad extends Bench {
+        @Override
+        public void run() {
+            Suite.say("a private stack (its gateway: 1 GB heap, client addresses from X-Forwarded-For); then the load (minutes)");
+            Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", "-Xmx1g -XX:+UseParallelGC",
+                    "JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true");
+            suite.withPrivateStack("bench gateway", gateway, suite.root(), javaMain(GatewayBench.class));
         }
     }
 

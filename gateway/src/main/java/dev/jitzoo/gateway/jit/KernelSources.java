@@ -186,7 +186,7 @@ public class KernelSources {
                     .map(generated -> {
                         Planned p = order.get(generated.getIndex());
                         return new Offer(generated.getResult().getArtifact(), p.rank(),
-                                p.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION);
+                                p.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION, System.nanoTime());
                     });
         });
     }
@@ -248,7 +248,8 @@ public class KernelSources {
      * A generated candidate, its place in its op's ordering, and whether it is a similar device's
      * best from the zoo (the exploitation set) rather than the lite space's own.
      */
-    public record Offer(KernelArtifact artifact, int rank, boolean fromZoo) {
+    /** A kernel codegen generated, when it reached the gateway (System.nanoTime), to offer with its rank. */
+    public record Offer(KernelArtifact artifact, int rank, boolean fromZoo, long generatedNs) {
     }
 
     private Uni<KernelArtifact> generate(GenerateRequest request) {

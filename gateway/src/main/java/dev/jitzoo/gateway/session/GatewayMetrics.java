@@ -28,12 +28,15 @@ public class GatewayMetrics {
     private final Counter published;
     private final Timer welcome;
     private final Timer publish;
+    private final Timer offer;
 
     public GatewayMetrics(MeterRegistry metrics, SessionRegistry registry) {
         Gauge.builder("jitzoo.gateway.connections", registry, SessionRegistry::connections)
                 .description("open WebSocket connections, before a Hello included").register(metrics);
         Gauge.builder("jitzoo.gateway.sessions", registry, SessionRegistry::sessions)
                 .description("connections with a session (after Hello or Resume)").register(metrics);
+        Gauge.builder("jitzoo.gateway.offers.queued", registry, SessionRegistry::queuedOffers)
+                .description("offers generated and waiting for their client's credit").register(metrics);
         for (ClientFrame.FrameCase type : ClientFrame.FrameCase.values()) {
             frames.put(type, Counter.builder("jitzoo.gateway.frames").tag("type", type.name().toLowerCase(Locale.ROOT))
                     .description("client frames received").register(metrics));
@@ -54,6 +57,8 @@ public class GatewayMetrics {
                 .publishPercentiles(0.5, 0.99).register(metrics);
         publish = Timer.builder("jitzoo.gateway.publish").description("from a report to the broker's acknowledgement")
                 .publishPercentiles(0.5, 0.99).register(metrics);
+        offer = Timer.builder("jitzoo.gateway.offer").description("from codegen's kernel to its offer frame written, "
+                + "waiting for the client's credit included").publishPercentiles(0.5, 0.99).register(metrics);
     }
 
     void frame(ClientFrame.FrameCase type) {
@@ -78,6 +83,10 @@ public class GatewayMetrics {
     void published(Duration took) {
         published.increment();
         publish.record(took);
+    }
+
+    void offerWritten(Duration sinceGenerated) {
+        offer.record(sinceGenerated);
     }
 
     void welcomed(Duration took) {

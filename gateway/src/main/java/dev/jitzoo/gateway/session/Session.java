@@ -38,7 +38,7 @@ public final class Session {
     private String origin = "";
     /** The tenant whose key the connection gave, for the zoo. */
     private String tenant = "";
-    private final Queue<KernelOffer> pendingOffers = new ArrayDeque<>();
+    private final Queue<Queued> pendingOffers = new ArrayDeque<>();
     private long credits;
     private int offersSent;
     private boolean generationDone;
@@ -110,8 +110,13 @@ public final class Session {
     }
 
     public void enqueue(KernelOffer offer) {
+        enqueue(offer, System.nanoTime());
+    }
+
+    /** Queues an offer generated at {@code generatedNs} (System.nanoTime). */
+    public void enqueue(KernelOffer offer, long generatedNs) {
         issue(offer.getArtifact().getRef());
-        pendingOffers.add(offer);
+        pendingOffers.add(new Queued(offer, generatedNs));
     }
 
     public int pendingOfferCount() {
@@ -123,8 +128,12 @@ public final class Session {
     }
 
     /** Offers that may go out now, within the client's credit; one waiting for room in the queue may go on. */
-    public List<KernelOffer> takeSendable() {
-        List<KernelOffer> out = new java.util.ArrayList<>();
+    /** An offer waiting to be sent, and since when (System.nanoTime): its generation, less the time on the wire. */
+    public record Queued(KernelOffer offer, long sinceNs) {
+    }
+
+    public List<Queued> takeSendable() {
+        List<Queued> out = new java.util.ArrayList<>();
         while (credits > 0 && !pendingOffers.isEmpty()) {
             out.add(pendingOffers.poll());
             credits--;

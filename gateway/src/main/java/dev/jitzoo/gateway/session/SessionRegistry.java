@@ -125,6 +125,21 @@ public class SessionRegistry {
         return sessions;
     }
 
+    /** Offers generated and waiting for their client's credit, over every session: what idle clients cost the heap. */
+    public int queuedOffers() {
+        int queued = 0;
+        for (Connection c : connections.values()) {
+            Session session;
+            synchronized (c) {
+                session = c.session;
+            }
+            if (session != null) {
+                queued += read(session, Session::pendingOfferCount);
+            }
+        }
+        return queued;
+    }
+
     /** The connection's session, or null before its Hello. */
     public Session session(String connectionId) {
         Connection connection = connections.get(connectionId);

@@ -272,7 +272,7 @@ public class SessionSocket {
         running.set(guard.watch(offers)
                 .onItem().transformToUniAndConcatenate(offer -> offerQuota(tenant).chain(() -> keepIssued(token, offer.artifact().getRef())).chain(() -> {
                     registry.update(session, s -> s.enqueue(KernelOffer.newBuilder()
-                            .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build()));
+                            .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build(), offer.generatedNs()));
                     return flush(session, connection);
                 }).chain(() -> guard.holding(registry.read(session, s -> s.roomFor(config.maxQueuedOffers())))))
                 .subscribe().with(
@@ -316,17 +316,18 @@ public class SessionSocket {
      * kernel twice.
      */
     private Uni<Void> flush(Session session, WebSocketConnection connection) {
-        record Due(List<KernelOffer> sendable, boolean done, int sent, String cutShort, String token) {
+        record Due(List<Session.Queued> sendable, boolean done, int sent, String cutShort, String token) {
         }
         Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.cutShortReason(), s.token()));
         if (due.token() != null && !due.sendable().isEmpty()) {
-            List<String> sent = due.sendable().stream().map(o -> o.getArtifact().getRef().getKernelId()).toList();
+            List<String> sent = due.sendable().stream().map(o -> o.offer().getArtifact().getRef().getKernelId()).toList();
             stored(() -> store.sent(due.token(), sent), null, "sent offers not marked").subscribe().with(v -> { });
         }
         metrics.offersSent(due.sendable().size());
         Uni<Void> chain = Uni.createFrom().voidItem();
-        for (KernelOffer offer : due.sendable()) {
-            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(offer).build()));
+        for (Session.Queued queued : due.sendable()) {
+            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(queued.offer()).build()))
+                    .invoke(() -> metrics.offerWritten(Duration.ofNanos(System.nanoTime() - queued.sinceNs())));
         }
         if (due.done()) {
             OffersDone done = OffersDone.newBuilder().setOffersSent(due.sent()).setCutShort(due.cutShort()).build();

@@ -38,12 +38,14 @@ public class Zoo {
     private final BestKernelCache cache;
     private final ElectionWindows windows;
     private final KindPeaks peaks;
+    private final OpTimings timings;
 
     public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows) {
         this.store = store;
         this.cache = cache;
         this.windows = windows;
         this.peaks = new KindPeaks(store, PEAK_KINDS);
+        this.timings = new OpTimings(store, 10_000);
     }
 
     /** A key's election after a batch: its best now, and whether its kernel changed. */
@@ -80,6 +82,7 @@ public class Zoo {
             }
         }
         store.addReports(valid);
+        valid.stream().map(r -> r.key().opKey()).distinct().forEach(timings::forget); // the next lookup of these ops reads them again
         Map<ZooKey, ElectionWindows.Window> touched = windows.windows(
                 valid.stream().map(ReportStore.StoredReport::key).distinct().toList(),
                 cold -> store.histories(cold, ELECTION_WINDOW));
@@ -172,14 +175,14 @@ public class Zoo {
 
     /**
      * The best kernels of device kinds similar to {@code device} for an op (at most {@code limit}),
-     * and the device kind's own elected kernel.
+     * from timings up to {@link OpTimings#FRESH} old, and the device kind's own elected kernel.
      */
     public Similar similar(OpSpec op, Backend backend, DeviceProfile device, int limit) {
         if (limit < 1 || limit > MAX_SIMILAR) {
             throw new InvalidReportException("limit must be 1 to " + MAX_SIMILAR + ", got " + limit);
         }
         ZooKey key = ZooKey.of(op, backend, device);
-        SimilarKernels.Result ranked = SimilarKernels.rank(store.timings(key.opKey()), device, backend, key.asString(), limit);
+        SimilarKernels.Result ranked = SimilarKernels.rank(timings.of(key.opKey()), device, backend, key.asString(), limit);
         return new Similar(ranked.kernels(), ranked.similarKinds(), resolve(op, backend, device));
     }
 

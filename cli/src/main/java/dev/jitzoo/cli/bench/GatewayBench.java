@@ -1,0 +1,560 @@
+package dev.jitzoo.cli.bench;
+
+import com.google.gson.Gson;
+import dev.jitzoo.proto.gateway.v1.ClientFrame;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.RankedKernel;
+import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.http.WebSocketConnectOptions;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * {@code ./jitzoo bench gateway}, run against a stack whose gateway has a 1 GB heap and reads
+ * client addresses from X-Forwarded-For (BenchCli starts that private stack): every client is a
+ * real WebSocket speaking the browser protocol (Hello, Credit, Report as the SDK sends them), from
+ * an address of its own, on loopback, each phase bounded in count and time. Phases:
+ * <ol>
+ *   <li>warm-up: a few sessions tune and report, so the zoo has elected the device kind's kernel;</li>
+ *   <li>burst: sessions opened evenly within a few seconds; Hello to Welcome per session, and the
+ *       gateway's own generation-to-offer latency (its {@code jitzoo_gateway_offer_seconds});</li>
+ *   <li>reports: sessions of 16 ops each send all 16 reports at once; reports acknowledged a
+ *       second (an acknowledgement means the broker has the record);</li>
+ *   <li>echo: the same connections and frames against a bare Vert.x echo server in its own JVM;</li>
+ *   <li>held: sessions opened and kept, then the gateway's heap after a full GC.</li>
+ * </ol>
+ * Prints a table, or one JSON line with {@code --json}.
+ */
+public final class GatewayBench {
+
+    /** Ops of one report session: 16, the most a Hello may carry. */
+    private static final int OPS_PER_SESSION = 16;
+    /** Opens in flight at once while sessions are opened as fast as they come (reports, held). */
+    private static final int OPENING = 128;
+
+    private final URI gateway;
+    private final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+    private final WebSocketClient client;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+    private final AtomicInteger addresses = new AtomicInteger();
+    private final long phaseTimeoutMs;
+
+    private GatewayBench(URI gateway, long phaseTimeoutMs) {
+        this.gateway = gateway;
+        this.phaseTimeoutMs = phaseTimeoutMs;
+        this.client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxConnections(100_000)
+                .setConnectTimeout(30_000).setMaxFrameSize(1 << 20).setMaxMessageSize(1 << 20));
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> argv = Arrays.asList(args);
+        boolean json = argv.contains("--json");
+        int held = withinDescriptors(intArg(argv, "--sessions", 10_000));
+        int burst = intArg(argv, "--burst", 1000);
+        int burstSeconds = intArg(argv, "--burst-seconds", 10);
+        int reportSessions = intArg(argv, "--report-sessions", 1000);
+        long phaseTimeoutMs = intArg(argv, "--phase-timeout", 300) * 1000L;
+        URI gateway = URI.create(System.getenv().getOrDefault("JITZOO_GATEWAY_URL", "ws://127.0.0.1:8080/v1/session"));
+        GatewayBench bench = new GatewayBench(gateway, phaseTimeoutMs);
+        Map<String, Object> figures = new LinkedHashMap<>();
+        try {
+            bench.warmUp();
+            figures.putAll(bench.burst(burst, burstSeconds));
+            figures.putAll(bench.reports(reportSessions));
+            figures.putAll(bench.held(held));
+        } finally {
+            bench.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+        print(figures, json);
+    }
+
+    /** Each session is a descriptor here and one in the gateway (this process's limit is theirs, both started from one shell). */
+    private static int withinDescriptors(int sessions) {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean os) {
+            long room = os.getMaxFileDescriptorCount() - 2048;
+            if (room < sessions) {
+                say("only " + os.getMaxFileDescriptorCount() + " file descriptors a process here (ulimit -n): holding " + Math.max(room, 100)
+                        + " sessions, not " + sessions + "; raise it (ulimit -n 20000) for the full count");
+                return (int) Math.max(room, 100);
+            }
+        }
+        return sessions;
+    }
+
+    private static int intArg(List<String> argv, String name, int otherwise) {
+        int at = argv.indexOf(name);
+        if (at < 0) {
+            return otherwise;
+        }
+        if (at + 1 >= argv.size() || !argv.get(at + 1).matches("[1-9][0-9]*")) {
+            throw new IllegalArgumentException(name + " takes a positive count");
+        }
+        return Integer.parseInt(argv.get(at + 1));
+    }
+
+    // ---- phases ----
+
+    /** A few sessions tune one op to the end and report it: the zoo elects the device kind's kernel. */
+    private void warmUp() throws Exception {
+        say("warm-up: 20 sessions tune and report, so the zoo has an election for the device kind");
+        for (int i = 0; i < 20; i++) {
+            Client c = open(gateway, hello(List.of(burstOp()), 1000)).get(60, TimeUnit.SECONDS);
+            c.done.get(60, TimeUnit.SECONDS);
+            c.sendReports(List.of(burstOp()));
+            c.acked.get(60, TimeUnit.SECONDS);
+            c.close();
+        }
+        Thread.sleep(2000); // the zoo consumes the reports and elects
+    }
+
+    /** Sessions opened evenly over {@code seconds}, as page loads come: Welcome latency, and the gateway's offer latency. */
+    private Map<String, Object> burst(int sessions, int seconds) throws Exception {
+        say("burst: " + sessions + " sessions opened within " + seconds + " s; Hello to Welcome each");
+        List<Client> clients = Collections.synchronizedList(new ArrayList<>());
+        List<CompletableFuture<?>> finished = new ArrayList<>();
+        long start = System.nanoTime();
+        long intervalNs = TimeUnit.SECONDS.toNanos(seconds) / sessions;
+        for (int i = 0; i < sessions; i++) {
+            long due = start + i * intervalNs;
+            long wait = due - System.nanoTime();
+            if (wait > 0) {
+                TimeUnit.NANOSECONDS.sleep(wait);
+            }
+            CompletableFuture<Client> opened = open(gateway, hello(List.of(burstOp()), 1000));
+            finished.add(opened.thenCompose(c -> {
+                clients.add(c);
+                return c.done;
+            }).handle((v, e) -> null));
+        }
+        awaitAll(finished, "burst sessions");
+        double openedInS = (System.nanoTime() - start) / 1e9;
+        List<Double> welcome = new ArrayList<>();
+        int refused = sessions - clients.size();
+        for (Client c : clients) {
+            if (c.welcomeMs > 0) {
+                welcome.add(c.welcomeMs);
+            } else {
+                refused++;
+            }
+        }
+        clients.forEach(Client::close);
+        Collections.sort(welcome);
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("burst_sessions", sessions);
+        f.put("burst_seconds", seconds);
+        f.put("burst_welcomed", welcome.size());
+        f.put("burst_refused", refused);
+        f.put("burst_done_s", round(openedInS, 1));
+        f.put("welcome_p50_ms", round(quantile(welcome, 0.5), 1));
+        f.put("welcome_p99_ms", round(quantile(welcome, 0.99), 1));
+        f.put("welcome_max_ms", round(welcome.isEmpty() ? Double.NaN : welcome.get(welcome.size() - 1), 1));
+        Map<String, Double> metrics = metrics();
+        f.put("offer_p50_ms", round(metrics.getOrDefault("jitzoo_gateway_offer_seconds{quantile=\"0.5\"}", Double.NaN) * 1e3, 2));
+        f.put("offer_p99_ms", round(metrics.getOrDefault("jitzoo_gateway_offer_seconds{quantile=\"0.99\"}", Double.NaN) * 1e3, 2));
+        return f;
+    }
+
+    /**
+     * Sessions of 16 ops each; once all are welcomed (and their offers queued up for credit they
+     * never grant), each sends its 16 reports at once. Then the same connections and frames echoed
+     * by a bare Vert.x server.
+     */
+    private Map<String, Object> reports(int sessions) throws Exception {
+        say("reports: " + sessions + " sessions of " + OPS_PER_SESSION + " ops each send all their reports at once");
+        List<OpSpec> ops = new ArrayList<>();
+        for (int i = 0; i < OPS_PER_SESSION; i++) {
+            ops.add(matmul(8 + i, 16, 16));
+        }
+        List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions");
+        awaitQuiet();
+        long start = System.nanoTime();
+        List<CompletableFuture<?>> acked = new ArrayList<>();
+        for (Client c : clients) {
+            c.sendReports(ops);
+            acked.add(c.acked.handle((v, e) -> null));
+        }
+        awaitAll(acked, "report acknowledgements");
+        double seconds = (System.nanoTime() - start) / 1e9;
+        int ackCount = clients.stream().mapToInt(c -> c.acks.get()).sum();
+        int errors = clients.stream().mapToInt(c -> c.errors.get()).sum();
+        List<byte[]> frames = clients.isEmpty() ? List.of() : clients.get(0).reportFrames(ops);
+        clients.forEach(Client::close);
+        double echoed = echo(clients.size(), frames);
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("report_sessions", clients.size());
+        f.put("reports_acked", ackCount);
+        f.put("report_errors", errors);
+        f.put("reports_per_s", round(ackCount / seconds, 0));
+        f.put("echo_frames_per_s", round(echoed, 0));
+        f.put("speedup_vs_echo", round(ackCount / seconds / echoed, 3));
+        return f;
+    }
+
+    /** Frames a second a bare Vert.x echo server sends back: as many connections, the same frames, all sent at once. */
+    private double echo(int connections, List<byte[]> frames) throws Exception {
+        if (connections == 0 || frames.isEmpty()) {
+            return Double.NaN;
+        }
+        say("echo: the same " + connections + " connections and frames against a bare Vert.x WebSocket echo server");
+        Path jar = Path.of(EchoServer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Process server = new ProcessBuilder("java", "-Xmx1g", "-cp", jar + java.io.File.pathSeparator + jar.resolveSibling("lib") + "/*",
+                EchoServer.class.getName()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            String port = new BufferedReader(new InputStreamReader(server.getInputStream())).readLine();
+            if (port == null) {
+                throw new IllegalStateException("the echo server did not start");
+            }
+            URI echo = URI.create("ws://127.0.0.1:" + port.trim() + "/");
+            List<Double> rates = new ArrayList<>();
+            for (int round = 0; round < 3; round++) { // the median of three: one round is short
+                List<Client> clients = new ArrayList<>();
+                for (int i = 0; i < connections; i++) {
+                    clients.add(open(echo, null).get(30, TimeUnit.SECONDS));
+                }
+                long start = System.nanoTime();
+                List<CompletableFuture<?>> answered = new ArrayList<>();
+                for (Client c : clients) {
+                    c.expectEchoes(frames.size());
+                    frames.forEach(c::sendRaw);
+                    answered.add(c.acked);
+                }
+                awaitAll(answered, "echoes");
+                rates.add(connections * (double) frames.size() / ((System.nanoTime() - start) / 1e9));
+                clients.forEach(Client::close);
+            }
+            Collections.sort(rates);
+            return rates.get(1);
+        } finally {
+            server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Sessions opened as fast as the gateway takes them, tuned to the end, and kept open; then the gateway's heap. */
+    private Map<String, Object> held(int sessions) throws Exception {
+        awaitNoConnections();
+        double baseline = heapAfterGc();
+        say("held: " + sessions + " sessions opened, tuned to the end and kept open");
+        long start = System.nanoTime();
+        List<Client> clients = openAll(sessions, () -> hello(List.of(burstOp()), 1000), "held sessions");
+        List<CompletableFuture<?>> done = clients.stream().<CompletableFuture<?>>map(c -> c.done.handle((v, e) -> null)).toList();
+        awaitAll(done, "held sessions' offers");
+        double openS = (System.nanoTime() - start) / 1e9;
+        Thread.sleep(1000);
+        long open = clients.stream().filter(Client::isOpen).count();
+        Map<String, Double> metrics = metrics();
+        double heap = heapAfterGc();
+        clients.forEach(Client::close);
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("sessions_target", sessions);
+        f.put("sessions_held", open);
+        f.put("gateway_sessions", metrics.getOrDefault("jitzoo_gateway_sessions", Double.NaN).intValue());
+        f.put("held_open_s", round(openS, 1));
+        f.put("heap_used_bytes", (long) heap);
+        f.put("heap_baseline_bytes", (long) baseline);
+        f.put("heap_max_bytes", metrics.entrySet().stream().filter(e -> e.getKey().startsWith("jvm_memory_max_bytes{area=\"heap\""))
+                .mapToDouble(Map.Entry::getValue).filter(v -> v > 0).sum());
+        f.put("heap_per_session_bytes", open == 0 ? 0 : (long) ((heap - baseline) / open));
+        return f;
+    }
+
+    // ---- clients ----
+
+    /** Opens sessions with at most {@link #OPENING} opening at once; those refused or failed are left out. */
+    private List<Client> openAll(int sessions, java.util.function.Supplier<byte[]> hello, String what) throws Exception {
+        Semaphore opening = new Semaphore(OPENING);
+        ConcurrentLinkedQueue<Client> clients = new ConcurrentLinkedQueue<>();
+        AtomicInteger failed = new AtomicInteger();
+        long deadline = System.currentTimeMillis() + phaseTimeoutMs;
+        long lastSaid = System.currentTimeMillis();
+        for (int i = 0; i < sessions && System.currentTimeMillis() < deadline; i++) {
+            if (!opening.tryAcquire(Math.max(1, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS)) {
+                break;
+            }
+            open(gateway, hello.get()).whenComplete((c, e) -> {
+                opening.release();
+                if (e == null) {
+                    clients.add(c);
+                } else {
+                    failed.incrementAndGet();
+                }
+            });
+            if (System.currentTimeMillis() - lastSaid > 5000) {
+                lastSaid = System.currentTimeMillis();
+                say("  " + what + ": " + clients.size() + " welcomed of " + sessions + (failed.get() > 0 ? ", " + failed + " refused" : ""));
+            }
+        }
+        opening.tryAcquire(OPENING, Math.max(1, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+        if (failed.get() > 0) {
+            say("  " + what + ": " + failed + " not welcomed (refused, failed or timed out)");
+        }
+        return new ArrayList<>(clients);
+    }
+
+    /**
+     * A connection from an address of its own (X-Forwarded-For, which the bench's gateway trusts)
+     * that sends {@code hello} once open; completes when the Welcome comes (at once for an echo
+     * connection, {@code hello} null), fails on an Error frame or a close before it.
+     */
+    private CompletableFuture<Client> open(URI target, byte[] hello) {
+        Client c = new Client();
+        int n = addresses.incrementAndGet();
+        WebSocketConnectOptions options = new WebSocketConnectOptions().setHost(target.getHost()).setPort(target.getPort())
+                .setURI(target.getRawPath() + (target.getRawQuery() == null ? "" : "?" + target.getRawQuery()))
+                .addHeader("X-Forwarded-For", "10." + (n >> 16 & 255) + "." + (n >> 8 & 255) + "." + (n & 255));
+        Future<WebSocket> connected = client.connect(options);
+        connected.onSuccess(ws -> {
+            c.ws = ws;
+            ws.binaryMessageHandler(c::onFrame);
+            ws.closeHandler(v -> c.onClose(ws.closeStatusCode() == null ? 1006 : ws.closeStatusCode()));
+            if (hello == null) {
+                c.welcome.complete(c);
+            } else {
+                c.helloNs = System.nanoTime();
+                ws.writeBinaryMessage(Buffer.buffer(hello));
+            }
+        }).onFailure(c.welcome::completeExceptionally);
+        return c.welcome.orTimeout(phaseTimeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** One session's connection and what came back on it. */
+    private static final class Client {
+        final CompletableFuture<Client> welcome = new CompletableFuture<>();
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        final CompletableFuture<Void> acked = new CompletableFuture<>();
+        final AtomicInteger acks = new AtomicInteger();
+        final AtomicInteger errors = new AtomicInteger();
+        volatile WebSocket ws;
+        volatile long helloNs;
+        volatile double welcomeMs;
+        volatile int expected;
+        volatile boolean closed;
+        volatile List<String> initial = List.of();
+        volatile boolean echo;
+
+        void onFrame(Buffer data) {
+            if (echo) {
+                if (acks.incrementAndGet() == expected) {
+                    acked.complete(null);
+                }
+                return;
+            }
+            ServerFrame frame;
+            try {
+                frame = ServerFrame.parseFrom(data.getBytes());
+            } catch (Exception e) {
+                errors.incrementAndGet();
+                return;
+            }
+            switch (frame.getFrameCase()) {
+                case WELCOME -> {
+                    welcomeMs = (System.nanoTime() - helloNs) / 1e6;
+                    initial = frame.getWelcome().getInitialList().stream().map(k -> k.getArtifact().getRef().getKernelId()).toList();
+                    welcome.complete(this);
+                }
+                case OFFERS_DONE -> done.complete(null);
+                case REPORT_ACK -> {
+                    if (acks.incrementAndGet() == expected) {
+                        acked.complete(null);
+                    }
+                }
+                case ERROR -> {
+                    errors.incrementAndGet();
+                    RuntimeException refused = new IllegalStateException(frame.getError().getCode() + ": " + frame.getError().getMessage());
+                    welcome.completeExceptionally(refused);
+                    if (expected > 0 && acks.get() + errors.get() >= expected) {
+                        acked.complete(null);
+                    }
+                }
+                default -> { }
+            }
+        }
+
+        void onClose(int code) {
+            closed = true;
+            IllegalStateException gone = new IllegalStateException("closed with " + code);
+            welcome.completeExceptionally(gone);
+            done.completeExceptionally(gone);
+            acked.completeExceptionally(gone);
+        }
+
+        boolean isOpen() {
+            return !closed && ws != null && !ws.isClosed();
+        }
+
+        /** One report per op, ranking the op's Welcome kernel, all sent at once. */
+        void sendReports(List<OpSpec> ops) {
+            expected = ops.size();
+            reportFrames(ops).forEach(this::sendRaw);
+        }
+
+        List<byte[]> reportFrames(List<OpSpec> ops) {
+            List<byte[]> frames = new ArrayList<>();
+            for (int i = 0; i < ops.size(); i++) {
+                frames.add(ClientFrame.newBuilder().setReport(Report.newBuilder().setOp(ops.get(i)).addRanked(RankedKernel.newBuilder()
+                        .setKernelId(initial.get(i)).setMedianMs(0.05 + 0.001 * i).setSamples(7))).build().toByteArray());
+            }
+            return frames;
+        }
+
+        void expectEchoes(int count) {
+            echo = true;
+            expected = count;
+        }
+
+        void sendRaw(byte[] frame) {
+            ws.writeBinaryMessage(Buffer.buffer(frame));
+        }
+
+        void close() {
+            if (ws != null && !ws.isClosed()) {
+                ws.close();
+            }
+        }
+    }
+
+    // ---- frames ----
+
+    private OpSpec burstOp() {
+        return matmul(128, 256, 96);
+    }
+
+    private static OpSpec matmul(int m, int k, int n) {
+        return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(k).addShape(n).build();
+    }
+
+    private byte[] hello(List<OpSpec> ops, int credits) {
+        return ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("bench-gateway-" + run).setUserAgent("jitzoo-bench")
+                        .setLogicalCores(4).setWasm(WasmFeatures.newBuilder().setSimd(true))).addAllOps(ops).setCredits(credits))
+                .build().toByteArray();
+    }
+
+    // ---- the gateway's side ----
+
+    /** The gateway's Prometheus series, by name and labels as printed. */
+    private Map<String, Double> metrics() throws Exception {
+        String page = http.send(HttpRequest.newBuilder(URI.create("http://" + gateway.getHost() + ":" + gateway.getPort() + "/q/metrics"))
+                .build(), HttpResponse.BodyHandlers.ofString()).body();
+        Map<String, Double> series = new LinkedHashMap<>();
+        page.lines().filter(l -> !l.startsWith("#") && l.lastIndexOf(' ') > 0).forEach(l -> {
+            try {
+                series.put(l.substring(0, l.lastIndexOf(' ')), Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)));
+            } catch (NumberFormatException ignored) {
+                // not a sample line
+            }
+        });
+        return series;
+    }
+
+    /** Waits until the gateway's offer queues stop growing: generation for sessions without credit has parked. */
+    private void awaitQuiet() throws Exception {
+        double last = -1;
+        for (long deadline = System.currentTimeMillis() + phaseTimeoutMs; System.currentTimeMillis() < deadline; ) {
+            double queued = metrics().getOrDefault("jitzoo_gateway_offers_queued", 0.0);
+            if (queued == last) {
+                say("  " + (long) queued + " offers queued for credit; generation has parked");
+                return;
+            }
+            last = queued;
+            Thread.sleep(1000);
+        }
+    }
+
+    private void awaitNoConnections() throws Exception {
+        for (long deadline = System.currentTimeMillis() + 30_000; System.currentTimeMillis() < deadline; Thread.sleep(200)) {
+            if (metrics().getOrDefault("jitzoo_gateway_connections", 0.0) == 0) {
+                return;
+            }
+        }
+    }
+
+    /** The gateway's heap in use right after a full GC (jcmd on its pid, as ./jitzoo up recorded it). */
+    private double heapAfterGc() throws Exception {
+        String home = System.getenv("JITZOO_HOME");
+        Path pid = home == null ? null : Path.of(home, "run", "gateway.pid");
+        if (pid != null && Files.exists(pid)) {
+            Process gc = new ProcessBuilder("jcmd", Files.readString(pid).trim(), "GC.run").redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            gc.waitFor(60, TimeUnit.SECONDS);
+        }
+        return metrics().entrySet().stream().filter(e -> e.getKey().startsWith("jvm_memory_used_bytes{area=\"heap\""))
+                .mapToDouble(Map.Entry::getValue).sum();
+    }
+
+    // ---- figures ----
+
+    private void awaitAll(List<CompletableFuture<?>> futures, String what) throws Exception {
+        try {
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(phaseTimeoutMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            say("  " + what + ": not all finished within " + phaseTimeoutMs / 1000 + " s; counting those that did");
+        }
+    }
+
+    private static double quantile(List<Double> sorted, double q) {
+        return sorted.isEmpty() ? Double.NaN : sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(q * sorted.size()) - 1));
+    }
+
+    private static double round(double value, int digits) {
+        double scale = Math.pow(10, digits);
+        return Double.isFinite(value) ? Math.round(value * scale) / scale : value;
+    }
+
+    private static void say(String line) {
+        System.err.println(line);
+    }
+
+    private static void print(Map<String, Object> f, boolean json) {
+        System.out.printf("""
+                gateway bench (one gateway, 1 GB heap; clients on loopback, each from an address of its own)
+                  sessions held        %s of %s (the gateway counted %s), opened and tuned in %s s
+                  heap after full GC   %.0f MB with them, %.0f MB before (%s bytes a session); max %.0f MB
+                  Welcome, burst       %s sessions in %s s: p50 %s ms, p99 %s ms, max %s ms (%s not welcomed)
+                  offer latency        from codegen's kernel to its frame written: p50 %s ms, p99 %s ms
+                  reports              %s acknowledged a second (%s from %s sessions, %s errors)
+                  echo baseline        %s frames a second, bare Vert.x, same connections and frames: gateway at %s of it
+                """,
+                f.get("sessions_held"), f.get("sessions_target"), f.get("gateway_sessions"), f.get("held_open_s"),
+                ((Number) f.get("heap_used_bytes")).doubleValue() / 1e6, ((Number) f.get("heap_baseline_bytes")).doubleValue() / 1e6,
+                f.get("heap_per_session_bytes"), ((Number) f.get("heap_max_bytes")).doubleValue() / 1e6,
+                f.get("burst_sessions"), f.get("burst_seconds"), f.get("welcome_p50_ms"), f.get("welcome_p99_ms"), f.get("welcome_max_ms"),
+                f.get("burst_refused"), f.get("offer_p50_ms"), f.get("offer_p99_ms"),
+                f.get("reports_per_s"), f.get("reports_acked"), f.get("report_sessions"), f.get("report_errors"),
+                f.get("echo_frames_per_s"), f.get("speedup_vs_echo"));
+        if (json) {
+            System.out.println(new Gson().toJson(f));
+        }
+    }
+}
