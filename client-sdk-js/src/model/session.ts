@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
 import { ConnectionClosed, GatewayError } from "../errors.js";
-import type { DynamicPlan, InitialKernel, KernelOffer, RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ErrorCode, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
 import type { ConnectionState } from "./events.js";
@@ -23,6 +23,9 @@ export interface ReconnectOptions {
 }
 
 export const DEFAULT_RECONNECT: Required<ReconnectOptions> = { attempts: 10, baseDelayMs: 250, maxDelayMs: 8_000 };
+
+/** Report refusals that say "not now": the report is sent again after a backoff. */
+const RETRIED_REPORT_ERRORS = new Set([ErrorCode.UNAVAILABLE, ErrorCode.QUOTA_EXCEEDED]);
 
 /** Close codes after which reconnecting cannot help: a normal close, and the gateway refusing what this client sent. */
 const FINAL_CLOSE_CODES = new Set([1000, 1003, 1007, 1008, 1009]);
@@ -151,8 +154,7 @@ export class ModelSession {
   private async resume(): Promise<JitzooClient> {
     let why = "";
     for (let attempt = 0; attempt < this.reconnect.attempts; attempt++) {
-      const ceiling = Math.min(this.reconnect.maxDelayMs, this.reconnect.baseDelayMs * 2 ** attempt);
-      await new Promise((r) => setTimeout(r, ceiling * (0.5 + Math.random() / 2)));
+      await this.backoff(attempt);
       if (this.closed) throw new Error("the model closed while reconnecting");
       const client = createClient(this.url, this.options.client);
       // offers may follow Resumed in the same read: listen before asking
@@ -213,16 +215,24 @@ export class ModelSession {
     return this.done && (this.queues.get(key)?.length ?? 0) === 0 && (this.local.get(key)?.length ?? 0) === 0;
   }
 
+  /** Waits before the `attempt`-th try again: the base delay doubled per attempt, up to the most, then a random 50–100 % of it. */
+  private backoff(attempt: number): Promise<void> {
+    const ceiling = Math.min(this.reconnect.maxDelayMs, this.reconnect.baseDelayMs * 2 ** attempt);
+    return new Promise((r) => setTimeout(r, ceiling * (0.5 + Math.random() / 2)));
+  }
+
   /**
    * Sends an op's report; resolves when acknowledged, rejects with the gateway's reason. A report
-   * whose connection drops before its acknowledgement is sent again once the session resumed.
-   * Closes the session after the last one.
+   * whose connection drops before its acknowledgement is sent again once the session resumed; one
+   * the gateway could not store now (`UNAVAILABLE`: the broker did not take it; `QUOTA_EXCEEDED`)
+   * is sent again after a backoff, as many times as a reconnect is tried. Closes the session
+   * after the last one.
    */
   report(op: OpSpec, ranked: MessageInitShape<typeof RankedKernelSchema>[],
     initial?: { kernel: MessageInitShape<typeof RankedKernelSchema>; fromZoo: boolean }): Promise<void> {
     const sent = this.reporting.then(async () => {
       try {
-        for (;;) {
+        for (let refusals = 0; ; ) {
           if (this.failure) throw new Error(this.failure);
           const client = await this.link;
           try {
@@ -231,6 +241,11 @@ export class ModelSession {
             await acked;
             return;
           } catch (e) {
+            if (e instanceof GatewayError && RETRIED_REPORT_ERRORS.has(e.gatewayCode) && refusals < this.reconnect.attempts && !this.closed) {
+              this.log(`  report of ${opKey(op)} not stored (${e.detail}); sending it again`);
+              await this.backoff(refusals++);
+              continue;
+            }
             if (!(e instanceof ConnectionClosed) || this.failure) throw e;
           }
         }

@@ -55,6 +55,24 @@ describe("reconnecting and resuming a session", () => {
     expect(acked).toHaveLength(1);
   });
 
+  it("sends a report again after a backoff while the gateway cannot store it", async () => {
+    gateway = await FakeGateway.start({
+      initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
+      offers: [naiveMatmulArtifact("k1", [M, K, N])], unavailableReports: 2,
+    });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 }, reconnect: FAST });
+    const acked: string[] = [];
+    const failed: string[] = [];
+    model.on("report-acked", (e) => acked.push(e.op));
+    model.on("report-failed", (e) => failed.push(e.why));
+    await runUntilSettled(model);
+    await model.close();
+    expect(gateway.received.filter((f) => f.frame.case === "report")).toHaveLength(3);
+    expect(gateway.acked).toHaveLength(1);
+    expect(acked).toHaveLength(1);
+    expect(failed).toEqual([]);
+  });
+
   it("gives up when the gateway forgot the session: the op keeps its kernel, and the model says why", async () => {
     const { model, states } = await tuned({ dropAfterOffers: 1, forgetSessions: true });
     expect(states).toEqual(["open", "reconnecting", "failed"]);

@@ -20,6 +20,8 @@ export interface FakeGatewayOptions {
   refuseReports?: boolean;
   /** Drop the connection (no close frame, as a restarted gateway would) after sending this many offers, once. */
   dropAfterOffers?: number;
+  /** Answer this many reports with a non-fatal UNAVAILABLE (the broker did not take them) before storing any. */
+  unavailableReports?: number;
   /** Drop the connection once, on the first report: stored, its acknowledgement lost. */
   dropOnFirstReport?: boolean;
   /** Refuse every Resume with RESUME_REJECTED. */
@@ -50,6 +52,7 @@ export class FakeGateway {
   readonly requested: string[] = [];
   private readonly sessions = new Map<string, SessionState>();
   private dropped = false;
+  private unavailable = 0;
 
   private constructor(private readonly server: WebSocketServer, private readonly options: FakeGatewayOptions) {
     server.on("connection", (ws, request) => {
@@ -140,6 +143,10 @@ export class FakeGateway {
         pump();
       } else if (f.case === "report" && s) {
         if (this.options.refuseReports) return fail(ErrorCode.INVALID_REPORT, "reports are refused today");
+        if (this.unavailable < (this.options.unavailableReports ?? 0)) {
+          this.unavailable++;
+          return fail(ErrorCode.UNAVAILABLE, "report not stored, try again later");
+        }
         if (!s.requested.has(key(f.value.op))) return fail(ErrorCode.INVALID_REPORT, "op never requested");
         const forged = f.value.ranked.find((r) => !s!.issued.has(r.kernelId));
         if (forged) return fail(ErrorCode.INVALID_REPORT, `kernel ${forged.kernelId} was never offered`);

@@ -46,7 +46,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * real WebSocket speaking the browser protocol (Hello, Credit, Report as the SDK sends them), from
  * an address of its own, on loopback, each phase bounded in count and time. Phases:
  * <ol>
- *   <li>warm-up: a few sessions tune and report, so the zoo has elected the device kind's kernel;</li>
+ *   <li>warm-up: a few sessions tune and report, so the zoo has elected the device kind's kernel,
+ *       then a thousand more open and close (a gateway in service runs warm);</li>
  *   <li>burst: sessions opened evenly within a few seconds; Hello to Welcome per session, and the
  *       gateway's own generation-to-offer latency (its {@code jitzoo_gateway_offer_seconds});</li>
  *   <li>reports: sessions of 16 ops each send all 16 reports at once; reports acknowledged a
@@ -137,6 +138,9 @@ public final class GatewayBench {
             c.close();
         }
         Thread.sleep(2000); // the zoo consumes the reports and elects
+        say("warm-up: 1000 sessions opened as fast as they come, and closed: every service's hot path compiled");
+        openAll(1000, () -> hello(List.of(burstOp()), 1000), "warm-up sessions").forEach(Client::close);
+        awaitNoConnections();
     }
 
     /** Sessions opened evenly over {@code seconds}, as page loads come: Welcome latency, and the gateway's offer latency. */
