@@ -4,6 +4,7 @@ import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.reports.ReportPublisher;
 import dev.jitzoo.proto.gateway.v1.Goaway;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.OpenConnections;
@@ -39,6 +40,16 @@ public class Drain {
         this.config = config;
     }
 
+    /**
+     * Shutdown's first phase ({@code quarkus.shutdown.delay-enabled}): the server still serves, so
+     * the Goaway and the closes reach the clients. By the {@link ShutdownEvent} the HTTP server has
+     * closed the connections itself, with 1000, which clients take as the end of their session.
+     */
+    void onShutdownDelay(@Observes ShutdownDelayInitiatedEvent stopping) throws InterruptedException {
+        drain();
+    }
+
+    /** A shutdown without its first phase (tests): drains what is left. */
     void onShutdown(@Observes ShutdownEvent stopping) throws InterruptedException {
         drain();
     }
@@ -49,7 +60,7 @@ public class Drain {
     }
 
     /** Tells every client to go, waits for the reports in flight, then closes every connection. */
-    public void drain() throws InterruptedException {
+    public synchronized void drain() throws InterruptedException {
         draining = true;
         List<WebSocketConnection> connections = List.copyOf(open.listAll());
         if (connections.isEmpty()) {

@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// ./jitzoo drill: devices tune a model through the suite while its parts fail one after another —
+// the gateway restarted (it drains: Goaway, then the sessions resume on the new one), Kafka stopped
+// for 30 s, codegen killed with kill -9 and started again. Afterwards every report a device sent
+// must be acknowledged and stored once, and every device must have finished; what each device saw
+// is listed. Runs against the stack ./jitzoo started (JITZOO_HOME), parts stopped by their pids.
+import "../node-platform.js";
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { feedsFor, runUntilSettled } from "../model/drive.js";
+import { loadModel } from "../model/model.js";
+import { parseOptions, wholeNumber } from "./args.js";
+
+const usage = `usage: drill [--devices N] [--kafka-down S] [--models DIR] [--json]
+  --devices     devices tuning at once (default 3)
+  --kafka-down  seconds Kafka stays stopped (default 30)
+  --models      directory of bert_layer.onnx (default: $JITZOO_MODELS, else .jitzoo/models)
+  --json        end with one line of JSON`;
+
+/** A short sequence keeps the model small: a device tunes it in seconds, so several run through each fault. */
+const SEQ = 8;
+/** Tuning time as a share of inference: all of it, to tune fast. */
+const BUDGET = 1;
+/** The most a device's run may take before it counts as not finished. */
+const RUN_SECONDS = 180;
+/** Between faults: the stack serves normally for this long. */
+const CALM_MS = 8_000;
+
+type Part = "gateway" | "kafka" | "codegen";
+
+/** One device's run: a model loaded under a fresh device kind, tuned until settled. */
+interface Run {
+  device: number;
+  fingerprint: string;
+  /** The fault under way when it started. */
+  during: string;
+  settled: boolean;
+  reportsSent: number;
+  reportsAcked: number;
+  reportsStored: number;
+  /** Connection changes and failed reports, in order, as the device saw them. */
+  saw: string[];
+  seconds: number;
+}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function parse(argv: string[]) {
+  const v = parseOptions({ args: argv, strict: true, options: {
+    devices: { type: "string", default: "3" },
+    "kafka-down": { type: "string", default: "30" },
+    models: { type: "string", default: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models") },
+    json: { type: "boolean", default: false },
+  } }, usage);
+  const home = process.env.JITZOO_HOME;
+  if (!home) throw new Error(`JITZOO_HOME is not set: the drill stops parts of a stack ./jitzoo started\n${usage}`);
+  return {
+    devices: wholeNumber("devices", v.devices, usage), kafkaDownS: wholeNumber("kafka-down", v["kafka-down"], usage),
+    model: join(v.models, "bert_layer.onnx"), json: v.json, home,
+    root: process.env.JITZOO_ROOT ?? resolve(process.cwd()),
+    gateway: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
+    zoo: process.env.JITZOO_ZOO_HTTP ?? "http://127.0.0.1:8083",
+  };
+}
+
+type Options = ReturnType<typeof parse>;
+
+/** Stops a part by its pid with `signal`; resolves once the process is gone. */
+async function stop(o: Options, part: Part, signal: NodeJS.Signals): Promise<void> {
+  const pid = Number(readFileSync(join(o.home, `run/${part}.pid`), "utf8"));
+  process.kill(pid, signal);
+  for (const deadline = Date.now() + 60_000; alive(pid); await sleep(50)) {
+    if (Date.now() > deadline) throw new Error(`${part} (pid ${pid}) still runs 60 s after ${signal}`);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `./jitzoo up`: starts what is not running; resolves when all is ready. */
+function up(o: Options): Promise<void> {
+  const child = spawn(join(o.root, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], timeout: 300_000 });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((done, fail) => child.on("close", (code) => (code === 0 ? done() : fail(new Error(`./jitzoo up failed: ${stderr}`)))));
+}
+
+/** The reports the zoo stored for a device kind: one per session and op, however many kernels each ranks. */
+async function stored(o: Options, fingerprint: string): Promise<number> {
+  const response = await fetch(`${o.zoo}/api/v1/export/measurements?format=jsonl&fingerprint=${encodeURIComponent(fingerprint)}`);
+  if (!response.ok) throw new Error(`the zoo's export answered HTTP ${response.status}`);
+  const reports = new Set<string>();
+  for (const line of (await response.text()).split("\n")) {
+    if (!line.trim()) continue;
+    const row = JSON.parse(line) as { sessionId: string; key: string };
+    reports.add(`${row.sessionId}|${row.key}`);
+  }
+  return reports.size;
+}
+
+async function main(): Promise<void> {
+  const o = parse(process.argv.slice(2));
+  const bytes = readFileSync(o.model);
+  const run = randomUUID().slice(0, 8);
+  let phase = "before the faults";
+  let over = false;
+  const runs: Run[] = [];
+
+  /** One device: runs one after another, each a new device kind, until the faults are over. */
+  async function device(index: number): Promise<void> {
+    for (let k = 0; !over; k++) {
+      const r: Run = { device: index, fingerprint: `drill-${run}-d${index}-r${k}`, during: phase, settled: false,
+        reportsSent: 0, reportsAcked: 0, reportsStored: 0, saw: [], seconds: 0 };
+      runs.push(r);
+      const started = performance.now();
+      const model = await loadModel(bytes, { gateway: o.gateway, fingerprint: r.fingerprint, tuning: { budget: BUDGET },
+        reconnect: { attempts: 30, baseDelayMs: 250, maxDelayMs: 4_000 } });
+      model.on("connection", (e) => r.saw.push(`${phase}: ${e.state}${e.detail ? ` (${e.detail})` : ""}`));
+      model.on("report-acked", () => {
+        r.reportsSent++;
+        r.reportsAcked++;
+      });
+      model.on("report-failed", (e) => {
+        r.reportsSent++;
+        r.saw.push(`${phase}: report of ${e.op} failed (${e.why})`);
+      });
+      const stats = await runUntilSettled(model, feedsFor(model, SEQ), { maxSeconds: RUN_SECONDS });
+      r.settled = stats.settled;
+      r.seconds = Math.round((performance.now() - started) / 100) / 10;
+      stats.notes.forEach((note) => r.saw.push(`note: ${note}`));
+    }
+  }
+
+  say(`drill: ${o.devices} devices tune ${o.model} (sequence ${SEQ}) while the suite's parts fail`);
+  const devices = Array.from({ length: o.devices }, (_, i) => device(i));
+  const faults: { name: string; seconds: number }[] = [];
+  const fault = async (name: string, body: () => Promise<void>) => {
+    await sleep(CALM_MS);
+    phase = name;
+    say(`  ${name}`);
+    const started = performance.now();
+    await body();
+    faults.push({ name, seconds: Math.round((performance.now() - started) / 100) / 10 });
+    phase = `after ${name}`;
+  };
+  await fault("gateway restarted (SIGTERM: drain, then ./jitzoo up)", async () => {
+    await stop(o, "gateway", "SIGTERM");
+    await up(o);
+  });
+  await fault(`Kafka stopped for ${o.kafkaDownS} s`, async () => {
+    await stop(o, "kafka", "SIGTERM");
+    await sleep(o.kafkaDownS * 1000);
+    await up(o);
+  });
+  await fault("codegen killed (kill -9) and started again", async () => {
+    await stop(o, "codegen", "SIGKILL");
+    await up(o);
+  });
+  await sleep(CALM_MS);
+  over = true;
+  say("  faults over: each device finishes its run");
+  await Promise.all(devices);
+
+  say("  reading what the zoo stored");
+  for (const deadline = Date.now() + 60_000; ;) { // reports reach the zoo through Kafka, asynchronously
+    for (const r of runs) r.reportsStored = await stored(o, r.fingerprint);
+    if (runs.every((r) => r.reportsStored >= r.reportsAcked) || Date.now() > deadline) break;
+    await sleep(1000);
+  }
+  const total = (k: "reportsSent" | "reportsAcked" | "reportsStored") => runs.reduce((n, r) => n + r[k], 0);
+  const figures = {
+    drill: "suite", devices: o.devices, runs: runs.length, runs_finished: runs.filter((r) => r.settled).length,
+    reports_sent: total("reportsSent"), reports_acked: total("reportsAcked"), reports_stored: total("reportsStored"),
+    faults, all_finished: runs.every((r) => r.settled),
+    reports_whole: total("reportsSent") === total("reportsAcked") && total("reportsAcked") === total("reportsStored"),
+  };
+  console.log(`drill: ${figures.runs} runs on ${o.devices} devices; ${figures.runs_finished} finished (settled)`);
+  console.log(`  reports: ${figures.reports_sent} sent, ${figures.reports_acked} acknowledged, ${figures.reports_stored} stored${figures.reports_whole ? "" : "  <-- NOT WHOLE"}`);
+  for (const f of faults) console.log(`  fault: ${f.name}, ${f.seconds} s`);
+  for (const r of runs) {
+    console.log(`  device ${r.device} ${r.fingerprint} (started ${r.during}): ${r.settled ? "settled" : "NOT settled"} in ${r.seconds} s, `
+      + `reports ${r.reportsSent}/${r.reportsAcked}/${r.reportsStored} sent/acked/stored`);
+    for (const line of r.saw) console.log(`      ${line}`);
+  }
+  if (o.json) console.log(JSON.stringify({ ...figures, run_details: runs }));
+  if (!figures.all_finished || !figures.reports_whole) process.exitCode = 1;
+}
+
+main().catch((e: Error) => {
+  console.error(`drill failed: ${e.message}`);
+  process.exitCode = 1;
+});
