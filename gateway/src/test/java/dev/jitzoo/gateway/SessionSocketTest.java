@@ -151,13 +151,19 @@ class SessionSocketTest {
                 report(stored, "k-a"), report(open, "k-a"), report(open, "k-b"),
                 frame(ClientFrame.newBuilder().setHello(hello))));
         assertEquals("session-1", outcome.frames.get(0).getResumed().getSessionId());
-        List<ServerFrame> answers = outcome.frames.stream().filter(f -> !f.hasOffersDone()).toList();
+        // a new report is acknowledged once the broker has it, while the next frames are read: its
+        // acknowledgement may come after the Hello's refusal, or not at all once the connection closed
+        List<ServerFrame> answers = outcome.frames.stream().filter(f -> !f.hasOffersDone() && !(f.hasReportAck()
+                && f.getReportAck().getOp().equals(open))).toList();
         assertEquals(stored, answers.get(1).getReportAck().getOp(), "stored before: acknowledged again");
         assertEquals(ErrorCode.ERROR_CODE_INVALID_REPORT, answers.get(2).getError().getCode());
-        assertEquals(open, answers.get(3).getReportAck().getOp());
-        assertEquals(ErrorCode.ERROR_CODE_PROTOCOL, answers.get(4).getError().getCode());
+        assertEquals(ErrorCode.ERROR_CODE_PROTOCOL, answers.get(3).getError().getCode());
         assertEquals(1008, outcome.closeCode);
-        assertEquals(java.util.Set.of(0, 1), store.find(token).await().indefinitely().orElseThrow().reportedOps());
+        java.util.Set<Integer> reported = java.util.Set.of();
+        for (long deadline = System.currentTimeMillis() + 10_000; !reported.contains(1) && System.currentTimeMillis() < deadline; Thread.sleep(50)) {
+            reported = store.find(token).await().indefinitely().orElseThrow().reportedOps();
+        }
+        assertEquals(java.util.Set.of(0, 1), reported, "the new report stored, and marked so in the kept session");
     }
 
     private static ByteBuffer frame(ClientFrame.Builder frame) {

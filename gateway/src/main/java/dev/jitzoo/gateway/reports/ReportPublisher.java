@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 
 /**
  * Publishes validated reports to the `kernel-reports` topic and microbenchmark results to
@@ -23,8 +24,17 @@ public class ReportPublisher {
     /** Records sent and not yet acknowledged or failed. */
     private final AtomicInteger inFlight = new AtomicInteger();
 
-    public ReportPublisher(@Channel("reports") MutinyEmitter<byte[]> reports,
-                           @Channel("microbench") MutinyEmitter<byte[]> microbench) {
+    /**
+     * Records waiting for the Kafka producer, past the ones it has in flight: a burst of sessions
+     * sending their reports at once waits here; past it a report is answered UNAVAILABLE, and the
+     * client sends it again after a backoff. About 20 MB at most.
+     */
+    static final int BUFFERED = 65_536;
+
+    public ReportPublisher(@Channel("reports") @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = BUFFERED)
+                           MutinyEmitter<byte[]> reports,
+                           @Channel("microbench") @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 1024)
+                           MutinyEmitter<byte[]> microbench) {
         this.reports = reports;
         this.microbench = microbench;
     }

@@ -45,6 +45,8 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -318,22 +320,28 @@ public class SessionSocket {
     private Uni<Void> flush(Session session, WebSocketConnection connection) {
         record Due(List<Session.Queued> sendable, boolean done, int sent, String cutShort, String token) {
         }
-        Due due = registry.read(session, s -> new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.cutShortReason(), s.token()));
+        // the writes start under the session's lock: two flushes (a Credit, a kernel generated) cannot
+        // interleave their offers, which go out in the order they were queued, best first
+        List<CompletableFuture<Void>> writes = new ArrayList<>();
+        Due due = registry.read(session, s -> {
+            Due d = new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.cutShortReason(), s.token());
+            for (Session.Queued queued : d.sendable()) {
+                writes.add(send(connection, ServerFrame.newBuilder().setOffer(queued.offer()).build())
+                        .invoke(() -> metrics.offerWritten(Duration.ofNanos(System.nanoTime() - queued.sinceNs())))
+                        .subscribeAsCompletionStage());
+            }
+            if (d.done()) {
+                OffersDone done = OffersDone.newBuilder().setOffersSent(d.sent()).setCutShort(d.cutShort()).build();
+                writes.add(send(connection, ServerFrame.newBuilder().setOffersDone(done).build()).subscribeAsCompletionStage());
+            }
+            return d;
+        });
         if (due.token() != null && !due.sendable().isEmpty()) {
             List<String> sent = due.sendable().stream().map(o -> o.offer().getArtifact().getRef().getKernelId()).toList();
             stored(() -> store.sent(due.token(), sent), null, "sent offers not marked").subscribe().with(v -> { });
         }
         metrics.offersSent(due.sendable().size());
-        Uni<Void> chain = Uni.createFrom().voidItem();
-        for (Session.Queued queued : due.sendable()) {
-            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffer(queued.offer()).build()))
-                    .invoke(() -> metrics.offerWritten(Duration.ofNanos(System.nanoTime() - queued.sinceNs())));
-        }
-        if (due.done()) {
-            OffersDone done = OffersDone.newBuilder().setOffersSent(due.sent()).setCutShort(due.cutShort()).build();
-            chain = chain.chain(() -> send(connection, ServerFrame.newBuilder().setOffersDone(done).build()));
-        }
-        return chain;
+        return Uni.createFrom().completionStage(CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)));
     }
 
     /** Needs no session: a plan is a pure function of the device and the op. A request the space refuses is answered with its reason. */
@@ -389,11 +397,15 @@ public class SessionSocket {
                 "microbenchmark", Session::withdrawMicrobench, session, connection);
     }
 
-    /** Acknowledges once the broker has the record; if it cannot, says so and lets the client send it again. */
+    /**
+     * Acknowledges once the broker has the record; if it cannot, says so and lets the client send it
+     * again. The connection's next frame is read meanwhile: a session's reports (one per op, so a
+     * handful) are in flight together, not each waiting for the broker's answer to the one before.
+     */
     private Uni<Void> publishThenAck(Uni<Void> published, ServerFrame ack, String what, Consumer<Session> withdraw,
                                      Session session, WebSocketConnection connection) {
         long start = System.nanoTime();
-        return published.invoke(() -> metrics.published(Duration.ofNanos(System.nanoTime() - start)))
+        published.invoke(() -> metrics.published(Duration.ofNanos(System.nanoTime() - start)))
                 .chain(() -> send(connection, ack))
                 .onFailure().recoverWithUni(f -> {
                     LOG.warnf("session %s: %s not published: %s", session.id(), what, f.toString());
@@ -401,7 +413,9 @@ public class SessionSocket {
                     ProtocolException unstored = ProtocolException.unavailable(what + " not stored, try again later");
                     metrics.refused(unstored.code());
                     return send(connection, error(unstored));
-                });
+                })
+                .subscribe().with(v -> { }, f -> LOG.debugf("session %s: %s answer not sent: %s", session.id(), what, f));
+        return Uni.createFrom().voidItem();
     }
 
     /**

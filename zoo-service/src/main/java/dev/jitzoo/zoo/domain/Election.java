@@ -27,7 +27,9 @@ import java.util.Set;
  *       first place down to 1 for a fifth) break a tie.</li>
  * </ol>
  * With fewer than three origins every kernel they ranked is a contender: one device's report
- * elects its own fastest kernel.
+ * elects its own fastest kernel. When no kernel reaches the quorum (ballots that barely overlap,
+ * as when some devices were offered kernels others were not, each ranking only what it timed),
+ * the contenders are the kernels the most origins ranked: every key with a vote has an election.
  */
 public final class Election {
 
@@ -53,7 +55,7 @@ public final class Election {
     public record Result(KernelRef kernel, double medianMs, double points, int sessions, int origins) {
     }
 
-    /** Elects from every vote of one key; empty when there is none. Linear in the votes, plain loops: it runs per batch per key. */
+    /** Elects from every vote of one key; empty only when there is none. Linear in the votes, plain loops: it runs per batch per key. */
     public static Optional<Result> elect(List<Vote> votes) {
         if (votes.isEmpty()) {
             return Optional.empty();
@@ -78,6 +80,8 @@ public final class Election {
             }
         }
         int quorum = origins < 3 ? 1 : (int) Math.ceil(QUORUM * origins);
+        int widest = tallies.values().stream().mapToInt(t -> t.latencies.size()).max().orElse(1);
+        quorum = Math.min(quorum, widest);
         Tally winner = null;
         double winnerMs = 0;
         for (Tally t : tallies.values()) {
@@ -90,9 +94,6 @@ public final class Election {
                 winner = t;
                 winnerMs = ms;
             }
-        }
-        if (winner == null) {
-            return Optional.empty();
         }
         return Optional.of(new Result(winner.kernel, winnerMs, winner.points, winner.sessions.size(), winner.latencies.size()));
     }

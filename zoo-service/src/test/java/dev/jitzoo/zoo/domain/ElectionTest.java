@@ -60,6 +60,18 @@ class ElectionTest {
     }
 
     @Test
+    void ballotsThatBarelyOverlapStillElectAmongTheKernelsMostOriginsRanked() {
+        List<Election.Vote> votes = new ArrayList<>();
+        for (int i = 0; i < 10; i++) { // each device ranks only the kernel it started from: 5, 3 and 2 origins
+            String kernel = i < 5 ? "k-a" : i < 8 ? "k-b" : "k-c";
+            votes.add(new Election.Vote("s" + i, "origin-" + i, 0, ref(kernel), kernel.equals("k-c") ? 0.5 : 1.0));
+        }
+        Election.Result result = Election.elect(votes).orElseThrow(() -> new AssertionError("no quorum of 2/3, still an election"));
+        assertEquals("k-a", result.kernel().getKernelId(), "the kernel the most origins ranked; k-c's two are too few to contend");
+        assertEquals(5, result.origins());
+    }
+
+    @Test
     void oneDeviceElectsItsOwnFastestKernel() {
         Election.Result result = Election.elect(crowd(1, 0, false, 1)).orElseThrow();
         assertEquals(1, result.origins());
