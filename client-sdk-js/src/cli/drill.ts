@@ -5,13 +5,13 @@
 // must be acknowledged and stored once, and every device must have finished; what each device saw
 // is listed. Runs against the stack ./jitzoo started (JITZOO_HOME), parts stopped by their pids.
 import "../node-platform.js";
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { feedsFor, runUntilSettled } from "../model/drive.js";
 import { loadModel } from "../model/model.js";
 import { parseOptions, wholeNumber } from "./args.js";
+import { stopPart, up } from "./stack.js";
 
 const usage = `usage: drill [--devices N] [--kafka-down S] [--models DIR] [--json]
   --devices     devices tuning at once (default 3)
@@ -27,8 +27,6 @@ const BUDGET = 1;
 const RUN_SECONDS = 180;
 /** Between faults: the stack serves normally for this long. */
 const CALM_MS = 8_000;
-
-type Part = "gateway" | "kafka" | "codegen";
 
 /** One device's run: a model loaded under a fresh device kind, tuned until settled. */
 interface Run {
@@ -67,32 +65,6 @@ function parse(argv: string[]) {
 }
 
 type Options = ReturnType<typeof parse>;
-
-/** Stops a part by its pid with `signal`; resolves once the process is gone. */
-async function stop(o: Options, part: Part, signal: NodeJS.Signals): Promise<void> {
-  const pid = Number(readFileSync(join(o.home, `run/${part}.pid`), "utf8"));
-  process.kill(pid, signal);
-  for (const deadline = Date.now() + 60_000; alive(pid); await sleep(50)) {
-    if (Date.now() > deadline) throw new Error(`${part} (pid ${pid}) still runs 60 s after ${signal}`);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** `./jitzoo up`: starts what is not running; resolves when all is ready. */
-function up(o: Options): Promise<void> {
-  const child = spawn(join(o.root, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], timeout: 300_000 });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((done, fail) => child.on("close", (code) => (code === 0 ? done() : fail(new Error(`./jitzoo up failed: ${stderr}`)))));
-}
 
 /** The reports the zoo stored for a device kind: one per session and op, however many kernels each ranks. */
 async function stored(o: Options, fingerprint: string): Promise<number> {
@@ -153,17 +125,17 @@ async function main(): Promise<void> {
     phase = `after ${name}`;
   };
   await fault("gateway restarted (SIGTERM: drain, then ./jitzoo up)", async () => {
-    await stop(o, "gateway", "SIGTERM");
-    await up(o);
+    await stopPart(o.home, "gateway", "SIGTERM");
+    await up(o.root);
   });
   await fault(`Kafka stopped for ${o.kafkaDownS} s`, async () => {
-    await stop(o, "kafka", "SIGTERM");
+    await stopPart(o.home, "kafka", "SIGTERM");
     await sleep(o.kafkaDownS * 1000);
-    await up(o);
+    await up(o.root);
   });
   await fault("codegen killed (kill -9) and started again", async () => {
-    await stop(o, "codegen", "SIGKILL");
-    await up(o);
+    await stopPart(o.home, "codegen", "SIGKILL");
+    await up(o.root);
   });
   await sleep(CALM_MS);
   over = true;

@@ -1,7 +1,6 @@
 // Helpers for the end-to-end tests: raw WebSocket sessions and the zoo's HTTP API.
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { stopPart as stopProcess, up, type Part } from "../../src/cli/stack.js";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
@@ -31,7 +30,7 @@ export async function awaitMeasurements(fingerprint: string, atLeast: number, ti
 }
 
 /** A part of the stack under test, as `./jitzoo up` names its pid file. */
-export type Part = "gateway" | "zoo" | "space" | "codegen" | "mongo" | "redis" | "kafka";
+export type { Part } from "../../src/cli/stack.js";
 
 /**
  * Stops one part of the stack under test (the private stack `./jitzoo test` runs) with `signal`,
@@ -40,20 +39,7 @@ export type Part = "gateway" | "zoo" | "space" | "codegen" | "mongo" | "redis" |
 export async function stopPart(part: Part, signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
   const home = process.env.JITZOO_HOME;
   if (!home) throw new Error(`JITZOO_HOME is not set: ${part} can be stopped only in a stack ./jitzoo started`);
-  const pid = Number(readFileSync(join(home, `run/${part}.pid`), "utf8"));
-  process.kill(pid, signal);
-  for (const deadline = Date.now() + 30_000; alive(pid); await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > deadline) throw new Error(`${part} (pid ${pid}) still runs 30 s after ${signal}`);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  await stopProcess(home, part, signal, 30_000);
 }
 
 /**
@@ -61,11 +47,7 @@ function alive(pid: number): boolean {
  * ready. The test's own work (sessions, probes) goes on meanwhile.
  */
 export function startMissingParts(): Promise<void> {
-  const up = spawn(join(ROOT, "jitzoo"), ["up"], { stdio: ["ignore", "ignore", "pipe"], timeout: 180_000 });
-  let stderr = "";
-  up.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((done, fail) => up.on("close", (code) =>
-    code === 0 ? done() : fail(new Error(`./jitzoo up did not start the stopped parts: ${stderr}`))));
+  return up(ROOT, 180_000);
 }
 
 /** The repository's root, where `./jitzoo` is. */
