@@ -26,6 +26,7 @@ public class ZooWiring {
     @Singleton
     ElectionWindows electionWindows(ZooConfig config, MeterRegistry metrics) {
         ElectionWindows windows = new ElectionWindows(config.electionWindows());
+        forget(metrics, "jitzoo.zoo.election.windows");
         Gauge.builder("jitzoo.zoo.election.windows", windows, ElectionWindows::size)
                 .description("zoo keys whose election window this replica holds in memory").register(metrics);
         return windows;
@@ -37,6 +38,7 @@ public class ZooWiring {
             ElectionWindows windows) {
         redis.setTimeout(config.cacheTimeout());
         GuardedCache cache = new GuardedCache(new RedisBestKernelCache(redis, config.cacheTtl()), config.cacheCoolDown());
+        forget(metrics, "jitzoo.zoo.cache.lookups", "jitzoo.zoo.cache.stale.keys");
         // the cache's lookups by outcome: hit, miss (read from MongoDB), failed (Redis down or slow: read from MongoDB)
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::hits).tag("result", "hit").register(metrics);
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::misses).tag("result", "miss").register(metrics);
@@ -50,5 +52,16 @@ public class ZooWiring {
     @Singleton
     Analytics analytics(MongoClient mongo, ZooConfig config) {
         return new MongoAnalytics(mongo.getDatabase(config.database()));
+    }
+
+    /**
+     * Removes meters of these names left by an earlier start in this JVM (tests restart the
+     * application; the registry outlives it): a function meter registered again would stay bound
+     * to the earlier objects, held weakly, and vanish from the scrape once they are collected.
+     */
+    private static void forget(MeterRegistry metrics, String... names) {
+        for (String name : names) {
+            metrics.find(name).meters().forEach(metrics::remove);
+        }
     }
 }
