@@ -122,14 +122,8 @@ public class SessionSocket {
         if (query == null) {
             return null;
         }
-        for (String pair : query.split("&")) {
-            int eq = pair.indexOf('=');
-            String key = eq < 0 ? pair : pair.substring(0, eq);
-            if (key.equals(name)) {
-                return eq < 0 ? "" : java.net.URLDecoder.decode(pair.substring(eq + 1), UTF_8);
-            }
-        }
-        return null;
+        List<String> values = new io.netty.handler.codec.http.QueryStringDecoder(query, false).parameters().get(name);
+        return values == null || values.isEmpty() ? null : values.get(0);
     }
 
     @OnPongMessage
