@@ -22,13 +22,21 @@ import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
 import grpc.health.v1.HealthGrpc;
 import grpc.health.v1.HealthOuterClass.HealthCheckRequest;
 import grpc.health.v1.HealthOuterClass.HealthCheckResponse;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The zoo, space and codegen services as one small gRPC server whose codegen misbehaves on cue,
@@ -36,7 +44,8 @@ import java.util.Map;
  * {@link #CANDIDATES} schedules per op; codegen's stream behaves by the op's M:
  * {@link #REFUSING_M} refuses its second request, {@link #STALLING_M} sends two kernels and then
  * nothing, never ending; any other M generates every request. Also points the gateway at the
- * real Kafka and Redis (see {@link TestInfra}).
+ * real Kafka and Redis (see {@link TestInfra}). Keeps the W3C {@code traceparent} each call came
+ * with, by method ({@link #traceparents}).
  */
 public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
 
@@ -44,13 +53,27 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     static final int REFUSING_M = 11;
     static final int STALLING_M = 22;
 
+    private static final Metadata.Key<String> TRACEPARENT = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
+    private static final Map<String, List<String>> TRACEPARENTS = new ConcurrentHashMap<>();
+    private static final Set<String> TENANTS = ConcurrentHashMap.newKeySet();
+
     private Server server;
+
+    /** The traceparent headers of the calls to a method ("jitzoo.zoo.v1.ZooService/Resolve"), in order. */
+    static List<String> traceparents(String method) {
+        return TRACEPARENTS.getOrDefault(method, List.of());
+    }
+
+    /** Every "Resolve TENANT" and "Compose TENANT" the zoo and the space were asked for. */
+    static Set<String> tenantsAsked() {
+        return TENANTS;
+    }
 
     @Override
     public Map<String, String> start() {
         try {
             server = NettyServerBuilder.forPort(0).addService(new Zoo()).addService(new Space()).addService(new Codegen())
-                    .addService(new Health()).build().start();
+                    .addService(new Health()).intercept(new TraceparentLog()).build().start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -74,6 +97,18 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
         return "fake-" + OpRules.key(op) + "-x" + schedule.getX0();
     }
 
+    private static final class TraceparentLog implements ServerInterceptor {
+        @Override
+        public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+            String traceparent = headers.get(TRACEPARENT);
+            if (traceparent != null) {
+                TRACEPARENTS.computeIfAbsent(call.getMethodDescriptor().getFullMethodName(), m -> new CopyOnWriteArrayList<>())
+                        .add(traceparent);
+            }
+            return next.startCall(call, headers);
+        }
+    }
+
     /** Every service serving, as grpc.health.v1 says it. */
     private static final class Health extends HealthGrpc.HealthImplBase {
         @Override
@@ -86,6 +121,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     private static final class Zoo extends ZooServiceGrpc.ZooServiceImplBase {
         @Override
         public void resolve(ResolveRequest request, StreamObserver<ResolveResponse> answer) {
+            TENANTS.add("Resolve " + request.getTenant());
             ResolveResponse.Builder response = ResolveResponse.newBuilder();
             request.getOpsList().forEach(op -> response.addKernels(ResolvedKernel.newBuilder().setOp(op)));
             answer.onNext(response.build());
@@ -96,6 +132,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     private static final class Space extends SpaceServiceGrpc.SpaceServiceImplBase {
         @Override
         public void compose(ComposeRequest request, StreamObserver<ComposeResponse> answer) {
+            TENANTS.add("Compose " + request.getTenant());
             ComposeResponse.Builder response = ComposeResponse.newBuilder();
             for (int x0 = 1; x0 <= CANDIDATES; x0++) {
                 response.addCandidates(Candidate.newBuilder().setSchedule(Schedule.newBuilder().setY0(1).setX0(x0)).setScore(-x0));

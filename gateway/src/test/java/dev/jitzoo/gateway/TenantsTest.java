@@ -104,6 +104,8 @@ class TenantsTest {
                 allowed.await(ServerFrame::hasWelcome, "Welcome from " + origin);
             }
         }
+        assertTrue(FakeDownstreams.tenantsAsked().containsAll(List.of("Resolve " + name, "Compose " + name)),
+                "the zoo and the space are told the session's tenant: " + FakeDownstreams.tenantsAsked());
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.jitzoo.zoo;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * Settings of the zoo service. MongoDB and Kafka are set through Quarkus' own keys, Redis (the
@@ -37,6 +38,24 @@ public interface ZooConfig {
      */
     @WithDefault("1024")
     int electionWindows();
+
+    /**
+     * Tenants' reports: {@code shared} (the default) elects from every tenant's, each weighing its
+     * trust; {@code separate} elects each tenant's kernels from its own alone (see {@code TenantData}).
+     */
+    @WithDefault("shared")
+    TenantDataMode tenantData();
+
+    /** How much each named tenant's network origins weigh in a shared election (0: its reports do not vote). */
+    Map<String, Double> tenantTrust();
+
+    /** How much the origins of a tenant not named in {@code tenant-trust} weigh in a shared election. */
+    @WithDefault("1")
+    double defaultTrust();
+
+    enum TenantDataMode {
+        SHARED, SEPARATE
+    }
 
     /** After a cache call failed, how long lookups skip the cache. */
     @WithDefault("PT5S")

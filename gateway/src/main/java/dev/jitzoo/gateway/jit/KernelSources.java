@@ -25,6 +25,10 @@ import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolveResponse;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
 import dev.jitzoo.proto.zoo.v1.ZooService;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
 import io.quarkus.grpc.GrpcClient;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -63,15 +67,31 @@ public class KernelSources {
     private final SpaceService space;
     private final CodegenService codegen;
     private final GatewayConfig config;
+    private final Tracer tracer;
 
     public KernelSources(@GrpcClient("zoo") ZooService zoo,
                          @GrpcClient("space") SpaceService space,
                          @GrpcClient("codegen") CodegenService codegen,
-                         GatewayConfig config) {
+                         GatewayConfig config, Tracer tracer) {
         this.zoo = zoo;
         this.space = space;
         this.codegen = codegen;
         this.config = config;
+        this.tracer = tracer;
+    }
+
+    /**
+     * A new trace for a session's start ({@code jitzoo.session.hello} or {@code jitzoo.session.resume}),
+     * its root: the browser sends no trace context.
+     */
+    public SessionTrace trace(String name, String sessionId, Hello hello) {
+        Span span = tracer.spanBuilder(name).setSpanKind(SpanKind.SERVER).setNoParent()
+                .setAttribute("jitzoo.session.id", sessionId)
+                .setAttribute("jitzoo.device.fingerprint", hello.getDevice().getFingerprint())
+                .setAttribute("jitzoo.backend", hello.getBackend().name())
+                .setAttribute("jitzoo.ops", hello.getOpsCount())
+                .startSpan();
+        return new SessionTrace(span, Context.root().with(span));
     }
 
     /**
@@ -89,16 +109,16 @@ public class KernelSources {
      * session its head start, not its inference; a first candidate that does not generate gives
      * way to the safe default.
      */
-    public Uni<Start> start(Hello hello) {
-        ResolveRequest request = ResolveRequest.newBuilder()
+    public Uni<Start> start(Hello hello, String tenant, SessionTrace trace) {
+        ResolveRequest request = ResolveRequest.newBuilder().setTenant(tenant)
                 .setDevice(hello.getDevice()).setBackend(hello.getBackend()).addAllOps(hello.getOpsList()).build();
-        Uni<ResolveResponse> resolved = zoo.resolve(request)
+        Uni<ResolveResponse> resolved = trace.within(zoo.resolve(request))
                 .ifNoItem().after(config.rpcTimeout()).fail()
                 .onFailure().recoverWithItem(failure -> {
                     LOG.warnf("zoo unavailable, starting from the space's first candidates: %s", failure.toString());
                     return ResolveResponse.getDefaultInstance();
                 });
-        Uni<List<ComposeResponse>> spaces = compose(hello).memoize().indefinitely();
+        Uni<List<ComposeResponse>> spaces = compose(hello, tenant, trace).memoize().indefinitely();
         Uni<List<ComposeResponse>> spacesOrNone = spaces.onFailure().recoverWithItem(failure -> {
             LOG.warnf("space unavailable, starting from safe defaults: %s", failure.toString());
             return List.of();
@@ -112,7 +132,7 @@ public class KernelSources {
                 ComposeResponse composed = both.getItem2().isEmpty() ? null : both.getItem2().get(i);
                 Schedule schedule = elected.or(() -> firstOwnCandidate(composed)).orElse(safeDefault(op));
                 first.add(schedule);
-                initial.add(generateOrSafeDefault(hello, op, schedule)
+                initial.add(generateOrSafeDefault(hello, op, schedule, trace)
                         .map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(elected.isPresent()).build()));
             }
             List<Set<Schedule>> given = first.stream().map(Set::of).toList();
@@ -131,15 +151,15 @@ public class KernelSources {
     }
 
     /** A kernel of the schedule, or of the safe default when that one does not generate. */
-    private Uni<KernelArtifact> generateOrSafeDefault(Hello hello, OpSpec op, Schedule schedule) {
-        Uni<KernelArtifact> artifact = generate(request(hello, op, schedule));
+    private Uni<KernelArtifact> generateOrSafeDefault(Hello hello, OpSpec op, Schedule schedule, SessionTrace trace) {
+        Uni<KernelArtifact> artifact = generate(request(hello, op, schedule), trace);
         Schedule safe = safeDefault(op);
         if (schedule.equals(safe)) {
             return artifact;
         }
         return artifact.onFailure().recoverWithUni(failure -> {
             LOG.warnf("initial kernel of %s did not generate, using the safe default: %s", op.getKind(), failure.toString());
-            return generate(request(hello, op, safe));
+            return generate(request(hello, op, safe), trace);
         });
     }
 
@@ -153,10 +173,10 @@ public class KernelSources {
                 .map(Candidate::getSchedule).findFirst();
     }
 
-    private Uni<List<ComposeResponse>> compose(Hello hello) {
+    private Uni<List<ComposeResponse>> compose(Hello hello, String tenant, SessionTrace trace) {
         List<Uni<ComposeResponse>> spaces = hello.getOpsList().stream()
-                .map(op -> space.compose(ComposeRequest.newBuilder()
-                                .setOp(op).setDevice(hello.getDevice()).setBackend(hello.getBackend()).build())
+                .map(op -> trace.within(space.compose(ComposeRequest.newBuilder().setTenant(tenant)
+                                .setOp(op).setDevice(hello.getDevice()).setBackend(hello.getBackend()).build()))
                         .ifNoItem().after(config.rpcTimeout()).fail())
                 .toList();
         return Uni.join().all(spaces).andFailFast();
@@ -167,7 +187,7 @@ public class KernelSources {
      * first, then every op's second, ...), so a model's ops all improve from the start rather than
      * one after another; within an op, the space's order. A candidate codegen refuses is skipped.
      */
-    public Multi<Offer> candidates(Hello hello, Uni<List<Planned>> planned) {
+    public Multi<Offer> candidates(Hello hello, Uni<List<Planned>> planned, SessionTrace trace) {
         return planned.onItem().transformToMulti(order -> {
             if (order.isEmpty()) {
                 return Multi.createFrom().empty();
@@ -176,7 +196,7 @@ public class KernelSources {
             for (Planned p : order) {
                 batch.addRequests(request(hello, p.op(), p.candidate().getSchedule()));
             }
-            return codegen.generateBatch(batch.build())
+            return trace.within(codegen.generateBatch(batch.build()))
                     .filter(generated -> {
                         if (!generated.getRefused().isEmpty()) {
                             LOG.infof("candidate skipped, codegen refused it: %s", generated.getRefused());
@@ -196,17 +216,17 @@ public class KernelSources {
      * those whose kernels it was sent (the Welcome's and the offers it received); none when the
      * space does not answer.
      */
-    public Multi<Offer> remaining(Hello hello, List<KernelRef> sent) {
+    public Multi<Offer> remaining(Hello hello, String tenant, List<KernelRef> sent, SessionTrace trace) {
         List<Set<Schedule>> given = hello.getOpsList().stream()
                 .map(op -> sent.stream().filter(k -> k.getOp().equals(op)).map(KernelRef::getSchedule)
                         .collect(Collectors.toSet()))
                 .toList();
-        Uni<List<Planned>> planned = compose(hello).map(composed -> roundRobin(hello.getOpsList(), composed, given))
+        Uni<List<Planned>> planned = compose(hello, tenant, trace).map(composed -> roundRobin(hello.getOpsList(), composed, given))
                 .onFailure().recoverWithItem(failure -> {
                     LOG.warnf("space unavailable, a resumed session gets no more offers: %s", failure.toString());
                     return List.of();
                 });
-        return candidates(hello, planned);
+        return candidates(hello, planned, trace);
     }
 
     /**
@@ -252,8 +272,8 @@ public class KernelSources {
     public record Offer(KernelArtifact artifact, int rank, boolean fromZoo, long generatedNs) {
     }
 
-    private Uni<KernelArtifact> generate(GenerateRequest request) {
-        return codegen.generate(request).ifNoItem().after(config.rpcTimeout()).fail()
+    private Uni<KernelArtifact> generate(GenerateRequest request, SessionTrace trace) {
+        return trace.within(codegen.generate(request)).ifNoItem().after(config.rpcTimeout()).fail()
                 .map(GenerateResponse::getArtifact);
     }
 

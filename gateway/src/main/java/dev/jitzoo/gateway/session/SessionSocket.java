@@ -5,6 +5,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import dev.jitzoo.gateway.Digests;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.jit.KernelSources;
+import dev.jitzoo.gateway.jit.SessionTrace;
 import dev.jitzoo.gateway.jit.StallGuard;
 import dev.jitzoo.gateway.reports.ReportPublisher;
 import dev.jitzoo.gateway.tenant.QuotaMeter;
@@ -181,14 +182,16 @@ public class SessionSocket {
         registry.update(session, s -> s.from(registry.origin(connection.id()), tenant.name()));
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
         long helloAt = System.nanoTime();
-        return kernels.start(hello)
+        SessionTrace trace = kernels.trace("jitzoo.session.hello", session.id(), hello);
+        return kernels.start(hello, tenant.name(), trace)
                 .call(start -> {
                     registry.update(session, s -> start.initial().forEach(k -> s.issue(k.getArtifact().getRef())));
                     return keep(session).chain(token -> send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
                             .setSessionId(session.id()).addAllInitial(start.initial()).setResumeToken(token)).build()))
                             .invoke(() -> metrics.welcomed(Duration.ofNanos(System.nanoTime() - helloAt)));
                 })
-                .invoke(start -> generate(session, kernels.candidates(hello, start.offers()), connection))
+                .invoke(start -> generate(session, kernels.candidates(hello, start.offers(), trace), connection))
+                .onTermination().invoke((start, failure, cancelled) -> trace.end(failure))
                 .replaceWithVoid()
                 .onFailure(f -> !(f instanceof ProtocolException))
                 .transform(f -> ProtocolException.unavailable("kernel services unavailable: " + f.getMessage()))
@@ -245,8 +248,11 @@ public class SessionSocket {
                     List<KernelRef> sent = kept.get().issued().stream().filter(k -> kept.get().sent().contains(k.getKernelId())).toList();
                     LOG.infof("session %s resumed: %d kernels sent before, %d ops reported", session.id(), sent.size(),
                             kept.get().reportedOps().size());
+                    SessionTrace trace = kernels.trace("jitzoo.session.resume", session.id(), session.hello());
                     return send(connection, ServerFrame.newBuilder().setResumed(Resumed.newBuilder().setSessionId(session.id())).build())
-                            .invoke(() -> generate(session, kernels.remaining(session.hello(), sent), connection));
+                            .invoke(() -> generate(session, kernels.remaining(session.hello(), registry.tenant(connection.id()).name(),
+                                    sent, trace), connection))
+                            .onTermination().invoke((ignored, failure, cancelled) -> trace.end(failure));
                 })
                 .onFailure(ProtocolException.class).recoverWithUni(f -> refused((ProtocolException) f, connection));
     }

@@ -55,7 +55,8 @@ public class SpaceGrpcService implements SpaceService {
             answer = Uni.createFrom().item(ExtendedSpace.ZooAnswer.unavailable("the device has no fingerprint to look up"));
         } else {
             answer = Uni.createFrom().completionStage(() -> zoo.similar(
-                    ExtendedSpace.similarRequest(lite, request.getOp(), request.getDevice(), request.getBackend())));
+                    ExtendedSpace.similarRequest(lite, request.getOp(), request.getDevice(), request.getBackend()).toBuilder()
+                            .setTenant(request.getTenant()).build()));
         }
         return answer.map(zooAnswer -> extended.extend(lite, zooAnswer, request.getOp(), request.getDevice(), request.getBackend()));
     }

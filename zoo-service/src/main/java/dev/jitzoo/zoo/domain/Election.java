@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.ToDoubleFunction;
 
 /**
  * How a zoo key's kernel is elected from an anonymous crowd's reports: the paper's top-5 ballots,
@@ -30,6 +31,11 @@ import java.util.Set;
  * elects its own fastest kernel. When no kernel reaches the quorum (ballots that barely overlap,
  * as when some devices were offered kernels others were not, each ranking only what it timed),
  * the contenders are the kernels the most origins ranked: every key with a vote has an election.
+ * <p>
+ * Where tenants share their data, a ballot is a tenant's origin and weighs the tenant's trust
+ * ({@link TenantData#trust}): the quorum is that share of the ballots' total weight, and a
+ * ballot's points are scaled by it. A ballot of weight 0 is not counted; a key with only such
+ * ballots has no election.
  */
 public final class Election {
 
@@ -47,48 +53,70 @@ public final class Election {
     private Election() {
     }
 
-    /** One kernel as one session ranked it. */
-    public record Vote(String sessionId, String origin, int rank, KernelRef kernel, double medianMs) {
+    /** One kernel as one session (of a tenant) ranked it. */
+    public record Vote(String sessionId, String origin, int rank, KernelRef kernel, double medianMs, String tenant) {
+
+        /** A vote of the public tenant. */
+        public Vote(String sessionId, String origin, int rank, KernelRef kernel, double medianMs) {
+            this(sessionId, origin, rank, kernel, medianMs, TenantData.PUBLIC);
+        }
     }
 
     /** The elected kernel, its latency, its rank-weighted points, and the sessions and origins that ranked it. */
     public record Result(KernelRef kernel, double medianMs, double points, int sessions, int origins) {
     }
 
-    /** Elects from every vote of one key; empty only when there is none. Linear in the votes, plain loops: it runs per batch per key. */
+    /** Elects from every vote of one key, every tenant trusted alike; empty only when there is none. */
     public static Optional<Result> elect(List<Vote> votes) {
-        if (votes.isEmpty()) {
-            return Optional.empty();
-        }
-        // origin → its sessions, and per kernel its sessions' latencies and rank points
+        return elect(votes, tenant -> 1);
+    }
+
+    /**
+     * Elects from every vote of one key, each tenant's ballots weighing its {@code trust}; empty when
+     * no vote has any weight. Linear in the votes, plain loops: it runs per batch per key.
+     */
+    public static Optional<Result> elect(List<Vote> votes, ToDoubleFunction<String> trust) {
+        // a tenant's origin → its sessions, and per kernel its sessions' latencies and rank points
         Map<String, Ballot> ballots = new HashMap<>();
         Map<String, Tally> tallies = new HashMap<>();
+        Map<String, Double> weights = new HashMap<>();
         for (Vote v : votes) {
-            Ballot ballot = ballots.computeIfAbsent(v.origin(), o -> new Ballot());
+            double weight = weights.computeIfAbsent(v.tenant(), trust::applyAsDouble);
+            if (!(weight > 0)) {
+                continue;
+            }
+            Ballot ballot = ballots.computeIfAbsent(v.tenant() + "|" + v.origin(), o -> new Ballot(weight));
             ballot.sessions.add(v.sessionId());
             ballot.kernels.computeIfAbsent(v.kernel().getKernelId(), k -> new Ranking()).add(v);
             tallies.computeIfAbsent(v.kernel().getKernelId(), k -> new Tally(v.kernel())).sessions.add(v.sessionId());
         }
-        int origins = ballots.size();
+        if (ballots.isEmpty()) {
+            return Optional.empty();
+        }
         // each origin's ballot: a latency (its sessions' median) and its sessions' mean points per kernel it ranked
+        double total = 0;
         for (Ballot ballot : ballots.values()) {
+            total += ballot.weight;
             for (Map.Entry<String, Ranking> kernel : ballot.kernels.entrySet()) {
                 Tally tally = tallies.get(kernel.getKey());
                 Ranking r = kernel.getValue();
                 tally.latencies.add(r.count == 1 ? r.ms[0] : median(Arrays.copyOf(r.ms, r.count)));
-                tally.points += r.points / ballot.sessions.size();
+                tally.weights.add(ballot.weight);
+                tally.support += ballot.weight;
+                tally.points += ballot.weight * r.points / ballot.sessions.size();
             }
         }
-        int quorum = origins < 3 ? 1 : (int) Math.ceil(QUORUM * origins);
-        int widest = tallies.values().stream().mapToInt(t -> t.latencies.size()).max().orElse(1);
+        // the share of the total weight a contender needs; a hair under it, so that equal weights behave as counts do
+        double quorum = ballots.size() < 3 ? 0 : QUORUM * total * (1 - 1e-9);
+        double widest = tallies.values().stream().mapToDouble(t -> t.support).max().orElse(0);
         quorum = Math.min(quorum, widest);
         Tally winner = null;
         double winnerMs = 0;
         for (Tally t : tallies.values()) {
-            if (t.latencies.size() < quorum) {
+            if (t.latencies.isEmpty() || t.support < quorum) {
                 continue;
             }
-            double ms = robustMedian(t.latencies);
+            double ms = robustMedian(t.latencies, t.weights);
             if (winner == null || ms < winnerMs || ms == winnerMs && (t.points > winner.points
                     || t.points == winner.points && t.kernel.getKernelId().compareTo(winner.kernel.getKernelId()) < 0)) {
                 winner = t;
@@ -98,10 +126,15 @@ public final class Election {
         return Optional.of(new Result(winner.kernel, winnerMs, winner.points, winner.sessions.size(), winner.latencies.size()));
     }
 
-    /** One origin's ballot. */
+    /** One origin's ballot, weighing its tenant's trust. */
     private static final class Ballot {
+        final double weight;
         final Set<String> sessions = new HashSet<>(4);
         final Map<String, Ranking> kernels = new HashMap<>(8);
+
+        Ballot(double weight) {
+            this.weight = weight;
+        }
     }
 
     /** One origin's sessions' latencies and summed rank points for one kernel. */
@@ -123,7 +156,11 @@ public final class Election {
     private static final class Tally {
         final KernelRef kernel;
         final List<Double> latencies = new ArrayList<>();
+        /** The weight of the ballot each latency is from. */
+        final List<Double> weights = new ArrayList<>();
         final Set<String> sessions = new HashSet<>();
+        /** The summed weight of the ballots that ranked it. */
+        double support;
         double points;
 
         Tally(KernelRef kernel) {
@@ -133,18 +170,59 @@ public final class Election {
 
     /** The median after dropping values further than {@link #OUTLIER_MADS} scaled MADs from it. */
     static double robustMedian(List<Double> values) {
+        return robustMedian(values, values.stream().map(v -> 1.0).toList());
+    }
+
+    /**
+     * The weighted median after dropping values further than {@link #OUTLIER_MADS} scaled MADs
+     * (weighted too) from it: with equal weights, the plain one.
+     */
+    static double robustMedian(List<Double> values, List<Double> weights) {
         double[] xs = values.stream().mapToDouble(Double::doubleValue).toArray();
-        double median = median(xs);
-        double mad = median(Arrays.stream(xs).map(x -> Math.abs(x - median)).toArray());
+        double[] ws = weights.stream().mapToDouble(Double::doubleValue).toArray();
+        double median = median(xs, ws);
+        double mad = median(Arrays.stream(xs).map(x -> Math.abs(x - median)).toArray(), ws);
         double spread = Math.max(MAD_SCALE * mad, MIN_SPREAD * median);
-        double[] kept = Arrays.stream(xs).filter(x -> Math.abs(x - median) <= OUTLIER_MADS * spread).toArray();
-        return median(kept);
+        int kept = 0;
+        for (int i = 0; i < xs.length; i++) {
+            if (Math.abs(xs[i] - median) <= OUTLIER_MADS * spread) {
+                xs[kept] = xs[i];
+                ws[kept++] = ws[i];
+            }
+        }
+        return median(Arrays.copyOf(xs, kept), Arrays.copyOf(ws, kept));
     }
 
     static double median(double[] xs) {
-        double[] s = xs.clone();
-        Arrays.sort(s);
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+        double[] ones = new double[xs.length];
+        Arrays.fill(ones, 1);
+        return median(xs, ones);
+    }
+
+    /**
+     * The weighted median: the least value whose weight and the smaller values' reach half the
+     * total; where they make exactly half, the mean of it and the next (so, with equal weights,
+     * the middle value, or the mean of the middle two).
+     */
+    static double median(double[] xs, double[] ws) {
+        Integer[] order = new Integer[xs.length];
+        double total = 0;
+        for (int i = 0; i < xs.length; i++) {
+            order[i] = i;
+            total += ws[i];
+        }
+        Arrays.sort(order, (a, b) -> Double.compare(xs[a], xs[b]));
+        double half = total / 2;
+        double below = 0;
+        for (int k = 0; k < order.length; k++) {
+            below += ws[order[k]];
+            if (Math.abs(below - half) <= 1e-12 * total && k + 1 < order.length) {
+                return (xs[order[k]] + xs[order[k + 1]]) / 2;
+            }
+            if (below >= half) {
+                return xs[order[k]];
+            }
+        }
+        return xs[order[order.length - 1]];
     }
 }

@@ -41,7 +41,7 @@ public final class ElectionWindows {
             }
             sessions.addLast(new ReportStore.SessionVotes(session.sessionId(), session.receivedAtMs(),
                     session.votes().stream().map(v -> new Election.Vote(v.sessionId(), v.origin(), v.rank(),
-                            refs.computeIfAbsent(v.kernel().getKernelId(), id -> v.kernel()), v.medianMs())).toList(),
+                            refs.computeIfAbsent(v.kernel().getKernelId(), id -> v.kernel()), v.medianMs(), v.tenant())).toList(),
                     session.initial()));
             while (sessions.size() > Zoo.ELECTION_WINDOW) {
                 sessionIds.remove(sessions.removeFirst().sessionId());

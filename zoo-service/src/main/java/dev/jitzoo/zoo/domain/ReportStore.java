@@ -64,15 +64,18 @@ public interface ReportStore {
     record DevicePrimitive(String fingerprint, Primitive primitive, double speedup, int reports, String engine) {
     }
 
-    /** One session's report on one key (from a hashed network origin): its kernels fastest first, as the device timed them. */
-    record StoredReport(ZooKey key, DeviceProfile device, String sessionId, String origin, List<Timed> ranked,
+    /**
+     * One session's report on one key (from a hashed network origin, of a tenant): its kernels
+     * fastest first, as the device timed them.
+     */
+    record StoredReport(ZooKey key, DeviceProfile device, String sessionId, String origin, String tenant, List<Timed> ranked,
                         long receivedAtMs, Initial initial) {
 
         /** The report as its session's votes, for the key's election window. */
         SessionVotes votes() {
             List<Election.Vote> votes = new ArrayList<>(ranked.size());
             for (int rank = 0; rank < ranked.size(); rank++) {
-                votes.add(new Election.Vote(sessionId, origin, rank, ranked.get(rank).kernel(), ranked.get(rank).medianMs()));
+                votes.add(new Election.Vote(sessionId, origin, rank, ranked.get(rank).kernel(), ranked.get(rank).medianMs(), tenant));
             }
             return new SessionVotes(sessionId, receivedAtMs, votes, initial);
         }

@@ -39,8 +39,15 @@ public class Zoo {
     private final ElectionWindows windows;
     private final KindPeaks peaks;
     private final OpTimings timings;
+    private final TenantData tenants;
 
+    /** A zoo where tenants share their data, all trusted alike. */
     public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows) {
+        this(store, cache, windows, TenantData.shared());
+    }
+
+    public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows, TenantData tenants) {
+        this.tenants = tenants;
         this.store = store;
         this.cache = cache;
         this.windows = windows;
@@ -88,11 +95,9 @@ public class Zoo {
                 cold -> store.histories(cold, ELECTION_WINDOW));
         valid.forEach(r -> touched.get(r.key()).add(r.votes()));
         Map<ZooKey, ReportStore.Elected> bests = new LinkedHashMap<>();
-        touched.forEach((key, window) -> {
-            BestKernel best = Election.elect(window.votes()).map(BestKernel::of)
-                    .orElseThrow(() -> new IllegalStateException("no vote of " + key.asString() + " after storing one"));
-            bests.put(key, new ReportStore.Elected(best, window.fromMs(), window.speedups(best.kernel().getKernelId())));
-        });
+        // a key whose votes all weigh nothing (tenants of trust 0) has no election: its reports are stored, its lookups find none
+        touched.forEach((key, window) -> Election.elect(window.votes(), tenants::trust).map(BestKernel::of).ifPresent(best ->
+                bests.put(key, new ReportStore.Elected(best, window.fromMs(), window.speedups(best.kernel().getKernelId())))));
         store.saveBests(bests);
         Map<ZooKey, BestKernel> cached = new LinkedHashMap<>();
         List<Elected> elections = new ArrayList<>();
@@ -117,7 +122,7 @@ public class Zoo {
     }
 
     /** A report as stored, or why it is refused; {@code ceilingFlops} is what its device can reach at most. */
-    private static ReportStore.StoredReport validate(KernelReport report, double ceilingFlops) {
+    private ReportStore.StoredReport validate(KernelReport report, double ceilingFlops) {
         if (report.getSessionId().isBlank()) {
             throw new InvalidReportException("session id is required");
         }
@@ -152,13 +157,17 @@ public class Zoo {
             initial = new ReportStore.Initial(m.getKernel().getKernelId(), m.getMedianMs(), report.getInitialFromZoo());
         }
         String origin = report.getOrigin().isBlank() ? report.getSessionId() : report.getOrigin();
-        return new ReportStore.StoredReport(ZooKey.of(report.getOp(), report.getBackend(), report.getDevice()), report.getDevice(),
-                report.getSessionId(), origin, ranked, report.getReceivedAtMs(), initial);
+        String tenant = TenantData.name(report.getTenant());
+        return new ReportStore.StoredReport(ZooKey.of(tenants.pool(tenant), report.getOp(), report.getBackend(), report.getDevice()),
+                report.getDevice(), report.getSessionId(), origin, tenant, ranked, report.getReceivedAtMs(), initial);
     }
 
-    /** The elected kernel of an op on a device kind, if any device of that kind reported one. */
-    public Optional<BestKernel> resolve(OpSpec op, Backend backend, DeviceProfile device) {
-        ZooKey key = ZooKey.of(op, backend, device);
+    /**
+     * The elected kernel of an op on a device kind for a tenant's session (its own pool's where
+     * tenants keep their data apart), if any device of that kind reported one.
+     */
+    public Optional<BestKernel> resolve(String tenant, OpSpec op, Backend backend, DeviceProfile device) {
+        ZooKey key = ZooKey.of(tenants.pool(tenant), op, backend, device);
         Optional<BestKernel> cached = cache.get(key);
         if (cached.isPresent()) {
             return cached;
@@ -169,21 +178,21 @@ public class Zoo {
     }
 
     /** The elected kernel of an op on a device kind if this process holds it in memory: no I/O, fit for an event loop. */
-    public Optional<BestKernel> held(OpSpec op, Backend backend, DeviceProfile device) {
-        return cache.held(ZooKey.of(op, backend, device));
+    public Optional<BestKernel> held(String tenant, OpSpec op, Backend backend, DeviceProfile device) {
+        return cache.held(ZooKey.of(tenants.pool(tenant), op, backend, device));
     }
 
     /**
      * The best kernels of device kinds similar to {@code device} for an op (at most {@code limit}),
      * from timings up to {@link OpTimings#FRESH} old, and the device kind's own elected kernel.
      */
-    public Similar similar(OpSpec op, Backend backend, DeviceProfile device, int limit) {
+    public Similar similar(String tenant, OpSpec op, Backend backend, DeviceProfile device, int limit) {
         if (limit < 1 || limit > MAX_SIMILAR) {
             throw new InvalidReportException("limit must be 1 to " + MAX_SIMILAR + ", got " + limit);
         }
-        ZooKey key = ZooKey.of(op, backend, device);
+        ZooKey key = ZooKey.of(tenants.pool(tenant), op, backend, device);
         SimilarKernels.Result ranked = SimilarKernels.rank(timings.of(key.opKey()), device, backend, key.asString(), limit);
-        return new Similar(ranked.kernels(), ranked.similarKinds(), resolve(op, backend, device));
+        return new Similar(ranked.kernels(), ranked.similarKinds(), resolve(tenant, op, backend, device));
     }
 
     /** What similar device kinds learned, and the kind's own elected kernel. */

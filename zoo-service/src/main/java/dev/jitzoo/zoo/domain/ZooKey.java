@@ -8,11 +8,19 @@ import dev.jitzoo.proto.rules.OpRules;
 /**
  * The zoo's key (t, s, rho, id): the op ({@link OpRules#key}: kind, shape and every field that
  * changes the kernel, so two different ops never share an elected kernel), primitive vector and
- * device id, plus the backend, since a Wasm and a WGSL kernel never compete.
+ * device id, plus the backend, since a Wasm and a WGSL kernel never compete; and the pool whose
+ * reports elect it: empty where tenants share their data, the tenant where each keeps its own
+ * ({@link TenantData}), so that nothing of one tenant's (elections, similar kinds' timings)
+ * reaches another's.
  */
-public record ZooKey(String op, String backend, String primitiveVector, String fingerprint) {
+public record ZooKey(String pool, String op, String backend, String primitiveVector, String fingerprint) {
 
+    /** The key in the shared pool. */
     public static ZooKey of(OpSpec op, Backend backend, DeviceProfile device) {
+        return of("", op, backend, device);
+    }
+
+    public static ZooKey of(String pool, OpSpec op, Backend backend, DeviceProfile device) {
         String problem = OpRules.problem(op, OpRules.MAX_OPERAND_ELEMENTS);
         if (problem != null) {
             throw new InvalidReportException("op: " + problem);
@@ -23,17 +31,22 @@ public record ZooKey(String op, String backend, String primitiveVector, String f
         if (device.getFingerprint().isBlank()) {
             throw new InvalidReportException("device fingerprint is required");
         }
-        return new ZooKey(OpRules.key(op), backend.name().substring("BACKEND_".length()).toLowerCase(),
+        return new ZooKey(pool, OpRules.key(op), backend.name().substring("BACKEND_".length()).toLowerCase(),
                 device.getPrimitiveVector(), device.getFingerprint());
     }
 
     /** The op part of the key (the op and backend): what every device kind reporting on the op shares. */
     public String opKey() {
-        return String.join("|", op, backend);
+        return pooled(String.join("|", op, backend));
     }
 
     /** One string for caches and indexes. */
     public String asString() {
-        return String.join("|", op, backend, primitiveVector, fingerprint);
+        return pooled(String.join("|", op, backend, primitiveVector, fingerprint));
+    }
+
+    /** The shared pool's keys as they always were; a tenant's own prefixed with it. */
+    private String pooled(String key) {
+        return pool.isEmpty() ? key : "tenant=" + pool + "|" + key;
     }
 }

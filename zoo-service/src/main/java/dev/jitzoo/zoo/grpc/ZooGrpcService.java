@@ -51,8 +51,8 @@ public class ZooGrpcService implements ZooService {
     private ResolveResponse answer(ResolveRequest request, boolean heldOnly) {
         ResolveResponse.Builder response = ResolveResponse.newBuilder();
         for (OpSpec op : request.getOpsList()) {
-            Optional<BestKernel> best = heldOnly ? zoo.held(op, request.getBackend(), request.getDevice())
-                    : zoo.resolve(op, request.getBackend(), request.getDevice());
+            Optional<BestKernel> best = heldOnly ? zoo.held(request.getTenant(), op, request.getBackend(), request.getDevice())
+                    : zoo.resolve(request.getTenant(), op, request.getBackend(), request.getDevice());
             if (heldOnly && best.isEmpty()) {
                 return null;
             }
@@ -65,7 +65,8 @@ public class ZooGrpcService implements ZooService {
     @Blocking
     public Uni<SimilarResponse> similar(SimilarRequest request) {
         return call(() -> {
-            Zoo.Similar similar = zoo.similar(request.getOp(), request.getBackend(), request.getDevice(), request.getLimit());
+            Zoo.Similar similar = zoo.similar(request.getTenant(), request.getOp(), request.getBackend(), request.getDevice(),
+                    request.getLimit());
             SimilarResponse.Builder response = SimilarResponse.newBuilder().setSimilarDevices(similar.similarKinds());
             for (SimilarKernels.Scored k : similar.kernels()) {
                 response.addKernels(SimilarKernel.newBuilder()

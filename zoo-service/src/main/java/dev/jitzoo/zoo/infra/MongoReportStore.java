@@ -26,6 +26,7 @@ import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.Election;
 import dev.jitzoo.zoo.domain.ReportStore;
 import dev.jitzoo.zoo.domain.SimilarKernels;
+import dev.jitzoo.zoo.domain.TenantData;
 import dev.jitzoo.zoo.domain.ZooKey;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -156,7 +157,8 @@ public class MongoReportStore implements ReportStore {
         if (!since.isEmpty()) {
             reports.find(since.size() == 1 ? since.get(0) : Filters.or(since))
                     .sort(Sorts.descending("key", "receivedAtMs", "sessionId"))
-                    .projection(Projections.include("key", "sessionId", "origin", "receivedAtMs", "ranked.ref", "ranked.medianMs", "initial"))
+                    .projection(Projections.include("key", "sessionId", "origin", "tenant", "receivedAtMs", "ranked.ref", "ranked.medianMs",
+                            "initial"))
                     .forEach(doc -> {
                         List<SessionVotes> kept = latest.computeIfAbsent(doc.getString("key"), k -> new ArrayList<>());
                         if (kept.size() < sessions) {
@@ -177,10 +179,11 @@ public class MongoReportStore implements ReportStore {
         String session = doc.getString("sessionId");
         List<Document> ranked = doc.getList("ranked", Document.class);
         List<Election.Vote> votes = new ArrayList<>(ranked.size());
+        String tenant = TenantData.name(doc.getString("tenant")); // reports stored before tenants were the public tenant's
         for (int rank = 0; rank < ranked.size(); rank++) {
             Document timed = ranked.get(rank);
             votes.add(new Election.Vote(session, doc.getString("origin"), rank, parseRef(timed.get("ref", Binary.class)),
-                    timed.getDouble("medianMs")));
+                    timed.getDouble("medianMs"), tenant));
         }
         Document initial = doc.get("initial", Document.class);
         return new SessionVotes(session, number(doc, "receivedAtMs"), votes, initial == null ? null
@@ -263,6 +266,7 @@ public class MongoReportStore implements ReportStore {
                 .append("device", new Binary(r.device().toByteArray()))
                 .append("sessionId", r.sessionId())
                 .append("origin", r.origin())
+                .append("tenant", r.tenant())
                 .append("receivedAtMs", r.receivedAtMs())
                 .append("initial", r.initial() == null ? null : new Document("kernelId", r.initial().kernelId())
                         .append("medianMs", r.initial().medianMs()).append("fromZoo", r.initial().fromZoo()))

@@ -5,6 +5,7 @@ import dev.jitzoo.zoo.ZooConfig;
 import dev.jitzoo.zoo.domain.Analytics;
 import dev.jitzoo.zoo.domain.ElectionWindows;
 import dev.jitzoo.zoo.domain.GuardedCache;
+import dev.jitzoo.zoo.domain.TenantData;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -45,7 +46,8 @@ public class ZooWiring {
         FunctionCounter.builder("jitzoo.zoo.cache.lookups", cache, GuardedCache::failures).tag("result", "failed").register(metrics);
         Gauge.builder("jitzoo.zoo.cache.stale.keys", cache, GuardedCache::staleKeys).register(metrics);
         return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), new NearCache(cache, config.nearCacheTtl(), 100_000),
-                windows);
+                windows, new TenantData(config.tenantData() == ZooConfig.TenantDataMode.SEPARATE, config.tenantTrust(),
+                        config.defaultTrust()));
     }
 
     @Produces

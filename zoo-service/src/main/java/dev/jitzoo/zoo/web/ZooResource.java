@@ -71,18 +71,22 @@ public class ZooResource {
     public record CountView(String fingerprint, long count) {
     }
 
-    /** The elected kernel of one op on one device kind; 404 when the zoo knows none. */
+    /**
+     * The elected kernel of one op on one device kind (for a tenant's sessions: its own where
+     * tenants keep their data apart); 404 when the zoo knows none.
+     */
     @GET
     @Path("/best")
     public BestView best(@QueryParam("fingerprint") String fingerprint,
                          @QueryParam("op") @DefaultValue("matmul") String op,
                          @QueryParam("shape") String shape,
                          @QueryParam("backend") @DefaultValue("wasm") String backend,
-                         @QueryParam("rho") @DefaultValue("") String primitiveVector) {
+                         @QueryParam("rho") @DefaultValue("") String primitiveVector,
+                         @QueryParam("tenant") @DefaultValue("") String tenant) {
         DeviceProfile device = DeviceProfile.newBuilder()
                 .setFingerprint(fingerprint == null ? "" : fingerprint)
                 .setPrimitiveVector(primitiveVector).build();
-        return zoo.resolve(parseOp(op, shape), parseBackend(backend), device)
+        return zoo.resolve(tenant, parseOp(op, shape), parseBackend(backend), device)
                 .map(b -> new BestView(b.kernel().getKernelId(), b.medianMs(), b.reports(), b.origins(),
                         b.kernel().getSchedule().toString().replace('\n', ' ').trim()))
                 .orElseThrow(() -> new NotFoundException("no kernel elected for this key yet"));

@@ -26,6 +26,14 @@ class ZooKeyTest {
     }
 
     @Test
+    void aTenantsOwnPoolPrefixesEveryKeySoNothingIsShared() {
+        ZooKey own = ZooKey.of("acme", MATMUL, Backend.BACKEND_WASM, DEVICE);
+        assertEquals("tenant=acme|matmul|128x256x96|wasm|101|f1", own.asString());
+        assertEquals("tenant=acme|matmul|128x256x96|wasm", own.opKey());
+        assertEquals("matmul|128x256x96|wasm", ZooKey.of("", MATMUL, Backend.BACKEND_WASM, DEVICE).opKey());
+    }
+
+    @Test
     void everyFieldThatChangesAKernelChangesTheKey() {
         Epilogue bias = Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_BIAS).build();
         Epilogue gelu = Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_GELU_ERF).build();
