@@ -2,6 +2,9 @@ package dev.jitzoo.redis;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
@@ -20,19 +23,34 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 @ApplicationScoped
 public class RedisWiring {
 
+    private ClientResources resources;
+    private RedisClient client;
+
+    /**
+     * One connection on client resources of its own, without Lettuce's per-command latency
+     * histograms (on by default where HdrHistogram is on the class path: a cost on every command,
+     * read by nothing here).
+     */
     @Produces
     @Singleton
     StatefulRedisConnection<String, byte[]> redis(@ConfigProperty(name = "jitzoo.redis.uri") String uri) {
-        RedisClient client = RedisClient.create(uri);
+        resources = DefaultClientResources.builder().commandLatencyRecorder(CommandLatencyRecorder.disabled()).build();
+        client = RedisClient.create(resources, uri);
         try {
             return client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
         } catch (RuntimeException e) {
-            client.shutdown(); // not left to the garbage collector with its threads
+            shutdown(); // not left to the garbage collector with its threads
             throw e;
         }
     }
 
     void close(@Disposes StatefulRedisConnection<String, byte[]> connection) {
         connection.close();
+        shutdown();
+    }
+
+    private void shutdown() {
+        client.shutdown();
+        resources.shutdown();
     }
 }

@@ -33,6 +33,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -51,7 +52,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>burst: sessions opened evenly within a few seconds; Hello to Welcome per session, and the
  *       gateway's own generation-to-offer latency (its {@code jitzoo_gateway_offer_seconds});</li>
  *   <li>reports: sessions of 16 ops each send all 16 reports at once; reports acknowledged a
- *       second (an acknowledgement means the broker has the record);</li>
+ *       second (an acknowledgement means the broker has the record), the median of three rounds
+ *       (the first, with the broker and the path cold, printed too);</li>
  *   <li>echo: the same connections and frames against a bare Vert.x echo server in its own JVM;</li>
  *   <li>held: sessions opened and kept, then the gateway's heap after a full GC.</li>
  * </ol>
@@ -196,40 +198,71 @@ public final class GatewayBench {
      * by a bare Vert.x server.
      */
     private Map<String, Object> reports(int sessions) throws Exception {
-        say("reports: " + sessions + " sessions of " + OPS_PER_SESSION + " ops each send all their reports at once");
+        say("reports: " + sessions + " sessions of " + OPS_PER_SESSION + " ops each send all their reports at once; "
+                + "three rounds, each of new sessions (a session reports an op once), as the echo's");
         List<OpSpec> ops = new ArrayList<>();
         for (int i = 0; i < OPS_PER_SESSION; i++) {
             ops.add(matmul(8 + i, 16, 16));
         }
-        List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions");
-        awaitQuiet();
-        long start = System.nanoTime();
-        List<CompletableFuture<?>> acked = new ArrayList<>();
-        for (Client c : clients) {
-            c.sendReports(ops);
-            acked.add(c.acked.handle((v, e) -> null));
+        List<Double> rates = new ArrayList<>();
+        double firstRound = Double.NaN;
+        int ackCount = 0;
+        int errors = 0;
+        int opened = 0;
+        List<byte[]> frames = List.of();
+        String pid = gatewayPid();
+        Optional<ProcessHandle> gatewayProcess = pid == null ? Optional.empty() : ProcessHandle.of(Long.parseLong(pid));
+        List<Double> perCpuSecond = new ArrayList<>();
+        for (int round = 0; round < 3; round++) {
+            List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, round " + (round + 1));
+            awaitQuiet();
+            long start = System.nanoTime();
+            double cpuBefore = cpuSeconds(gatewayProcess);
+            List<CompletableFuture<?>> acked = new ArrayList<>();
+            for (Client c : clients) {
+                c.sendReports(ops);
+                acked.add(c.acked.handle((v, e) -> null));
+            }
+            awaitAll(acked, "report acknowledgements");
+            double seconds = (System.nanoTime() - start) / 1e9;
+            int roundAcks = clients.stream().mapToInt(c -> c.acks.get()).sum();
+            rates.add(roundAcks / seconds);
+            perCpuSecond.add(roundAcks / (cpuSeconds(gatewayProcess) - cpuBefore));
+            firstRound = round == 0 ? roundAcks / seconds : firstRound;
+            ackCount += roundAcks;
+            errors += clients.stream().mapToInt(c -> c.errors.get()).sum();
+            opened = clients.size();
+            if (!clients.isEmpty()) {
+                frames = clients.get(0).reportFrames(ops);
+            }
+            clients.forEach(Client::close);
+            awaitNoConnections();
+            say("  round " + (round + 1) + ": " + Math.round(roundAcks / seconds) + " reports acknowledged a second");
         }
-        awaitAll(acked, "report acknowledgements");
-        double seconds = (System.nanoTime() - start) / 1e9;
-        int ackCount = clients.stream().mapToInt(c -> c.acks.get()).sum();
-        int errors = clients.stream().mapToInt(c -> c.errors.get()).sum();
-        List<byte[]> frames = clients.isEmpty() ? List.of() : clients.get(0).reportFrames(ops);
-        clients.forEach(Client::close);
-        double echoed = echo(clients.size(), frames);
+        Collections.sort(rates);
+        Collections.sort(perCpuSecond);
+        double reportsPerS = rates.get(1);
+        double[] echoed = echo(opened, frames);
         Map<String, Object> f = new LinkedHashMap<>();
-        f.put("report_sessions", clients.size());
+        f.put("report_sessions", opened);
         f.put("reports_acked", ackCount);
         f.put("report_errors", errors);
-        f.put("reports_per_s", round(ackCount / seconds, 0));
-        f.put("echo_frames_per_s", round(echoed, 0));
-        f.put("speedup_vs_echo", round(ackCount / seconds / echoed, 3));
+        f.put("reports_per_s", round(reportsPerS, 0));
+        f.put("reports_first_round_per_s", round(firstRound, 0));
+        f.put("reports_per_gateway_cpu_s", round(perCpuSecond.get(1), 0));
+        f.put("echo_frames_per_s", round(echoed[0], 0));
+        f.put("echo_frames_per_cpu_s", round(echoed[1], 0));
+        f.put("speedup_vs_echo", round(reportsPerS / echoed[0], 3));
         return f;
     }
 
-    /** Frames a second a bare Vert.x echo server sends back: as many connections, the same frames, all sent at once. */
-    private double echo(int connections, List<byte[]> frames) throws Exception {
+    /**
+     * Frames a second a bare Vert.x echo server sends back (as many connections, the same frames,
+     * all sent at once), and frames per second of its CPU time: the median of three rounds each.
+     */
+    private double[] echo(int connections, List<byte[]> frames) throws Exception {
         if (connections == 0 || frames.isEmpty()) {
-            return Double.NaN;
+            return new double[] {Double.NaN, Double.NaN};
         }
         say("echo: the same " + connections + " connections and frames against a bare Vert.x WebSocket echo server");
         Path jar = Path.of(EchoServer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
@@ -242,12 +275,14 @@ public final class GatewayBench {
             }
             URI echo = URI.create("ws://127.0.0.1:" + port.trim() + "/");
             List<Double> rates = new ArrayList<>();
+            List<Double> perCpuSecond = new ArrayList<>();
             for (int round = 0; round < 3; round++) { // the median of three: one round is short
                 List<Client> clients = new ArrayList<>();
                 for (int i = 0; i < connections; i++) {
                     clients.add(open(echo, null).get(30, TimeUnit.SECONDS));
                 }
                 long start = System.nanoTime();
+                double cpuBefore = cpuSeconds(Optional.of(server.toHandle()));
                 List<CompletableFuture<?>> answered = new ArrayList<>();
                 for (Client c : clients) {
                     c.expectEchoes(frames.size());
@@ -256,10 +291,12 @@ public final class GatewayBench {
                 }
                 awaitAll(answered, "echoes");
                 rates.add(connections * (double) frames.size() / ((System.nanoTime() - start) / 1e9));
+                perCpuSecond.add(connections * (double) frames.size() / (cpuSeconds(Optional.of(server.toHandle())) - cpuBefore));
                 clients.forEach(Client::close);
             }
             Collections.sort(rates);
-            return rates.get(1);
+            Collections.sort(perCpuSecond);
+            return new double[] {rates.get(1), perCpuSecond.get(1)};
         } finally {
             server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
@@ -504,12 +541,23 @@ public final class GatewayBench {
         }
     }
 
-    /** The gateway's heap in use right after a full GC (jcmd on its pid, as ./jitzoo up recorded it). */
-    private double heapAfterGc() throws Exception {
+    /** The gateway's pid, as ./jitzoo up recorded it; null when it did not. */
+    private static String gatewayPid() throws java.io.IOException {
         String home = System.getenv("JITZOO_HOME");
         Path pid = home == null ? null : Path.of(home, "run", "gateway.pid");
-        if (pid != null && Files.exists(pid)) {
-            Process gc = new ProcessBuilder("jcmd", Files.readString(pid).trim(), "GC.run").redirectErrorStream(true)
+        return pid != null && Files.exists(pid) ? Files.readString(pid).trim() : null;
+    }
+
+    /** CPU time a process has used so far, in seconds; NaN where the system does not say. */
+    private static double cpuSeconds(Optional<ProcessHandle> process) {
+        return process.flatMap(p -> p.info().totalCpuDuration()).map(d -> d.toNanos() / 1e9).orElse(Double.NaN);
+    }
+
+    /** The gateway's heap in use right after a full GC (jcmd on its pid). */
+    private double heapAfterGc() throws Exception {
+        String pid = gatewayPid();
+        if (pid != null) {
+            Process gc = new ProcessBuilder("jcmd", pid, "GC.run").redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             gc.waitFor(60, TimeUnit.SECONDS);
         }
@@ -547,16 +595,18 @@ public final class GatewayBench {
                   heap after full GC   %.0f MB with them, %.0f MB before (%s bytes a session); max %.0f MB
                   Welcome, burst       %s sessions in %s s: p50 %s ms, p99 %s ms, max %s ms (%s not welcomed)
                   offer latency        from codegen's kernel to its frame written: p50 %s ms, p99 %s ms
-                  reports              %s acknowledged a second (%s from %s sessions, %s errors)
+                  reports              %s acknowledged a second, median of 3 rounds (first %s; %s from %s sessions a round, %s errors)
                   echo baseline        %s frames a second, bare Vert.x, same connections and frames: gateway at %s of it
+                  per CPU second       the gateway acknowledges %s reports a second of its own CPU; the echo server echoes %s frames
                 """,
                 f.get("sessions_held"), f.get("sessions_target"), f.get("gateway_sessions"), f.get("held_open_s"),
                 ((Number) f.get("heap_used_bytes")).doubleValue() / 1e6, ((Number) f.get("heap_baseline_bytes")).doubleValue() / 1e6,
                 f.get("heap_per_session_bytes"), ((Number) f.get("heap_max_bytes")).doubleValue() / 1e6,
                 f.get("burst_sessions"), f.get("burst_seconds"), f.get("welcome_p50_ms"), f.get("welcome_p99_ms"), f.get("welcome_max_ms"),
                 f.get("burst_refused"), f.get("offer_p50_ms"), f.get("offer_p99_ms"),
-                f.get("reports_per_s"), f.get("reports_acked"), f.get("report_sessions"), f.get("report_errors"),
-                f.get("echo_frames_per_s"), f.get("speedup_vs_echo"));
+                f.get("reports_per_s"), f.get("reports_first_round_per_s"), f.get("reports_acked"), f.get("report_sessions"),
+                f.get("report_errors"),
+                f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"));
         if (json) {
             System.out.println(new Gson().toJson(f));
         }

@@ -100,9 +100,14 @@ public class RedisSessionStore implements SessionStore {
         });
     }
 
+    /** Sets the fields and renews the TTL: both commands sent at once on the connection (one round trip, in order). */
     private Uni<Void> write(String token, Map<String, byte[]> fields) {
-        String key = key(token);
-        return uni(redis.hset(key, fields)).chain(() -> uni(redis.expire(key, ttlSeconds))).replaceWithVoid();
+        return Uni.createFrom().deferred(() -> {
+            String key = key(token);
+            CompletionStage<Long> set = redis.hset(key, fields);
+            CompletionStage<Boolean> expire = redis.expire(key, ttlSeconds);
+            return uni(set).chain(() -> uni(expire)).replaceWithVoid();
+        });
     }
 
     private static <T> Uni<T> uni(CompletionStage<T> stage) {
