@@ -241,7 +241,7 @@ public final class BenchCli {
         @Override
         public void run() {
             Suite.say("a private stack (its gateway: 1 GB heap, client addresses from X-Forwarded-For); then the load (minutes)");
-            Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", "-Xmx1g -XX:+UseParallelGC",
+            Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", "-Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20",
                     "JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true");
             suite.withPrivateStack("bench gateway", gateway, suite.root(), javaMain(GatewayBench.class));
         }
