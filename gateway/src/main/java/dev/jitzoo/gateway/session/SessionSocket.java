@@ -28,6 +28,7 @@ import dev.jitzoo.proto.gateway.v1.Welcome;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
+import io.netty.handler.codec.http.QueryStringDecoder;
 import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
@@ -44,9 +45,9 @@ import io.smallrye.mutiny.subscription.Cancellable;
 import io.vertx.core.buffer.Buffer;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -123,7 +124,7 @@ public class SessionSocket {
         if (query == null) {
             return null;
         }
-        List<String> values = new io.netty.handler.codec.http.QueryStringDecoder(query, false).parameters().get(name);
+        List<String> values = new QueryStringDecoder(query, false).parameters().get(name);
         return values == null || values.isEmpty() ? null : values.get(0);
     }
 

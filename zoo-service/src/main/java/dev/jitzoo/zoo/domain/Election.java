@@ -193,10 +193,12 @@ public final class Election {
         return median(Arrays.copyOf(xs, kept), Arrays.copyOf(ws, kept));
     }
 
+    /** The plain median (an origin's sessions' latencies for a kernel): a primitive sort, no weights to carry. */
     static double median(double[] xs) {
-        double[] ones = new double[xs.length];
-        Arrays.fill(ones, 1);
-        return median(xs, ones);
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     /**
