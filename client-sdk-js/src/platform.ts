@@ -13,6 +13,8 @@ export interface Platform {
   logicalCores?: () => number;
   /** The engine, where there is no user agent: e.g. `node/v20.19.2 linux-x64`. */
   engine?: () => { userAgent: string; arch: string };
+  /** WebGPU, where the host has no `navigator.gpu` (Node: Dawn's `webgpu` package, `create([...])`). */
+  gpu?: () => GPU | undefined;
 }
 
 let installed: Platform = {};

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { DeviceProfileSchema, type DeviceProfile } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { primitiveVector, type MicrobenchSummary } from "./microbench.js";
 import { platform } from "./platform.js";
+import { adapterMessage, gpuFingerprintOf, type GpuAdapterProfile } from "./webgpu/adapter.js";
 
 // The smallest modules that use one feature each: WebAssembly.validate tells whether the engine has it.
 const WASM_HEADER = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
@@ -106,12 +107,14 @@ export async function fingerprintOf(features: DeviceFeatures): Promise<string> {
 /**
  * Probes the device and builds the profile sent in Hello. `fingerprint` overrides the derived
  * one (tests, or fleets that name their device kinds themselves); a microbenchmark of this device,
- * when there is one, gives its primitive vector.
+ * when there is one, gives its primitive vector. With a WebGPU adapter's profile (a WGSL session),
+ * the profile carries it and the derived fingerprint is the GPU's device kind.
  */
-export async function probeDevice(fingerprint?: string, microbench?: MicrobenchSummary): Promise<DeviceProfile> {
+export async function probeDevice(fingerprint?: string, microbench?: MicrobenchSummary, gpu?: GpuAdapterProfile): Promise<DeviceProfile> {
   const features = await probeFeatures();
   return create(DeviceProfileSchema, {
-    fingerprint: fingerprint ?? (await fingerprintOf(features)),
+    fingerprint: fingerprint ?? (gpu ? await gpuFingerprintOf(features.engine, gpu) : await fingerprintOf(features)),
+    webgpu: gpu ? adapterMessage(gpu) : undefined,
     primitiveVector: primitiveVector(microbench),
     // the L1 size stays 0 (unknown): the space service then assumes a safe 32 KiB
     wasm: { simd: features.simd, relaxedSimd: features.relaxedSimd, threads: features.threads, simdRegisters: features.simdRegisters },

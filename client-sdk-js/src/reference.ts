@@ -48,7 +48,7 @@ export function maxRelativeError(actual: Float32Array, expected: Float32Array, f
 }
 
 /** Deterministic inputs in [-1, 1) (xorshift32), so every kernel of an op sees the same data. */
-export function seededFloats(count: number, seed: number): Float32Array {
+export function seededFloats(count: number, seed: number): Float32Array<ArrayBuffer> {
   const out = new Float32Array(count);
   let x = seed | 0 || 1;
   for (let i = 0; i < count; i++) {

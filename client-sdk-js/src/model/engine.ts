@@ -14,7 +14,7 @@ import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host-ops.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
 import { referenceKernel, type Bindings, type KernelCode, type Operand } from "./kernels.js";
-import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
+import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type TuningOptions } from "./op-tuner.js";
 import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
 import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
@@ -67,10 +67,11 @@ export class LocalModel implements Model {
   private pageHide?: () => void;
 
   /** @internal use {@link loadModel} */
-  constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions) {
+  constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions, why?: string) {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
     if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
+    if (why) this.notes.push(why);
   }
 
   /** The inputs a run must feed: name, element type, declared dimensions (strings for symbolic ones). */
@@ -116,7 +117,7 @@ export class LocalModel implements Model {
     const record: RunRecord = { atMs: start - this.started, inferMs, tuneMs: 0 };
     this.timeline.push(record);
     deliver(outputs);
-    record.tuneMs = this.tune(inferMs);
+    record.tuneMs = await this.tune(inferMs);
     // offers and compiled candidates arrive as events: give them a turn even when the app calls run() in a tight loop
     if (this.tuners.size && ![...this.tuners.values()].every((t) => t.settled)) await nextTurn();
   }
@@ -145,30 +146,10 @@ export class LocalModel implements Model {
     this.pageHide = () => page.removeEventListener?.("pagehide", flush);
   }
 
-  /**
-   * Tuning between runs: the budget's share of this run's inference time is added to a credit,
-   * and tasks (checks, timed pairs) run round-robin over the ops while the credit covers them,
-   * so tuning takes the budget on average (one task at most past the credit, once it is full).
-   * Nothing runs while the page is hidden.
-   */
-  private tune(inferMs: number): number {
-    if (this.tuners.size === 0 || pageHidden()) return 0;
+  /** This run's share of tuning ({@link spendCredit}). */
+  private async tune(inferMs: number): Promise<number> {
     const start = performance.now();
-    const cap = inferMs;
-    this.credit = Math.min(this.credit + this.tuning.budget * inferMs, cap);
-    const tuners = [...this.tuners.values()];
-    for (let progress = true; progress;) {
-      progress = false;
-      for (const tuner of tuners) {
-        const task: Task | undefined = tuner.next();
-        // a task dearer than one inference runs once the credit is full, or it would never run
-        if (!task || (task.costMs > this.credit && this.credit < cap)) continue;
-        const t0 = performance.now();
-        task.run();
-        this.credit -= performance.now() - t0;
-        progress = true;
-      }
-    }
+    this.credit = await spendCredit([...this.tuners.values()], this.credit, this.tuning.budget, inferMs);
     return performance.now() - start;
   }
 
@@ -179,6 +160,7 @@ export class LocalModel implements Model {
   stats(): ModelStats {
     const runMs = this.timeline.map((r) => r.inferMs);
     return {
+      backend: "wasm",
       runs: runMs.length,
       medianRunMs: runMs.length ? median(runMs) : NaN,
       lastRunMs: runMs.at(-1) ?? NaN,
@@ -203,15 +185,7 @@ export class LocalModel implements Model {
   }
 
   private async planFor(feeds: Readonly<Record<string, TensorLike>>): Promise<Plan> {
-    const shapes: Record<string, readonly number[]> = {};
-    for (const input of this.graph.inputs) {
-      const feed = feeds[input.name];
-      if (!feed) throw new ModelError(`input ${input.name} is missing (inputs: ${this.inputNames.join(", ")})`);
-      shapes[input.name] = [...feed.dims];
-    }
-    for (const name of Object.keys(feeds)) {
-      if (!shapes[name]) throw new ModelError(`${name} is not an input of the model (inputs: ${this.inputNames.join(", ")})`);
-    }
+    const shapes = inputShapes(this.graph, feeds);
     const key = JSON.stringify(shapes);
     let plan = this.plans.get(key);
     if (!plan) {
@@ -306,7 +280,7 @@ export class LocalModel implements Model {
     if (!this.store) return kept;
     for (const slot of slots) {
       const entry = await this.store.get(fingerprint, slot.key);
-      if (!entry) continue;
+      if (!entry?.wasm) continue;
       const artifact = create(KernelArtifactSchema, {
         ref: { kernelId: entry.kernelId, op: slot.op, backend: Backend.WASM },
         code: { case: "wasm", value: entry.wasm }, metadataJson: entry.metadataJson,
@@ -551,8 +525,49 @@ function sliceRows(op: OpSpec, whole: Bindings, row: number, count: number): Bin
   return { operands, weights: whole.weights };
 }
 
+/** The shapes of a run's feeds by input name; throws a ModelError naming a missing or unknown input. */
+export function inputShapes(graph: OnnxGraph, feeds: Readonly<Record<string, TensorLike>>): Record<string, readonly number[]> {
+  const names = graph.inputs.map((i) => i.name).join(", ");
+  const shapes: Record<string, readonly number[]> = {};
+  for (const input of graph.inputs) {
+    const feed = feeds[input.name];
+    if (!feed) throw new ModelError(`input ${input.name} is missing (inputs: ${names})`);
+    shapes[input.name] = [...feed.dims];
+  }
+  for (const name of Object.keys(feeds)) {
+    if (!shapes[name]) throw new ModelError(`${name} is not an input of the model (inputs: ${names})`);
+  }
+  return shapes;
+}
+
+/**
+ * Tuning between runs: the budget's share of this run's inference time is added to a credit
+ * (capped at one inference), and tasks (checks, timed pairs) run round-robin over the ops while
+ * the credit covers them, so tuning takes the budget on average (one task at most past the credit,
+ * once it is full). Nothing runs while the page is hidden. Returns the credit left.
+ */
+export async function spendCredit(tuners: readonly { next(): { costMs: number; run(): void | Promise<void> } | undefined }[],
+  credit: number, budget: number, inferMs: number): Promise<number> {
+  if (tuners.length === 0 || pageHidden()) return credit;
+  const cap = inferMs;
+  credit = Math.min(credit + budget * inferMs, cap);
+  for (let progress = true; progress;) {
+    progress = false;
+    for (const tuner of tuners) {
+      const task = tuner.next();
+      // a task dearer than one inference runs once the credit is full, or it would never run
+      if (!task || (task.costMs > credit && credit < cap)) continue;
+      const t0 = performance.now();
+      await task.run();
+      credit -= performance.now() - t0;
+      progress = true;
+    }
+  }
+  return credit;
+}
+
 /** One turn of the event loop (a macrotask), without the 4 ms clamp of nested setTimeout in browsers. */
-function nextTurn(): Promise<void> {
+export function nextTurn(): Promise<void> {
   const immediate = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate;
   if (immediate) return new Promise((resolve) => immediate(resolve));
   return new Promise((resolve) => {
@@ -562,9 +577,9 @@ function nextTurn(): Promise<void> {
   });
 }
 
-const pageHidden = () => (globalThis as { document?: { visibilityState?: string } }).document?.visibilityState === "hidden";
+export const pageHidden = () => (globalThis as { document?: { visibilityState?: string } }).document?.visibilityState === "hidden";
 
-function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>): HostTensor["data"] {
+export function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>): HostTensor["data"] {
   const kind = data.length ? typeof data[0] : "number";
   if (kind !== "number" && kind !== "bigint") throw new ModelError(`input ${name}: elements must be numbers or bigints, got ${kind}`);
   const values = kind === "bigint" ? Array.from(data as ArrayLike<bigint>, Number) : (data as ArrayLike<number>);
@@ -572,7 +587,7 @@ function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknow
   return dtype === "bool" ? Uint8Array.from(values) : Float64Array.from(values);
 }
 
-function fromHost(t: HostTensor): OutputTensor["data"] {
+export function fromHost(t: HostTensor): OutputTensor["data"] {
   if (t.dtype === "float32") return Float32Array.from(t.data);
   return t.dtype === "int64" ? BigInt64Array.from(t.data, (x) => BigInt(x)) : Uint8Array.from(t.data);
 }

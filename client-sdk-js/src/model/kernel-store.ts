@@ -13,8 +13,10 @@ export interface StoredKernel {
   /** The op's key (`opKey`). */
   op: string;
   kernelId: string;
-  /** The Wasm module. */
-  wasm: Uint8Array;
+  /** The Wasm module (a Wasm kernel). */
+  wasm?: Uint8Array;
+  /** The WGSL source (a WebGPU kernel; the browser's shader cache keeps what it compiled from it). */
+  wgsl?: string;
   /** Its ABI metadata, as the artifact carried it. */
   metadataJson: string;
   /** Its bench latency when it was kept, milliseconds. */
@@ -27,6 +29,8 @@ export interface StoredKernel {
 export interface KernelStore {
   get(fingerprint: string, op: string): Promise<StoredKernel | undefined>;
   put(entry: StoredKernel): Promise<void>;
+  /** Every well-formed entry of a device kind (a WebGPU model builds their pipelines while it loads). */
+  list?(fingerprint: string): Promise<StoredKernel[]>;
 }
 
 /** The entry, if `value` is a well-formed one for this device kind and op. */
@@ -34,7 +38,8 @@ export function checkedEntry(value: unknown, fingerprint: string, op: string): S
   const e = value as Partial<StoredKernel> | undefined;
   if (!e || e.format !== 1 || e.fingerprint !== fingerprint || e.op !== op) return undefined;
   if (typeof e.kernelId !== "string" || !e.kernelId || typeof e.metadataJson !== "string") return undefined;
-  if (!(e.wasm instanceof Uint8Array) || !WebAssembly.validate(e.wasm as Uint8Array<ArrayBuffer>)) return undefined;
+  const wasm = e.wasm instanceof Uint8Array && WebAssembly.validate(e.wasm as Uint8Array<ArrayBuffer>);
+  if (!wasm && !(typeof e.wgsl === "string" && e.wgsl.length > 0 && e.wasm === undefined)) return undefined;
   if (typeof e.ms !== "number" || typeof e.savedAt !== "number") return undefined;
   return e as StoredKernel;
 }
@@ -51,6 +56,11 @@ export class MemoryKernelStore implements KernelStore {
 
   async put(entry: StoredKernel): Promise<void> {
     this.entries.set(keyOf(entry.fingerprint, entry.op), entry);
+  }
+
+  async list(fingerprint: string): Promise<StoredKernel[]> {
+    return [...this.entries.values()].map((e) => e as Partial<StoredKernel>)
+      .flatMap((e) => checkedEntry(e, fingerprint, e.op ?? "") ?? []);
   }
 }
 
@@ -81,6 +91,15 @@ export function indexedDbKernelStore(database = "jitzoo"): KernelStore | undefin
     },
     async put(entry) {
       await call("readwrite", (s) => s.put(entry, keyOf(entry.fingerprint, entry.op)));
+    },
+    async list(fingerprint) {
+      try {
+        const range = IDBKeyRange.bound(keyOf(fingerprint, ""), keyOf(fingerprint, "\uffff"));
+        const all = await call<unknown[]>("readonly", (s) => s.getAll(range));
+        return all.map((e) => e as Partial<StoredKernel>).flatMap((e) => checkedEntry(e, fingerprint, e.op ?? "") ?? []);
+      } catch {
+        return [];
+      }
     },
   };
 }

@@ -8,6 +8,7 @@ import { decodeModel, ModelError, type GraphInput } from "./onnx.js";
 import type { TuningOptions } from "./op-tuner.js";
 import type { ReconnectOptions } from "./session.js";
 import { WorkerModel } from "./worker-model.js";
+import { GpuModel, openBackend } from "../webgpu/engine.js";
 
 // The model API an app holds: loadModel, its options, and what a model reports. A model runs on
 // the calling thread (LocalModel, engine.ts) or in a dedicated Worker (WorkerModel).
@@ -71,6 +72,17 @@ export interface LoadOptions {
    * bundler did not place it. A custom `store` or `client.WebSocket` cannot cross into a worker.
    */
   worker?: boolean | { url: string | URL };
+  /**
+   * Where kernels run: `wasm` (every browser), `webgpu` (WGSL kernels on the GPU; needs a gateway
+   * and a WebGPU adapter), or `auto` (the default): WebGPU where a gateway is given and the adapter
+   * is a hardware GPU, else Wasm. `stats().backend` says which one runs, `stats().notes` why.
+   */
+  backend?: "wasm" | "webgpu" | "auto";
+  /**
+   * WebGPU only: `batched` (the default) records every op of an inference in one command encoder
+   * and submits once; `per-op` submits each op on its own, as naive executors do (for comparison).
+   */
+  gpuDispatch?: "batched" | "per-op";
 }
 
 /** What one distinct op of the model runs on. */
@@ -82,7 +94,7 @@ export interface OpStats {
   instances: number;
   /** The kernel in use: a server-issued id, or `reference`. */
   kernelId: string;
-  source: "reference" | "wasm";
+  source: "reference" | "wasm" | "wgsl";
   /** Whether the op started from the zoo's elected kernel for this device kind. */
   fromZoo: boolean;
   /** Whether the op started from the kernel kept on this device by an earlier load. */
@@ -104,8 +116,31 @@ export interface RunRecord {
   tuneMs: number;
 }
 
+/** What a model running on WebGPU did on the GPU. */
+export interface GpuStats {
+  adapter: { vendor: string; architecture: string; software: boolean };
+  dispatch: "batched" | "per-op";
+  /** How kernels were timed: timestamp queries, or host clock from submit to completion. */
+  timer: "timestamp-query" | "submit";
+  /** The timestamps' measured quantum, ns (0 before any timing; 1 when not quantized). */
+  timestampQuantumNs: number;
+  /** Pipelines built so far, and how many of those a run waited for (started while it inferred: the critical path). */
+  pipelinesBuilt: number;
+  pipelinesBuiltInRuns: number;
+  /** Median host time of an inference's encoding and submitting, ms (what batching saves). */
+  hostMs: number;
+  /** Devices lost and replaced. */
+  deviceLosses: number;
+  submitsPerRun: number;
+  dispatchesPerRun: number;
+}
+
 /** What a model has done so far. */
 export interface ModelStats {
+  /** Where its kernels run. */
+  backend: "wasm" | "webgpu";
+  /** WebGPU's side, when the model runs there. */
+  gpu?: GpuStats;
   runs: number;
   /** Median latency of `run()` over the runs so far, milliseconds (NaN before the first). */
   medianRunMs: number;
@@ -170,7 +205,12 @@ export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL,
   const bytes = await bytesOf(source, options.signal);
   const graph = decodeModel(bytes);
   options.log?.(`model ${graph.name || "(unnamed)"}: ${graph.nodes.length} nodes, opset ${graph.opset}, inputs ${graph.inputs.map((i) => i.name).join(", ")}`);
-  return new LocalModel(graph, options);
+  const backend = await openBackend(options);
+  if ("gpu" in backend) {
+    options.log?.(`WebGPU: ${backend.gpu.profile.vendor || "?"} ${backend.gpu.profile.architecture || "?"}${backend.gpu.profile.software ? " (software)" : ""}`);
+    return new GpuModel(graph, options, backend.gpu, backend.device);
+  }
+  return new LocalModel(graph, { ...options, backend: "wasm" }, backend.why);
 }
 
 async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL, signal?: AbortSignal): Promise<Uint8Array> {

@@ -122,13 +122,6 @@ interface Candidate {
   readonly incumbentSamples: number[];
 }
 
-/** A kernel's bench measurement, as a report ranks it. */
-interface Measured {
-  medianMs: number;
-  samples: number;
-  maxRelError: number;
-}
-
 /** A unit of tuning work and what it is expected to cost. */
 export interface Task {
   readonly costMs: number;
@@ -327,9 +320,7 @@ export class OpTuner {
 
   /**
    * One timed pair, candidate then incumbent, side by side on the bench (the candidate's first
-   * calls only warm it up). Decides at once when the candidate is 1.5 times faster or 1.25 times
-   * slower, after three pairs when its median is 1.1 times slower, else after `samples` pairs by
-   * the margin (medians, so noise does not flip it).
+   * calls only warm it up), then {@link pairVerdict}.
    */
   private pair(bench: Bench, c: Candidate): void {
     const reps = batchSize(this.incumbentMs(), SAMPLE_MS);
@@ -343,12 +334,9 @@ export class OpTuner {
     c.incumbentSamples.push(timeOf(bench.incumbent!.call, reps));
     const cand = median(c.samples), inc = median(c.incumbentSamples);
     this.incumbentSamples = [...c.incumbentSamples];
-    if (c.samples.length === 1 && cand > DECISIVE_LOSS * inc) return this.lose(c, cand, inc);
-    if (c.samples.length === 1 && cand * DECISIVE_WIN < inc) return this.win(bench, c, cand, inc);
-    if (c.samples.length === 3 && cand > CLEARLY_SLOWER * inc) return this.lose(c, cand, inc);
-    if (c.samples.length < this.options.samples) return;
-    if (cand < (1 - this.options.margin) * inc) this.win(bench, c, cand, inc);
-    else this.lose(c, cand, inc);
+    const verdict = pairVerdict(c.samples, c.incumbentSamples, this.options);
+    if (verdict === "win") this.win(bench, c, cand, inc);
+    else if (verdict === "lose") this.lose(c, cand, inc);
   }
 
   private win(bench: Bench, c: Candidate, cand: number, inc: number): void {
@@ -413,14 +401,8 @@ export class OpTuner {
   }
 
   /** C against the reference rows and the incumbent's C. */
-  private judge(bench: Bench, output: Float32Array): { ok: true; output: Float32Array; maxRelError: number } | { ok: false; why: string } {
-    const tolerance = this.options.tolerance;
-    const vsReference = maxRelativeError(pickRows(this.op, output, bench.rows), bench.expected!);
-    if (!(vsReference <= tolerance)) return { ok: false, why: `max relative error ${vsReference.toExponential(2)} against the reference > ${tolerance}` };
-    if (output.some(Number.isNaN)) return { ok: false, why: "it left part of C unwritten" };
-    const vsIncumbent = bench.incumbentOutput ? maxRelativeError(output, bench.incumbentOutput) : 0;
-    if (!(vsIncumbent <= 2 * tolerance)) return { ok: false, why: `max relative error ${vsIncumbent.toExponential(2)} against the incumbent > ${2 * tolerance}` };
-    return { ok: true, output, maxRelError: vsReference };
+  private judge(bench: Bench, output: Float32Array): Judged {
+    return judgeOutput(this.op, output, bench.rows, bench.expected!, bench.incumbentOutput, this.options.tolerance);
   }
 
   /** Ends tuning now (the page is going away): the candidate under way is dropped, and what was timed is reported. */
@@ -442,24 +424,78 @@ export class OpTuner {
     this.bench!.incumbent?.release();
     this.bench = undefined;
     if (this.incumbentArtifact) this.keep(this.slot.kernel.id, this.incumbentArtifact, this.measured.get(this.slot.kernel.id)?.medianMs ?? NaN);
-    const ranked = [...this.measured].filter(([id, m]) => Number.isFinite(m.medianMs) && !this.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
-      .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
-    if (ranked.length === 0) return;
-    // the Welcome's kernel as timed here, for the zoo's speedup over where sessions start
-    const started = this.welcomeKernel && this.measured.get(this.welcomeKernel.id);
-    const initial = started && Number.isFinite(started.medianMs) && this.welcomeKernel
-      ? { kernel: { kernelId: this.welcomeKernel.id, ...started }, fromZoo: this.welcomeKernel.fromZoo } : undefined;
-    this.report = this.session.report(this.op, ranked, initial).then(
-      () => {
-        this.log(`  ${this.slot.key}: settled on ${this.slot.kernel.id}; report acknowledged`);
-        this.emit("report-acked", { op: this.slot.key, kernelId: this.slot.kernel.id, ranked: ranked.length });
-      },
-      (e: Error) => {
-        this.log(`  ${this.slot.key}: report not stored (${e.message})`);
-        this.emit("report-failed", { op: this.slot.key, why: e.message });
-      },
-    );
+    this.report = reportSettled({
+      session: this.session, op: this.op, key: this.slot.key, kernelId: this.slot.kernel.id, measured: this.measured,
+      localOnly: this.localOnly, welcome: this.welcomeKernel, log: this.log, emit: this.emit,
+    });
   }
+}
+
+/** A kernel's bench measurement, as a report ranks it. */
+export interface Measured {
+  medianMs: number;
+  samples: number;
+  maxRelError: number;
+}
+
+/**
+ * Sends a settled op's report: its five fastest timed kernels the gateway issued, and the
+ * Welcome's kernel as timed here (for the zoo's speedup over where sessions start); logs and emits
+ * the acknowledgement or the refusal. Undefined when nothing was timed.
+ */
+export function reportSettled(r: {
+  session: ModelSession; op: OpSpec; key: string; kernelId: string; measured: ReadonlyMap<string, Measured>; localOnly: ReadonlySet<string>;
+  welcome?: { id: string; fromZoo: boolean }; log: (line: string) => void; emit: Emit;
+}): Promise<void> | undefined {
+  const ranked = [...r.measured].filter(([id, m]) => Number.isFinite(m.medianMs) && !r.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
+    .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
+  if (ranked.length === 0) return undefined;
+  const started = r.welcome && r.measured.get(r.welcome.id);
+  const initial = started && Number.isFinite(started.medianMs) && r.welcome
+    ? { kernel: { kernelId: r.welcome.id, ...started }, fromZoo: r.welcome.fromZoo } : undefined;
+  return r.session.report(r.op, ranked, initial).then(
+    () => {
+      r.log(`  ${r.key}: settled on ${r.kernelId}; report acknowledged`);
+      r.emit("report-acked", { op: r.key, kernelId: r.kernelId, ranked: ranked.length });
+    },
+    (e: Error) => {
+      r.log(`  ${r.key}: report not stored (${e.message})`);
+      r.emit("report-failed", { op: r.key, why: e.message });
+    },
+  );
+}
+
+/** A kernel's C judged: right (with its error against the reference), or why not. */
+export type Judged = { ok: true; output: Float32Array; maxRelError: number } | { ok: false; why: string };
+
+/**
+ * A kernel's C (poisoned with NaN before it ran) against the reference's values of the given rows,
+ * within `tolerance`, and against the incumbent's C, if any, within twice that.
+ */
+export function judgeOutput(op: OpSpec, output: Float32Array, rows: readonly number[], expected: Float32Array,
+  incumbentOutput: Float32Array | undefined, tolerance: number): Judged {
+  const vsReference = maxRelativeError(pickRows(op, output, rows), expected);
+  if (!(vsReference <= tolerance)) return { ok: false, why: `max relative error ${vsReference.toExponential(2)} against the reference > ${tolerance}` };
+  if (output.some(Number.isNaN)) return { ok: false, why: "it left part of C unwritten" };
+  const vsIncumbent = incumbentOutput ? maxRelativeError(output, incumbentOutput) : 0;
+  if (!(vsIncumbent <= 2 * tolerance)) return { ok: false, why: `max relative error ${vsIncumbent.toExponential(2)} against the incumbent > ${2 * tolerance}` };
+  return { ok: true, output, maxRelError: vsReference };
+}
+
+/**
+ * What a candidate's timed pairs so far decide (samples in milliseconds, the incumbent's each taken
+ * right after the candidate's): it wins at once when 1.5 times faster or loses at once when 1.25
+ * times slower after one pair, loses after three when its median is 1.1 times slower, else is
+ * decided after `samples` pairs by the margin (medians, so noise does not flip it); undefined: time another pair.
+ */
+export function pairVerdict(samples: readonly number[], incumbentSamples: readonly number[],
+  options: Pick<Required<TuningOptions>, "samples" | "margin">): "win" | "lose" | undefined {
+  const cand = median([...samples]), inc = median([...incumbentSamples]);
+  if (samples.length === 1 && cand > DECISIVE_LOSS * inc) return "lose";
+  if (samples.length === 1 && cand * DECISIVE_WIN < inc) return "win";
+  if (samples.length === 3 && cand > CLEARLY_SLOWER * inc) return "lose";
+  if (samples.length < options.samples) return undefined;
+  return cand < (1 - options.margin) * inc ? "win" : "lose";
 }
 
 /** A kernel compiled and run once on seeded inputs (warming it up), its rows checked against the reference. */
@@ -480,14 +516,15 @@ function timeOf(call: () => void, reps: number): number {
 }
 
 /** The given rows of an op's C. */
-function pickRows(op: OpSpec, output: Float32Array, rows: readonly number[]): Float32Array {
+export function pickRows(op: OpSpec, output: Float32Array, rows: readonly number[]): Float32Array {
   const { cols } = outputRows(op);
   const picked = new Float32Array(rows.length * cols);
   rows.forEach((r, i) => picked.set(output.subarray(r * cols, (r + 1) * cols), i * cols));
   return picked;
 }
 
-function sampleRows(op: OpSpec): number[] {
+/** The rows of an op's C checked against the reference: all, or for large ops the first and last few and some spread between. */
+export function sampleRows(op: OpSpec): number[] {
   const { rows } = outputRows(op);
   const all = [...Array(rows).keys()];
   if (flopsOf(op) <= FULL_REFERENCE_FLOPS || rows <= 2 * SAMPLED_ROWS.ends + SAMPLED_ROWS.spread) return all;

@@ -37,6 +37,8 @@ export interface ModelSessionOptions {
   log?: (line: string) => void;
   /** Told each change of the connection, with a detail (why it dropped, the attempt). */
   onConnection?: (state: ConnectionState, detail: string) => void;
+  /** The kernels' backend (default Wasm; WGSL needs the device's webgpu adapter). */
+  backend?: Backend;
 }
 
 /**
@@ -122,7 +124,7 @@ export class ModelSession {
     await this.client.ready();
     if (this.closed) throw new Error("the model closed before its session started");
     const welcomed = this.client.next("welcome");
-    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WASM, ops: [...this.ops], credits: this.granted } } });
+    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: this.options.backend ?? Backend.WASM, ops: [...this.ops], credits: this.granted } } });
     const welcome = await welcomed;
     if (welcome.initial.length !== this.ops.length) throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${this.ops.length} ops`);
     this.token = welcome.resumeToken;

@@ -22,7 +22,7 @@ import picocli.CommandLine.Unmatched;
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
                 BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class,
-                BenchCli.Browser.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class})
+                BenchCli.Browser.class, BenchCli.WebGpu.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class})
 public final class BenchCli {
 
     /** What every bench shares: the suite, and the options it passes on. */
@@ -219,6 +219,26 @@ public final class BenchCli {
             List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-browser.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench browser", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
+        }
+    }
+
+    @Command(name = "webgpu", description = "on a private stack, in Node on Dawn (SwiftShader, or a GPU with --adapter gpu): the "
+            + "MiniLM-shaped encoder on WGSL kernels, every lite-space kernel of its WGSL session checked and timed, one submit "
+            + "an inference against one per op (host time and latency), the first inference cold and with the kept kernels' "
+            + "pipelines (SDK options: --seq N, --rounds N, --adapter swiftshader|gpu, --tune-seconds N)")
+    static final class WebGpu extends Bench {
+        @Override
+        public void run() {
+            Path models = new Models(suite).ensure();
+            Prereqs prereqs = new Prereqs(suite);
+            prereqs.sdk();
+            Map<String, String> env = new java.util.HashMap<>(prereqs.webgpu());
+            env.put("JITZOO_MODELS", models.toString());
+            Suite.say("a private stack; then the model tunes on WebGPU, reloads with its kept kernels, and runs batched beside "
+                    + "per-op submits (a few minutes on SwiftShader)");
+            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-webgpu.js").toString()));
+            command.addAll(passOn);
+            suite.withPrivateStack("bench webgpu", env, suite.root(), command);
         }
     }
 

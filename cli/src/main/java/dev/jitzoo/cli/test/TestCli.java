@@ -86,8 +86,10 @@ public final class TestCli implements Callable<Integer> {
 
     private void sdk() {
         Path models = new Models(suite).ensure();
-        Suite.say("TypeScript tests (the model engine against onnxruntime-web and ONNX's node tests included)");
-        suite.run("TypeScript tests", suite.path("client-sdk-js"), Map.of("JITZOO_MODELS", models.toString()),
+        Map<String, String> env = new LinkedHashMap<>(prereqs.webgpu()); // the WebGPU executor's tests run on Dawn over SwiftShader
+        env.put("JITZOO_MODELS", models.toString());
+        Suite.say("TypeScript tests (the model engine against onnxruntime-web, ONNX's node tests, the WebGPU executor on SwiftShader)");
+        suite.run("TypeScript tests", suite.path("client-sdk-js"), env,
                 List.of("npm", "test", "--", "--reporter=default", "--reporter=junit", "--outputFile.junit=test-results/unit.xml"));
         suite.run("buf lint", suite.path("proto"), List.of(suite.path("client-sdk-js/node_modules/.bin/buf").toString(), "lint"));
     }
@@ -149,12 +151,12 @@ public final class TestCli implements Callable<Integer> {
 
     private void e2e() {
         Path models = new Models(suite).ensure();
-        prereqs.webgpu(); // Chromium, for the SDK in a real browser
+        Map<String, String> env = new LinkedHashMap<>(prereqs.webgpu()); // Chromium, for the SDK in a real browser; Dawn on SwiftShader
         Suite.say("end-to-end: a private stack on other ports, the skeleton thread, a model tuned and served from the zoo, "
-                + "the extended space, fleet microbenchmarks and bad input");
+                + "a model on WebGPU (Dawn and Chromium on SwiftShader), the extended space, fleet microbenchmarks and bad input");
         // the test stack settles a device kind after one report and reads the fleet's microbenchmarks every second
-        suite.withPrivateStack("end-to-end tests", Map.of("JITZOO_SPACE_SETTLED_ORIGINS", "1",
-                "JITZOO_SPACE_FLEET_REFRESH", "PT1S", "JITZOO_MODELS", models.toString()), suite.path("client-sdk-js"),
+        env.putAll(Map.of("JITZOO_SPACE_SETTLED_ORIGINS", "1", "JITZOO_SPACE_FLEET_REFRESH", "PT1S", "JITZOO_MODELS", models.toString()));
+        suite.withPrivateStack("end-to-end tests", env, suite.path("client-sdk-js"),
                 List.of("npm", "run", "-s", "test:e2e", "--", "--reporter=default", "--reporter=junit",
                         "--outputFile.junit=test-results/e2e.xml"));
     }

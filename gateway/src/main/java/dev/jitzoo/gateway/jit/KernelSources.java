@@ -53,14 +53,15 @@ public class KernelSources {
     static final Schedule SAFE_DEFAULT = Schedule.newBuilder().setY0(1).setX0(4).setVectorize(true).build();
 
     /**
-     * The safe default of an op: {@link #SAFE_DEFAULT} for matmuls (a transposed B read packed, the
-     * only way a vector reads it), plain SIMD for the ops a schedule only vectorizes.
+     * The safe default of an op: {@link #SAFE_DEFAULT} for matmuls (on Wasm a transposed B read
+     * packed, the only way a SIMD vector reads it; WGSL reads it in place), plain vectors for the
+     * ops a schedule only vectorizes.
      */
-    static Schedule safeDefault(OpSpec op) {
+    static Schedule safeDefault(OpSpec op, Backend backend) {
         if (!OpRules.isMatmul(op.getKind())) {
             return Schedule.newBuilder().setVectorize(true).build();
         }
-        return op.getTransposeB() ? SAFE_DEFAULT.toBuilder().setPackB(true).build() : SAFE_DEFAULT;
+        return op.getTransposeB() && backend == Backend.BACKEND_WASM ? SAFE_DEFAULT.toBuilder().setPackB(true).build() : SAFE_DEFAULT;
     }
 
     private final ZooService zoo;
@@ -130,7 +131,7 @@ public class KernelSources {
                 OpSpec op = hello.getOps(i);
                 Optional<Schedule> elected = elected(both.getItem1(), i, op);
                 ComposeResponse composed = both.getItem2().isEmpty() ? null : both.getItem2().get(i);
-                Schedule schedule = elected.or(() -> firstOwnCandidate(composed)).orElse(safeDefault(op));
+                Schedule schedule = elected.or(() -> firstOwnCandidate(composed)).orElse(safeDefault(op, hello.getBackend()));
                 first.add(schedule);
                 initial.add(generateOrSafeDefault(hello, op, schedule, trace)
                         .map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(elected.isPresent()).build()));
@@ -153,7 +154,7 @@ public class KernelSources {
     /** A kernel of the schedule, or of the safe default when that one does not generate. */
     private Uni<KernelArtifact> generateOrSafeDefault(Hello hello, OpSpec op, Schedule schedule, SessionTrace trace) {
         Uni<KernelArtifact> artifact = generate(request(hello, op, schedule), trace);
-        Schedule safe = safeDefault(op);
+        Schedule safe = safeDefault(op, hello.getBackend());
         if (schedule.equals(safe)) {
             return artifact;
         }

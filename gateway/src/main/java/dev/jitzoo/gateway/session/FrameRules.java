@@ -59,8 +59,11 @@ public final class FrameRules {
         if (rho != null) {
             throw ProtocolException.invalidHello("device." + rho);
         }
-        if (hello.getBackend() != Backend.BACKEND_WASM) {
-            throw ProtocolException.invalidHello("backend " + hello.getBackend() + " is not served; use BACKEND_WASM");
+        if (hello.getBackend() != Backend.BACKEND_WASM && hello.getBackend() != Backend.BACKEND_WGSL) {
+            throw ProtocolException.invalidHello("backend " + hello.getBackend() + " is not served; use BACKEND_WASM or BACKEND_WGSL");
+        }
+        if (hello.getBackend() == Backend.BACKEND_WGSL && !hello.getDevice().hasWebgpu()) {
+            throw ProtocolException.invalidHello("a BACKEND_WGSL session needs device.webgpu (the adapter's info and limits)");
         }
         if (hello.getOpsCount() == 0 || hello.getOpsCount() > maxOps) {
             throw ProtocolException.invalidHello("a session tunes 1 to " + maxOps + " ops, got " + hello.getOpsCount());

@@ -3,6 +3,7 @@ package dev.jitzoo.gateway.jit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
@@ -79,10 +80,12 @@ class KernelSourcesTest {
 
     @Test
     void everyOpKindHasASafeDefaultTheCompilerTakes() {
-        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(op(OpKind.OP_KIND_MATMUL, 4, 4, 4)));
-        assertTrue(KernelSources.safeDefault(op(OpKind.OP_KIND_BATCH_MATMUL, 2, 4, 4, 4).toBuilder().setTransposeB(true).build()).getPackB(),
-                "a vector tile reads a transposed B packed");
-        Schedule row = KernelSources.safeDefault(op(OpKind.OP_KIND_LAYER_NORM, 4, 4));
+        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(op(OpKind.OP_KIND_MATMUL, 4, 4, 4), Backend.BACKEND_WASM));
+        OpSpec transposed = op(OpKind.OP_KIND_BATCH_MATMUL, 2, 4, 4, 4).toBuilder().setTransposeB(true).build();
+        assertTrue(KernelSources.safeDefault(transposed, Backend.BACKEND_WASM).getPackB(), "a Wasm vector tile reads a transposed B packed");
+        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(transposed, Backend.BACKEND_WGSL),
+                "WGSL reads a transposed B in place: packing is a Wasm primitive, refused for WGSL");
+        Schedule row = KernelSources.safeDefault(op(OpKind.OP_KIND_LAYER_NORM, 4, 4), Backend.BACKEND_WASM);
         assertEquals(Schedule.newBuilder().setVectorize(true).build(), row, "row ops take vectorize and unroll only");
     }
 }

@@ -15,6 +15,7 @@ import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import dev.jitzoo.proto.kernel.v1.WebGpuAdapter;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +38,14 @@ class FrameRulesTest {
     }
 
     @Test
+    void servesWgslSessionsForADeviceWithAnAdapter() {
+        Hello hello = validHello().setBackend(Backend.BACKEND_WGSL)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("fp").setWebgpu(WebGpuAdapter.newBuilder().setVendor("google")))
+                .build();
+        rules.checkHello(hello);
+    }
+
+    @Test
     void garbageTruncationAndEmptyFramesAreMalformed() {
         byte[] hello = ClientFrame.newBuilder().setHello(validHello()).build().toByteArray();
         assertMalformed(Arrays.copyOf(hello, hello.length / 2));
@@ -50,7 +59,8 @@ class FrameRulesTest {
     void refusesHellosItCannotServe() {
         assertBadHello(validHello().clearDevice(), "fingerprint");
         assertBadHello(validHello().setProtocolVersion(2), "protocol_version");
-        assertBadHello(validHello().setBackend(Backend.BACKEND_WGSL), "backend");
+        assertBadHello(validHello().setBackend(Backend.BACKEND_UNSPECIFIED), "use BACKEND_WASM or BACKEND_WGSL");
+        assertBadHello(validHello().setBackend(Backend.BACKEND_WGSL), "needs device.webgpu");
         assertBadHello(validHello().clearOps(), "1 to 4 ops");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
                 .addShape(3).addShape(0).addShape(7)), "positive");

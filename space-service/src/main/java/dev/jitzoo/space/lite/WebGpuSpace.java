@@ -45,13 +45,29 @@ final class WebGpuSpace {
     }
 
     static List<Candidate> build(OpShapes op, GpuArchitecture gpu, WebGpuLimits limits, double rho) {
+        // a small op (a few rows: a short sequence) fills no workgroup of whole warps with a block of
+        // at most 2:1, and a tiny one (attention's at a short sequence) no block whose registers bind
+        // (heuristic 7); each is still worth tuning, among the blocks that fit in it
+        for (Relaxed relaxed : Relaxed.values()) {
+            List<Candidate> out = build(op, gpu, limits, rho, relaxed);
+            if (!out.isEmpty()) {
+                return out;
+            }
+        }
+        return List.of();
+    }
+
+    /** How far the filters are relaxed for an op too small for all of them: not, warps and shape, heuristic 7 too. */
+    private enum Relaxed { NONE, SMALL, TINY }
+
+    private static List<Candidate> build(OpShapes op, GpuArchitecture gpu, WebGpuLimits limits, double rho, Relaxed relaxed) {
         List<Candidate> out = new ArrayList<>();
         for (int x0 : COLUMNS) {
             for (int y0 : ROWS) {
                 for (int r0 : DEPTHS) {
                     long reg = TableOne.regThread(x0, y0, r0);
                     if (reg <= gpu.registersPerThread() && x0 <= 4 * y0) {
-                        addWorkgroups(out, op, gpu, limits, rho, x0, y0, r0, reg);
+                        addWorkgroups(out, op, gpu, limits, rho, x0, y0, r0, reg, relaxed);
                     }
                 }
             }
@@ -59,9 +75,13 @@ final class WebGpuSpace {
         return out;
     }
 
-    /** Every workgroup and staging depth for one invocation tile that heuristics 5, 6 and 7 keep. */
+    /**
+     * Every workgroup and staging depth for one invocation tile that heuristics 5, 6 and 7 keep.
+     * Relaxed for a small op, blocks need not fill whole warps or be at most 2:1 (the op bounds
+     * them: a block no larger than the op); for a tiny one, heuristic 7 is dropped too.
+     */
     private static void addWorkgroups(List<Candidate> out, OpShapes op, GpuArchitecture gpu, WebGpuLimits limits,
-                                      double rho, int x0, int y0, int r0, long reg) {
+                                      double rho, int x0, int y0, int r0, long reg, Relaxed relaxed) {
         int maxThreads = Math.min(MAX_THREADS, limits.getMaxComputeInvocationsPerWorkgroup());
         int maxShared = Math.min(MAX_SHARED_BYTES, limits.getMaxComputeWorkgroupStorageSize());
         for (int tx : THREADS) {
@@ -69,9 +89,11 @@ final class WebGpuSpace {
                 long threads = (long) tx * ty;
                 int x1 = x0 * tx, y1 = y0 * ty;
                 if (threads > maxThreads || tx > limits.getMaxComputeWorkgroupSizeX()   // heuristic 5
-                        || ty > limits.getMaxComputeWorkgroupSizeY() || threads % gpu.warpWidth() != 0
-                        || x1 > OpShapes.padded(op.n()) || y1 > OpShapes.padded(op.m())
-                        || x1 > 2 * y1 || y1 > 2 * x1) {
+                        || ty > limits.getMaxComputeWorkgroupSizeY()
+                        || x1 > OpShapes.padded(op.n()) || y1 > OpShapes.padded(op.m())) {
+                    continue;
+                }
+                if (relaxed == Relaxed.NONE && (threads % gpu.warpWidth() != 0 || x1 > 2 * y1 || y1 > 2 * x1)) {
                     continue;
                 }
                 for (int r1 : STAGING) {
@@ -82,7 +104,7 @@ final class WebGpuSpace {
                     double warps = TableOne.warpBlock(threads, gpu.warpWidth());
                     TableOne.BlocksPerCore blocks = TableOne.BlocksPerCore.of(reg, threads, l1, warps,
                             gpu.registersPerCore(), gpu.l1BytesPerCore(), gpu.warpsPerCore());
-                    if (blocks.blockCore() < 1 || !blocks.registersBind(rho)) {
+                    if (blocks.blockCore() < 1 || relaxed != Relaxed.TINY && !blocks.registersBind(rho)) {
                         continue; // heuristic 7
                     }
                     Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setX1(x1).setY1(y1).setR1(r1)

@@ -127,6 +127,34 @@ class LiteSpaceTest {
     }
 
     @Test
+    void smallAndTinyOpsStillGetAWebGpuSpaceOfBlocksThatFitThem() {
+        // a MiniLM layer at sequence 8: Q/K/V (8 rows), attention's batch_matmuls (8 x 8 per head)
+        List<OpSpec> ops = List.of(op(OpKind.OP_KIND_MATMUL, 8, 384, 384), op(OpKind.OP_KIND_BATCH_MATMUL, 12, 8, 32, 8),
+                op(OpKind.OP_KIND_BATCH_MATMUL, 12, 8, 8, 32));
+        DeviceProfile ampere = DeviceProfiles.bundled("nvidia-ampere-webgpu");
+        DeviceProfile unknown = ampere.toBuilder().setWebgpu(ampere.getWebgpu().toBuilder().setVendor("google").setArchitecture("swiftshader")).build();
+        for (DeviceProfile device : List.of(ampere, DeviceProfiles.bundled("arm-mali-webgpu"), unknown)) {
+            for (OpSpec op : ops) {
+                ComposeResponse r = space.compose(op, device, Backend.BACKEND_WGSL);
+                String what = device.getWebgpu().getArchitecture() + " " + op.getShapeList();
+                assertTrue(r.getCandidatesCount() > 0, what + ": no candidate");
+                int m = op.getShape(op.getShapeCount() - 3), n = op.getShape(op.getShapeCount() - 1);
+                for (Candidate c : r.getCandidatesList()) {
+                    Schedule s = c.getSchedule();
+                    assertTrue(s.getY1() <= Integer.highestOneBit(m * 2 - 1) && s.getX1() <= Integer.highestOneBit(n * 2 - 1), what + ": " + s);
+                    assertTrue(WebGpuSpace.runs(s, DeviceProfiles.limits(device)), what + ": " + s);
+                }
+            }
+        }
+        // an op large enough for every filter gets no relaxed block: whole warps, at most 2:1
+        for (Candidate c : space.compose(op(OpKind.OP_KIND_MATMUL, 128, 384, 384), ampere, Backend.BACKEND_WGSL).getCandidatesList()) {
+            Schedule s = c.getSchedule();
+            assertEquals(0, c.getUtilization().getThreadBlock() % 32, s.toString());
+            assertTrue(s.getX1() <= 2 * s.getY1() && s.getY1() <= 2 * s.getX1(), s.toString());
+        }
+    }
+
+    @Test
     void unknownGpusGetTheSafeDefaults() {
         DeviceProfile known = DeviceProfiles.bundled("nvidia-ampere-webgpu");
         DeviceProfile unknown = known.toBuilder().setWebgpu(known.getWebgpu().toBuilder().setArchitecture("mystery-9000")).build();

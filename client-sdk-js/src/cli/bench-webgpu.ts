@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// ./jitzoo bench webgpu: the MiniLM-shaped encoder on WebGPU, in Node through Dawn (npm `webgpu`),
+// tuned through the suite (a WGSL session for the probed adapter):
+//  - every lite-space WGSL kernel the session offers is checked against the reference, and timed;
+//  - time to a first inference on a new device kind (every pipeline built then), and on a reload of
+//    that kind with every kernel and shader kept (pipelines built while the model loads);
+//  - per-inference host time (encoding and submitting) with every op in one submit against one
+//    submit per op, and their inference latency, interleaved round by round.
+import "../node-platform.js";
+import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { feedsFor, runUntilSettled } from "../model/drive.js";
+import { MemoryKernelStore } from "../model/kernel-store.js";
+import { loadModel, type Model, type OutputTensor } from "../model/model.js";
+import { usePlatform } from "../platform.js";
+import { maxRelativeError } from "../reference.js";
+import { median } from "../timing.js";
+import type { GpuModel } from "../webgpu/engine.js";
+import { parseOptions, wholeNumber } from "./args.js";
+
+const usage = `usage: bench-webgpu [--models DIR] [--seq N] [--rounds N] [--adapter swiftshader|gpu] [--tune-seconds N] [--json]
+  --models        directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
+  --seq           sequence length (default 32)
+  --rounds        interleaved rounds of batched against per-op submits (default 30)
+  --adapter       swiftshader (software Vulkan, from Debian's chromium; the default) or gpu (whatever GPU Dawn finds)
+  --tune-seconds  most seconds the new device kind tunes (default 300)`;
+const MODEL = "minilm.onnx";
+const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
+const TOLERANCE = 1e-4;
+
+interface Options { dir: string; seq: number; rounds: number; adapter: "swiftshader" | "gpu"; tuneSeconds: number; json: boolean; url: string }
+
+function parse(argv: string[]): Options {
+  const v = parseOptions({ args: argv, strict: true, options: {
+    json: { type: "boolean", default: false },
+    models: { type: "string", default: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models") },
+    seq: { type: "string", default: "32" },
+    rounds: { type: "string", default: "30" },
+    adapter: { type: "string", default: "swiftshader" },
+    "tune-seconds": { type: "string", default: "300" },
+  } }, usage);
+  if (v.adapter !== "swiftshader" && v.adapter !== "gpu") throw new Error(`--adapter must be swiftshader or gpu\n${usage}`);
+  return {
+    dir: v.models, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), adapter: v.adapter,
+    tuneSeconds: wholeNumber("tune-seconds", v["tune-seconds"], usage), json: v.json,
+    url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
+  };
+}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+const first = (out: Record<string, OutputTensor>) => Object.values(out)[0].data as Float32Array;
+
+/** Installs Dawn as the SDK's WebGPU. Its GPU object lives as long as the process (Dawn tears devices down with it). */
+async function installDawn(adapter: Options["adapter"]): Promise<void> {
+  if (adapter === "swiftshader" && !process.env.VK_ICD_FILENAMES) {
+    if (!existsSync(SWIFTSHADER_ICD)) throw new Error(`SwiftShader not found at ${SWIFTSHADER_ICD}: apt-get install -y chromium libvulkan1, or --adapter gpu`);
+    process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+  }
+  const { create, globals } = await import("webgpu");
+  Object.assign(globalThis, globals);
+  const gpu = create(["backend=vulkan"]) as GPU;
+  usePlatform({ gpu: () => gpu });
+}
+
+/** Loads the model and times loading plus its first inference. */
+async function firstInference(bytes: Uint8Array, o: Options, fingerprint: string, store: MemoryKernelStore, budget: number): Promise<{ model: Model; ms: number; out: Float32Array }> {
+  const t0 = performance.now();
+  const model = await loadModel(bytes, { gateway: o.url, fingerprint, backend: "webgpu", store, tuning: { budget } });
+  const out = first(await model.run(feedsFor(model, o.seq)));
+  return { model, ms: performance.now() - t0, out };
+}
+
+async function main(): Promise<void> {
+  const o = parse(process.argv.slice(2));
+  await installDawn(o.adapter);
+  const bytes = readFileSync(join(o.dir, MODEL));
+  const reference = await loadModel(bytes);
+  const expected = first(await reference.run(feedsFor(reference, o.seq)));
+  const fingerprint = `bench-webgpu-${randomUUID()}`;
+  const store = new MemoryKernelStore();
+
+  say(`${MODEL} at sequence ${o.seq}: a new device kind on WebGPU loads and runs (every pipeline built on the way)`);
+  const cold = await firstInference(bytes, o, fingerprint, store, 1);
+  const model = cold.model as GpuModel;
+  const adapter = model.gpu.profile;
+  say(`  adapter ${adapter.vendor || "?"} ${adapter.architecture || "?"}${adapter.software ? " (software)" : ""}: first inference after ${cold.ms.toFixed(0)} ms`);
+  let checked = 0, refused = 0, faster = 0;
+  model.on("kernel-timed", (e) => { checked++; if (e.faster) faster++; });
+  model.on("kernel-refused", (e) => { refused++; say(`  refused ${e.op} ${e.kernelId}: ${e.why}`); });
+  say("  tuning every op through the WGSL session (each offered kernel checked against the reference, then timed)");
+  const t0 = performance.now();
+  let lastNote = 0;
+  const tuned = await runUntilSettled(model, feedsFor(model, o.seq), {
+    maxSeconds: o.tuneSeconds,
+    onRun: (run, s) => {
+      if (performance.now() - lastNote < 5000) return;
+      lastNote = performance.now();
+      say(`  run ${run + 1}: ${s.lastRunMs.toFixed(1)} ms, ${s.ops.filter((op) => op.settled).length}/${s.ops.length} ops settled`);
+    },
+  });
+  const tuneS = (performance.now() - t0) / 1000;
+  tuned.notes.forEach((n) => say(`  note: ${n}`));
+  const welcomed = tuned.ops.length; // each op's first kernel was checked before the first run
+  await model.close();
+
+  say("a reload of the same device kind: every kernel and shader kept, their pipelines built while it loads");
+  const warm = await firstInference(bytes, o, fingerprint, store, 0);
+  const reloaded = warm.model.stats();
+
+  say(`batched (one submit an inference) against one submit per op, ${o.rounds} rounds interleaved`);
+  const perOp = await loadModel(bytes, { gateway: o.url, fingerprint, backend: "webgpu", store, tuning: { budget: 0 }, gpuDispatch: "per-op" });
+  const feeds = feedsFor(warm.model, o.seq);
+  const runMs = { batched: [] as number[], perOp: [] as number[] };
+  let worst = Math.max(maxRelativeError(cold.out, expected), maxRelativeError(warm.out, expected));
+  await perOp.run(feeds);
+  for (let r = 0; r < o.rounds; r++) {
+    for (const [name, m] of [["batched", warm.model], ["perOp", perOp]] as const) {
+      const t = performance.now();
+      const out = first(await m.run(feeds));
+      runMs[name].push(performance.now() - t);
+      worst = Math.max(worst, maxRelativeError(out, expected));
+    }
+  }
+  const batchedGpu = warm.model.stats().gpu!, perOpGpu = perOp.stats().gpu!;
+  await warm.model.close();
+  await perOp.close();
+
+  const row = {
+    bench: "webgpu", model: MODEL.replace(".onnx", ""), seq: o.seq, adapter: `${adapter.vendor} ${adapter.architecture}`.trim(), software_adapter: adapter.software,
+    timer: tuned.gpu?.timer, timestamp_quantum_ns: tuned.gpu?.timestampQuantumNs,
+    ops: tuned.ops.length, ops_settled: tuned.ops.filter((op) => op.settled).length, tune_s: round(tuneS, 1),
+    kernels_checked: checked + welcomed, kernels_timed: checked, kernels_faster: faster, kernels_refused: refused,
+    dispatches_per_inference: batchedGpu.dispatchesPerRun,
+    batched_host_ms: round(batchedGpu.hostMs), per_op_host_ms: round(perOpGpu.hostMs), host_overhead_per_op_over_batched: round(perOpGpu.hostMs / batchedGpu.hostMs, 2),
+    batched_run_ms: round(median(runMs.batched)), per_op_run_ms: round(median(runMs.perOp)),
+    first_inference_cold_ms: round(cold.ms, 1), first_inference_kept_ms: round(warm.ms, 1),
+    pipelines_built_in_runs_cold: tuned.gpu?.pipelinesBuiltInRuns, pipelines_built_in_runs_kept: reloaded.gpu?.pipelinesBuiltInRuns,
+    max_error: worst, outputs_match: worst <= TOLERANCE,
+  };
+  console.log([
+    `adapter                      ${row.adapter}${row.software_adapter ? " (software)" : ""}, timed by ${row.timer} (quantum ${row.timestamp_quantum_ns} ns)`,
+    `kernels checked              ${row.kernels_checked} (${row.kernels_timed} timed, ${row.kernels_faster} faster, ${row.kernels_refused} refused) over ${row.ops} ops, ${row.ops_settled} settled in ${row.tune_s} s`,
+    `host time per inference      batched ${row.batched_host_ms} ms, per-op ${row.per_op_host_ms} ms: ${row.host_overhead_per_op_over_batched}x (${row.dispatches_per_inference} dispatches)`,
+    `inference                    batched ${row.batched_run_ms} ms, per-op ${row.per_op_run_ms} ms`,
+    `first inference              cold ${row.first_inference_cold_ms} ms (${row.pipelines_built_in_runs_cold} pipelines built in runs), kept ${row.first_inference_kept_ms} ms (${row.pipelines_built_in_runs_kept})`,
+    `outputs                      ${row.outputs_match ? "match" : "DIFFER from"} the reference (max error ${row.max_error.toExponential(2)})`,
+  ].join("\n"));
+  if (o.json) console.log(JSON.stringify(row));
+  (cold.model as GpuModel).gpu.close();
+  (warm.model as GpuModel).gpu.close();
+  (perOp as GpuModel).gpu.close();
+}
+
+main().catch((e: Error) => {
+  console.error(`bench webgpu failed: ${e.message}`);
+  process.exitCode = 1;
+});

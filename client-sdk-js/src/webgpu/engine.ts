@@ -1,0 +1,543 @@
+import { create } from "@bufbuild/protobuf";
+import { clockInfo } from "../clock.js";
+import type { InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { Backend, KernelArtifactSchema, type DeviceProfile, type KernelArtifact } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { flopsOf } from "../ops.js";
+import { probeDevice } from "../probe.js";
+import { median } from "../timing.js";
+import { fromHost, inputShapes, LocalModel, nextTurn, spendCredit, toHost } from "../model/engine.js";
+import { ModelEmitter, type ModelEvent, type ModelListener } from "../model/events.js";
+import { fold, type FoldedGraph, type InputShapes } from "../model/fold.js";
+import { fuse, type FusedGraph, type HostStep, type KernelStep } from "../model/fuse.js";
+import { runNode, type ValueMeta } from "../model/host-ops.js";
+import { indexedDbKernelStore, type KernelStore, type StoredKernel } from "../model/kernel-store.js";
+import type { GpuStats, LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "../model/model.js";
+import { ModelError, type GraphInput, type OnnxGraph } from "../model/onnx.js";
+import { DEFAULT_TUNING, type TuningOptions } from "../model/op-tuner.js";
+import { ModelSession } from "../model/session.js";
+import { sizeOf, type HostTensor } from "../model/tensor.js";
+import { GpuContext } from "./context.js";
+import { hostProgram, type GpuProgram } from "./kernels.js";
+import { GpuTimer, type Dispatch } from "./timer.js";
+import { bindGroupOf, GpuOpTuner, GpuSlot } from "./tuner.js";
+
+/** Most ops one gateway session tunes (the gateway's limit per Hello). */
+const OPS_PER_SESSION = 16;
+/** Store entries of the SDK's own shaders are filed under this prefix (their op key is the shader's id). */
+const SHADER_ENTRY = "shader:";
+/** Per-inference host overheads a model keeps. */
+const HOST_SAMPLES = 64;
+
+const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+
+/** A compiled program for one set of input shapes, on one device. */
+interface GpuPlan {
+  readonly device: GPUDevice;
+  /** Runs the CPU steps on the feeds and uploads what the GPU steps read. */
+  readonly write: (feeds: Readonly<Record<string, TensorLike>>) => void;
+  /** The GPU steps' dispatches, in order (a step's kernel may change between runs). */
+  readonly dispatches: readonly (() => Dispatch)[];
+  /** Graph outputs computed on the GPU: the buffer and its readback. */
+  readonly readbacks: readonly { name: string; buffer: GPUBuffer; readback: GPUBuffer; bytes: number; shape: number[] }[];
+  /** Graph outputs computed on the CPU. */
+  readonly cpuOutputs: () => Record<string, OutputTensor>;
+  readonly bytes: number;
+  readonly hostSteps: number;
+}
+
+/**
+ * A model run on WebGPU with jitzoo's WGSL kernels: every op of an inference is recorded in one
+ * command encoder, in one compute pass, and submitted once (the outputs' copies with it); the
+ * activations live in GPU buffers shared by values whose lifetimes do not overlap, the weights
+ * are uploaded once, bind groups are made once per step and kernel. The few nodes no kernel
+ * covers run in JavaScript before the submit when they read only the feeds and constants (ids,
+ * masks, the embeddings' gather), and as the SDK's own shaders when they read a GPU value
+ * (attention's transposes, the mask added to the scores). Ops tune as on Wasm, through a WGSL
+ * session; pipelines are built off the critical path and kept, with every kernel's source, in the
+ * kernel store, so a reloaded page builds them while it loads. A lost device is replaced, the
+ * pipelines built again from their sources and the plans compiled again; tuning goes on where it
+ * was and the run that met the loss runs again.
+ */
+export class GpuModel implements Model {
+  private readonly plans = new Map<string, GpuPlan>();
+  private readonly slots = new Map<string, GpuSlot>();
+  private readonly tuners = new Map<string, GpuOpTuner>();
+  /** Initializers on the current device. */
+  private readonly weights = new Map<string, GPUBuffer>();
+  private readonly events = new ModelEmitter();
+  private readonly timeline: RunRecord[] = [];
+  private readonly hostMs: number[] = [];
+  private readonly notes: string[] = [];
+  private readonly tuning: Required<TuningOptions>;
+  private readonly store?: KernelStore;
+  private readonly timer: GpuTimer;
+  /** Kernels and shaders kept on this device kind by earlier loads, their pipelines started at load. */
+  private readonly kept: Promise<Map<string, StoredKernel>>;
+  private credit = 0;
+  private started?: number;
+  private latest?: GpuPlan;
+  /** Set while a run infers: pipelines whose build starts then are on the critical path. */
+  private inRun = false;
+  private builtInRuns = 0;
+  private fallback?: LocalModel;
+  private pageHide?: () => void;
+
+  /** @internal use {@link loadModel} with `backend: "webgpu"` */
+  constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions, readonly gpu: GpuContext,
+    private readonly device: DeviceProfile) {
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
+    this.timer = new GpuTimer(gpu);
+    gpu.onRestore(() => {
+      // buffers and bind groups died with the device: plans compile again at the next run
+      this.plans.clear();
+      this.weights.clear();
+      for (const slot of this.slots.values()) slot.clearUses();
+    });
+    this.kept = this.prebuild();
+  }
+
+  get inputs(): readonly GraphInput[] {
+    return this.graph.inputs;
+  }
+
+  get inputNames(): string[] {
+    return this.graph.inputs.map((i) => i.name);
+  }
+
+  get outputNames(): string[] {
+    return [...this.graph.outputs];
+  }
+
+  async run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
+    let result!: Record<string, OutputTensor>;
+    await this.runThenTune(feeds, (outputs) => { result = outputs; });
+    return result;
+  }
+
+  /** @internal as {@link LocalModel.runThenTune} */
+  async runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
+    if (this.fallback) return this.fallback.runThenTune(feeds, deliver);
+    this.inRun = true;
+    let outputs: Record<string, OutputTensor>;
+    let start: number;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const plan = await this.planFor(feeds);
+        if (this.fallback) return (this.fallback as LocalModel).runThenTune(feeds, deliver);
+        start = performance.now();
+        try {
+          outputs = await this.execute(plan, feeds);
+          if (this.gpu.device === plan.device) break;
+        } catch (e) {
+          if (attempt >= 2 || !(await this.gpu.recovered(plan.device))) throw e;
+        }
+        await this.gpu.ready(); // the device was lost under this run: once replaced, run again
+      }
+    } finally {
+      this.inRun = false;
+    }
+    this.started ??= start;
+    const inferMs = performance.now() - start;
+    const record: RunRecord = { atMs: start - this.started, inferMs, tuneMs: 0 };
+    this.timeline.push(record);
+    deliver(outputs);
+    const t0 = performance.now();
+    this.credit = await spendCredit([...this.tuners.values()], this.credit, this.tuning.budget, inferMs);
+    record.tuneMs = performance.now() - t0;
+    if (this.tuners.size && ![...this.tuners.values()].every((t) => t.settled)) await nextTurn();
+  }
+
+  /**
+   * One inference: CPU steps and uploads, every dispatch in one pass (or, with `gpuDispatch:
+   * "per-op"`, a submit each, for comparison), the outputs copied out in the same submit.
+   */
+  private async execute(plan: GpuPlan, feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
+    const device = plan.device;
+    plan.write(feeds);
+    const t0 = performance.now();
+    const encoder = device.createCommandEncoder();
+    if (this.options.gpuDispatch === "per-op") {
+      for (const dispatch of plan.dispatches) {
+        const own = device.createCommandEncoder();
+        const pass = own.beginComputePass();
+        encode(pass, dispatch());
+        pass.end();
+        device.queue.submit([own.finish()]);
+      }
+    } else {
+      const pass = encoder.beginComputePass();
+      for (const dispatch of plan.dispatches) encode(pass, dispatch());
+      pass.end();
+    }
+    for (const r of plan.readbacks) encoder.copyBufferToBuffer(r.buffer, 0, r.readback, 0, r.bytes);
+    device.queue.submit([encoder.finish()]);
+    this.hostMs.push(performance.now() - t0);
+    if (this.hostMs.length > HOST_SAMPLES) this.hostMs.shift();
+    await Promise.all(plan.readbacks.map((r) => r.readback.mapAsync(GPUMapMode.READ, 0, r.bytes)));
+    const outputs = plan.cpuOutputs();
+    for (const r of plan.readbacks) {
+      outputs[r.name] = { type: "float32", dims: [...r.shape], data: new Float32Array(r.readback.getMappedRange(0, r.bytes).slice(0)) };
+      r.readback.unmap();
+    }
+    return outputs;
+  }
+
+  async close(): Promise<void> {
+    this.pageHide?.();
+    await this.fallback?.close();
+    await Promise.all([...this.tuners.values()].map((t) => t.report));
+    for (const t of this.tuners.values()) t.close();
+  }
+
+  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
+    this.fallback?.on(event, listener);
+    return this.events.on(event, listener);
+  }
+
+  stats(): ModelStats {
+    if (this.fallback) return { ...this.fallback.stats(), notes: [...this.notes, ...this.fallback.stats().notes] };
+    const runMs = this.timeline.map((r) => r.inferMs);
+    const gpu: GpuStats = {
+      adapter: { vendor: this.gpu.profile.vendor, architecture: this.gpu.profile.architecture, software: this.gpu.profile.software },
+      dispatch: this.options.gpuDispatch ?? "batched",
+      timer: this.timer.mode, timestampQuantumNs: this.timer.quantumNs,
+      pipelinesBuilt: this.gpu.pipelines.built, pipelinesBuiltInRuns: this.builtInRuns,
+      hostMs: this.hostMs.length ? median(this.hostMs) : NaN,
+      deviceLosses: this.gpu.losses.length,
+      submitsPerRun: this.options.gpuDispatch === "per-op" ? (this.latest?.dispatches.length ?? 0) + 1 : 1,
+      dispatchesPerRun: this.latest?.dispatches.length ?? 0,
+    };
+    return {
+      backend: "webgpu",
+      runs: runMs.length,
+      medianRunMs: runMs.length ? median(runMs) : NaN,
+      lastRunMs: runMs.at(-1) ?? NaN,
+      plans: this.plans.size,
+      memoryBytes: [...this.plans.values()].reduce((sum, p) => sum + p.bytes, 0) + [...this.weights.values()].reduce((sum, b) => sum + b.size, 0),
+      tuningMemoryBytes: [...this.tuners.values()].reduce((sum, t) => sum + t.benchBytes, 0),
+      ops: [...this.slots.values()].map((s) => {
+        const t = this.tuners.get(s.key);
+        return {
+          key: s.key, op: s.op, instances: s.instances, kernelId: s.program?.id ?? "none", source: "wgsl" as const,
+          fromZoo: t?.fromZoo ?? false, restored: t?.restored ?? false,
+          ms: t ? t.incumbentMs() : NaN, history: t ? [...t.history] : [], refused: t?.refused.size ?? 0, settled: t?.settled ?? false,
+        };
+      }),
+      hostSteps: this.latest?.hostSteps ?? 0,
+      dynamicSteps: 0,
+      notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
+      timeline: this.timeline.map((r) => ({ ...r })),
+      settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
+      clock: clockInfo(),
+      gpu,
+    };
+  }
+
+  /** Builds the pipelines of every kernel and shader kept on this device kind, while the model loads. */
+  private async prebuild(): Promise<Map<string, StoredKernel>> {
+    const entries = (await this.store?.list?.(this.device.fingerprint)) ?? [];
+    for (const e of entries) {
+      this.gpu.pipelines.prepare(e.kernelId, e.wgsl!).catch(() => undefined); // a bad one is refused at its use
+    }
+    return new Map(entries.filter((e) => e.wgsl).map((e) => [e.op, e]));
+  }
+
+  private async planFor(feeds: Readonly<Record<string, TensorLike>>): Promise<GpuPlan> {
+    await this.gpu.ready();
+    const shapes = inputShapes(this.graph, feeds);
+    const key = JSON.stringify(shapes);
+    let plan = this.plans.get(key);
+    if (!plan) {
+      const start = performance.now();
+      const known = new Set(this.slots.keys());
+      const folded = fold(this.graph, shapes);
+      const program = fuse(folded, this.graph.outputs);
+      const slots = program.steps.filter((s): s is KernelStep => s.kind === "kernel").map((s) => this.slotFor(s));
+      const fresh = [...new Set(slots)].filter((s) => !known.has(s.key));
+      if (fresh.length) await this.connect(fresh);
+      if (this.fallback) return undefined as never;
+      plan = await this.compile(shapes, folded, program);
+      this.plans.set(key, plan);
+      this.options.log?.(`compiled a WebGPU plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops, `
+        + `${plan.dispatches.length} dispatches, one submit`);
+    }
+    this.latest = plan;
+    return plan;
+  }
+
+  private slotFor(step: KernelStep): GpuSlot {
+    let slot = this.slots.get(step.key);
+    if (!slot) {
+      slot = new GpuSlot(step.key, step.op, this.gpu);
+      this.slots.set(step.key, slot);
+    }
+    return slot;
+  }
+
+  /** A pipeline the run needs, counted when its build starts on the critical path. */
+  private pipeline(program: GpuProgram): Promise<GPUComputePipeline> {
+    if (!this.gpu.pipelines.has(program.id) && this.inRun) this.builtInRuns++;
+    return this.gpu.pipelines.prepare(program.id, program.source, program.entry);
+  }
+
+  /**
+   * Opens WGSL sessions for new ops and waits for their Welcomes (each kernel's pipeline built and
+   * checked); an op with a kernel kept on this device starts on it. Where an op ends with no
+   * kernel (the gateway did not answer, its kernel was refused), the model runs on Wasm, and a
+   * note says why.
+   */
+  private async connect(slots: GpuSlot[]): Promise<void> {
+    const log = this.options.log ?? (() => undefined);
+    const kept = await this.kept;
+    slots.sort((a, b) => flopsOf(b.op) - flopsOf(a.op));
+    this.flushOnPageHide();
+    const clock = () => performance.now() - (this.started ?? performance.now());
+    for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
+      const group = slots.slice(i, i + OPS_PER_SESSION);
+      const session = new ModelSession(this.options.gateway!, this.device, group.map((s) => s.op), {
+        client: this.options.client, reconnect: this.options.reconnect, log, backend: Backend.WGSL,
+        onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),
+      });
+      const tuners = group.map((slot) => {
+        const tuner = new GpuOpTuner(slot, this.gpu, this.timer, session, this.tuning, clock, log, this.events.emit, this.keeper(slot.key));
+        this.tuners.set(slot.key, tuner);
+        return tuner;
+      });
+      const adopted = await Promise.all(tuners.map((t, j) => {
+        const entry = kept.get(group[j].key);
+        return entry ? t.adoptKept(artifactOf(entry, group[j])) : false;
+      }));
+      const welcomed = session.welcome.then((welcome) => {
+        this.events.emit("connection", { state: "open", ops: group.length, detail: "" });
+        return welcome;
+      });
+      const greet = async (welcome: Map<string, InitialKernel>) => {
+        await Promise.all(tuners.map((t, j) => (adopted[j] ? t.reconcile(welcome.get(group[j].key)!) : t.offerInitial(welcome.get(group[j].key)!))));
+      };
+      if (adopted.every(Boolean)) {
+        // every op has a kept kernel: the first run need not wait for the gateway
+        welcomed.then(greet, (e: Error) => this.notes.push(`the gateway did not answer (${e.message}): ops keep the kernels kept on this device`));
+        continue;
+      }
+      try {
+        const before = this.gpu.pipelines.built;
+        await greet(await welcomed);
+        if (this.inRun) this.builtInRuns += this.gpu.pipelines.built - before;
+      } catch (e) {
+        this.events.emit("connection", { state: "failed", ops: group.length, detail: (e as Error).message });
+        this.runOnWasm(`the gateway did not answer (${(e as Error).message})`);
+        return;
+      }
+      const missing = group.filter((s) => !s.program);
+      if (missing.length) return this.runOnWasm(`no usable WGSL kernel for ${missing.map((s) => s.key).join(", ")}`);
+    }
+  }
+
+  /** Gives up on WebGPU for this model: it runs (and tunes) on Wasm from now on. */
+  private runOnWasm(why: string): void {
+    this.notes.push(`${why}: the model runs on Wasm`);
+    this.options.log?.(`WebGPU: ${why}; the model runs on Wasm`);
+    for (const t of this.tuners.values()) t.close();
+    this.tuners.clear();
+    this.fallback = new LocalModel(this.graph, { ...this.options, backend: "wasm" });
+  }
+
+  /** What keeps an op's settled kernel, and the plan's shaders, in the store for the next load on this device kind. */
+  private keeper(op: string): (kernelId: string, artifact: KernelArtifact, ms: number) => void {
+    return (kernelId, artifact, ms) => {
+      if (!this.store || artifact.code.case !== "wgsl") return;
+      this.keep({ op, kernelId, wgsl: artifact.code.value, metadataJson: artifact.metadataJson, ms });
+    };
+  }
+
+  private keep(entry: Pick<StoredKernel, "op" | "kernelId" | "wgsl" | "metadataJson" | "ms">): void {
+    this.store?.put({ format: 1, fingerprint: this.device.fingerprint, savedAt: Date.now(), ...entry })
+      .catch((e: Error) => this.options.log?.(`  ${entry.op}: not kept on this device (${e.message})`));
+  }
+
+  private flushOnPageHide(): void {
+    const page = globalThis as { addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener };
+    if (this.pageHide || !page.addEventListener) return;
+    const flush = () => [...this.tuners.values()].filter((t) => !t.settled).forEach((t) => t.settleNow());
+    page.addEventListener("pagehide", flush);
+    this.pageHide = () => page.removeEventListener?.("pagehide", flush);
+  }
+
+  private async compile(shapes: InputShapes, folded: FoldedGraph, { steps, aliases }: FusedGraph): Promise<GpuPlan> {
+    const device = this.gpu.device;
+    const values = folded.values;
+    const base = (v: string) => aliases.get(v) ?? v;
+    const meta = (v: string): ValueMeta => values.get(v)!;
+    const isConst = (v: string) => meta(v).value !== undefined;
+
+    // which steps run where: a host step reading a GPU value runs as a shader, the others before the submit
+    const onGpu = new Set<string>();
+    const gpuSteps: { operands: Record<string, string>; kernel?: KernelStep; program?: GpuProgram }[] = [];
+    const cpuSteps: HostStep[] = [];
+    for (const s of steps) {
+      if (s.kind === "kernel") {
+        gpuSteps.push({ operands: { ...s.operands }, kernel: s });
+        onGpu.add(base(s.operands.C));
+        continue;
+      }
+      const ins = s.node.inputs.filter(Boolean);
+      if (!ins.some((v) => onGpu.has(base(v)))) {
+        cpuSteps.push(s);
+        continue;
+      }
+      const program = ins.every((v) => meta(v).dtype === "float32") && s.node.outputs.length === 1
+        ? hostProgram(s.node, ins.map((v) => meta(v).shape)) : undefined;
+      if (!program) {
+        throw new ModelError(`node ${s.node.name} (${s.node.opType}) reads a value computed on the GPU and has no WebGPU shader; `
+          + "load the model with backend: \"wasm\"");
+      }
+      gpuSteps.push({ operands: Object.fromEntries(program.operands.map((name, i) => [name, i < ins.length ? ins[i] : s.node.outputs[0]])), program });
+      onGpu.add(base(s.node.outputs[0]));
+    }
+
+    // activations: one buffer per value, shared by values whose lifetimes (in GPU steps) do not overlap
+    const lifetimes = new Map<string, { first: number; last: number }>();
+    gpuSteps.forEach((g, i) => {
+      for (const v of Object.values(g.operands)) {
+        const b = base(v);
+        if (isConst(b)) continue;
+        const first = onGpu.has(b) ? i : -1; // a CPU value is uploaded before the first dispatch
+        const l = lifetimes.get(b) ?? { first, last: i };
+        lifetimes.set(b, { first: Math.min(l.first, first), last: Math.max(l.last, i) });
+      }
+    });
+    for (const o of this.graph.outputs) {
+      const l = lifetimes.get(base(o));
+      if (l) l.last = gpuSteps.length;
+    }
+    const buffers = new Map<string, GPUBuffer>();
+    const pool: { buffer: GPUBuffer; last: number }[] = [];
+    let bytes = 0;
+    for (const [name, l] of [...lifetimes].sort((a, b) => a[1].first - b[1].first)) {
+      const size = Math.max(16, Math.ceil((sizeOf(meta(name).shape) * 4) / 16) * 16);
+      const free = pool.filter((p) => p.last < l.first && p.buffer.size >= size && p.buffer.size <= 2 * size)
+        .sort((a, b) => a.buffer.size - b.buffer.size)[0];
+      const slot = free ?? { buffer: device.createBuffer({ size, usage: STORAGE(), label: name }), last: l.last };
+      if (!free) {
+        pool.push(slot);
+        bytes += size;
+      }
+      slot.last = l.last;
+      buffers.set(name, slot.buffer);
+    }
+    const folds = new Map<string, GPUBuffer>();
+    const bufferOf = (v: string): GPUBuffer => {
+      const b = base(v);
+      return isConst(b) ? this.weight(b, meta(b).value!, folds) : buffers.get(b)!;
+    };
+
+    // dispatches: kernels through their slots (which follow tuning), shaders with their pipelines built now
+    const dispatches: (() => Dispatch)[] = [];
+    const shaders: GpuProgram[] = [];
+    for (const g of gpuSteps) {
+      const bound = Object.fromEntries(Object.entries(g.operands).map(([name, v]) => [name, bufferOf(v)]));
+      if (g.kernel) {
+        dispatches.push(this.slots.get(g.kernel.key)!.use(bound));
+        continue;
+      }
+      const program = g.program!;
+      const pipeline = await this.pipeline(program);
+      const dispatch: Dispatch = { pipeline, bindGroup: bindGroupOf(device, pipeline, program, bound), grid: program.dispatch };
+      dispatches.push(() => dispatch);
+      shaders.push(program);
+    }
+    for (const p of new Set(shaders)) this.keep({ op: SHADER_ENTRY + p.id, kernelId: p.id, wgsl: p.source, metadataJson: "{}", ms: NaN });
+
+    const host = new Map<string, HostTensor>();
+    const read = (v: string): HostTensor => {
+      const m = meta(v);
+      if (m.value) return m.value;
+      const t = host.get(base(v));
+      if (!t) throw new Error(`value ${v} was not computed`);
+      return { ...t, shape: m.shape };
+    };
+    const uploads = [...lifetimes.keys()].filter((b) => !onGpu.has(b));
+    const readbacks = this.graph.outputs.filter((o) => onGpu.has(base(o))).map((name) => {
+      const floats = sizeOf(meta(name).shape);
+      const readback = device.createBuffer({ size: Math.max(16, floats * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      bytes += readback.size;
+      return { name, buffer: buffers.get(base(name))!, readback, bytes: floats * 4, shape: [...meta(name).shape] };
+    });
+    return {
+      device, dispatches, readbacks, bytes, hostSteps: cpuSteps.length + shaders.length,
+      write: (feeds) => {
+        for (const input of this.graph.inputs) {
+          host.set(base(input.name), { dtype: input.dtype, shape: shapes[input.name], data: toHost(input.name, input.dtype, feeds[input.name].data) });
+        }
+        for (const { node } of cpuSteps) {
+          const results = runNode(node, node.inputs.map((v) => (v ? read(v) : undefined)));
+          results.forEach((r, i) => node.outputs[i] && host.set(base(node.outputs[i]), r));
+        }
+        for (const b of uploads) {
+          const data = read(b).data;
+          device.queue.writeBuffer(buffers.get(b)!, 0, data instanceof Float32Array ? data as Float32Array<ArrayBuffer> : Float32Array.from(data));
+        }
+      },
+      cpuOutputs: () => Object.fromEntries(this.graph.outputs.filter((o) => !onGpu.has(base(o))).map((o) => {
+        const t = read(o);
+        return [o, { type: t.dtype, dims: [...t.shape], data: fromHost(t) }];
+      })),
+    };
+  }
+
+  /** A constant on the current device: initializers once for the model, folded constants once per plan (`local`). */
+  private weight(name: string, value: HostTensor, local: Map<string, GPUBuffer>): GPUBuffer {
+    const cache = this.graph.initializers.has(name) ? this.weights : local;
+    let buffer = cache.get(name);
+    if (!buffer) {
+      const data = value.data instanceof Float32Array ? value.data : Float32Array.from(value.data as ArrayLike<number>);
+      buffer = this.gpu.device.createBuffer({ size: Math.max(16, Math.ceil((data.length * 4) / 16) * 16), usage: STORAGE(), label: name });
+      this.gpu.device.queue.writeBuffer(buffer, 0, data as Float32Array<ArrayBuffer>);
+      cache.set(name, buffer);
+    }
+    return buffer;
+  }
+}
+
+/** A kept WGSL kernel as the artifact it came in. */
+function artifactOf(entry: StoredKernel, slot: GpuSlot): KernelArtifact {
+  return create(KernelArtifactSchema, {
+    ref: { kernelId: entry.kernelId, op: slot.op, backend: Backend.WGSL },
+    code: { case: "wgsl", value: entry.wgsl! }, metadataJson: entry.metadataJson,
+  });
+}
+
+function encode(pass: GPUComputePassEncoder, d: Dispatch): void {
+  pass.setPipeline(d.pipeline);
+  pass.setBindGroup(0, d.bindGroup);
+  pass.dispatchWorkgroups(d.grid[0], d.grid[1], d.grid[2]);
+}
+
+/**
+ * The backend a model loads on: `wasm`; `webgpu` (needs a gateway and an adapter: throws a
+ * ModelError naming what is missing); `auto` (the default): WebGPU where a gateway is given and
+ * the adapter is a hardware GPU, else Wasm (a software adapter is slower than Wasm SIMD). Returns
+ * the GPU context and device profile for WebGPU, the reason for Wasm otherwise.
+ */
+export async function openBackend(options: LoadOptions): Promise<{ gpu: GpuContext; device: DeviceProfile } | { why?: string }> {
+  const asked = options.backend ?? "auto";
+  if (asked === "wasm") return {};
+  if (!options.gateway) {
+    if (asked === "webgpu") throw new ModelError("backend webgpu needs a gateway: WGSL kernels come from the suite");
+    return {};
+  }
+  let gpu: GpuContext;
+  try {
+    gpu = await GpuContext.open({ log: options.log });
+  } catch (e) {
+    if (asked === "webgpu") throw new ModelError(`backend webgpu: ${(e as Error).message}`);
+    return {}; // no WebGPU here: Wasm, as everywhere
+  }
+  if (asked === "auto" && gpu.profile.software) {
+    gpu.close();
+    return { why: "WebGPU's adapter is a software one: the model runs on Wasm, which is faster here" };
+  }
+  const device = await probeDevice(options.fingerprint, undefined, gpu.profile);
+  return { gpu, device };
+}

@@ -1,0 +1,366 @@
+import { create } from "@bufbuild/protobuf";
+import { KernelOfferSchema, type InitialKernel, type KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { flopsOf, operandShapes, referenceOp } from "../ops.js";
+import { seededFloats } from "../reference.js";
+import { median } from "../timing.js";
+import type { Emit } from "../model/events.js";
+import { judgeOutput, pairVerdict, reportSettled, sampleRows, type Measured, type TuningOptions } from "../model/op-tuner.js";
+import type { ModelSession } from "../model/session.js";
+import type { GpuContext } from "./context.js";
+import { wgslKernelOf, type GpuProgram } from "./kernels.js";
+import type { Dispatch, GpuTimer } from "./timer.js";
+
+/** A unit of GPU tuning work: what it is expected to cost, and the work (GPU work is awaited). */
+export interface GpuTask {
+  readonly costMs: number;
+  run(): Promise<void>;
+}
+
+/** The kernel in use for one distinct op on the GPU, and every place (plan step) that dispatches it. */
+export class GpuSlot {
+  /** The kernel in use; undefined until the gateway's Welcome (or a kept kernel) gives one. */
+  program?: GpuProgram;
+  private readonly uses: { buffers: Readonly<Record<string, GPUBuffer>>; bindGroup?: GPUBindGroup }[] = [];
+
+  constructor(readonly key: string, readonly op: OpSpec, private readonly context: GpuContext) {}
+
+  /** A plan step's dispatch, which follows the slot's kernel when it is replaced. */
+  use(buffers: Readonly<Record<string, GPUBuffer>>): () => Dispatch {
+    const use: (typeof this.uses)[number] = { buffers };
+    this.uses.push(use);
+    return () => {
+      const program = this.program!;
+      const pipeline = this.context.pipelines.get(program.id)!;
+      use.bindGroup ??= bindGroupOf(this.context.device, pipeline, program, buffers);
+      return { pipeline, bindGroup: use.bindGroup, grid: program.dispatch };
+    };
+  }
+
+  get instances(): number {
+    return this.uses.length;
+  }
+
+  /** Swaps in another kernel (its pipeline built) for every use; bind groups are made again at the next dispatch. */
+  replace(program: GpuProgram): void {
+    this.program = program;
+    for (const use of this.uses) use.bindGroup = undefined;
+  }
+
+  /** Forgets every use (the plans are compiled again on a new device). */
+  clearUses(): void {
+    this.uses.length = 0;
+  }
+}
+
+/** A bind group of a program's operands, in its binding order. */
+export function bindGroupOf(device: GPUDevice, pipeline: GPUComputePipeline, program: GpuProgram, buffers: Readonly<Record<string, GPUBuffer>>): GPUBindGroup {
+  return device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: program.operands.map((name, binding) => {
+      const buffer = buffers[name];
+      if (!buffer) throw new Error(`kernel ${program.id} binds operand ${name}, which the op does not have`);
+      return { binding, resource: { buffer } };
+    }),
+  });
+}
+
+/** An op's bench on the GPU: seeded inputs, C, and what checks compare C with. */
+interface Bench {
+  readonly buffers: Record<string, GPUBuffer>;
+  readonly readback: GPUBuffer;
+  readonly floats: number;
+  readonly poison: Float32Array<ArrayBuffer>;
+  readonly device: GPUDevice;
+}
+
+interface Candidate {
+  readonly kernelId: string;
+  readonly artifact: KernelArtifact;
+  program?: GpuProgram;
+  ready?: boolean;
+  failed?: string;
+  output?: Float32Array;
+  maxRelError?: number;
+  readonly samples: number[];
+  readonly incumbentSamples: number[];
+}
+
+/**
+ * Tunes one op of a model running on WebGPU, as the Wasm tuner does (the same checks, the same
+ * pairwise timing rules, the same report), with GPU work awaited between runs: each kernel's
+ * pipeline is built in the background and a candidate waits in its queue until it is; a kernel
+ * is checked on seeded inputs (C poisoned with NaN first) against the reference rows and the
+ * incumbent's C, and timed beside the incumbent by the {@link GpuTimer}. A device loss keeps the
+ * tuning state: the bench is made again on the new device and the task that failed runs again.
+ */
+export class GpuOpTuner {
+  readonly history: { atMs: number; kernelId: string; ms: number }[] = [];
+  readonly refused = new Map<string, string>();
+  settled = false;
+  fromZoo = false;
+  restored = false;
+  report?: Promise<void>;
+  private bench?: Bench;
+  private readonly rows: number[];
+  private readonly inputs: Record<string, Float32Array<ArrayBuffer>> = {};
+  private readonly expected: Float32Array;
+  private incumbentOutput?: Float32Array;
+  private readonly measured = new Map<string, Measured>();
+  private incumbentSamples: number[] = [];
+  private candidate?: Candidate;
+  private welcomeKernel?: { id: string; fromZoo: boolean };
+  private incumbentArtifact?: KernelArtifact;
+  private readonly localOnly = new Set<string>();
+
+  constructor(
+    private readonly slot: GpuSlot,
+    private readonly context: GpuContext,
+    private readonly timer: GpuTimer,
+    private readonly session: ModelSession,
+    private readonly options: Required<TuningOptions>,
+    private readonly clock: () => number,
+    private readonly log: (line: string) => void,
+    private readonly emit: Emit = () => undefined,
+    private readonly keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
+  ) {
+    const shapes = operandShapes(slot.op);
+    shapes.forEach(([name, shape], i) => { if (name !== "C") this.inputs[name] = seededFloats(shape.reduce((a, b) => a * b, 1), 17 + i); });
+    this.rows = sampleRows(slot.op);
+    this.expected = referenceOp(slot.op, this.inputs, this.rows);
+  }
+
+  get op(): OpSpec {
+    return this.slot.op;
+  }
+
+  notes(): string[] {
+    return this.session.failure ? [`${this.slot.key}: the gateway session ended early (${this.session.failure})`] : [];
+  }
+
+  close(): void {
+    this.session.close();
+  }
+
+  /** The Welcome's kernel: pipeline built, checked on the bench, then in use from the first run. */
+  async offerInitial(initial: InitialKernel): Promise<void> {
+    const id = initial.artifact?.ref?.kernelId ?? "";
+    this.fromZoo = initial.fromZoo;
+    this.welcomeKernel = { id, fromZoo: initial.fromZoo };
+    try {
+      const program = wgslKernelOf(initial.artifact!, this.op);
+      await this.context.pipelines.prepare(program.id, program.source, program.entry);
+      const verdict = await this.verify(program);
+      if (!verdict.ok) throw new Error(verdict.why);
+      this.adopt(program, initial.artifact!, verdict.output, verdict.maxRelError);
+      this.log(`  ${this.slot.key}: ${initial.fromZoo ? "the zoo's" : "the initial"} WGSL kernel ${id} checked and in use`);
+    } catch (e) {
+      this.refuse(id, (e as Error).message);
+    }
+  }
+
+  /** A kernel kept on the device by an earlier load, its pipeline built and checked: in use before the gateway answers. */
+  async adoptKept(artifact: KernelArtifact): Promise<boolean> {
+    const id = artifact.ref?.kernelId ?? "";
+    try {
+      const program = wgslKernelOf(artifact, this.op);
+      await this.context.pipelines.prepare(program.id, program.source, program.entry);
+      const verdict = await this.verify(program);
+      if (!verdict.ok) throw new Error(verdict.why);
+      this.adopt(program, artifact, verdict.output, verdict.maxRelError);
+      this.restored = true;
+      this.localOnly.add(id);
+      this.log(`  ${this.slot.key}: WGSL kernel ${id}, kept on this device, in use`);
+      return true;
+    } catch (e) {
+      this.log(`  ${this.slot.key}: the kernel kept on this device is unusable (${(e as Error).message}); ignored`);
+      return false;
+    }
+  }
+
+  /** The Welcome's kernel for an op that started on a kept one: the same (now issued), or a first candidate. */
+  reconcile(initial: InitialKernel): void {
+    const id = initial.artifact?.ref?.kernelId ?? "";
+    this.fromZoo = initial.fromZoo;
+    this.welcomeKernel = { id, fromZoo: initial.fromZoo };
+    if (this.localOnly.delete(id)) return;
+    this.session.enqueueLocal(this.slot.key, create(KernelOfferSchema, { artifact: initial.artifact, rank: 0, fromZoo: initial.fromZoo }));
+  }
+
+  private adopt(program: GpuProgram, artifact: KernelArtifact, output: Float32Array, error: number): void {
+    this.slot.replace(program);
+    this.incumbentArtifact = artifact;
+    this.incumbentOutput = output;
+    this.measured.set(program.id, { medianMs: NaN, samples: 0, maxRelError: error });
+    this.history.push({ atMs: this.clock(), kernelId: program.id, ms: NaN });
+  }
+
+  /** The next piece of work, if any can be done now. */
+  next(): GpuTask | undefined {
+    if (this.settled || !this.slot.program) return undefined;
+    const c = this.candidate;
+    if (!c) {
+      const offer = this.session.take(this.slot.key);
+      if (offer) this.start(offer);
+      else if (this.session.exhausted(this.slot.key)) this.settle();
+      return undefined;
+    }
+    if (c.failed) return { costMs: 0, run: async () => this.drop(c, c.failed!) };
+    if (!c.ready) return undefined; // its pipeline is still being built
+    const incumbentMs = this.incumbentMs();
+    if (!c.output) return { costMs: incumbentMs + 1, run: () => this.guarded(c, () => this.check(c)) };
+    return { costMs: 2 * incumbentMs + 1, run: () => this.guarded(c, () => this.pair(c)) };
+  }
+
+  /** The incumbent's bench latency (before it was timed, an estimate from the op's flops). */
+  incumbentMs(): number {
+    return this.incumbentSamples.length ? median(this.incumbentSamples) : flopsOf(this.op) / 1e9;
+  }
+
+  private start(offer: KernelOffer): void {
+    const c: Candidate = { kernelId: offer.artifact?.ref?.kernelId ?? "", artifact: offer.artifact!, samples: [], incumbentSamples: [] };
+    this.candidate = c;
+    try {
+      c.program = wgslKernelOf(offer.artifact!, this.op);
+    } catch (e) {
+      c.failed = (e as Error).message;
+      return;
+    }
+    this.context.pipelines.prepare(c.program.id, c.program.source, c.program.entry).then(() => { c.ready = true; }, (e: Error) => { c.failed = e.message; });
+  }
+
+  /** Runs a task; a failure from a lost device leaves the candidate as it was (the task runs again on the new device). */
+  private async guarded(c: Candidate, task: () => Promise<void>): Promise<void> {
+    const device = this.context.device;
+    try {
+      await task();
+    } catch (e) {
+      if (await this.context.recovered(device)) return;
+      this.drop(c, (e as Error).message);
+    }
+  }
+
+  private async check(c: Candidate): Promise<void> {
+    const verdict = await this.verify(c.program!);
+    if (!verdict.ok) return this.drop(c, verdict.why);
+    c.output = verdict.output;
+    c.maxRelError = verdict.maxRelError;
+  }
+
+  private async pair(c: Candidate): Promise<void> {
+    const [cand, inc] = await this.timer.pair(this.dispatchOf(c.program!), this.dispatchOf(this.slot.program!), this.incumbentMs());
+    c.samples.push(cand);
+    c.incumbentSamples.push(inc);
+    this.incumbentSamples = [...c.incumbentSamples];
+    const verdict = pairVerdict(c.samples, c.incumbentSamples, this.options);
+    const candMs = median(c.samples), incMs = median(c.incumbentSamples);
+    if (!verdict) return;
+    this.measured.set(c.kernelId, { medianMs: candMs, samples: c.samples.length, maxRelError: c.maxRelError! });
+    this.recordIncumbent(incMs);
+    const replaced = this.slot.program!.id;
+    this.emit("kernel-timed", { op: this.slot.key, kernelId: c.kernelId, ms: candMs, incumbentId: replaced, incumbentMs: incMs, faster: verdict === "win" });
+    this.candidate = undefined;
+    if (verdict === "lose") {
+      this.context.pipelines.forget(c.kernelId);
+      return;
+    }
+    this.slot.replace(c.program!);
+    this.incumbentArtifact = c.artifact;
+    this.incumbentOutput = c.output;
+    this.incumbentSamples = [...c.samples];
+    this.history.push({ atMs: this.clock(), kernelId: c.kernelId, ms: candMs });
+    this.log(`  ${this.slot.key}: ${c.kernelId} ${candMs.toFixed(3)} ms replaces ${incMs.toFixed(3)} ms`);
+    this.emit("new-best", { op: this.slot.key, kernelId: c.kernelId, ms: candMs, replaced, replacedMs: incMs });
+  }
+
+  private recordIncumbent(ms: number): void {
+    const id = this.slot.program!.id;
+    const known = this.measured.get(id);
+    if (known) this.measured.set(id, { ...known, medianMs: ms, samples: this.incumbentSamples.length });
+    if (this.history.length && Number.isNaN(this.history.at(-1)!.ms)) this.history.at(-1)!.ms = ms;
+  }
+
+  private drop(c: Candidate, why: string): void {
+    this.refuse(c.kernelId, why);
+    this.context.pipelines.forget(c.kernelId);
+    this.candidate = undefined;
+  }
+
+  private refuse(id: string, why: string): void {
+    this.refused.set(id, why);
+    this.log(`  ${this.slot.key}: ${id} refused (${why})`);
+    this.emit("kernel-refused", { op: this.slot.key, kernelId: id, why });
+  }
+
+  /** Runs a program once on the bench (C poisoned first) and judges its C. */
+  private async verify(program: GpuProgram) {
+    const bench = this.benchOnDevice();
+    const device = bench.device;
+    const pipeline = await this.context.pipelines.prepare(program.id, program.source, program.entry);
+    device.queue.writeBuffer(bench.buffers.C, 0, bench.poison);
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroupOf(device, pipeline, program, bench.buffers));
+    pass.dispatchWorkgroups(...program.dispatch);
+    pass.end();
+    encoder.copyBufferToBuffer(bench.buffers.C, 0, bench.readback, 0, bench.floats * 4);
+    device.queue.submit([encoder.finish()]);
+    await bench.readback.mapAsync(GPUMapMode.READ);
+    const output = new Float32Array(bench.readback.getMappedRange().slice(0));
+    bench.readback.unmap();
+    return judgeOutput(this.op, output, this.rows, this.expected, this.incumbentOutput, this.options.tolerance);
+  }
+
+  private dispatchOf(program: GpuProgram): Dispatch {
+    const bench = this.benchOnDevice();
+    const pipeline = this.context.pipelines.get(program.id);
+    if (!pipeline) throw new Error(`the pipeline of ${program.id} is not built on this device`);
+    return { pipeline, bindGroup: bindGroupOf(bench.device, pipeline, program, bench.buffers), grid: program.dispatch };
+  }
+
+  /** The bench on the current device: made at first use and again after a device loss. */
+  private benchOnDevice(): Bench {
+    const device = this.context.device;
+    if (this.bench?.device === device) return this.bench;
+    const buffers: Record<string, GPUBuffer> = {};
+    let floats = 0;
+    for (const [name, shape] of operandShapes(this.op)) {
+      const n = shape.reduce((a, b) => a * b, 1);
+      buffers[name] = device.createBuffer({ size: Math.max(16, n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      if (name === "C") floats = n;
+      else device.queue.writeBuffer(buffers[name], 0, this.inputs[name]);
+    }
+    const readback = device.createBuffer({ size: Math.max(16, floats * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.bench = { buffers, readback, floats, poison: new Float32Array(floats).fill(NaN), device };
+    return this.bench;
+  }
+
+  /** Bytes of this op's bench on the GPU (0 once settled). */
+  get benchBytes(): number {
+    return this.bench ? Object.values(this.bench.buffers).reduce((sum, b) => sum + b.size, this.bench.readback.size) : 0;
+  }
+
+  /** Ends tuning now (the page is going away): what was timed is reported. */
+  settleNow(): void {
+    if (this.settled || !this.slot.program) return;
+    this.candidate = undefined;
+    this.settle();
+  }
+
+  private settle(): void {
+    this.settled = true;
+    const id = this.slot.program!.id;
+    this.emit("op-settled", { op: this.slot.key, kernelId: id });
+    if (this.bench) {
+      Object.values(this.bench.buffers).forEach((b) => b.destroy());
+      this.bench.readback.destroy();
+      this.bench = undefined;
+    }
+    if (this.incumbentArtifact) this.keep(id, this.incumbentArtifact, this.measured.get(id)?.medianMs ?? NaN);
+    this.report = reportSettled({
+      session: this.session, op: this.op, key: this.slot.key, kernelId: id, measured: this.measured,
+      localOnly: this.localOnly, welcome: this.welcomeKernel, log: this.log, emit: this.emit,
+    });
+  }
+}
