@@ -167,7 +167,13 @@ export class GpuModel implements Model {
       }
     } else {
       const pass = encoder.beginComputePass();
-      for (const dispatch of plan.dispatches) encode(pass, dispatch());
+      let pipeline: GPUComputePipeline | undefined;
+      for (const dispatch of plan.dispatches) {
+        const d = dispatch();
+        if (d.pipeline !== pipeline) pass.setPipeline((pipeline = d.pipeline));
+        pass.setBindGroup(0, d.bindGroup);
+        pass.dispatchWorkgroups(d.grid[0], d.grid[1], d.grid[2]);
+      }
       pass.end();
     }
     for (const r of plan.readbacks) encoder.copyBufferToBuffer(r.buffer, 0, r.readback, 0, r.bytes);

@@ -21,7 +21,7 @@ export interface GpuTask {
 export class GpuSlot {
   /** The kernel in use; undefined until the gateway's Welcome (or a kept kernel) gives one. */
   program?: GpuProgram;
-  private readonly uses: { buffers: Readonly<Record<string, GPUBuffer>>; bindGroup?: GPUBindGroup }[] = [];
+  private readonly uses: { buffers: Readonly<Record<string, GPUBuffer>>; dispatch?: Dispatch }[] = [];
 
   constructor(readonly key: string, readonly op: OpSpec, private readonly context: GpuContext) {}
 
@@ -30,10 +30,11 @@ export class GpuSlot {
     const use: (typeof this.uses)[number] = { buffers };
     this.uses.push(use);
     return () => {
+      if (use.dispatch) return use.dispatch;
       const program = this.program!;
       const pipeline = this.context.pipelines.get(program.id)!;
-      use.bindGroup ??= bindGroupOf(this.context.device, pipeline, program, buffers);
-      return { pipeline, bindGroup: use.bindGroup, grid: program.dispatch };
+      use.dispatch = { pipeline, bindGroup: bindGroupOf(this.context.device, pipeline, program, buffers), grid: program.dispatch };
+      return use.dispatch;
     };
   }
 
@@ -44,7 +45,7 @@ export class GpuSlot {
   /** Swaps in another kernel (its pipeline built) for every use; bind groups are made again at the next dispatch. */
   replace(program: GpuProgram): void {
     this.program = program;
-    for (const use of this.uses) use.bindGroup = undefined;
+    for (const use of this.uses) use.dispatch = undefined;
   }
 
   /** Forgets every use (the plans are compiled again on a new device). */
