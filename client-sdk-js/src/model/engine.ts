@@ -43,36 +43,11 @@ interface Plan {
   readonly dynamicSteps: number;
 }
 
-/** A model run on this thread. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
-export class LocalModel implements Model {
-  private readonly arena = new Arena();
-  private readonly plans = new Map<string, Plan>();
-  private readonly slots = new Map<string, KernelSlot>();
-  /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
-  private readonly weights = new Map<string, ArenaWeight>();
-  private readonly tuners = new Map<string, OpTuner>();
-  private readonly events = new ModelEmitter();
-  private readonly store?: KernelStore;
-  private readonly timeline: RunRecord[] = [];
-  private readonly tuning: Required<TuningOptions>;
-  private credit = 0;
-  private started?: number;
-  /** The plan of the latest run. */
-  private latest?: Plan;
-  private readonly notes: string[] = [];
-  /** MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, and a MatMul's uKernel plan once asked for (null: not served). */
-  private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
-  private device?: Promise<DeviceProfile>;
-  /** Stops listening to `pagehide`. */
-  private pageHide?: () => void;
+/** What every model over an ONNX graph on this thread shares: its inputs and outputs, `run` and its events. */
+export abstract class GraphModel implements Model {
+  protected readonly events = new ModelEmitter();
 
-  /** @internal use {@link loadModel} */
-  constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions, why?: string) {
-    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
-    this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
-    if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
-    if (why) this.notes.push(why);
-  }
+  constructor(protected readonly graph: OnnxGraph) {}
 
   /** The inputs a run must feed: name, element type, declared dimensions (strings for symbolic ones). */
   get inputs(): readonly GraphInput[] {
@@ -105,6 +80,47 @@ export class LocalModel implements Model {
    * page first, so a page never waits for tuning.
    * @internal
    */
+  abstract runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void>;
+
+  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
+    return this.events.on(event, listener);
+  }
+
+  abstract stats(): ModelStats;
+  abstract close(): Promise<void>;
+}
+
+/** A model run on this thread. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
+export class LocalModel extends GraphModel {
+  private readonly arena = new Arena();
+  private readonly plans = new Map<string, Plan>();
+  private readonly slots = new Map<string, KernelSlot>();
+  /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
+  private readonly weights = new Map<string, ArenaWeight>();
+  private readonly tuners = new Map<string, OpTuner>();
+  private readonly store?: KernelStore;
+  private readonly timeline: RunRecord[] = [];
+  private readonly tuning: Required<TuningOptions>;
+  private credit = 0;
+  private started?: number;
+  /** The plan of the latest run. */
+  private latest?: Plan;
+  private readonly notes: string[] = [];
+  /** MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, and a MatMul's uKernel plan once asked for (null: not served). */
+  private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
+  private device?: Promise<DeviceProfile>;
+  /** Stops listening to `pagehide`. */
+  private pageHide?: () => void;
+
+  /** @internal use {@link loadModel} */
+  constructor(graph: OnnxGraph, private readonly options: LoadOptions, why?: string) {
+    super(graph);
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
+    if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
+    if (why) this.notes.push(why);
+  }
+
   async runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
     const plan = await this.planFor(feeds);
     this.latest = plan;
@@ -151,10 +167,6 @@ export class LocalModel implements Model {
     const start = performance.now();
     this.credit = await spendCredit([...this.tuners.values()], this.credit, this.tuning.budget, inferMs);
     return performance.now() - start;
-  }
-
-  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
-    return this.events.on(event, listener);
   }
 
   stats(): ModelStats {

@@ -72,6 +72,10 @@ export class KernelSlot {
     return this.uses.length;
   }
 
+  get kernelId(): string {
+    return this.kernel.id;
+  }
+
   /**
    * Swaps in another kernel for every use. Each use's old binding is released before the new one
    * is made, so a packed copy's block can be reused at once and the arena does not grow by a
@@ -128,15 +132,20 @@ export interface Task {
   run(): void;
 }
 
+/** What a tuner's base needs of its op's slot: the op, its key, and the id of the kernel in use. */
+export interface TunedSlot {
+  readonly key: string;
+  readonly op: OpSpec;
+  readonly kernelId: string;
+}
+
 /**
- * Tunes one op of a running model: puts the Welcome's kernel in use before the first run once it
- * is right on seeded inputs, copies the op's real tensors at its first call, checks the incumbent
- * on them between runs, then checks each offer against the reference and the incumbent and times
- * it beside the incumbent, pair by pair; a faster one by the margin replaces it everywhere, a
- * loser is released with its memory. Once the session has no more offers for the op, reports the
- * top kernels and frees the bench.
+ * What every op tuner keeps, on Wasm and on WebGPU alike: the incumbents' history, refusals, what
+ * each kernel measured, where the op started (the zoo's kernel, the Welcome's, one kept on the
+ * device), the incumbent's artifact to keep; and what it does with them: refusing a kernel,
+ * taking the Welcome's for an op started on a kept kernel, and the report once it settles.
  */
-export class OpTuner {
+export abstract class TunerBase<S extends TunedSlot> {
   /** Every incumbent, with when it took over (ms since tuning began) and its bench latency. */
   readonly history: { atMs: number; kernelId: string; ms: number }[] = [];
   /** Kernels refused, with the reason. */
@@ -144,35 +153,28 @@ export class OpTuner {
   settled = false;
   /** Whether the op's first kernel was the zoo's elected one (not the lite space's first candidate for a new kind). */
   fromZoo = false;
-  report?: Promise<void>;
-  private bench?: Bench;
-  private readonly measured = new Map<string, Measured>();
-  private incumbentSamples: number[] = [];
-  private candidate?: Candidate;
-  /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
-  private initial?: { id: string; code: KernelCode };
-  /** The kernel the gateway's Welcome started this op with, reported with its timing. */
-  private welcomeKernel?: { id: string; fromZoo: boolean };
   /** Whether the op's first kernel was one kept on the device from an earlier session. */
   restored = false;
+  report?: Promise<void>;
+  protected readonly measured = new Map<string, Measured>();
+  protected incumbentSamples: number[] = [];
+  /** The kernel the gateway's Welcome started this op with, reported with its timing. */
+  protected welcomeKernel?: { id: string; fromZoo: boolean };
   /** The incumbent's artifact, to keep on the device when the op settles. */
-  private incumbentArtifact?: KernelArtifact;
+  protected incumbentArtifact?: KernelArtifact;
   /** Kernels this session's gateway did not issue (kept on the device): never reported. */
-  private readonly localOnly = new Set<string>();
+  protected readonly localOnly = new Set<string>();
 
   constructor(
-    private readonly slot: KernelSlot,
-    private readonly arena: Arena,
-    private readonly session: ModelSession,
-    private readonly options: Required<TuningOptions>,
-    private readonly clock: () => number,
-    private readonly log: (line: string) => void,
-    private readonly emit: Emit = () => undefined,
+    protected readonly slot: S,
+    protected readonly session: ModelSession,
+    protected readonly options: Required<TuningOptions>,
+    protected readonly clock: () => number,
+    protected readonly log: (line: string) => void,
+    protected readonly emit: Emit,
     /** Keeps the kernel an op settles on (on the device, for the next load). */
-    private readonly keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
-  ) {
-    slot.onFirstCall = (bindings) => this.capture(bindings);
-  }
+    protected readonly keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void,
+  ) {}
 
   get op(): OpSpec {
     return this.slot.op;
@@ -187,6 +189,90 @@ export class OpTuner {
     this.session.close();
   }
 
+  /** The Welcome's kernel for an op that started on a kept one: the same (now issued), or a first candidate. */
+  reconcile(initial: InitialKernel): void {
+    const id = initial.artifact?.ref?.kernelId ?? "";
+    this.fromZoo = initial.fromZoo;
+    this.welcomeKernel = { id, fromZoo: initial.fromZoo };
+    if (this.localOnly.delete(id)) return;
+    this.session.enqueueLocal(this.slot.key, create(KernelOfferSchema, { artifact: initial.artifact, rank: 0, fromZoo: initial.fromZoo }));
+  }
+
+  /** With no candidate under way: starts the session's next offer for the op, or settles once it has no more. */
+  protected takeNext(): void {
+    const offer = this.session.take(this.slot.key);
+    if (offer) this.start(offer);
+    else if (this.session.exhausted(this.slot.key)) this.settle();
+  }
+
+  /** Takes an offer as the candidate: its code compiled (or pipeline built) in the background. */
+  protected abstract start(offer: KernelOffer): void;
+
+  /** No more offers (or the page is going away): the op keeps its kernel and reports. */
+  protected abstract settle(): void;
+
+  /** A kernel now in use, checked with this error: measured, in the history, its artifact the one to keep. */
+  protected took(id: string, artifact: KernelArtifact, error: number): void {
+    this.incumbentArtifact = artifact;
+    this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
+    this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
+  }
+
+  /** The incumbent's latest bench median, for the report. */
+  protected recordIncumbent(ms: number): void {
+    const id = this.slot.kernelId;
+    const known = this.measured.get(id);
+    if (known) this.measured.set(id, { ...known, medianMs: ms, samples: this.incumbentSamples.length });
+    if (this.history.length && Number.isNaN(this.history.at(-1)!.ms)) this.history.at(-1)!.ms = ms;
+  }
+
+  protected refuse(id: string, why: string): void {
+    this.refused.set(id, why);
+    this.log(`  ${this.slot.key}: ${id} refused (${why})`);
+    this.emit("kernel-refused", { op: this.slot.key, kernelId: id, why });
+  }
+
+  /** Settled: the incumbent kept on the device, the top kernels reported. */
+  protected keepAndReport(): void {
+    const id = this.slot.kernelId;
+    this.settled = true;
+    this.emit("op-settled", { op: this.slot.key, kernelId: id });
+    if (this.incumbentArtifact) this.keep(id, this.incumbentArtifact, this.measured.get(id)?.medianMs ?? NaN);
+    this.report = reportSettled({
+      session: this.session, op: this.op, key: this.slot.key, kernelId: id, measured: this.measured,
+      localOnly: this.localOnly, welcome: this.welcomeKernel, log: this.log, emit: this.emit,
+    });
+  }
+}
+
+/**
+ * Tunes one op of a running model: puts the Welcome's kernel in use before the first run once it
+ * is right on seeded inputs, copies the op's real tensors at its first call, checks the incumbent
+ * on them between runs, then checks each offer against the reference and the incumbent and times
+ * it beside the incumbent, pair by pair; a faster one by the margin replaces it everywhere, a
+ * loser is released with its memory. Once the session has no more offers for the op, reports the
+ * top kernels and frees the bench.
+ */
+export class OpTuner extends TunerBase<KernelSlot> {
+  private bench?: Bench;
+  private candidate?: Candidate;
+  /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
+  private initial?: { id: string; code: KernelCode };
+
+  constructor(
+    slot: KernelSlot,
+    private readonly arena: Arena,
+    session: ModelSession,
+    options: Required<TuningOptions>,
+    clock: () => number,
+    log: (line: string) => void,
+    emit: Emit = () => undefined,
+    keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
+  ) {
+    super(slot, session, options, clock, log, emit, keep);
+    slot.onFirstCall = (bindings) => this.capture(bindings);
+  }
+
   /**
    * The Welcome's kernel, before the first run: compiled, tried out on seeded inputs (which also
    * warms it up) and checked against the reference there, then in use from the first call; after
@@ -196,13 +282,11 @@ export class OpTuner {
     const id = initial.artifact?.ref?.kernelId ?? "";
     try {
       const { code, error } = await triedOut(initial.artifact!, this.op, this.options.tolerance);
-      this.incumbentArtifact = initial.artifact;
       this.slot.replace(code.instantiate(this.arena));
       this.initial = { id, code };
       this.fromZoo = initial.fromZoo;
       this.welcomeKernel = { id, fromZoo: initial.fromZoo };
-      this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
-      this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
+      this.took(id, initial.artifact!, error);
       this.log(`  ${this.slot.key}: ${initial.fromZoo ? "the zoo's" : "the initial"} kernel ${id} checked and in use`);
     } catch (e) {
       this.refuse(id, (e as Error).message);
@@ -217,20 +301,9 @@ export class OpTuner {
     this.slot.replace(code.instantiate(this.arena));
     this.initial = { id, code };
     this.restored = true;
-    this.incumbentArtifact = artifact;
     this.localOnly.add(id);
-    this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
-    this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
+    this.took(id, artifact, error);
     this.log(`  ${this.slot.key}: kernel ${id}, kept on this device, in use`);
-  }
-
-  /** The Welcome's kernel for an op that started on a kept one: the same (now issued), or a first candidate. */
-  reconcile(initial: InitialKernel): void {
-    const id = initial.artifact?.ref?.kernelId ?? "";
-    this.fromZoo = initial.fromZoo;
-    this.welcomeKernel = { id, fromZoo: initial.fromZoo };
-    if (this.localOnly.delete(id)) return;
-    this.session.enqueueLocal(this.slot.key, create(KernelOfferSchema, { artifact: initial.artifact, rank: 0, fromZoo: initial.fromZoo }));
   }
 
   /** The next piece of work, if any can be done now. */
@@ -241,9 +314,7 @@ export class OpTuner {
     if (!bench.incumbentOutput) return { costMs: incumbentMs, run: () => this.baseline(bench) };
     const c = this.candidate;
     if (!c) {
-      const offer = this.session.take(this.slot.key);
-      if (offer) this.start(offer);
-      else if (this.session.exhausted(this.slot.key)) this.settle();
+      this.takeNext();
       return undefined;
     }
     if (c.failed) return { costMs: 0, run: () => this.drop(c, c.failed!) };
@@ -302,7 +373,7 @@ export class OpTuner {
     bench.incumbent = verdict.bound;
   }
 
-  private start(offer: KernelOffer): void {
+  protected start(offer: KernelOffer): void {
     const id = offer.artifact?.ref?.kernelId ?? "";
     const c: Candidate = { kernelId: id, fromZoo: offer.fromZoo, artifact: offer.artifact, samples: [], incumbentSamples: [] };
     this.candidate = c;
@@ -364,24 +435,10 @@ export class OpTuner {
     this.candidate = undefined;
   }
 
-  /** The incumbent's latest bench median, for the report. */
-  private recordIncumbent(ms: number): void {
-    const id = this.slot.kernel.id;
-    const known = this.measured.get(id);
-    if (known) this.measured.set(id, { ...known, medianMs: ms, samples: this.incumbentSamples.length });
-    if (this.history.length && Number.isNaN(this.history.at(-1)!.ms)) this.history.at(-1)!.ms = ms;
-  }
-
   private drop(c: Candidate, why: string): void {
     this.refuse(c.kernelId, why);
     c.bound?.release();
     this.candidate = undefined;
-  }
-
-  private refuse(id: string, why: string): void {
-    this.refused.set(id, why);
-    this.log(`  ${this.slot.key}: ${id} refused (${why})`);
-    this.emit("kernel-refused", { op: this.slot.key, kernelId: id, why });
   }
 
   /** Runs a kernel on the bench (C poisoned first) and checks C against the reference rows and the incumbent's C. */
@@ -414,20 +471,14 @@ export class OpTuner {
   }
 
   /** No more offers: report the top kernels and free the bench. */
-  private settle(): void {
-    this.settled = true;
-    this.emit("op-settled", { op: this.slot.key, kernelId: this.slot.kernel.id });
+  protected settle(): void {
     const own = this.measured.get(this.slot.kernel.id);
     if (own && !Number.isFinite(own.medianMs) && this.slot.callMs.length) {
       this.measured.set(this.slot.kernel.id, { ...own, medianMs: median(this.slot.callMs), samples: this.slot.callMs.length });
     }
     this.bench!.incumbent?.release();
     this.bench = undefined;
-    if (this.incumbentArtifact) this.keep(this.slot.kernel.id, this.incumbentArtifact, this.measured.get(this.slot.kernel.id)?.medianMs ?? NaN);
-    this.report = reportSettled({
-      session: this.session, op: this.op, key: this.slot.key, kernelId: this.slot.kernel.id, measured: this.measured,
-      localOnly: this.localOnly, welcome: this.welcomeKernel, log: this.log, emit: this.emit,
-    });
+    this.keepAndReport();
   }
 }
 

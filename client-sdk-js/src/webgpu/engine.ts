@@ -5,14 +5,14 @@ import { Backend, KernelArtifactSchema, type DeviceProfile, type KernelArtifact 
 import { flopsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import { median } from "../timing.js";
-import { fromHost, inputShapes, LocalModel, nextTurn, spendCredit, toHost } from "../model/engine.js";
-import { ModelEmitter, type ModelEvent, type ModelListener } from "../model/events.js";
+import { fromHost, GraphModel, inputShapes, LocalModel, nextTurn, spendCredit, toHost } from "../model/engine.js";
+import type { ModelEvent, ModelListener } from "../model/events.js";
 import { fold, type FoldedGraph, type InputShapes } from "../model/fold.js";
 import { fuse, type FusedGraph, type HostStep, type KernelStep } from "../model/fuse.js";
 import { runNode, type ValueMeta } from "../model/host-ops.js";
 import { indexedDbKernelStore, type KernelStore, type StoredKernel } from "../model/kernel-store.js";
-import type { GpuStats, LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "../model/model.js";
-import { ModelError, type GraphInput, type OnnxGraph } from "../model/onnx.js";
+import type { GpuStats, LoadOptions, ModelStats, OutputTensor, RunRecord, TensorLike } from "../model/model.js";
+import { ModelError, type OnnxGraph } from "../model/onnx.js";
 import { DEFAULT_TUNING, type TuningOptions } from "../model/op-tuner.js";
 import { ModelSession } from "../model/session.js";
 import { sizeOf, type HostTensor } from "../model/tensor.js";
@@ -58,13 +58,12 @@ interface GpuPlan {
  * pipelines built again from their sources and the plans compiled again; tuning goes on where it
  * was and the run that met the loss runs again.
  */
-export class GpuModel implements Model {
+export class GpuModel extends GraphModel {
   private readonly plans = new Map<string, GpuPlan>();
   private readonly slots = new Map<string, GpuSlot>();
   private readonly tuners = new Map<string, GpuOpTuner>();
   /** Initializers on the current device. */
   private readonly weights = new Map<string, GPUBuffer>();
-  private readonly events = new ModelEmitter();
   private readonly timeline: RunRecord[] = [];
   private readonly hostMs: number[] = [];
   private readonly notes: string[] = [];
@@ -83,8 +82,9 @@ export class GpuModel implements Model {
   private pageHide?: () => void;
 
   /** @internal use {@link loadModel} with `backend: "webgpu"` */
-  constructor(private readonly graph: OnnxGraph, private readonly options: LoadOptions, readonly gpu: GpuContext,
+  constructor(graph: OnnxGraph, private readonly options: LoadOptions, readonly gpu: GpuContext,
     private readonly device: DeviceProfile) {
+    super(graph);
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
     this.timer = new GpuTimer(gpu);
@@ -95,24 +95,6 @@ export class GpuModel implements Model {
       for (const slot of this.slots.values()) slot.clearUses();
     });
     this.kept = this.prebuild();
-  }
-
-  get inputs(): readonly GraphInput[] {
-    return this.graph.inputs;
-  }
-
-  get inputNames(): string[] {
-    return this.graph.inputs.map((i) => i.name);
-  }
-
-  get outputNames(): string[] {
-    return [...this.graph.outputs];
-  }
-
-  async run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
-    let result!: Record<string, OutputTensor>;
-    await this.runThenTune(feeds, (outputs) => { result = outputs; });
-    return result;
   }
 
   /** @internal as {@link LocalModel.runThenTune} */
@@ -196,9 +178,10 @@ export class GpuModel implements Model {
     for (const t of this.tuners.values()) t.close();
   }
 
-  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
-    this.fallback?.on(event, listener);
-    return this.events.on(event, listener);
+  override on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
+    const offFallback = this.fallback?.on(event, listener);
+    const off = super.on(event, listener);
+    return () => { offFallback?.(); off(); };
   }
 
   stats(): ModelStats {

@@ -1,11 +1,10 @@
-import { create } from "@bufbuild/protobuf";
-import { KernelOfferSchema, type InitialKernel, type KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { InitialKernel, KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, operandShapes, referenceOp } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import { median } from "../timing.js";
 import type { Emit } from "../model/events.js";
-import { judgeOutput, pairVerdict, reportSettled, sampleRows, type Measured, type TuningOptions } from "../model/op-tuner.js";
+import { judgeOutput, pairVerdict, sampleRows, TunerBase, type TuningOptions } from "../model/op-tuner.js";
 import type { ModelSession } from "../model/session.js";
 import type { GpuContext } from "./context.js";
 import { wgslKernelOf, type GpuProgram } from "./kernels.js";
@@ -40,6 +39,10 @@ export class GpuSlot {
 
   get instances(): number {
     return this.uses.length;
+  }
+
+  get kernelId(): string {
+    return this.program?.id ?? "";
   }
 
   /** Swaps in another kernel (its pipeline built) for every use; bind groups are made again at the next dispatch. */
@@ -95,52 +98,30 @@ interface Candidate {
  * incumbent's C, and timed beside the incumbent by the {@link GpuTimer}. A device loss keeps the
  * tuning state: the bench is made again on the new device and the task that failed runs again.
  */
-export class GpuOpTuner {
-  readonly history: { atMs: number; kernelId: string; ms: number }[] = [];
-  readonly refused = new Map<string, string>();
-  settled = false;
-  fromZoo = false;
-  restored = false;
-  report?: Promise<void>;
+export class GpuOpTuner extends TunerBase<GpuSlot> {
   private bench?: Bench;
   private readonly rows: number[];
   private readonly inputs: Record<string, Float32Array<ArrayBuffer>> = {};
   private readonly expected: Float32Array;
   private incumbentOutput?: Float32Array;
-  private readonly measured = new Map<string, Measured>();
-  private incumbentSamples: number[] = [];
   private candidate?: Candidate;
-  private welcomeKernel?: { id: string; fromZoo: boolean };
-  private incumbentArtifact?: KernelArtifact;
-  private readonly localOnly = new Set<string>();
 
   constructor(
-    private readonly slot: GpuSlot,
+    slot: GpuSlot,
     private readonly context: GpuContext,
     private readonly timer: GpuTimer,
-    private readonly session: ModelSession,
-    private readonly options: Required<TuningOptions>,
-    private readonly clock: () => number,
-    private readonly log: (line: string) => void,
-    private readonly emit: Emit = () => undefined,
-    private readonly keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
+    session: ModelSession,
+    options: Required<TuningOptions>,
+    clock: () => number,
+    log: (line: string) => void,
+    emit: Emit = () => undefined,
+    keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
   ) {
+    super(slot, session, options, clock, log, emit, keep);
     const shapes = operandShapes(slot.op);
     shapes.forEach(([name, shape], i) => { if (name !== "C") this.inputs[name] = seededFloats(shape.reduce((a, b) => a * b, 1), 17 + i); });
     this.rows = sampleRows(slot.op);
     this.expected = referenceOp(slot.op, this.inputs, this.rows);
-  }
-
-  get op(): OpSpec {
-    return this.slot.op;
-  }
-
-  notes(): string[] {
-    return this.session.failure ? [`${this.slot.key}: the gateway session ended early (${this.session.failure})`] : [];
-  }
-
-  close(): void {
-    this.session.close();
   }
 
   /** The Welcome's kernel: pipeline built, checked on the bench, then in use from the first run. */
@@ -179,21 +160,10 @@ export class GpuOpTuner {
     }
   }
 
-  /** The Welcome's kernel for an op that started on a kept one: the same (now issued), or a first candidate. */
-  reconcile(initial: InitialKernel): void {
-    const id = initial.artifact?.ref?.kernelId ?? "";
-    this.fromZoo = initial.fromZoo;
-    this.welcomeKernel = { id, fromZoo: initial.fromZoo };
-    if (this.localOnly.delete(id)) return;
-    this.session.enqueueLocal(this.slot.key, create(KernelOfferSchema, { artifact: initial.artifact, rank: 0, fromZoo: initial.fromZoo }));
-  }
-
   private adopt(program: GpuProgram, artifact: KernelArtifact, output: Float32Array, error: number): void {
     this.slot.replace(program);
-    this.incumbentArtifact = artifact;
     this.incumbentOutput = output;
-    this.measured.set(program.id, { medianMs: NaN, samples: 0, maxRelError: error });
-    this.history.push({ atMs: this.clock(), kernelId: program.id, ms: NaN });
+    this.took(program.id, artifact, error);
   }
 
   /** The next piece of work, if any can be done now. */
@@ -201,9 +171,7 @@ export class GpuOpTuner {
     if (this.settled || !this.slot.program) return undefined;
     const c = this.candidate;
     if (!c) {
-      const offer = this.session.take(this.slot.key);
-      if (offer) this.start(offer);
-      else if (this.session.exhausted(this.slot.key)) this.settle();
+      this.takeNext();
       return undefined;
     }
     if (c.failed) return { costMs: 0, run: async () => this.drop(c, c.failed!) };
@@ -218,7 +186,7 @@ export class GpuOpTuner {
     return this.incumbentSamples.length ? median(this.incumbentSamples) : flopsOf(this.op) / 1e9;
   }
 
-  private start(offer: KernelOffer): void {
+  protected start(offer: KernelOffer): void {
     const c: Candidate = { kernelId: offer.artifact?.ref?.kernelId ?? "", artifact: offer.artifact!, samples: [], incumbentSamples: [] };
     this.candidate = c;
     try {
@@ -274,23 +242,10 @@ export class GpuOpTuner {
     this.emit("new-best", { op: this.slot.key, kernelId: c.kernelId, ms: candMs, replaced, replacedMs: incMs });
   }
 
-  private recordIncumbent(ms: number): void {
-    const id = this.slot.program!.id;
-    const known = this.measured.get(id);
-    if (known) this.measured.set(id, { ...known, medianMs: ms, samples: this.incumbentSamples.length });
-    if (this.history.length && Number.isNaN(this.history.at(-1)!.ms)) this.history.at(-1)!.ms = ms;
-  }
-
   private drop(c: Candidate, why: string): void {
     this.refuse(c.kernelId, why);
     this.context.pipelines.forget(c.kernelId);
     this.candidate = undefined;
-  }
-
-  private refuse(id: string, why: string): void {
-    this.refused.set(id, why);
-    this.log(`  ${this.slot.key}: ${id} refused (${why})`);
-    this.emit("kernel-refused", { op: this.slot.key, kernelId: id, why });
   }
 
   /** Runs a program once on the bench (C poisoned first) and judges its C. */
@@ -349,19 +304,12 @@ export class GpuOpTuner {
     this.settle();
   }
 
-  private settle(): void {
-    this.settled = true;
-    const id = this.slot.program!.id;
-    this.emit("op-settled", { op: this.slot.key, kernelId: id });
+  protected settle(): void {
     if (this.bench) {
       Object.values(this.bench.buffers).forEach((b) => b.destroy());
       this.bench.readback.destroy();
       this.bench = undefined;
     }
-    if (this.incumbentArtifact) this.keep(id, this.incumbentArtifact, this.measured.get(id)?.medianMs ?? NaN);
-    this.report = reportSettled({
-      session: this.session, op: this.op, key: this.slot.key, kernelId: id, measured: this.measured,
-      localOnly: this.localOnly, welcome: this.welcomeKernel, log: this.log, emit: this.emit,
-    });
+    this.keepAndReport();
   }
 }
