@@ -90,6 +90,21 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("WebGPU in h
       expect(op.kernelId, op.key).toBe(tuned.get(op.key));
     }
     expect(reloaded.gpu!.pipelinesBuiltInRuns).toBe(0);
+
+    // a page's default: the model in a dedicated worker, on WebGPU there too
+    const inWorker = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
+      const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
+      const model = await j.loadModel("/models/minilm.onnx", { gateway, fingerprint, backend: "webgpu", tuning: { budget: 0 } });
+      const got = Object.values(await model.run(j.feedsFor(model, seq)))[0].data as Float32Array;
+      const reference = await j.loadModel("/models/minilm.onnx", { worker: false });
+      const expected = Object.values(await reference.run(j.feedsFor(reference, seq)))[0].data as Float32Array;
+      const stats = model.stats();
+      await model.close();
+      return { backend: stats.backend, restored: stats.ops.every((o) => o.restored), error: j.maxRelativeError(got, expected) };
+    }, { gateway: GATEWAY!, fingerprint, seq: SEQ });
+    expect(inWorker.backend).toBe("webgpu");
+    expect(inWorker.restored).toBe(true); // the worker reads the same IndexedDB
+    expect(inWorker.error).toBeLessThanOrEqual(1e-4);
     const count = Number((await zooGet(`/api/v1/reports/count?fingerprint=${fingerprint}`)).body.count ?? 0);
     expect(count).toBeGreaterThanOrEqual(1);
   }, 300_000);

@@ -117,6 +117,25 @@ describe.skipIf(noWebGpu)("the WebGPU executor on Dawn over SwiftShader", () => 
     }
   });
 
+  it("times by submit-to-completion where the adapter has no timestamp queries", async () => {
+    const gpu = await GpuContext.open({ gpu: useSwiftShader() });
+    try {
+      gpu.timestamps = false; // as on an adapter without `timestamp-query`
+      const timer = new GpuTimer(gpu);
+      expect(timer.mode).toBe("submit");
+      const program = hostProgram({ name: "t", opType: "Transpose", inputs: ["A"], outputs: ["C"], attrs: {} } as never, [[256, 256]])!;
+      const pipeline = await gpu.pipelines.prepare(program.id, program.source);
+      const buffers = Object.fromEntries(["A", "C"].map((n) => [n, gpu.device.createBuffer({ size: 256 * 256 * 4, usage: GPUBufferUsage.STORAGE })]));
+      const d = { pipeline, bindGroup: bindGroupOf(gpu.device, pipeline, program, buffers), grid: program.dispatch };
+      const [a, b] = await timer.pair(d, d, 0.05);
+      expect(a).toBeGreaterThan(0);
+      expect(b).toBeGreaterThan(0);
+      expect(timer.quantumNs).toBe(0); // no timestamps read
+    } finally {
+      gpu.close();
+    }
+  });
+
   it.skipIf(modelsMissing)("picks the backend: webgpu needs a gateway; auto leaves a software adapter to Wasm, and says so", async () => {
     useSwiftShader();
     const bytes = modelBytes("bert_layer.onnx");
