@@ -131,6 +131,8 @@ export interface GpuStats {
   hostMs: number;
   /** Devices lost and replaced. */
   deviceLosses: number;
+  /** WebGPU errors no check caught (each logged); 0 when every dispatch was valid. */
+  errors: number;
   submitsPerRun: number;
   dispatchesPerRun: number;
 }

@@ -21,9 +21,13 @@ export class GpuContext {
   profile!: GpuAdapterProfile;
   /** Whether timestamp queries are enabled on the device (the adapter has `timestamp-query`). */
   timestamps = false;
+  /** WebGPU errors no error scope caught (their messages). */
+  readonly uncaptured: string[] = [];
   /** Devices lost and recovered from, with why. */
   readonly losses: { reason: string; message: string; atMs: number }[] = [];
   readonly pipelines = new PipelineCache(this);
+  /** Why the last loss could not be recovered from (no new device, a pipeline that would not build again). */
+  failed?: string;
   private readonly listeners = new Set<() => void | Promise<void>>();
   private restoring?: Promise<void>;
   private closed = false;
@@ -48,6 +52,11 @@ export class GpuContext {
     const requiredLimits = Object.fromEntries(KERNEL_LIMITS.map((name) => [name, adapter.limits[name]]));
     const device = await adapter.requestDevice({ requiredFeatures: this.timestamps ? ["timestamp-query"] : [], requiredLimits });
     device.lost.then((info) => this.lost(device, info));
+    // an error no scope caught (a dispatch of a plan WebGPU rejected): logged and counted, never silent
+    device.onuncapturederror = (ev: GPUUncapturedErrorEvent) => {
+      this.uncaptured.push(ev.error.message);
+      this.log(`WebGPU error: ${ev.error.message}`);
+    };
     this.device = device;
   }
 
@@ -64,11 +73,11 @@ export class GpuContext {
   async recovered(device: GPUDevice): Promise<boolean> {
     const lost = await Promise.race([device.lost.then(() => true), delay(LOSS_GRACE_MS).then(() => false)]);
     if (!lost) return false;
-    await this.restoring;
-    return this.device !== device;
+    await this.ready();
+    return !this.failed && this.device !== device;
   }
 
-  /** Resolves once no recovery is under way. */
+  /** Resolves once no recovery is under way (whether it succeeded: see {@link failed}). */
   async ready(): Promise<void> {
     while (this.restoring) await this.restoring;
   }
@@ -77,17 +86,22 @@ export class GpuContext {
     if (this.closed || device !== this.device) return;
     this.losses.push({ reason: info.reason, message: info.message, atMs: performance.now() });
     this.log(`WebGPU device lost (${info.reason}: ${info.message}); requesting a new one`);
-    this.restoring = (async () => {
+    // one recovery at a time: a loss during a recovery (of the new device) recovers after it
+    const restoring: Promise<void> = (this.restoring ?? Promise.resolve()).then(async () => {
       try {
         await this.acquire();
         await this.pipelines.rebuild();
         for (const listener of this.listeners) await listener();
+        this.failed = undefined;
         this.log("WebGPU device restored: pipelines rebuilt from their kept sources");
+      } catch (e) {
+        this.failed = (e as Error).message;
+        this.log(`WebGPU device not restored: ${this.failed}`);
       } finally {
-        this.restoring = undefined;
+        if (this.restoring === restoring) this.restoring = undefined;
       }
-    })();
-    this.restoring.catch((e: Error) => this.log(`WebGPU device not restored: ${e.message}`));
+    });
+    this.restoring = restoring;
   }
 
   /** Releases the device; a closed context does not recover. */
@@ -151,7 +165,11 @@ export class PipelineCache {
       entry.pipeline = undefined;
       entry.build = this.build(id, entry);
     }
-    await Promise.all(all.map(([, e]) => e.build));
+    const built = await Promise.allSettled(all.map(([, e]) => e.build));
+    // one that no longer builds is dropped (asking for it again retries); a kernel in use that fails is the caller's failure
+    built.forEach((b, i) => { if (b.status === "rejected") this.entries.delete(all[i][0]); });
+    const failed = built.find((b): b is PromiseRejectedResult => b.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   private async build(id: string, entry: PipelineEntry): Promise<GPUComputePipeline> {

@@ -73,12 +73,18 @@ export class GpuModel extends GraphModel {
   /** Kernels and shaders kept on this device kind by earlier loads, their pipelines started at load. */
   private readonly kept: Promise<Map<string, StoredKernel>>;
   private credit = 0;
+  /** The run under way, with its tuning: the next one starts after it. */
+  private turns: Promise<void> = Promise.resolve();
+  /** The device the initializers' buffers are on. */
+  private weightsDevice?: GPUDevice;
+  /** Every listener the app added, for a model that goes on on Wasm. */
+  private readonly listening: [ModelEvent, ModelListener<never>][] = [];
   private started?: number;
   private latest?: GpuPlan;
   /** Set while a run infers: pipelines whose build starts then are on the critical path. */
   private inRun = false;
   private builtInRuns = 0;
-  private fallback?: LocalModel;
+  private fallback?: WasmFallback;
   private pageHide?: () => void;
 
   /** @internal use {@link loadModel} with `backend: "webgpu"` */
@@ -97,8 +103,20 @@ export class GpuModel extends GraphModel {
     this.kept = this.prebuild();
   }
 
-  /** @internal as {@link LocalModel.runThenTune} */
-  async runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
+  /**
+   * As {@link LocalModel.runThenTune}, one call at a time: GPU work is awaited, so a run asked for
+   * while the last one's tuning is under way (a worker posts the outputs first) waits for it
+   * rather than share the benches, readbacks and plans with it.
+   * @internal
+   */
+  runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
+    const turn = this.turns.then(() => this.runAndTune(feeds, deliver));
+    this.turns = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async runAndTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
+    if (this.gpu.failed && !this.fallback) this.runOnWasm(`the WebGPU device was lost and not replaced (${this.gpu.failed})`);
     if (this.fallback) return this.fallback.runThenTune(feeds, deliver);
     this.inRun = true;
     let outputs: Record<string, OutputTensor>;
@@ -106,13 +124,18 @@ export class GpuModel extends GraphModel {
     try {
       for (let attempt = 0; ; attempt++) {
         const plan = await this.planFor(feeds);
-        if (this.fallback) return (this.fallback as LocalModel).runThenTune(feeds, deliver);
+        if (this.fallback) return (this.fallback as WasmFallback).runThenTune(feeds, deliver);
         start = performance.now();
         try {
           outputs = await this.execute(plan, feeds);
           if (this.gpu.device === plan.device) break;
         } catch (e) {
-          if (attempt >= 2 || !(await this.gpu.recovered(plan.device))) throw e;
+          const recovered = await this.gpu.recovered(plan.device);
+          if (this.gpu.failed) {
+            this.runOnWasm(`the WebGPU device was lost and not replaced (${this.gpu.failed})`);
+            return this.fallback!.runThenTune(feeds, deliver);
+          }
+          if (attempt >= 2 || !recovered) throw e;
         }
         await this.gpu.ready(); // the device was lost under this run: once replaced, run again
       }
@@ -162,13 +185,17 @@ export class GpuModel extends GraphModel {
     device.queue.submit([encoder.finish()]);
     this.hostMs.push(performance.now() - t0);
     if (this.hostMs.length > HOST_SAMPLES) this.hostMs.shift();
-    await Promise.all(plan.readbacks.map((r) => r.readback.mapAsync(GPUMapMode.READ, 0, r.bytes)));
-    const outputs = plan.cpuOutputs();
-    for (const r of plan.readbacks) {
-      outputs[r.name] = { type: "float32", dims: [...r.shape], data: new Float32Array(r.readback.getMappedRange(0, r.bytes).slice(0)) };
-      r.readback.unmap();
+    try {
+      await Promise.all(plan.readbacks.map((r) => r.readback.mapAsync(GPUMapMode.READ, 0, r.bytes)));
+      const outputs = plan.cpuOutputs();
+      for (const r of plan.readbacks) {
+        outputs[r.name] = { type: "float32", dims: [...r.shape], data: new Float32Array(r.readback.getMappedRange(0, r.bytes).slice(0)) };
+      }
+      return outputs;
+    } finally {
+      // a readback left mapped (one map failed, or reading the outputs did) would fail every later run
+      for (const r of plan.readbacks) if (r.readback.mapState === "mapped") r.readback.unmap();
     }
-    return outputs;
   }
 
   async close(): Promise<void> {
@@ -179,9 +206,14 @@ export class GpuModel extends GraphModel {
   }
 
   override on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
-    const offFallback = this.fallback?.on(event, listener);
+    const entry: [ModelEvent, ModelListener<never>] = [event, listener as ModelListener<never>];
+    this.listening.push(entry);
     const off = super.on(event, listener);
-    return () => { offFallback?.(); off(); };
+    return () => {
+      off();
+      this.listening.splice(this.listening.indexOf(entry), 1);
+      this.fallback?.off(entry);
+    };
   }
 
   stats(): ModelStats {
@@ -194,6 +226,7 @@ export class GpuModel extends GraphModel {
       pipelinesBuilt: this.gpu.pipelines.built, pipelinesBuiltInRuns: this.builtInRuns,
       hostMs: this.hostMs.length ? median(this.hostMs) : NaN,
       deviceLosses: this.gpu.losses.length,
+      errors: this.gpu.uncaptured.length,
       submitsPerRun: this.options.gpuDispatch === "per-op" ? (this.latest?.dispatches.length ?? 0) + 1 : 1,
       dispatchesPerRun: this.latest?.dispatches.length ?? 0,
     };
@@ -237,6 +270,10 @@ export class GpuModel extends GraphModel {
     const shapes = inputShapes(this.graph, feeds);
     const key = JSON.stringify(shapes);
     let plan = this.plans.get(key);
+    if (plan && plan.device !== this.gpu.device) {
+      this.plans.delete(key); // compiled on a device lost since
+      plan = undefined;
+    }
     if (!plan) {
       const start = performance.now();
       const known = new Set(this.slots.keys());
@@ -247,6 +284,7 @@ export class GpuModel extends GraphModel {
       if (fresh.length) await this.connect(fresh);
       if (this.fallback) return undefined as never;
       plan = await this.compile(shapes, folded, program);
+      if (plan.device !== this.gpu.device) return this.planFor(feeds); // the device was lost while it compiled
       this.plans.set(key, plan);
       this.options.log?.(`compiled a WebGPU plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops, `
         + `${plan.dispatches.length} dispatches, one submit`);
@@ -329,7 +367,10 @@ export class GpuModel extends GraphModel {
     this.options.log?.(`WebGPU: ${why}; the model runs on Wasm`);
     for (const t of this.tuners.values()) t.close();
     this.tuners.clear();
-    this.fallback = new LocalModel(this.graph, { ...this.options, backend: "wasm" });
+    this.gpu.close();
+    const fallback = new WasmFallback(this.graph, { ...this.options, backend: "wasm" });
+    for (const [event, listener] of this.listening) fallback.listen(event, listener);
+    this.fallback = fallback;
   }
 
   /** What keeps an op's settled kernel, and the plan's shaders, in the store for the next load on this device kind. */
@@ -477,6 +518,10 @@ export class GpuModel extends GraphModel {
 
   /** A constant on the current device: initializers once for the model, folded constants once per plan (`local`). */
   private weight(name: string, value: HostTensor, local: Map<string, GPUBuffer>): GPUBuffer {
+    if (this.weightsDevice !== this.gpu.device) {
+      this.weights.clear();
+      this.weightsDevice = this.gpu.device;
+    }
     const cache = this.graph.initializers.has(name) ? this.weights : local;
     let buffer = cache.get(name);
     if (!buffer) {
@@ -486,6 +531,20 @@ export class GpuModel extends GraphModel {
       cache.set(name, buffer);
     }
     return buffer;
+  }
+}
+
+/** The Wasm model a WebGPU model goes on as, taking the app's listeners with it. */
+class WasmFallback extends LocalModel {
+  private readonly offs = new Map<unknown, () => void>();
+
+  listen(event: ModelEvent, listener: ModelListener<never>): void {
+    this.offs.set(listener, this.on(event as "connection", listener as ModelListener<"connection">));
+  }
+
+  off(entry: [ModelEvent, ModelListener<never>]): void {
+    this.offs.get(entry[1])?.();
+    this.offs.delete(entry[1]);
   }
 }
 

@@ -42,6 +42,7 @@ export class GpuTimer {
   async pair(a: Dispatch, b: Dispatch, estimateMs: number): Promise<[number, number]> {
     let reps = this.repsFor(estimateMs);
     if (this.mode === "submit") return [await this.bySubmit(a, reps), await this.bySubmit(b, reps)];
+    this.queries(); // a new device (after a loss) has its quantum measured again
     if (!this.quantumNs) await this.measureQuantum();
     for (;;) {
       const [ta, tb] = await this.byTimestamps([a, b], reps);

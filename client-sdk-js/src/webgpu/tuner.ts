@@ -171,6 +171,10 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
     if (this.settled || !this.slot.program) return undefined;
     const c = this.candidate;
     if (!c) {
+      // no more offers, and the incumbent never timed (none came, or none passed): time it once, for the report
+      if (this.session.exhausted(this.slot.key) && !this.incumbentSamples.length) {
+        return { costMs: 2 * this.incumbentMs() + 1, run: () => this.timeIncumbent() };
+      }
       this.takeNext();
       return undefined;
     }
@@ -188,6 +192,8 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
 
   protected start(offer: KernelOffer): void {
     const c: Candidate = { kernelId: offer.artifact?.ref?.kernelId ?? "", artifact: offer.artifact!, samples: [], incumbentSamples: [] };
+    // the kernel in use (a kept one the space offers again), or one already timed or refused: nothing to learn
+    if (c.kernelId === this.slot.kernelId || this.measured.has(c.kernelId) || this.refused.has(c.kernelId)) return;
     this.candidate = c;
     try {
       c.program = wgslKernelOf(offer.artifact!, this.op);
@@ -211,6 +217,7 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
 
   private async check(c: Candidate): Promise<void> {
     const verdict = await this.verify(c.program!);
+    if (this.candidate !== c) return; // settled meanwhile (the page went away)
     if (!verdict.ok) return this.drop(c, verdict.why);
     c.output = verdict.output;
     c.maxRelError = verdict.maxRelError;
@@ -218,6 +225,7 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
 
   private async pair(c: Candidate): Promise<void> {
     const [cand, inc] = await this.timer.pair(this.dispatchOf(c.program!), this.dispatchOf(this.slot.program!), this.incumbentMs());
+    if (this.candidate !== c) return; // settled meanwhile (the page went away)
     c.samples.push(cand);
     c.incumbentSamples.push(inc);
     this.incumbentSamples = [...c.incumbentSamples];
@@ -230,7 +238,7 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
     this.emit("kernel-timed", { op: this.slot.key, kernelId: c.kernelId, ms: candMs, incumbentId: replaced, incumbentMs: incMs, faster: verdict === "win" });
     this.candidate = undefined;
     if (verdict === "lose") {
-      this.context.pipelines.forget(c.kernelId);
+      this.context.pipelines.forget(c.kernelId); // never the one in use: start() takes no offer of it
       return;
     }
     this.slot.replace(c.program!);
@@ -248,20 +256,46 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
     this.candidate = undefined;
   }
 
-  /** Runs a program once on the bench (C poisoned first) and judges its C. */
+  /** The incumbent timed once against itself, when no candidate was: its latency for the report. */
+  private async timeIncumbent(): Promise<void> {
+    const device = this.context.device;
+    try {
+      const d = this.dispatchOf(this.slot.program!);
+      const [ms] = await this.timer.pair(d, d, this.incumbentMs());
+      this.incumbentSamples = [ms];
+      this.recordIncumbent(ms);
+    } catch (e) {
+      if (await this.context.recovered(device)) return; // timed again on the new device
+      this.log(`  ${this.slot.key}: the incumbent could not be timed (${(e as Error).message})`);
+      this.incumbentSamples = [NaN];
+    }
+  }
+
+  /**
+   * Runs a program once on the bench (C poisoned first) and judges its C. A dispatch WebGPU
+   * rejects (a bind group that does not fit the kernel, a grid over the limits) is a refusal, not
+   * a stale C read back.
+   */
   private async verify(program: GpuProgram) {
     const bench = this.benchOnDevice();
     const device = bench.device;
     const pipeline = await this.context.pipelines.prepare(program.id, program.source, program.entry);
     device.queue.writeBuffer(bench.buffers.C, 0, bench.poison);
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroupOf(device, pipeline, program, bench.buffers));
-    pass.dispatchWorkgroups(...program.dispatch);
-    pass.end();
-    encoder.copyBufferToBuffer(bench.buffers.C, 0, bench.readback, 0, bench.floats * 4);
-    device.queue.submit([encoder.finish()]);
+    device.pushErrorScope("validation");
+    let rejected: GPUError | null;
+    try {
+      const encoder = device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroupOf(device, pipeline, program, bench.buffers));
+      pass.dispatchWorkgroups(...program.dispatch);
+      pass.end();
+      encoder.copyBufferToBuffer(bench.buffers.C, 0, bench.readback, 0, bench.floats * 4);
+      device.queue.submit([encoder.finish()]);
+    } finally {
+      rejected = await device.popErrorScope();
+    }
+    if (rejected) return { ok: false as const, why: `WebGPU rejected its dispatch: ${rejected.message}` };
     await bench.readback.mapAsync(GPUMapMode.READ);
     const output = new Float32Array(bench.readback.getMappedRange().slice(0));
     bench.readback.unmap();
