@@ -159,6 +159,7 @@ async function main(): Promise<void> {
   });
   const tuneS = (performance.now() - t0) / 1000;
   tuned.notes.forEach((n) => say(`  note: ${n}`));
+  if (!tuned.settled) say(`  not every op settled within ${o.tuneSeconds} s: the reload keeps the kernels of the settled ones only`);
   const welcomed = tuned.ops.length; // each op's first kernel was checked before the first run
   await model.close();
 
