@@ -14,6 +14,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** What the drill saw in each phase. */
 type Seen = { sessions: number; acked: number; sessionsFailed: number; resolved: number; resolveFailed: number };
 
+/** Waits until the zoo's readiness (which asks MongoDB and Redis) is up again. */
+async function zooReady(timeoutMs = 30_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; ;) {
+    const status = await fetch(`${ZOO}/q/health/ready`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    if (Date.now() > deadline) throw new Error(`the zoo was not ready within ${timeoutMs / 1000} s after MongoDB came back`);
+    await sleep(200);
+  }
+}
+
 describe.skipIf(!GATEWAY || !process.env.JITZOO_HOME)("the zoo through storage faults and a crash", () => {
   it("stores every acknowledged report and answers Resolve through MongoDB and Redis outages", async () => {
     const run = randomUUID().slice(0, 8);
@@ -71,6 +81,7 @@ describe.skipIf(!GATEWAY || !process.env.JITZOO_HOME)("the zoo through storage f
     await stopPart("mongo", "SIGTERM");
     await sleep(8_000);
     await startMissingParts();
+    await zooReady(); // each outage starts from a zoo that reaches its store again (its MongoDB client reconnects on its own time)
     phase = "redis down";
     await stopPart("redis", "SIGTERM");
     await sleep(8_000);
