@@ -14,7 +14,7 @@ import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host-ops.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
 import { referenceKernel, type Bindings, type KernelCode, type Operand } from "./kernels.js";
-import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type TuningOptions } from "./op-tuner.js";
+import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
 import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
 import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
@@ -558,7 +558,7 @@ export function inputShapes(graph: OnnxGraph, feeds: Readonly<Record<string, Ten
  * the credit covers them, so tuning takes the budget on average (one task at most past the credit,
  * once it is full). Nothing runs while the page is hidden. Returns the credit left.
  */
-export async function spendCredit(tuners: readonly { next(): { costMs: number; run(): void | Promise<void> } | undefined }[],
+export async function spendCredit(tuners: readonly { next(): Task | undefined }[],
   credit: number, budget: number, inferMs: number): Promise<number> {
   if (tuners.length === 0 || pageHidden()) return credit;
   const cap = inferMs;

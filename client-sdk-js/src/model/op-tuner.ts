@@ -129,7 +129,8 @@ interface Candidate {
 /** A unit of tuning work and what it is expected to cost. */
 export interface Task {
   readonly costMs: number;
-  run(): void;
+  /** The work; GPU work returns its promise, awaited before the next task. */
+  run(): void | Promise<void>;
 }
 
 /** What a tuner's base needs of its op's slot: the op, its key, and the id of the kernel in use. */

@@ -130,6 +130,10 @@ export class PipelineCache {
   /** Pipelines built, and the time from asking to having them (ms, summed). */
   built = 0;
   buildMs = 0;
+  /** Set while a run infers (and waits for what it needs): builds started then are on its critical path. */
+  onCriticalPath = false;
+  /** Builds started on a run's critical path. */
+  builtOnCriticalPath = 0;
 
   constructor(private readonly context: GpuContext) {}
 
@@ -137,6 +141,7 @@ export class PipelineCache {
   prepare(id: string, source: string, entryPoint = "main"): Promise<GPUComputePipeline> {
     const known = this.entries.get(id);
     if (known) return known.build;
+    if (this.onCriticalPath) this.builtOnCriticalPath++;
     const entry: PipelineEntry = { source, entryPoint, build: Promise.resolve(undefined as never) };
     entry.build = this.build(id, entry);
     this.entries.set(id, entry);

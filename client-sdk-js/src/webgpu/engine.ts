@@ -81,9 +81,6 @@ export class GpuModel extends GraphModel {
   private readonly listening: [ModelEvent, ModelListener<never>][] = [];
   private started?: number;
   private latest?: GpuPlan;
-  /** Set while a run infers: pipelines whose build starts then are on the critical path. */
-  private inRun = false;
-  private builtInRuns = 0;
   private fallback?: WasmFallback;
   private pageHide?: () => void;
 
@@ -118,7 +115,8 @@ export class GpuModel extends GraphModel {
   private async runAndTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
     if (this.gpu.failed && !this.fallback) this.runOnWasm(`the WebGPU device was lost and not replaced (${this.gpu.failed})`);
     if (this.fallback) return this.fallback.runThenTune(feeds, deliver);
-    this.inRun = true;
+    await this.kept; // the load's own builds (the kept kernels') are started before the run's
+    this.gpu.pipelines.onCriticalPath = true;
     let outputs: Record<string, OutputTensor>;
     let start: number;
     try {
@@ -140,7 +138,7 @@ export class GpuModel extends GraphModel {
         await this.gpu.ready(); // the device was lost under this run: once replaced, run again
       }
     } finally {
-      this.inRun = false;
+      this.gpu.pipelines.onCriticalPath = false;
     }
     this.started ??= start;
     const inferMs = performance.now() - start;
@@ -223,7 +221,7 @@ export class GpuModel extends GraphModel {
       adapter: { vendor: this.gpu.profile.vendor, architecture: this.gpu.profile.architecture, software: this.gpu.profile.software },
       dispatch: this.options.gpuDispatch ?? "batched",
       timer: this.timer.mode, timestampQuantumNs: this.timer.quantumNs,
-      pipelinesBuilt: this.gpu.pipelines.built, pipelinesBuiltInRuns: this.builtInRuns,
+      pipelinesBuilt: this.gpu.pipelines.built, pipelinesBuiltInRuns: this.gpu.pipelines.builtOnCriticalPath,
       hostMs: this.hostMs.length ? median(this.hostMs) : NaN,
       deviceLosses: this.gpu.losses.length,
       errors: this.gpu.uncaptured.length,
@@ -302,12 +300,6 @@ export class GpuModel extends GraphModel {
     return slot;
   }
 
-  /** A pipeline the run needs, counted when its build starts on the critical path. */
-  private pipeline(program: GpuProgram): Promise<GPUComputePipeline> {
-    if (!this.gpu.pipelines.has(program.id) && this.inRun) this.builtInRuns++;
-    return this.gpu.pipelines.prepare(program.id, program.source, program.entry);
-  }
-
   /**
    * Opens WGSL sessions for new ops and waits for their Welcomes (each kernel's pipeline built and
    * checked); an op with a kernel kept on this device starts on it. Where an op ends with no
@@ -348,9 +340,7 @@ export class GpuModel extends GraphModel {
         continue;
       }
       try {
-        const before = this.gpu.pipelines.built;
         await greet(await welcomed);
-        if (this.inRun) this.builtInRuns += this.gpu.pipelines.built - before;
       } catch (e) {
         this.events.emit("connection", { state: "failed", ops: group.length, detail: (e as Error).message });
         this.runOnWasm(`the gateway did not answer (${(e as Error).message})`);
@@ -472,7 +462,7 @@ export class GpuModel extends GraphModel {
         continue;
       }
       const program = g.program!;
-      const pipeline = await this.pipeline(program);
+      const pipeline = await this.gpu.pipelines.prepare(program.id, program.source, program.entry);
       const dispatch: Dispatch = { pipeline, bindGroup: bindGroupOf(device, pipeline, program, bound), grid: program.dispatch };
       dispatches.push(() => dispatch);
       shaders.push(program);

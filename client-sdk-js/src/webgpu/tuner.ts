@@ -4,17 +4,11 @@ import { flopsOf, operandShapes, referenceOp } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import { median } from "../timing.js";
 import type { Emit } from "../model/events.js";
-import { judgeOutput, pairVerdict, sampleRows, TunerBase, type TuningOptions } from "../model/op-tuner.js";
+import { judgeOutput, pairVerdict, sampleRows, TunerBase, type Task, type TuningOptions } from "../model/op-tuner.js";
 import type { ModelSession } from "../model/session.js";
 import type { GpuContext } from "./context.js";
 import { wgslKernelOf, type GpuProgram } from "./kernels.js";
 import type { Dispatch, GpuTimer } from "./timer.js";
-
-/** A unit of GPU tuning work: what it is expected to cost, and the work (GPU work is awaited). */
-export interface GpuTask {
-  readonly costMs: number;
-  run(): Promise<void>;
-}
 
 /** The kernel in use for one distinct op on the GPU, and every place (plan step) that dispatches it. */
 export class GpuSlot {
@@ -167,7 +161,7 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
   }
 
   /** The next piece of work, if any can be done now. */
-  next(): GpuTask | undefined {
+  next(): Task | undefined {
     if (this.settled || !this.slot.program) return undefined;
     const c = this.candidate;
     if (!c) {
