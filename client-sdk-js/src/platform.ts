@@ -1,4 +1,5 @@
 import type { SocketConstructor } from "./client.js";
+import type { ThreadHandle } from "./threads/pool.js";
 
 /**
  * What the SDK needs from its host that browsers and Node give differently. A browser has it all
@@ -15,6 +16,8 @@ export interface Platform {
   engine?: () => { userAgent: string; arch: string };
   /** WebGPU, where the host has no `navigator.gpu` (Node: Dawn's `webgpu` package, `create([...])`). */
   gpu?: () => GPU | undefined;
+  /** A kernel thread of a worker pool, where the host has no module `Worker` (Node: worker_threads). */
+  thread?: () => ThreadHandle;
 }
 
 let installed: Platform = {};

@@ -2,9 +2,9 @@ import { KernelError } from "./errors.js";
 import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import type { MatMulDims } from "./ops.js";
 
-/** The ABI v1 metadata of a Wasm kernel (docs/kernel-abi.md); unknown keys are ignored. */
+/** The ABI metadata of a Wasm kernel (docs/kernel-abi.md); unknown keys are ignored. */
 export interface KernelMetadata {
-  /** ABI version; only 1 is understood. */
+  /** ABI version: 1, or 2 for a split kernel (a range of units per call, on a shared memory). */
   abi: number;
   /** `matmul` or `batch_matmul`. */
   op: string;
@@ -16,7 +16,12 @@ export interface KernelMetadata {
   operands: string[];
   /** Present when the kernel reads B packed: call `entry(B, dst)` once, then pass `dst` for B. */
   pack?: { operand: string; entry: string; floats: number };
+  /** ABI v2: the entry takes `(offsets..., first, end)` and computes units [first, end) of `units`. */
+  split?: { axis: string; grain: number; units: number };
 }
+
+/** The ABI versions this host runs. */
+export const ABI_VERSIONS = [1, 2];
 
 /** The name of the custom section that repeats the metadata inside the module. */
 export const ABI_SECTION = "jitzoo.abi";
@@ -38,7 +43,16 @@ export function readMetadata(artifact: KernelArtifact, module?: WebAssembly.Modu
   } catch {
     throw new KernelError("the kernel's metadata_json is not JSON");
   }
-  if (meta?.abi !== 1) throw new KernelError(`kernel ABI ${meta?.abi} is not supported`);
+  if (!ABI_VERSIONS.includes(meta?.abi)) throw new KernelError(`kernel ABI ${meta?.abi} is not supported`);
+  if ((meta.abi === 2) !== (meta.split !== undefined)) {
+    throw new KernelError(meta.abi === 2 ? "an ABI v2 kernel's metadata has no split" : "an ABI v1 kernel cannot be split");
+  }
+  if (meta.split !== undefined) {
+    const { axis, grain, units } = meta.split;
+    if (axis !== "rows" || !(Number.isInteger(grain) && grain >= 1) || !(Number.isInteger(units) && units >= 1)) {
+      throw new KernelError(`the kernel's split ${JSON.stringify(meta.split)} is not rows in positive grains and units`);
+    }
+  }
   if (typeof meta.entry !== "string" || !meta.entry) throw new KernelError("the kernel's metadata names no entry");
   if (!Array.isArray(meta.operands) || !Array.isArray(meta.shape)) throw new KernelError("the kernel's metadata lacks operands or shape");
   if (module) {
@@ -53,7 +67,10 @@ export function readMetadata(artifact: KernelArtifact, module?: WebAssembly.Modu
 
 /** A kernel instantiated on a memory: its entry, and its pack function when it reads a packed copy. */
 export interface KernelExports {
-  /** `entry(offset of each operand, in the metadata's order)`; B's offset is the packed copy's when packing. */
+  /**
+   * `entry(offset of each operand, in the metadata's order)`; B's offset is the packed copy's when
+   * packing. A split kernel's entry takes two more: the first unit and the end of the range.
+   */
   readonly call: (...offsets: number[]) => void;
   /** `pack(from, to)`: writes the packed copy of the operand `meta.pack.operand` (B) at `to`. */
   readonly pack?: (from: number, to: number) => void;
@@ -66,6 +83,9 @@ export interface KernelExports {
  * allowed on a browser's main thread.
  */
 export function instantiateKernel(module: WebAssembly.Module, meta: KernelMetadata, memory: WebAssembly.Memory): KernelExports {
+  if (meta.split !== undefined && !(memory.buffer instanceof SharedArrayBuffer)) {
+    throw new KernelError("a split kernel (ABI v2) imports a shared memory: make it with { shared: true, maximum }");
+  }
   const instance = new WebAssembly.Instance(module, { env: { memory } });
   const entry = instance.exports[meta.entry];
   if (typeof entry !== "function") throw new KernelError(`kernel exports no function ${meta.entry}`);

@@ -2,15 +2,32 @@
 
 import { inputsFor, relativeError } from './data.mjs';
 import { reference } from './reference.mjs';
-import { runChecked } from './wasm.mjs';
+import { WORKER_COUNTS, runChecked, runPooledChecked, sharedMemory } from './wasm.mjs';
 
 export const TOLERANCE = 1e-4;
 
+/** A worker pool of the largest worker count, started when the first split kernel comes. */
+async function startPool() {
+  await import('../../client-sdk-js/dist/node-platform.js'); // worker_threads for the SDK's pool
+  const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
+  return WorkerPool.start({ threads: Math.max(...WORKER_COUNTS), memory: sharedMemory(1 << 20) });
+}
+
 /**
  * Checks cases one by one; `onResult` sees each { name, backend, ok, error, message, ms }.
- * WGSL cases need a `device` (from webgpu.mjs's openDevice).
+ * WGSL cases need a `device` (from webgpu.mjs's openDevice). A split Wasm kernel is checked share
+ * by share for every worker count (runChecked), then run by that many real threads.
  */
 export async function checkCases(cases, { device, runWgsl, seed = 1, onResult = () => {} } = {}) {
+  let pool;
+  try {
+    return await checkEach(cases, { device, runWgsl, seed, onResult, pool: async () => (pool ??= await startPool()) });
+  } finally {
+    pool?.close();
+  }
+}
+
+async function checkEach(cases, { device, runWgsl, seed, onResult, pool }) {
   const results = [];
   const references = new Map(); // candidates of one op share inputs and reference: compute each once
   for (const c of cases) {
@@ -25,8 +42,10 @@ export async function checkCases(cases, { device, runWgsl, seed = 1, onResult = 
       }
       const { inputs, want } = references.get(key);
       let got;
-      if (c.backend === 'wasm') got = runChecked(c.code, c.meta, inputs);
-      else if (device && runWgsl) got = await runWgsl(device, c.code, c.meta, inputs);
+      if (c.backend === 'wasm') {
+        got = runChecked(c.code, c.meta, inputs);
+        if (c.meta.split) await runPooledChecked(await pool(), c.code, c.meta, inputs, got);
+      } else if (device && runWgsl) got = await runWgsl(device, c.code, c.meta, inputs);
       else throw new Error('WGSL kernel but no WebGPU device');
       const error = relativeError(got, want);
       result = {

@@ -2,6 +2,7 @@
 
 import v8 from 'node:v8';
 import { instantiateKernel } from '../../client-sdk-js/dist/wasm-executor.js';
+import { shareOf } from '../../client-sdk-js/dist/threads/control.js';
 import { size } from './data.mjs';
 
 // Relaxed SIMD ships behind a flag in Node 20's V8; set it before any module is compiled.
@@ -14,14 +15,24 @@ const PAGE = 65536;
 
 const align = (x) => Math.ceil(x / ALIGN) * ALIGN;
 
+/** Pages a split kernel's shared memory may grow to (a shared memory reserves its maximum up front). */
+export const SHARED_MAX_PAGES = 8192;
+
+/** A shared memory for split kernels (ABI v2), of `bytes` at first. */
+export function sharedMemory(bytes) {
+  return new WebAssembly.Memory({ initial: Math.ceil(bytes / PAGE), maximum: SHARED_MAX_PAGES, shared: true });
+}
+
 /**
  * One kernel instantiated with its operands placed in its memory: inputs written once, B packed
  * once when the metadata asks for it, C pre-filled with NaN so an element never written shows.
+ * A split kernel (ABI v2) gets a shared memory, `memory` when given (a worker pool's, grown to fit).
  */
 export class WasmKernel {
-  constructor(bytes, meta) {
+  constructor(bytes, meta, memory) {
     if (!WebAssembly.validate(bytes)) throw new Error('the module does not validate in this V8');
     this.meta = meta;
+    this.bytes = bytes;
     this.offsets = {};
     let end = BASE;
     for (const name of meta.operands) {
@@ -33,12 +44,35 @@ export class WasmKernel {
       end = align(end + 4 * meta.pack.floats);
     }
     this.end = end;
-    this.memory = new WebAssembly.Memory({ initial: Math.ceil(end / PAGE) });
+    if (memory) {
+      const missing = Math.ceil(end / PAGE) - memory.buffer.byteLength / PAGE;
+      if (missing > 0) memory.grow(missing);
+    }
+    this.memory = memory ?? (meta.split ? sharedMemory(end) : new WebAssembly.Memory({ initial: Math.ceil(end / PAGE) }));
+    this.module = new WebAssembly.Module(bytes);
     // the SDK's host, the one every caller uses: the import, the entry and the pack function, checked
-    const { call, pack } = instantiateKernel(new WebAssembly.Module(bytes), meta, this.memory);
+    const { call, pack } = instantiateKernel(this.module, meta, this.memory);
     this.entry = call;
     this.pack = pack;
     this.args = meta.operands.map((name) => (name === 'B' && meta.pack ? this.offsets.packed : this.offsets[name]));
+    this.units = meta.split?.units ?? 1;
+  }
+
+  /** Byte span of C that units [first, end) of a split kernel write: a unit is grain rows of C in one batch. */
+  unitSpan(first, end) {
+    const { grain } = this.meta.split;
+    const shape = this.meta.operandShapes.C;
+    const rowFloats = shape.length === 1 ? 1 : shape[shape.length - 1];
+    const rows = this.meta.op === 'batch_matmul' ? shape[1] : shape[0];
+    const bands = Math.ceil(rows / grain);
+    const rowOf = (u) => Math.floor(u / bands) * rows + Math.min(rows, (u % bands) * grain);
+    const start = (u) => (u === this.units ? size(shape) : rowOf(u) * rowFloats);
+    return [this.offsets.C + 4 * start(first), this.offsets.C + 4 * start(end)];
+  }
+
+  /** Units [first, end) of a split kernel. */
+  runRange(first, end) {
+    this.entry(...this.args, first, end);
   }
 
   view(name, length = size(this.meta.operandShapes[name])) {
@@ -59,8 +93,10 @@ export class WasmKernel {
     }
   }
 
+  /** Every unit, on this thread. */
   run() {
-    this.entry(...this.args);
+    if (this.meta.split) this.entry(...this.args, 0, this.units);
+    else this.entry(...this.args);
   }
 
   result() {
@@ -74,7 +110,14 @@ export class WasmKernel {
  * compared with a snapshot.
  */
 export function runChecked(bytes, meta, inputs) {
-  const kernel = new WasmKernel(bytes, meta);
+  return runKernelChecked(new WasmKernel(bytes, meta), inputs);
+}
+
+/** Worker counts every split kernel is checked with, one more than this machine's 2 cores and beyond. */
+export const WORKER_COUNTS = [1, 2, 3, 4];
+
+function runKernelChecked(kernel, inputs) {
+  const { meta } = kernel;
   const bytesOf = () => new Uint8Array(kernel.memory.buffer);
   bytesOf().fill(0xa5);
   for (const name of meta.operands) if (name !== 'C' && name !== 'B') kernel.view(name).set(inputs[name]);
@@ -88,11 +131,41 @@ export function runChecked(bytes, meta, inputs) {
       if (stray >= 0) throw new Error(`${meta.pack.entry} wrote outside the packed copy, at byte ${stray}`);
     }
   }
+  if (meta.split) return runShares(kernel, bytesOf);
   const before = bytesOf().slice();
   kernel.run();
   const stray = strayWrite(before, bytesOf(), kernel.offsets.C, 4 * size(meta.operandShapes.C));
   if (stray >= 0) throw new Error(`${meta.entry} wrote outside C, at byte ${stray}`);
   return kernel.result();
+}
+
+/**
+ * A split kernel run as every worker count of WORKER_COUNTS would share it out (SDK's shareOf),
+ * one share after another: each share must write only its own units' rows of C, and every count
+ * must give C bit for bit as one worker does (a split changes which thread computes a row, never
+ * how). Returns C.
+ */
+function runShares(kernel, bytesOf) {
+  let first;
+  for (const workers of WORKER_COUNTS) {
+    kernel.view('C').fill(NaN);
+    for (let w = 0; w < workers; w++) {
+      const [from, to] = shareOf(kernel.units, workers, w);
+      const before = bytesOf().slice();
+      kernel.runRange(from, to);
+      const [start, end] = kernel.unitSpan(from, to);
+      const stray = strayWrite(before, bytesOf(), start, end - start);
+      if (stray >= 0) {
+        throw new Error(`${kernel.meta.entry} units [${from}, ${to}) of ${kernel.units} (worker ${w + 1} of ${workers}) `
+          + `wrote outside their rows of C, at byte ${stray}`);
+      }
+    }
+    const result = kernel.result();
+    first ??= result;
+    const differs = result.findIndex((x, i) => !Object.is(x, first[i]));
+    if (differs >= 0) throw new Error(`with ${workers} workers C[${differs}] is ${result[differs]}, not ${first[differs]} as with 1`);
+  }
+  return first;
 }
 
 function strayWrite(before, after, start, length) {
@@ -101,4 +174,28 @@ function strayWrite(before, after, start, length) {
     if (i < before.length && before[i] !== after[i]) return i;
   }
   return -1;
+}
+
+/**
+ * A split kernel run by real threads: `pool` (the SDK's WorkerPool) on its shared memory, with
+ * every count of WORKER_COUNTS; each C must equal `want` bit for bit (runChecked's result).
+ */
+export async function runPooledChecked(pool, bytes, meta, inputs, want) {
+  const kernel = new WasmKernel(bytes, meta, pool.memory);
+  kernel.load(inputs);
+  const loaded = await pool.load(kernel.module, meta.entry, kernel.units);
+  try {
+    const args = Int32Array.from(kernel.args);
+    for (const workers of WORKER_COUNTS) {
+      kernel.view('C').fill(NaN);
+      pool.run(loaded, args, args.length, workers);
+      const got = kernel.result();
+      const differs = got.findIndex((x, i) => !Object.is(x, want[i]));
+      if (differs >= 0) {
+        throw new Error(`on ${Math.min(workers, pool.threads)} threads C[${differs}] is ${got[differs]}, not ${want[differs]}`);
+      }
+    }
+  } finally {
+    pool.release(loaded);
+  }
 }

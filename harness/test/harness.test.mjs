@@ -10,7 +10,7 @@ import { checkCases, junitReport } from '../src/check.mjs';
 import { readCases } from '../src/cases.mjs';
 import { matmulModel } from '../src/onnx.mjs';
 import { measurePeak } from '../src/peak.mjs';
-import { addMeta, correctAdd, silentAdd, strayAdd, wrongAdd } from './modules.mjs';
+import { addMeta, correctAdd, silentAdd, splitAddMeta, splitAddModule, strayAdd, wrongAdd } from './modules.mjs';
 
 const caseOf = (name, bytes) => ({ name, backend: 'wasm', code: bytes, meta: addMeta });
 
@@ -61,6 +61,18 @@ test('a right kernel passes; a wrong, silent or stray one fails with the reason'
   const xml = junitReport('harness.test', results);
   assert.match(xml, /tests="4" failures="3"/);
   assert.equal((xml.match(/<failure /g) ?? []).length, 3);
+});
+
+test('a split kernel is checked share by share for 1 to 4 workers and on real threads; one that writes past its share fails', async () => {
+  const splitCase = (name, n, options) => ({ name, backend: 'wasm', code: splitAddModule(n, options), meta: splitAddMeta(n) });
+  // 3 units: four workers are more than the work
+  const results = await checkCases([splitCase('split', 3), splitCase('split', 37), splitCase('greedy', 5, { greedy: true })]);
+  assert.deepEqual(results.map((r) => r.ok), [true, true, false], JSON.stringify(results));
+  assert.match(results[2].message, /units \[0, 2\) of 5 \(worker 1 of 2\) wrote outside their rows of C/);
+  // a v2 kernel needs a shared memory: the SDK's host refuses a plain one
+  const { instantiateKernel } = await import('../../client-sdk-js/dist/wasm-executor.js');
+  assert.throws(() => instantiateKernel(new WebAssembly.Module(splitAddModule(3)), splitAddMeta(3), new WebAssembly.Memory({ initial: 1 })),
+    /split kernel \(ABI v2\) imports a shared memory/);
 });
 
 test('a case directory is read with its metadata; an empty one is an error', () => {

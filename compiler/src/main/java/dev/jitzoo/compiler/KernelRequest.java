@@ -8,6 +8,7 @@ import dev.jitzoo.compiler.kernel.KernelIds;
 import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
+import dev.jitzoo.compiler.kernel.Split;
 import dev.jitzoo.compiler.kernel.WasmCompiler;
 import dev.jitzoo.compiler.wgsl.WgslCompiler;
 import dev.jitzoo.compiler.wgsl.WgslLimits;
@@ -40,7 +41,7 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
     }
 
     public int abiVersion() {
-        return backend == Backend.WASM ? WasmCompiler.ABI_VERSION : WgslCompiler.ABI_VERSION;
+        return backend == Backend.WASM ? WasmCompiler.abiVersion(schedule) : WgslCompiler.ABI_VERSION;
     }
 
     /** The id of the kernel {@link #compile()} makes, known before compiling (for caches). */
@@ -71,7 +72,15 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
 
     static Schedule toSchedule(dev.jitzoo.proto.kernel.v1.Schedule s) {
         return new Schedule(s.getX0(), s.getY0(), s.getR0(), s.getX1(), s.getY1(), s.getR1(),
-                s.getVectorize(), s.getUnroll(), s.getRelaxedSimd(), s.getPackB(), s.getColumnsOuter());
+                s.getVectorize(), s.getUnroll(), s.getRelaxedSimd(), s.getPackB(), s.getColumnsOuter(), toSplit(s));
+    }
+
+    static Split toSplit(dev.jitzoo.proto.kernel.v1.Schedule s) {
+        return switch (s.getSplitAxis()) {
+            case SPLIT_AXIS_NONE -> new Split(Split.Axis.NONE, s.getSplitGrain());
+            case SPLIT_AXIS_ROWS -> Split.rows(s.getSplitGrain());
+            default -> throw new InvalidKernelException("unknown split axis " + s.getSplitAxisValue());
+        };
     }
 
     /** The device's WebGPU limits; a field left 0 takes the WebGPU default. */

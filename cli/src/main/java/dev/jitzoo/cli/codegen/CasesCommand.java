@@ -10,6 +10,7 @@ import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
+import dev.jitzoo.compiler.kernel.Split;
 import dev.jitzoo.compiler.kernel.WasmCompiler;
 import dev.jitzoo.compiler.wasm.passes.Pass;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
@@ -37,7 +38,9 @@ import picocli.CommandLine.Option;
  * 8, 16, 32, at most 16 accumulators) by unroll 1 and 2 by each Wasm option (relaxed madd, packed
  * B) by loop order (rows or columns outside): 208 kernels per op ({@link #paperGrid()}); the
  * {@code odd} set a seeded sweep of the whole matmul schedule space (passes included) over shapes
- * that miss every tile: primes, 1, extents below the tile sizes. On WGSL the {@code paper} set is a
+ * that miss every tile: primes, 1, extents below the tile sizes; the {@code split} set split kernels
+ * (ABI v2): K0..K3 in bands of several grains, and a seeded sweep over every op kind, B layout and
+ * epilogue on such shapes with a random schedule and grain ({@link #writeSplit}). On WGSL the {@code paper} set is a
  * grid of register tiles, workgroups and r1 over K0..K3 ({@link #wgslPaperGrid()}), and the
  * {@code odd} set a seeded sweep over every op kind, B layout and epilogue on such shapes.
  */
@@ -50,8 +53,9 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, description = "directory to write (created if missing)")
     Path out;
 
-    @Option(names = "--set", defaultValue = "all", description = "paper, odd, all, or sweep (the large grid "
-            + "`./jitzoo bench space` searches exhaustively; Wasm only) (default: ${DEFAULT-VALUE})")
+    @Option(names = "--set", defaultValue = "all", description = "paper, odd, split (Wasm kernels split for workers), "
+            + "all, or sweep (the large grid `./jitzoo bench space` searches exhaustively; Wasm only) "
+            + "(default: ${DEFAULT-VALUE})")
     String set;
 
     @Option(names = "--seed", defaultValue = "2026", description = "seed of the odd sweep (default: ${DEFAULT-VALUE})")
@@ -72,12 +76,12 @@ final class CasesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (!Set.of("paper", "odd", "all", "sweep").contains(set)) {
-            throw new IllegalArgumentException("--set must be paper, odd, all or sweep, got '" + set + "'");
+        if (!Set.of("paper", "odd", "split", "all", "sweep").contains(set)) {
+            throw new IllegalArgumentException("--set must be paper, odd, split, all or sweep, got '" + set + "'");
         }
         chosen = Backends.parse(backend);
-        if (set.equals("sweep") && chosen == Backends.Backend.WGSL) {
-            throw new IllegalArgumentException("--set sweep is a Wasm grid; use --backend wasm");
+        if ((set.equals("sweep") || set.equals("split")) && chosen == Backends.Backend.WGSL) {
+            throw new IllegalArgumentException("--set " + set + " is a Wasm set; use --backend wasm");
         }
         Files.createDirectories(out);
         int written = requests != null ? writeRequests() : chosen == Backends.Backend.WGSL ? writeWgsl() : writeWasm();
@@ -87,6 +91,12 @@ final class CasesCommand implements Callable<Integer> {
 
     private int writeWasm() throws IOException {
         int written = 0;
+        if (set.equals("split") || set.equals("all")) {
+            written += writeSplit();
+        }
+        if (set.equals("split")) {
+            return written;
+        }
         if (!set.equals("odd")) {
             List<Schedule> grid = set.equals("sweep") ? sweepGrid() : paperGrid();
             for (Map.Entry<String, OpSpec> paper : PaperKernels.ALL.entrySet()) {
@@ -102,6 +112,33 @@ final class CasesCommand implements Callable<Integer> {
             }
         }
         return written;
+    }
+
+    /**
+     * Split kernels: K0..K3 with one good schedule in bands of 1, 7 and 64 rows and one unit per
+     * batch (or whole M), then {@code count} draws over every op kind on odd shapes, each with a
+     * random schedule and a grain from 1 to the op's rows (so some ops have one unit, others more
+     * units than any worker count).
+     */
+    private int writeSplit() throws IOException {
+        int written = 0;
+        Schedule good = Schedule.registerTile(4, 16, true, 2).withPackB(true);
+        for (Map.Entry<String, OpSpec> paper : PaperKernels.ALL.entrySet()) {
+            Op op = KernelRequest.toOp(paper.getValue());
+            for (int grain : new int[] {1, 7, 64, op.m()}) {
+                written += writeIfValid("split-" + paper.getKey(), op, good.withSplit(Split.rows(Math.min(grain, op.m()))),
+                        Pass.ALL);
+            }
+        }
+        Random random = new Random(seed);
+        int drawn = 0;
+        for (int attempt = 0; drawn < count && attempt < 20 * count; attempt++) {
+            Op op = oddWgslOp(random, drawn % 12);
+            Schedule schedule = op.kind().matmul ? randomSchedule(random) : randomRowSchedule(random);
+            int rows = op.kind().matmul ? op.m() : op.dims().get(0);
+            drawn += writeIfValid("split", op, schedule.withSplit(Split.rows(1 + random.nextInt(rows))), Pass.ALL);
+        }
+        return written + drawn;
     }
 
     /**

@@ -6,6 +6,7 @@ import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import com.google.gson.JsonPrimitive;
 import dev.jitzoo.compiler.kernel.Schedule;
+import dev.jitzoo.compiler.kernel.Split;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,7 +14,8 @@ import java.util.Set;
 
 /**
  * Schedules as the command line takes them: a JSON object with the fields of the ABI metadata's
- * {@code schedule} (missing integers are 0, missing booleans false), inline or in a file.
+ * {@code schedule} (missing integers are 0, missing booleans false, a missing split none; a split is
+ * {@code {"axis":"rows","grain":8}}), inline or in a file.
  */
 final class ScheduleJson {
 
@@ -44,15 +46,31 @@ final class ScheduleJson {
             throw new IllegalArgumentException("the schedule is not valid JSON: " + e.getMessage());
         }
         for (String key : object.keySet()) {
-            if (!INTS.contains(key) && !BOOLEANS.contains(key)) {
+            if (!INTS.contains(key) && !BOOLEANS.contains(key) && !key.equals("split")) {
                 throw new IllegalArgumentException("unknown schedule field '" + key + "'; known: x0, y0, r0, x1, y1, r1, "
-                        + "vectorize, unroll, relaxedSimd, packB, columnsOuter");
+                        + "vectorize, unroll, relaxedSimd, packB, columnsOuter, split");
             }
         }
         return new Schedule(integer(object, "x0"), integer(object, "y0"), integer(object, "r0"),
                 integer(object, "x1"), integer(object, "y1"), integer(object, "r1"), bool(object, "vectorize"),
                 integer(object, "unroll"), bool(object, "relaxedSimd"), bool(object, "packB"),
-                bool(object, "columnsOuter"));
+                bool(object, "columnsOuter"), split(object.get("split")));
+    }
+
+    private static Split split(JsonElement value) {
+        if (value == null) {
+            return Split.NONE;
+        }
+        if (!value.isJsonObject()) {
+            throw new IllegalArgumentException("schedule field split must be an object like {\"axis\":\"rows\",\"grain\":8}, got "
+                    + value);
+        }
+        JsonObject split = value.getAsJsonObject();
+        JsonElement axis = split.get("axis");
+        if (axis == null || !axis.isJsonPrimitive() || !axis.getAsString().equals(Split.Axis.ROWS.label)) {
+            throw new IllegalArgumentException("a split's axis must be \"rows\", got " + axis);
+        }
+        return Split.rows(integer(split, "grain"));
     }
 
     private static int integer(JsonObject object, String key) {

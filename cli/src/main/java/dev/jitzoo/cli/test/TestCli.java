@@ -105,7 +105,8 @@ public final class TestCli implements Callable<Integer> {
         suite.run("harness tests", suite.path("harness"), unit);
         inCases(cases -> {
             Suite.say("generated Wasm kernels in V8: K0..K3 candidates (paper grid, and every lite-space candidate of each "
-                    + "bundled device), odd shapes, the microbenchmark pairs");
+                    + "bundled device), odd shapes, split kernels (1 to 4 workers, share by share and on threads), "
+                    + "the microbenchmark pairs");
             String wasm = cases.resolve("wasm").toString();
             suite.jitzoo("codegen", "cases", "--out", wasm, "--set", "all");
             suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");

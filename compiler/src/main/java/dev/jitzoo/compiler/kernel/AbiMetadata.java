@@ -53,13 +53,20 @@ public final class AbiMetadata {
         return shapes;
     }
 
-    /** Wasm metadata: the common keys, the passes that ran, and the pack function when B is packed. */
+    /**
+     * Wasm metadata: the common keys, the passes that ran, the pack function when B is packed, and
+     * the split (axis, grain, units) when the kernel computes a range of units per call (ABI v2).
+     */
     static String wasm(Op op, Schedule s, int abiVersion, Set<Pass> passes) {
         JsonObjectWriter json = common(op, s, abiVersion, op.kind().abiName)
                 .putStrings("passes", Arrays.stream(Pass.values()).filter(passes::contains).map(p -> p.label).toList());
         if (s.packB() && op.kind().matmul) {
             json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY)
                     .put("floats", (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n()));
+        }
+        if (s.split().isSplit()) {
+            json.put("split", new JsonObjectWriter().put("axis", s.split().axis().label).put("grain", s.split().grain())
+                    .put("units", RangeEmitter.units(op, s.split())));
         }
         return json.toString();
     }
@@ -79,6 +86,9 @@ public final class AbiMetadata {
                 .put("vectorize", s.vectorize()).put("unroll", s.unroll())
                 .put("relaxedSimd", s.relaxedSimd()).put("packB", s.packB())
                 .put("columnsOuter", s.columnsOuter());
+        if (s.split().isSplit()) {
+            schedule.put("split", new JsonObjectWriter().put("axis", s.split().axis().label).put("grain", s.split().grain()));
+        }
         JsonObjectWriter json = new JsonObjectWriter()
                 .put("abi", abiVersion)
                 .put("op", op.kind().abiName)

@@ -15,7 +15,8 @@ import java.util.stream.Collectors;
  * {@code ;epilogue=<steps>} (e.g. {@code scale:0.125,bias,gelu_erf}) when the op has them,
  * {@code ;epsilon=<Float.toString>} when a layer norm's epsilon is not the default 1e-5,
  * {@code ;relaxed=true} when the schedule uses relaxed SIMD,
- * {@code ;pack=B} when it packs B, {@code ;order=columns} when column tiles are looped over outside row bands, and {@code ;passes=<labels>} when not every Wasm pass ran. The bytes of a kernel are a pure function of exactly these values,
+ * {@code ;pack=B} when it packs B, {@code ;order=columns} when column tiles are looped over outside row bands,
+ * {@code ;split=rows:<grain>} when the kernel is split (ABI v2), and {@code ;passes=<labels>} when not every Wasm pass ran. The bytes of a kernel are a pure function of exactly these values,
  * so the text must never change for a given ABI version: ids are stored in the zoo.
  */
 public final class KernelIds {
@@ -58,6 +59,7 @@ public final class KernelIds {
                 + (s.relaxedSimd() ? ";relaxed=true" : "")
                 + (s.packB() ? ";pack=B" : "")
                 + (s.columnsOuter() ? ";order=columns" : "")
+                + (s.split().isSplit() ? ";split=" + s.split() : "")
                 + (passes.equals(Pass.ALL) ? "" : ";passes=" + Pass.describe(passes));
     }
 }

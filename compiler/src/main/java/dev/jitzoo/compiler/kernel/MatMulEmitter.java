@@ -40,15 +40,25 @@ final class MatMulEmitter {
     private final LocalPool locals;
     private final RegisterTileEmitter tiles;
 
-    private MatMulEmitter(MatMulPlan plan) {
+    private MatMulEmitter(MatMulPlan plan, FunctionBuilder f, LocalPool locals) {
         this.plan = plan;
-        this.f = new FunctionBuilder(FuncType.i32Params(plan.operands().size()));
-        this.locals = new LocalPool(f);
+        this.f = f;
+        this.locals = locals;
         this.tiles = new RegisterTileEmitter(f, plan, locals);
     }
 
+    /** The entry {@code (a, b, c, ...)} computing the whole op. */
     static FunctionBuilder emit(MatMulPlan plan) {
-        return new MatMulEmitter(plan).body();
+        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(plan.operands().size()));
+        return new MatMulEmitter(plan, f, new LocalPool(f)).body();
+    }
+
+    /**
+     * The whole op's code written into {@code f}, whose first parameters are the operands' offsets
+     * (it may move them): how a split kernel computes one unit ({@link RangeEmitter}).
+     */
+    static void emitInto(MatMulPlan plan, FunctionBuilder f, LocalPool locals) {
+        new MatMulEmitter(plan, f, locals).body();
     }
 
     private FunctionBuilder body() {

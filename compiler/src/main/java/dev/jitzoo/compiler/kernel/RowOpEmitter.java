@@ -35,11 +35,11 @@ final class RowOpEmitter {
     private final FunctionBuilder f;
     private final LocalPool locals;
 
-    private RowOpEmitter(Op op, Schedule schedule) {
+    private RowOpEmitter(Op op, Schedule schedule, FunctionBuilder f, LocalPool locals) {
         this.op = op;
         this.schedule = schedule;
-        this.f = new FunctionBuilder(FuncType.i32Params(AbiMetadata.operandShapes(op).size()));
-        this.locals = new LocalPool(f);
+        this.f = f;
+        this.locals = locals;
     }
 
     /** Throws unless {@code schedule} only sets what these ops use: vectorize and unroll. */
@@ -53,9 +53,17 @@ final class RowOpEmitter {
         }
     }
 
+    /** The entry {@code (a, ..., c)} computing the whole op. */
     static FunctionBuilder emit(Op op, Schedule schedule) {
+        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(AbiMetadata.operandShapes(op).size()));
+        emitInto(op, schedule, f, new LocalPool(f));
+        return f;
+    }
+
+    /** The whole op's code written into {@code f}, whose first parameters are the operands' offsets. */
+    static void emitInto(Op op, Schedule schedule, FunctionBuilder f, LocalPool locals) {
         check(op, schedule);
-        RowOpEmitter e = new RowOpEmitter(op, schedule);
+        RowOpEmitter e = new RowOpEmitter(op, schedule, f, locals);
         switch (op.kind()) {
             case ADD -> e.elementwise(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
             case MUL -> e.elementwise(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
@@ -63,7 +71,6 @@ final class RowOpEmitter {
             case LAYER_NORM -> e.layerNorm();
             default -> throw new IllegalArgumentException(op.kind() + " is not a row op");
         }
-        return e.f;
     }
 
     // ---- the ops ----

@@ -18,18 +18,27 @@ package dev.jitzoo.compiler.kernel;
  *   <li>{@code columnsOuter}: reorder; column blocks and column tiles are looped over outside row
  *       blocks and row bands, so one B panel stays in cache while A streams past it (default: rows
  *       outside, an A band stays while B streams).</li>
+ *   <li>{@code split}: the parallel primitive ({@link Split}); a split kernel computes a range of its
+ *       units per call, on a shared memory (ABI v2).</li>
  * </ul>
  * Validity against a kernel's limits is checked by the compiler; this record only refuses negatives
  * (a proto uint32 above 2^31 arrives here negative).
  */
 public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
-                       boolean relaxedSimd, boolean packB, boolean columnsOuter) {
+                       boolean relaxedSimd, boolean packB, boolean columnsOuter, Split split) {
 
     public Schedule {
+        split = split == null ? Split.NONE : split;
         if (x0 < 0 || y0 < 0 || r0 < 0 || x1 < 0 || y1 < 0 || r1 < 0 || unroll < 0) {
             throw new InvalidKernelException("schedule fields must be 0 or positive (below 2^31), got " + describe(
-                    x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter));
+                    x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter, split));
         }
+    }
+
+    /** A schedule computed in one call (no split). */
+    public Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
+                    boolean relaxedSimd, boolean packB, boolean columnsOuter) {
+        this(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter, Split.NONE);
     }
 
     /** A schedule in the default loop order (rows outside columns). */
@@ -49,35 +58,39 @@ public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean v
     }
 
     public Schedule withReductionTile(int r0) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter, split);
     }
 
     public Schedule withCacheTile(int x1, int y1, int r1) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter, split);
     }
 
     public Schedule withRelaxedSimd(boolean relaxed) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxed, packB, columnsOuter);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxed, packB, columnsOuter, split);
     }
 
     public Schedule withPackB(boolean pack) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, pack, columnsOuter);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, pack, columnsOuter, split);
     }
 
     public Schedule withColumnsOuter(boolean columnsFirst) {
-        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsFirst);
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsFirst, split);
+    }
+
+    public Schedule withSplit(Split parts) {
+        return new Schedule(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter, parts);
     }
 
     @Override
     public String toString() {
-        return describe(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter);
+        return describe(x0, y0, r0, x1, y1, r1, vectorize, unroll, relaxedSimd, packB, columnsOuter, split);
     }
 
     private static String describe(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll,
-                                   boolean relaxedSimd, boolean packB, boolean columnsOuter) {
+                                   boolean relaxedSimd, boolean packB, boolean columnsOuter, Split split) {
         return "Schedule[x0=" + x0 + ", y0=" + y0 + ", r0=" + r0 + ", x1=" + x1 + ", y1=" + y1 + ", r1=" + r1
                 + ", vectorize=" + vectorize + ", unroll=" + unroll
                 + (relaxedSimd ? ", relaxedSimd" : "") + (packB ? ", packB" : "")
-                + (columnsOuter ? ", columnsOuter" : "") + "]";
+                + (columnsOuter ? ", columnsOuter" : "") + (split.isSplit() ? ", split=" + split : "") + "]";
     }
 }

@@ -12,7 +12,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * op + schedule → a Wasm kernel module following ABI v1 (docs/kernel-abi.md), lowered straight to
+ * op + schedule → a Wasm kernel module following ABI v1, or v2 when the schedule splits the op
+ * (docs/kernel-abi.md), lowered straight to
  * bytecode: the plan decides the loop nest, the emitter writes it as Wasm expression IR in the
  * plainest form, the paper's three passes rewrite that IR, and our encoder writes the bytes.
  * Stateless and thread-safe; the bytes are a pure function of the arguments, which is what lets a
@@ -21,6 +22,8 @@ import java.util.Set;
 public final class WasmCompiler implements KernelCompiler {
 
     public static final int ABI_VERSION = 1;
+    /** Split kernels: a range of units per call, on a shared memory. */
+    public static final int ABI_VERSION_SPLIT = 2;
     /**
      * Revision of the emitted code. Bump it whenever the bytes for a given kernel id change, so that
      * caches keyed by id and revision never serve a kernel an older compiler made.
@@ -52,9 +55,10 @@ public final class WasmCompiler implements KernelCompiler {
     /** The kernel with only {@code passes} run (the pass benchmark turns them off one by one). */
     public GeneratedKernel compile(Op op, Schedule schedule, Set<Pass> passes) {
         long start = System.nanoTime();
-        String metadata = AbiMetadata.wasm(op, schedule, ABI_VERSION, passes);
+        int abi = abiVersion(schedule);
+        String metadata = AbiMetadata.wasm(op, schedule, abi, passes);
         boolean tee = passes.contains(Pass.TEE);
-        ModuleEncoder module = new ModuleEncoder().importMemory(MEMORY_MODULE, MEMORY_NAME, 1);
+        ModuleEncoder module = new ModuleEncoder().importMemory(MEMORY_MODULE, MEMORY_NAME, 1, schedule.split().isSplit());
         for (Exported exported : lower(op, schedule, passes)) {
             module.function(exported.function(), exported.name(), tee);
         }
@@ -65,8 +69,13 @@ public final class WasmCompiler implements KernelCompiler {
             throw new InvalidKernelException(e.getMessage() + " for " + op + " " + schedule
                     + "; choose a smaller register tile, r0 or unroll", e);
         }
-        String id = KernelIds.of(op, schedule, Backend.WASM, ABI_VERSION, passes);
+        String id = KernelIds.of(op, schedule, Backend.WASM, abi, passes);
         return new GeneratedKernel(id, wasm, metadata, System.nanoTime() - start);
+    }
+
+    /** The ABI a kernel of this schedule follows: 2 when it splits, else 1. */
+    public static int abiVersion(Schedule schedule) {
+        return schedule.split().isSplit() ? ABI_VERSION_SPLIT : ABI_VERSION;
     }
 
     /** Throws {@link InvalidKernelException} with the reason unless {@link #compile} can follow this matmul schedule for any shape. */
@@ -74,14 +83,20 @@ public final class WasmCompiler implements KernelCompiler {
         MatMulPlan.check(schedule);
     }
 
-    /** The module's functions in the expression IR after the passes: the entry, then pack_b when B is packed. */
+    /**
+     * The module's functions in the expression IR after the passes: the entry (over a range of units
+     * when split), then pack_b when B is packed.
+     */
     public static List<Exported> lower(Op op, Schedule schedule, Set<Pass> passes) {
+        boolean split = schedule.split().isSplit();
         if (!op.kind().matmul) {
-            return List.of(new Exported(op.kind().abiName, optimized(RowOpEmitter.emit(op, schedule), passes)));
+            FunctionBuilder entry = split ? RangeEmitter.emit(op, schedule) : RowOpEmitter.emit(op, schedule);
+            return List.of(new Exported(op.kind().abiName, optimized(entry, passes)));
         }
-        MatMulPlan plan = MatMulPlan.of(op, schedule);
+        MatMulPlan plan = MatMulPlan.of(op, schedule.withSplit(Split.NONE));
         List<Exported> functions = new ArrayList<>();
-        functions.add(new Exported(op.kind().abiName, optimized(MatMulEmitter.emit(plan), passes)));
+        FunctionBuilder entry = split ? RangeEmitter.emit(op, schedule) : MatMulEmitter.emit(plan);
+        functions.add(new Exported(op.kind().abiName, optimized(entry, passes)));
         if (schedule.packB()) {
             functions.add(new Exported(PackEmitter.ENTRY, optimized(PackEmitter.emit(plan), passes)));
         }

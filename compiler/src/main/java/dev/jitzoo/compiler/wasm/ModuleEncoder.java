@@ -14,8 +14,12 @@ public final class ModuleEncoder {
     private static final int IMPORT_KIND_MEMORY = 0x02;
     private static final int EXPORT_KIND_FUNC = 0x00;
     private static final int LIMITS_MIN_ONLY = 0x00;
+    /** The threads proposal's limits flag for a shared memory, which must have a maximum. */
+    private static final int LIMITS_SHARED_MIN_MAX = 0x03;
+    /** The most 64 KiB pages a Wasm32 memory can have (4 GiB). */
+    public static final int MAX_PAGES = 65536;
 
-    private record MemoryImport(String module, String name, int minPages) {
+    private record MemoryImport(String module, String name, int minPages, boolean shared) {
     }
 
     private record Entry(Function body, String exportName, boolean teeSetThenGet) {
@@ -30,10 +34,19 @@ public final class ModuleEncoder {
 
     /** Imports a linear memory with a minimum size in 64 KiB pages and no maximum. */
     public ModuleEncoder importMemory(String module, String name, int minPages) {
+        return importMemory(module, name, minPages, false);
+    }
+
+    /**
+     * Imports a linear memory with a minimum size in 64 KiB pages; {@code shared} makes it a shared
+     * memory (threads proposal) of at most {@link #MAX_PAGES}, so that any shared memory the host
+     * made links, whatever its own maximum.
+     */
+    public ModuleEncoder importMemory(String module, String name, int minPages, boolean shared) {
         if (!memories.isEmpty()) {
             throw new IllegalStateException("Wasm 1.0 allows one memory");
         }
-        memories.add(new MemoryImport(module, name, minPages));
+        memories.add(new MemoryImport(module, name, minPages, shared));
         return this;
     }
 
@@ -73,8 +86,12 @@ public final class ModuleEncoder {
         if (!memories.isEmpty()) {
             ByteWriter imports = new ByteWriter().varU32(memories.size());
             for (MemoryImport memory : memories) {
-                imports.name(memory.module).name(memory.name).u8(IMPORT_KIND_MEMORY)
-                        .u8(LIMITS_MIN_ONLY).varU32(memory.minPages);
+                imports.name(memory.module).name(memory.name).u8(IMPORT_KIND_MEMORY);
+                if (memory.shared) {
+                    imports.u8(LIMITS_SHARED_MIN_MAX).varU32(memory.minPages).varU32(MAX_PAGES);
+                } else {
+                    imports.u8(LIMITS_MIN_ONLY).varU32(memory.minPages);
+                }
             }
             section(out, SectionId.IMPORT, imports);
         }

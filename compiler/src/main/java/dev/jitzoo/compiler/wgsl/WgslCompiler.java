@@ -82,6 +82,10 @@ public final class WgslCompiler implements KernelCompiler {
             throw new InvalidKernelException("columnsOuter orders the loops of a Wasm kernel; on WGSL each invocation "
                     + "computes one register tile and the dispatch orders the tiles");
         }
+        if (schedule.split().isSplit()) {
+            throw new InvalidKernelException("split is a Wasm schedule primitive (workers over one shared memory); "
+                    + "a WGSL dispatch already spreads its workgroups over the GPU");
+        }
         if (!op.kind().matmul) {
             return RowOpShader.write(op, schedule, limits);
         }

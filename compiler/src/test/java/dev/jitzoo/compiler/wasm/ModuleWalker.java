@@ -75,8 +75,8 @@ public final class ModuleWalker {
                     }
                     int flag = u8();
                     long min = u32();
-                    if (flag == 1) {
-                        u32();
+                    if ((flag & 1) != 0) {
+                        u32(); // the maximum (flag 3: a shared memory, which must have one)
                     }
                     imports.add(new Import(module, field, kind, flag, min));
                 });

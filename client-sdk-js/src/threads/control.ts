@@ -1,0 +1,58 @@
+// The pool's control block: one Int32Array over a SharedArrayBuffer that the caller and every
+// helper thread read and write with Atomics. A dispatch writes the kernel, its arguments, the units
+// and the number of participants, sets PENDING, then bumps SEQ and notifies; each helper computes
+// its share and decrements PENDING; the caller, which computes share 0, waits for PENDING to reach 0.
+
+/** Bumped by the caller for every command; helpers wait for it to change. */
+export const SEQ = 0;
+/** The command of the last SEQ. */
+export const CMD = 1;
+export const KERNEL = 2;
+export const UNITS = 3;
+/** Participants of a RUN, the caller included (helpers 1..WORKERS-1 take part). */
+export const WORKERS = 4;
+/** Helpers of the current RUN still computing. */
+export const PENDING = 5;
+export const ARGC = 6;
+/** Set by a helper whose kernel call threw; the caller reports it after the join. */
+export const FAILED = 7;
+/** Offsets of the kernel's operands, ARGC of them. */
+export const ARGS = 8;
+export const MAX_ARGS = 16;
+export const CONTROL_INTS = ARGS + MAX_ARGS;
+
+/** Compute units [first, end) of the current kernel. */
+export const RUN = 1;
+/** Return to the event loop to take the messages posted before this (new kernels); a helper comes back once it has. */
+export const YIELD = 2;
+/** Leave the loop for good. */
+export const STOP = 3;
+
+/** Units [first, end) of participant `index` of `workers`: contiguous, as even as can be, covering [0, units). */
+export function shareOf(units: number, workers: number, index: number): [number, number] {
+  return [Math.floor((units * index) / workers), Math.floor((units * (index + 1)) / workers)];
+}
+
+/** Calls `entry(args..., first, end)` without allocating: kernels have at most 5 operands today. */
+export function callRange(entry: Function, args: Int32Array, argc: number, first: number, end: number): void {
+  switch (argc) {
+    case 2: entry(args[0], args[1], first, end); return;
+    case 3: entry(args[0], args[1], args[2], first, end); return;
+    case 4: entry(args[0], args[1], args[2], args[3], first, end); return;
+    case 5: entry(args[0], args[1], args[2], args[3], args[4], first, end); return;
+    case 6: entry(args[0], args[1], args[2], args[3], args[4], args[5], first, end); return;
+    default: entry(...Array.from(args.subarray(0, argc)), first, end);
+  }
+}
+
+/** Messages from the caller to a helper. */
+export type ToHelper =
+  | { type: "init"; index: number; control: SharedArrayBuffer; memory: WebAssembly.Memory; spin: number }
+  /** Kernels to instantiate and ids to forget, then back to the loop (sent with a YIELD). */
+  | { type: "load"; batch: number; kernels: { id: number; module: WebAssembly.Module; entry: string }[]; drop: number[] };
+
+/** Messages from a helper to the caller. */
+export type FromHelper =
+  | { type: "ready"; index: number }
+  | { type: "loaded"; index: number; batch: number; error?: string }
+  | { type: "failed"; index: number; message: string };

@@ -1,0 +1,92 @@
+// The loop a pool's helper thread runs (browser Worker or Node worker_threads; the entry files
+// thread.ts and node-thread.ts hand it their port). It blocks in Atomics.wait between commands, so
+// it takes messages (new kernels) only when the caller sends YIELD: it then returns to the event
+// loop, instantiates what was posted, acknowledges, and waits again.
+import {
+  ARGC, ARGS, CMD, FAILED, KERNEL, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
+  callRange, shareOf, type FromHelper, type ToHelper,
+} from "./control.js";
+
+/** Both ends a helper needs: messages in, messages out. */
+export interface HelperPort {
+  post(message: FromHelper): void;
+  listen(handler: (message: ToHelper) => void): void;
+  close(): void;
+}
+
+export function serve(port: HelperPort): void {
+  let index = 0;
+  let control: Int32Array | undefined;
+  let memory: WebAssembly.Memory | undefined;
+  let spin = 0;
+  let seen = 0;
+  let stopped = false;
+  const kernels = new Map<number, Function>();
+  const args = new Int32Array(16);
+
+  const loop = () => {
+    const ctl = control!;
+    for (;;) {
+      let spins = 0;
+      while (Atomics.load(ctl, SEQ) === seen) {
+        if (++spins > spin) {
+          Atomics.wait(ctl, SEQ, seen);
+          spins = 0;
+        }
+      }
+      seen = Atomics.load(ctl, SEQ);
+      const command = Atomics.load(ctl, CMD);
+      if (command === RUN) {
+        const workers = ctl[WORKERS];
+        if (index >= workers) continue;
+        const [first, end] = shareOf(ctl[UNITS], workers, index);
+        try {
+          const argc = ctl[ARGC];
+          for (let i = 0; i < argc; i++) args[i] = ctl[ARGS + i];
+          const entry = kernels.get(ctl[KERNEL]);
+          if (!entry) throw new Error(`kernel ${ctl[KERNEL]} is not loaded in helper ${index}`);
+          if (first < end) callRange(entry, args, argc, first, end);
+        } catch (e) {
+          Atomics.store(ctl, FAILED, 1);
+          port.post({ type: "failed", index, message: e instanceof Error ? e.message : String(e) });
+        }
+        if (Atomics.sub(ctl, PENDING, 1) === 1) Atomics.notify(ctl, PENDING);
+      } else if (command === YIELD) {
+        return; // the message handler comes back here once it has taken the new kernels
+      } else if (command === STOP) {
+        stopped = true;
+        port.close();
+        return;
+      }
+    }
+  };
+
+  port.listen((message) => {
+    if (stopped) return;
+    switch (message.type) {
+      case "init":
+        ({ index, memory, spin } = message);
+        control = new Int32Array(message.control);
+        seen = Atomics.load(control, SEQ);
+        port.post({ type: "ready", index });
+        loop();
+        return;
+      case "load": {
+        let error: string | undefined;
+        for (const id of message.drop) kernels.delete(id);
+        for (const { id, module, entry: name } of message.kernels) {
+          try {
+            const entry = new WebAssembly.Instance(module, { env: { memory: memory! } }).exports[name];
+            if (typeof entry !== "function") throw new Error(`the kernel exports no function ${name}`);
+            kernels.set(id, entry);
+          } catch (e) {
+            error ??= e instanceof Error ? e.message : String(e);
+          }
+        }
+        port.post({ type: "loaded", index, batch: message.batch, error });
+        loop();
+        return;
+      }
+    }
+  });
+}

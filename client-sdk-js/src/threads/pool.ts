@@ -1,0 +1,249 @@
+// Worker threads that run split kernels (ABI v2) beside the caller over one shared WebAssembly.Memory.
+// The caller computes the first share of every dispatch itself and joins the helpers with Atomics,
+// so a dispatch costs two atomic writes, a notify and a wait: no message, no allocation.
+import { KernelError } from "../errors.js";
+import { platform } from "../platform.js";
+import { startThread } from "../thread-start.js";
+import {
+  ARGC, ARGS, CMD, CONTROL_INTS, FAILED, KERNEL, MAX_ARGS, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
+  callRange, shareOf, type FromHelper, type ToHelper,
+} from "./control.js";
+
+/** One helper thread as the pool sees it, whatever the host (browser Worker, Node worker_threads). */
+export interface ThreadHandle {
+  post(message: ToHelper): void;
+  listen(handler: (message: FromHelper) => void, onError: (error: Error) => void): void;
+  terminate(): void;
+}
+
+/** Spins of a join before it blocks: helpers usually finish within microseconds of the caller. */
+const JOIN_SPINS = 4096;
+
+/** How many threads kernels may use here, and why not more. */
+export interface ThreadProbe {
+  /** Threads a pool may start with, the caller included (1: no pool). */
+  readonly threads: number;
+  /** Logical cores the host reports. */
+  readonly cores: number;
+  /** Why kernels run on one thread, when they do for a reason other than the app's cap. */
+  readonly reason?: string;
+}
+
+/**
+ * Threads kernels may use: shared memory needs `SharedArrayBuffer` and, in a browser, a
+ * cross-origin-isolated page (COOP `same-origin` and COEP `require-corp` headers); the count is the
+ * host's logical cores, capped by `cap` (the app's choice).
+ */
+export function probeThreads(cap = Infinity): ThreadProbe {
+  const cores = Math.max(1, platform().logicalCores?.() ?? globalThis.navigator?.hardwareConcurrency ?? 1);
+  const one = (reason: string): ThreadProbe => ({ threads: 1, cores, reason });
+  if (typeof SharedArrayBuffer === "undefined") {
+    return one("no SharedArrayBuffer here" + ("crossOriginIsolated" in globalThis
+      ? " (the page is not cross-origin isolated: serve it with Cross-Origin-Opener-Policy: same-origin "
+        + "and Cross-Origin-Embedder-Policy: require-corp)" : ""));
+  }
+  if ((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === false) {
+    return one("the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and "
+      + "Cross-Origin-Embedder-Policy: require-corp)");
+  }
+  try {
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  } catch {
+    return one("this engine has no shared WebAssembly memory");
+  }
+  const threads = Math.max(1, Math.min(cores, Math.floor(cap)));
+  return { threads, cores };
+}
+
+/** Where the caller may block in Atomics.wait: everywhere but a browser page's own thread. */
+function callerMayBlock(): boolean {
+  return typeof (globalThis as { document?: unknown }).document === "undefined";
+}
+
+/** A kernel every thread of a pool has instantiated. */
+export interface PoolKernel {
+  readonly id: number;
+  /** The caller's own instance: `entry(offsets..., first, end)`. */
+  readonly entry: Function;
+  /** Units of one call (metadata `split.units`). */
+  readonly units: number;
+}
+
+export interface PoolOptions {
+  /** Threads, the caller included (at least 2; a probe's `threads`). */
+  threads: number;
+  /** The shared memory every kernel imports. */
+  memory: WebAssembly.Memory;
+  /** Spins before a helper blocks in Atomics.wait (default 20000: about 20-50 µs, so back-to-back dispatches never sleep). */
+  spin?: number;
+  /** How long a join may wait for a helper before the pool gives up on it (default 10 s). */
+  joinTimeoutMs?: number;
+}
+
+/**
+ * A pool of helper threads over one shared memory. `load` instantiates a split kernel in every
+ * thread (async: helpers take it between dispatches); `run` computes all its units, shared out
+ * among `workers` threads (synchronous: the caller takes share 0 and joins the rest).
+ */
+export class WorkerPool {
+  readonly threads: number;
+  private readonly control: Int32Array;
+  private readonly helpers: ThreadHandle[] = [];
+  private readonly mayBlock = callerMayBlock();
+  private readonly joinTimeoutMs: number;
+  private nextKernel = 1;
+  private nextBatch = 1;
+  private dropped: number[] = [];
+  private loading: Promise<unknown> = Promise.resolve();
+  private readonly waiting = new Map<number, { left: number; error?: string; done: (error?: string) => void }>();
+  private failure: string | undefined;
+  private closed = false;
+
+  private constructor(readonly memory: WebAssembly.Memory, threads: number, joinTimeoutMs: number) {
+    this.threads = threads;
+    this.joinTimeoutMs = joinTimeoutMs;
+    this.control = new Int32Array(new SharedArrayBuffer(CONTROL_INTS * 4));
+  }
+
+  /** Starts `threads - 1` helpers and waits until each is in its loop. */
+  static async start(options: PoolOptions): Promise<WorkerPool> {
+    const threads = Math.floor(options.threads);
+    if (!(threads >= 2)) throw new KernelError(`a worker pool needs at least 2 threads, got ${options.threads}`);
+    if (!(options.memory.buffer instanceof SharedArrayBuffer)) {
+      throw new KernelError("a worker pool needs a shared WebAssembly.Memory ({ shared: true, maximum })");
+    }
+    const pool = new WorkerPool(options.memory, threads, options.joinTimeoutMs ?? 10_000);
+    try {
+      await Promise.all(Array.from({ length: threads - 1 }, (_, i) => pool.startHelper(i + 1, options.spin ?? 20_000)));
+    } catch (e) {
+      pool.close();
+      throw e;
+    }
+    return pool;
+  }
+
+  private startHelper(index: number, spin: number): Promise<void> {
+    const helper = (platform().thread ?? startThread)();
+    this.helpers.push(helper);
+    return new Promise((resolve, reject) => {
+      helper.listen((message) => {
+        if (message.type === "ready") resolve();
+        else if (message.type === "loaded") this.acknowledge(message.batch, message.error);
+        else this.failure ??= `helper ${message.index}: ${message.message}`;
+      }, (error) => {
+        this.failure ??= `helper ${index} stopped: ${error.message}`;
+        reject(new KernelError(`a kernel thread failed to start: ${error.message}`));
+        for (const [batch] of this.waiting) this.acknowledge(batch, this.failure, true);
+      });
+      helper.post({ type: "init", index, control: this.control.buffer as SharedArrayBuffer, memory: this.memory, spin });
+    });
+  }
+
+  private acknowledge(batch: number, error?: string, all = false): void {
+    const wait = this.waiting.get(batch);
+    if (!wait) return;
+    wait.error ??= error;
+    wait.left = all ? 0 : wait.left - 1;
+    if (wait.left === 0) {
+      this.waiting.delete(batch);
+      wait.done(wait.error);
+    }
+  }
+
+  /** Instantiates a split kernel in every thread; resolves once each can run it. */
+  load(module: WebAssembly.Module, entryName: string, units: number): Promise<PoolKernel> {
+    const task = this.loading.then(async () => {
+      this.ensureOpen();
+      const id = this.nextKernel++;
+      const entry = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports[entryName];
+      if (typeof entry !== "function") throw new KernelError(`the kernel exports no function ${entryName}`);
+      const batch = this.nextBatch++;
+      const error = await new Promise<string | undefined>((done) => {
+        this.waiting.set(batch, { left: this.helpers.length, done });
+        const drop = this.dropped;
+        this.dropped = [];
+        for (const helper of this.helpers) helper.post({ type: "load", batch, kernels: [{ id, module, entry: entryName }], drop });
+        this.command(YIELD);
+      });
+      if (error) throw new KernelError(`a kernel thread could not instantiate the kernel: ${error}`);
+      return { id, entry, units };
+    });
+    this.loading = task.catch(() => undefined);
+    return task;
+  }
+
+  /** Forgets a kernel (the helpers let it go when they next take messages). */
+  release(kernel: PoolKernel): void {
+    this.dropped.push(kernel.id);
+  }
+
+  /**
+   * Computes every unit of `kernel` on the operands at `offsets`, on `workers` threads (default:
+   * all; never more than its units). Returns when all are done; throws when a thread failed.
+   */
+  run(kernel: PoolKernel, offsets: Int32Array, argc: number, workers = this.threads): void {
+    const units = kernel.units;
+    const n = Math.max(1, Math.min(workers, this.threads, units));
+    if (n === 1) {
+      callRange(kernel.entry, offsets, argc, 0, units);
+      return;
+    }
+    this.ensureOpen();
+    if (argc > MAX_ARGS) throw new KernelError(`a kernel with ${argc} operands is more than a pool dispatches`);
+    const ctl = this.control;
+    for (let i = 0; i < argc; i++) ctl[ARGS + i] = offsets[i];
+    ctl[ARGC] = argc;
+    ctl[KERNEL] = kernel.id;
+    ctl[UNITS] = units;
+    ctl[WORKERS] = n;
+    Atomics.store(ctl, PENDING, n - 1);
+    Atomics.store(ctl, CMD, RUN);
+    Atomics.add(ctl, SEQ, 1);
+    Atomics.notify(ctl, SEQ);
+    const [first, end] = shareOf(units, n, 0);
+    let thrown: unknown;
+    try {
+      callRange(kernel.entry, offsets, argc, first, end);
+    } catch (e) {
+      thrown = e;
+    }
+    this.join();
+    if (thrown !== undefined) throw thrown;
+    if (Atomics.exchange(ctl, FAILED, 0) !== 0) {
+      throw new KernelError(`a kernel thread failed: ${this.failure ?? "see its log"}`);
+    }
+  }
+
+  private join(): void {
+    const ctl = this.control;
+    const deadline = performance.now() + this.joinTimeoutMs;
+    let left: number;
+    let spins = 0;
+    while ((left = Atomics.load(ctl, PENDING)) !== 0) {
+      if (++spins < JOIN_SPINS) continue;
+      if (this.mayBlock) Atomics.wait(ctl, PENDING, left, 1);
+      if (performance.now() > deadline) {
+        this.closed = true;
+        throw new KernelError(`${left} kernel thread(s) did not finish within ${this.joinTimeoutMs} ms; the pool is closed`);
+      }
+    }
+  }
+
+  private command(command: number): void {
+    Atomics.store(this.control, CMD, command);
+    Atomics.add(this.control, SEQ, 1);
+    Atomics.notify(this.control, SEQ);
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new KernelError("the worker pool is closed");
+  }
+
+  /** Stops every helper. */
+  close(): void {
+    if (this.helpers.length && !this.closed) this.command(STOP);
+    this.closed = true;
+    for (const helper of this.helpers) helper.terminate();
+    for (const [batch] of this.waiting) this.acknowledge(batch, "the pool closed", true);
+  }
+}
