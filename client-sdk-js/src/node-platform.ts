@@ -8,9 +8,9 @@ import { usePlatform } from "./platform.js";
 import type { FromHelper } from "./threads/control.js";
 import type { ThreadHandle } from "./threads/pool.js";
 
-/** A kernel thread on worker_threads, running node-thread.js beside this module. */
-function nodeThread(): ThreadHandle {
-  const worker = new Worker(new URL("./node-thread.js", import.meta.url));
+/** A kernel thread on worker_threads, running `script` (node-thread.js beside this module). */
+export function nodeThread(script: URL = new URL("./node-thread.js", import.meta.url)): ThreadHandle {
+  const worker = new Worker(script);
   worker.unref(); // an idle pool never keeps the process alive
   return {
     post: (message) => worker.postMessage(message),
@@ -26,5 +26,5 @@ usePlatform({
   webSocket: () => WebSocket as unknown as SocketConstructor,
   logicalCores: () => (typeof availableParallelism === "function" ? availableParallelism() : cpus().length),
   engine: () => ({ userAgent: `node/${process.version} ${process.platform}-${process.arch}`, arch: process.arch }),
-  thread: nodeThread,
+  thread: () => nodeThread(),
 });

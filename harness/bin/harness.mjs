@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readCases } from '../src/cases.mjs';
 import { checkCases, junitReport, TOLERANCE } from '../src/check.mjs';
-import { benchCodegenKernels, benchKernels, benchPasses } from '../src/bench.mjs';
+import { benchCodegenKernels, benchKernels, benchKernelsThreaded, benchPasses } from '../src/bench.mjs';
 import { measurePeak } from '../src/peak.mjs';
 import { benchSpace } from '../src/space.mjs';
 import { benchDynamic, checkPlans } from '../src/dynamic.mjs';
@@ -20,8 +20,9 @@ const USAGE = `usage: harness <command> [options]
   check-plans DIR PLANS [--junit FILE] [--suite NAME]
       every uKernel of DIR (\`space dynamic --requests\`, compiled) and every plan of PLANS
       (\`space dynamic\`'s JSON) run on row slices of one memory, against the float64 reference
-  bench kernels DIR [--out DIR] [--quick] [--json]
-      best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak
+  bench kernels DIR [--out DIR] [--threads T] [--quick] [--json]
+      best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak; with
+      --threads T, the best split kernel on T threads beside the best on one and onnxruntime-web on T
   bench passes DIR [--json]           a kernel per pass set, from \`codegen passes\`
   bench codegen DIR FILE [--json]     ours and clang's kernel; FILE: the generation figures (JSON)
   bench space LITE SWEEP [--quick] [--json]
@@ -71,7 +72,7 @@ async function main() {
     allowPositionals: true,
     options: {
       json: { type: 'boolean' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      out: { type: 'string' }, runner: { type: 'string' }, device: { type: 'string' }, junit: { type: 'string' }, suite: { type: 'string' }, adapter: { type: 'string' },
+      out: { type: 'string' }, threads: { type: 'string' }, runner: { type: 'string' }, device: { type: 'string' }, junit: { type: 'string' }, suite: { type: 'string' }, adapter: { type: 'string' },
     },
   });
   const [command, ...rest] = positionals;
@@ -106,7 +107,10 @@ async function main() {
     if (!dir) fail(`bench ${name} needs a directory`);
     const second = { space: 'the sweep directory', dynamic: 'the plans file', codegen: 'the generation figures file' }[name];
     if (second && !file) fail(`bench ${name} needs ${second} after the directory`);
-    if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
+    const threads = values.threads === undefined ? 1 : Number(values.threads);
+    if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) fail(`--threads must be a whole number from 1 to 64, got ${values.threads}`);
+    if (name === 'kernels' && threads > 1) report = await benchKernelsThreaded(dir, { threads, quick: values.quick });
+    else if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
     else if (name === 'passes') report = await benchPasses(dir);
     else if (name === 'space') report = await benchSpace(dir, file, { quick: values.quick });
     else if (name === 'dynamic') report = await benchDynamic(dir, file, { quick: values.quick });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inputsFor, relativeError, size } from './data.mjs';
 import { reference } from './reference.mjs';
-import { WasmKernel } from './wasm.mjs';
+import { BASE, WasmKernel, sharedMemory } from './wasm.mjs';
 import { gflops, median, timeSideBySide } from './timing.mjs';
 import { peakRuntime } from './peak.mjs';
 import { onnxRuntime, tensorflowJs } from './peers.mjs';
@@ -33,6 +33,37 @@ export function wasmRuntime(c, inputs) {
     return out;
   };
   return { call, result: call().slice() };
+}
+
+/**
+ * A split kernel ready to call on a worker pool, as wasmRuntime: its operands placed in the pool's
+ * memory past those of the kernels before it (`place` keeps the next free offset).
+ */
+async function pooledRuntime(c, inputs, pool, place) {
+  const kernel = new WasmKernel(c.code, c.meta, pool.memory, place.next);
+  place.next = kernel.end;
+  kernel.load(inputs);
+  const loaded = await pool.load(kernel.module, c.meta.entry, kernel.units);
+  const args = Int32Array.from(kernel.args);
+  const constant = CONSTANT[c.meta.op] ?? [];
+  const activations = c.meta.operands.filter((n) => n !== 'C' && !constant.includes(n));
+  const out = new Float32Array(size(c.meta.operandShapes.C));
+  const call = () => {
+    for (const name of activations) kernel.write(name, inputs[name]);
+    pool.run(loaded, args, args.length);
+    out.set(kernel.view('C'));
+    return out;
+  };
+  const inPlace = { call: () => pool.run(loaded, args, args.length), result: call().slice() };
+  return { call, result: inPlace.result, inPlace, close: () => pool.release(loaded) };
+}
+
+/** A one-thread kernel called in place: operands already in its memory, as a model's are. */
+function inPlaceRuntime(c, inputs) {
+  const kernel = new WasmKernel(c.code, c.meta);
+  kernel.load(inputs);
+  kernel.run();
+  return { call: () => kernel.run(), result: kernel.result() };
 }
 
 /** Times prepared runtimes side by side; by name: { ms, reps, result }. */
@@ -166,6 +197,94 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
       'the peak loops, mul+add / relaxed madd, in the same rounds); the best kernel of each instruction form beside its peak\n' +
       text,
     json: { bench: 'kernels', unit: 'GFLOP/s', peak, kernels },
+  };
+}
+
+/** The SDK's worker pool of `threads` threads (the caller included) on a fresh shared memory. */
+async function startPool(threads) {
+  await import('../../client-sdk-js/dist/node-platform.js');
+  const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
+  return WorkerPool.start({ threads, memory: sharedMemory(BASE) });
+}
+
+/**
+ * `bench kernels --threads T`: for each paper kernel, the best one-thread kernel (the unsplit
+ * candidates) and the best split kernel on the SDK's worker pool of T threads (the candidates of a
+ * T-thread device, labels ending -T<T>), each screened briefly, then side by side with
+ * onnxruntime-web on T threads (its wasm backend's own thread pool). Two ways of calling ours:
+ * in place (the operands already in memory, as in a model: how the split scales against one
+ * thread) and as a session call (activations copied in and C out, on the calling thread, as
+ * onnxruntime-web's session.run must: how it compares with the peer).
+ */
+export async function benchKernelsThreaded(dir, { threads, quick = false } = {}) {
+  const all = readCases(dir);
+  const split = byPaperKernel(all.filter((c) => c.meta.split));
+  const single = byPaperKernel(all.filter((c) => !c.meta.split));
+  if (split.size === 0) throw new Error(`${dir}: no split kernels of K0..K3 in it (space cases --threads ${threads})`);
+  const screen = { warmup: 1, warmupMs: 0, minReps: 3, maxReps: 3, minMs: 0 };
+  const full = quick ? { warmup: 1, minReps: 3, maxReps: 5, minMs: 0, burstMs: 30 }
+    : { warmup: 2, warmupMs: 1000, minReps: 9, minMs: 4000, burstMs: 100 };
+  const pool = await startPool(threads);
+  const kernels = [];
+  try {
+    for (const [name, cases] of [...split.entries()].sort()) {
+      const meta = cases[0].meta;
+      const inputs = inputsFor(meta, 7);
+      const ones = single.get(name) ?? [];
+      log(`${name} ${meta.op} ${meta.shape.join('x')}: screening ${ones.length} one-thread and ${cases.length} split candidates `
+        + `(${pool.threads} threads)`);
+      const fastest = async (list, runtime) => {
+        let best;
+        for (const c of list) {
+          const r = await runtime(c);
+          const { ms } = (await timeRuntimes({ c: r }, screen)).c;
+          r.close?.();
+          if (!best || ms < best.ms) best = { c, ms };
+        }
+        return best?.c;
+      };
+      const place = { next: BASE };
+      const oneThread = await fastest(ones, (c) => wasmRuntime(c, inputs));
+      const splitBest = await fastest(cases, (c) => { place.next = BASE; return pooledRuntime(c, inputs, pool, place); });
+      place.next = BASE;
+      const threaded = await pooledRuntime(splitBest, inputs, pool, place);
+      const runtimes = { threaded, threadedInPlace: threaded.inPlace };
+      if (oneThread) runtimes.single = inPlaceRuntime(oneThread, inputs);
+      runtimes.ort = await onnxRuntime(meta, inputs, threads);
+      log(`${name}: split on ${pool.threads} threads beside one thread and onnxruntime-web on ${threads}`);
+      const times = await timeRuntimes(runtimes, full);
+      runtimes.ort.close();
+      threaded.close();
+      checked(meta, inputs, times.threaded.result, `jitzoo ${describeSchedule(splitBest.meta.schedule)} on ${pool.threads} threads`);
+      if (oneThread) checked(meta, inputs, times.single.result, `jitzoo ${describeSchedule(oneThread.meta.schedule)}`);
+      checked(meta, inputs, times.ort.result, 'onnxruntime-web');
+      const ms = times.threadedInPlace.ms;
+      kernels.push({
+        kernel: name, op: meta.op, shape: meta.shape, threads: pool.threads,
+        schedule: splitBest.meta.schedule, split: splitBest.meta.split,
+        one_thread_schedule: oneThread?.meta.schedule ?? null,
+        kernel_ms: ms, kernel_gflops: gflops(meta.flops, ms),
+        one_thread_kernel_ms: times.single?.ms ?? null,
+        call_ms: times.threaded.ms,
+        onnxruntime_web_call_ms: times.ort.ms,
+        speedup_vs_one_thread: times.single ? times.single.ms / ms : null,
+        speedup_vs_onnxruntime_web: times.ort.ms / times.threaded.ms,
+      });
+    }
+  } finally {
+    pool.close();
+  }
+  const text = table(
+    ['kernel', 'shape', 'split schedule', `kernel ${threads}T`, 'kernel 1T', 'vs 1 thread', `call ${threads}T`,
+      `ort-web ${threads}T`, 'vs ort'],
+    kernels.map((k) => [k.kernel, k.shape.join('x'), `${describeSchedule(k.schedule)} rows/${k.split.grain} (${k.split.units} units)`,
+      k.kernel_ms.toFixed(2), k.one_thread_kernel_ms?.toFixed(2) ?? '-',
+      k.speedup_vs_one_thread ? `${k.speedup_vs_one_thread.toFixed(2)}x` : '-', k.call_ms.toFixed(2),
+      k.onnxruntime_web_call_ms.toFixed(2), `${k.speedup_vs_onnxruntime_web.toFixed(2)}x`]));
+  return {
+    text: `milliseconds, medians, ${threads} threads (the SDK's worker pool; onnxruntime-web's own), each row timed side by side;\n`
+      + 'kernel: called in place (operands in memory, as in a model); call: activations copied in and C out, as session.run\n' + text,
+    json: { bench: 'kernels_threads', threads, kernels },
   };
 }
 

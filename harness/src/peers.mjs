@@ -17,12 +17,13 @@ function shapesOf(meta) {
 }
 
 /**
- * onnxruntime-web, wasm backend, one thread, ready to call: B an initializer for matmul
+ * onnxruntime-web, wasm backend, one thread (or `threads`: its own pool of Wasm threads; the count is
+ * fixed for the process at the first session), ready to call: B an initializer for matmul
  * (weights, which it may pre-pack), an input for batch_matmul. Returns { call, result, close, version }.
  */
-export async function onnxRuntime(meta, inputs) {
+export async function onnxRuntime(meta, inputs, threads = 1) {
   const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = threads;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
   const { A, B, C, constantB } = shapesOf(meta);

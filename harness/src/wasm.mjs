@@ -26,15 +26,16 @@ export function sharedMemory(bytes) {
 /**
  * One kernel instantiated with its operands placed in its memory: inputs written once, B packed
  * once when the metadata asks for it, C pre-filled with NaN so an element never written shows.
- * A split kernel (ABI v2) gets a shared memory, `memory` when given (a worker pool's, grown to fit).
+ * A split kernel (ABI v2) gets a shared memory, `memory` when given (a worker pool's, grown to fit;
+ * operands from `base`, so that kernels can sit side by side in one memory).
  */
 export class WasmKernel {
-  constructor(bytes, meta, memory) {
+  constructor(bytes, meta, memory, base = BASE) {
     if (!WebAssembly.validate(bytes)) throw new Error('the module does not validate in this V8');
     this.meta = meta;
     this.bytes = bytes;
     this.offsets = {};
-    let end = BASE;
+    let end = align(base);
     for (const name of meta.operands) {
       this.offsets[name] = end;
       end = align(end + 4 * size(meta.operandShapes[name]));

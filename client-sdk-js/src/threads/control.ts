@@ -14,12 +14,28 @@ export const WORKERS = 4;
 /** Helpers of the current RUN still computing. */
 export const PENDING = 5;
 export const ARGC = 6;
-/** Set by a helper whose kernel call threw; the caller reports it after the join. */
+/** The index of a helper whose kernel call threw (0: none); the caller reports it after the join. */
 export const FAILED = 7;
 /** Offsets of the kernel's operands, ARGC of them. */
 export const ARGS = 8;
 export const MAX_ARGS = 16;
-export const CONTROL_INTS = ARGS + MAX_ARGS;
+/** The failed call's message, one UTF-16 code unit per int, ERROR_CHARS at most (read by the caller at the join). */
+export const ERROR = ARGS + MAX_ARGS;
+export const ERROR_CHARS = 200;
+export const CONTROL_INTS = ERROR + 1 + ERROR_CHARS;
+
+/** Writes a message into the control block's error slot (its length first). */
+export function writeError(ctl: Int32Array, message: string): void {
+  const length = Math.min(message.length, ERROR_CHARS);
+  for (let i = 0; i < length; i++) ctl[ERROR + 1 + i] = message.charCodeAt(i);
+  ctl[ERROR] = length;
+}
+
+export function readError(ctl: Int32Array): string {
+  let message = "";
+  for (let i = 0; i < ctl[ERROR]; i++) message += String.fromCharCode(ctl[ERROR + 1 + i]);
+  return message;
+}
 
 /** Compute units [first, end) of the current kernel. */
 export const RUN = 1;
@@ -54,5 +70,4 @@ export type ToHelper =
 /** Messages from a helper to the caller. */
 export type FromHelper =
   | { type: "ready"; index: number }
-  | { type: "loaded"; index: number; batch: number; error?: string }
-  | { type: "failed"; index: number; message: string };
+  | { type: "loaded"; index: number; batch: number; error?: string };

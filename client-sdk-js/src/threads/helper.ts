@@ -4,7 +4,7 @@
 // loop, instantiates what was posted, acknowledges, and waits again.
 import {
   ARGC, ARGS, CMD, FAILED, KERNEL, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
-  callRange, shareOf, type FromHelper, type ToHelper,
+  callRange, shareOf, writeError, type FromHelper, type ToHelper,
 } from "./control.js";
 
 /** Both ends a helper needs: messages in, messages out. */
@@ -47,8 +47,8 @@ export function serve(port: HelperPort): void {
           if (!entry) throw new Error(`kernel ${ctl[KERNEL]} is not loaded in helper ${index}`);
           if (first < end) callRange(entry, args, argc, first, end);
         } catch (e) {
-          Atomics.store(ctl, FAILED, 1);
-          port.post({ type: "failed", index, message: e instanceof Error ? e.message : String(e) });
+          // the first failure of a run tells; the caller reads it once all are done
+          if (Atomics.compareExchange(ctl, FAILED, 0, index) === 0) writeError(ctl, e instanceof Error ? e.message : String(e));
         }
         if (Atomics.sub(ctl, PENDING, 1) === 1) Atomics.notify(ctl, PENDING);
       } else if (command === YIELD) {

@@ -6,7 +6,7 @@ import { platform } from "../platform.js";
 import { startThread } from "../thread-start.js";
 import {
   ARGC, ARGS, CMD, CONTROL_INTS, FAILED, KERNEL, MAX_ARGS, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
-  callRange, shareOf, type FromHelper, type ToHelper,
+  callRange, readError, shareOf, type FromHelper, type ToHelper,
 } from "./control.js";
 
 /** One helper thread as the pool sees it, whatever the host (browser Worker, Node worker_threads). */
@@ -74,7 +74,10 @@ export interface PoolOptions {
   threads: number;
   /** The shared memory every kernel imports. */
   memory: WebAssembly.Memory;
-  /** Spins before a helper blocks in Atomics.wait (default 20000: about 20-50 µs, so back-to-back dispatches never sleep). */
+  /**
+   * Spins before a helper blocks in Atomics.wait (default 200000, a few hundred µs: a model's next
+   * op comes sooner, and waking a blocked thread costs about 100 µs on a loaded machine).
+   */
   spin?: number;
   /** How long a join may wait for a helper before the pool gives up on it (default 10 s). */
   joinTimeoutMs?: number;
@@ -114,7 +117,7 @@ export class WorkerPool {
     }
     const pool = new WorkerPool(options.memory, threads, options.joinTimeoutMs ?? 10_000);
     try {
-      await Promise.all(Array.from({ length: threads - 1 }, (_, i) => pool.startHelper(i + 1, options.spin ?? 20_000)));
+      await Promise.all(Array.from({ length: threads - 1 }, (_, i) => pool.startHelper(i + 1, options.spin ?? 200_000)));
     } catch (e) {
       pool.close();
       throw e;
@@ -128,8 +131,7 @@ export class WorkerPool {
     return new Promise((resolve, reject) => {
       helper.listen((message) => {
         if (message.type === "ready") resolve();
-        else if (message.type === "loaded") this.acknowledge(message.batch, message.error);
-        else this.failure ??= `helper ${message.index}: ${message.message}`;
+        else this.acknowledge(message.batch, message.error);
       }, (error) => {
         this.failure ??= `helper ${index} stopped: ${error.message}`;
         reject(new KernelError(`a kernel thread failed to start: ${error.message}`));
@@ -189,6 +191,7 @@ export class WorkerPool {
       return;
     }
     this.ensureOpen();
+    if (this.failure) throw new KernelError(`the worker pool lost a thread: ${this.failure}`);
     if (argc > MAX_ARGS) throw new KernelError(`a kernel with ${argc} operands is more than a pool dispatches`);
     const ctl = this.control;
     for (let i = 0; i < argc; i++) ctl[ARGS + i] = offsets[i];
@@ -209,9 +212,8 @@ export class WorkerPool {
     }
     this.join();
     if (thrown !== undefined) throw thrown;
-    if (Atomics.exchange(ctl, FAILED, 0) !== 0) {
-      throw new KernelError(`a kernel thread failed: ${this.failure ?? "see its log"}`);
-    }
+    const failed = Atomics.exchange(ctl, FAILED, 0);
+    if (failed !== 0) throw new KernelError(`a kernel thread failed: helper ${failed}: ${readError(ctl)}`);
   }
 
   private join(): void {

@@ -95,3 +95,29 @@ export function naiveMatmulArtifact(kernelId: string, shape: [number, number, nu
     metadataJson: metadata,
   });
 }
+
+/**
+ * A split kernel (ABI v2) of `add` over [n] in units of one element: imports a shared env.memory
+ * and exports `add(a, b, c, first, end)`, computing c[i] = a[i] + b[i] for i in [first, end).
+ * `trapAt`: the call traps when its range holds that element (an unreachable), as a broken kernel would.
+ */
+export function splitAddWasm(trapAt = -1): Uint8Array {
+  const at = (param: number) => [...get(param), ...get(3), ...i32(4), I32_MUL, I32_ADD]; // param + 4 * i
+  const trap = trapAt < 0 ? [] : [...get(3), ...i32(trapAt), 0x46, 0x04, 0x40, 0x00, END]; // if i == trapAt: unreachable
+  const body = [
+    0x02, 0x40, ...get(3), ...get(4), I32_LT_U, 0x45, 0x0d, 0x00, // i >= end: nothing to do
+    ...LOOP_VOID, ...trap,
+    ...at(2), ...at(0), ...F32_LOAD, ...at(1), ...F32_LOAD, F32_ADD, ...F32_STORE,
+    ...get(3), ...i32(1), I32_ADD, LOCAL_TEE, 3, ...get(4), I32_LT_U, ...BR_IF_0,
+    END, END,
+  ];
+  const code = [0, ...body, END];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, [1, 0x60, 5, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0]),
+    ...section(2, [1, ...name("env"), ...name("memory"), 0x02, 0x03, 1, ...uleb(65536)]),
+    ...section(3, [1, 0]),
+    ...section(7, [1, ...name("add"), 0, 0]),
+    ...section(10, [1, ...uleb(code.length), ...code]),
+  ]);
+}

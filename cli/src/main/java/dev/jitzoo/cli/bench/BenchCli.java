@@ -57,13 +57,33 @@ public final class BenchCli {
         }
     }
 
-    @Command(name = "kernels", description = "best Wasm schedule of K0..K3 beside onnxruntime-web, TF.js and the SIMD peak "
+    @Command(name = "kernels", description = "best Wasm schedule of K0..K3 beside onnxruntime-web, TF.js and the SIMD peak; "
+            + "with --threads T, the best split kernel on T threads beside one thread and onnxruntime-web on T "
             + "(harness options: --out DIR, --quick, --json)")
     static final class Kernels extends Bench {
+        @Option(names = "--threads", defaultValue = "1",
+                description = "threads: above 1, split kernels on the SDK's worker pool (default: ${DEFAULT-VALUE})")
+        int threads;
+
         @Override
         public void run() {
+            if (threads < 1) {
+                throw new IllegalArgumentException("--threads must be at least 1, got " + threads);
+            }
             new Prereqs(suite).harness();
             inTempDir(dir -> {
+                if (threads > 1) {
+                    Suite.say("the space service's candidates for this machine on 1 thread, and split for " + threads);
+                    suite.jitzoo("space", "cases", "--device", "this-machine-wasm", "--backend", "wasm", "--out", dir + "/lite.jsonl");
+                    suite.jitzoo("space", "cases", "--device", "this-machine-wasm", "--backend", "wasm", "--threads",
+                            String.valueOf(threads), "--out", dir + "/split.jsonl");
+                    suite.jitzoo("codegen", "cases", "--requests", dir + "/lite.jsonl", "--out", dir.toString());
+                    suite.jitzoo("codegen", "cases", "--requests", dir + "/split.jsonl", "--out", dir.toString());
+                    Suite.say("timing every candidate in V8, then the best on " + threads + " threads beside one thread and "
+                            + "onnxruntime-web (a few minutes)");
+                    suite.harness("bench kernels", harnessArgs("bench", "kernels", dir.toString(), "--threads", String.valueOf(threads)));
+                    return;
+                }
                 Suite.say("generating the paper grid of K0..K3 candidates, and the space service's candidates for this machine");
                 suite.jitzoo("codegen", "cases", "--out", dir.toString(), "--set", "paper");
                 suite.jitzoo("space", "cases", "--device", "this-machine-wasm", "--backend", "wasm", "--out", dir + "/lite.jsonl");

@@ -47,15 +47,23 @@ final class CasesCommand implements Callable<Integer> {
             description = "relaxation ratio of the resource heuristics (default: ${DEFAULT-VALUE})")
     double relaxation;
 
+    @Option(names = "--threads", defaultValue = "1",
+            description = "threads the devices' Wasm kernels run on: above 1 every Wasm candidate is split for them, "
+                    + "and labels end in -T<threads> (default: ${DEFAULT-VALUE})")
+    int threads;
+
     @Override
     public Integer call() throws IOException {
+        if (threads < 1) {
+            throw new IllegalArgumentException("--threads must be at least 1, got " + threads);
+        }
         LiteSpace space = new LiteSpace(relaxation, Integer.MAX_VALUE);
         JsonFormat.Printer json = JsonFormat.printer().omittingInsignificantWhitespace();
         List<String> lines = new ArrayList<>();
         for (String opName : ops) {
             OpSpec op = OpNames.parse(opName, null);
             for (String deviceName : devices) {
-                DeviceProfile device = DeviceProfiles.load(deviceName);
+                DeviceProfile device = withThreads(DeviceProfiles.load(deviceName));
                 for (Backend b : DeviceProfiles.backends(device)) {
                     if (!backend.equals("all") && SpaceCli.backend(backend) != b) {
                         continue;
@@ -69,7 +77,8 @@ final class CasesCommand implements Callable<Integer> {
                         }
                         String label = String.format(Locale.ROOT, "%s-%s-%s-L%02d", opName.toUpperCase(Locale.ROOT),
                                 device.getName().isEmpty() ? "device" : device.getName(),
-                                b == Backend.BACKEND_WASM ? "wasm" : "webgpu", rank);
+                                b == Backend.BACKEND_WASM ? "wasm" : "webgpu", rank)
+                                + (threads > 1 && b == Backend.BACKEND_WASM ? "-T" + threads : "");
                         lines.add("{\"label\":\"" + label + "\",\"request\":" + json.print(request) + "}");
                     }
                 }
@@ -78,5 +87,13 @@ final class CasesCommand implements Callable<Integer> {
         Files.write(out, lines);
         System.err.printf("wrote %d candidates to %s%n", lines.size(), out);
         return 0;
+    }
+
+    /** The device as a page running its Wasm kernels on {@link #threads} threads reports it. */
+    private DeviceProfile withThreads(DeviceProfile device) {
+        if (threads == 1 || !device.hasWasm()) {
+            return device;
+        }
+        return device.toBuilder().setWasm(device.getWasm().toBuilder().setThreads(true).setThreadsUsed(threads)).build();
     }
 }

@@ -84,6 +84,10 @@ public final class DeviceProfiles {
             if (d.getWasm().getRelaxedSimd() && !d.getWasm().getSimd()) {
                 throw new InvalidDeviceException("wasm.relaxed_simd needs wasm.simd");
             }
+            zeroOrWithin("wasm.threads_used", d.getWasm().getThreadsUsed(), 1, 256);
+            if (d.getWasm().getThreadsUsed() > 1 && !d.getWasm().getThreads()) {
+                throw new InvalidDeviceException("wasm.threads_used " + d.getWasm().getThreadsUsed() + " needs wasm.threads");
+            }
         }
         if (d.hasWebgpu()) {
             WebGpuLimits l = d.getWebgpu().getLimits();
@@ -109,6 +113,11 @@ public final class DeviceProfiles {
             }
         }
         return d;
+    }
+
+    /** Threads the device's Wasm kernels run on (at least 1). */
+    public static int wasmThreads(DeviceProfile d) {
+        return Math.max(1, d.getWasm().getThreadsUsed());
     }
 
     /** The backends a profile can be given a space for: Wasm when it has wasm features, WGSL when it has a WebGPU adapter. */

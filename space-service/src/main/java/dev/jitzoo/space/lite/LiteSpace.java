@@ -60,7 +60,7 @@ public final class LiteSpace {
         if (!OpRules.isMatmul(op.getKind())) {
             checkRowOp(op);
             DeviceProfiles.check(device);
-            List<Candidate> all = RowOpSpace.build(simd(device, backend));
+            List<Candidate> all = split(op, device, backend, RowOpSpace.build(simd(device, backend)));
             return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
                     .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
         }
@@ -72,6 +72,7 @@ public final class LiteSpace {
             default -> throw noSpace(backend);
         });
         all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
+        all = split(op, device, backend, all);
         return ComposeResponse.newBuilder()
                 .addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
                 .setLiteSpaceSize(all.size())
@@ -84,9 +85,11 @@ public final class LiteSpace {
      * with its Table 1 figures here; empty when it cannot run here. The op and device are taken as
      * valid ({@link #compose} checked them).
      */
-    public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule schedule) {
+    public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule made) {
+        Schedule schedule = backend == Backend.BACKEND_WASM ? WasmSplit.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
         if (!OpRules.isMatmul(op.getKind())) {
-            return RowOpSpace.runs(schedule, simd(device, backend))
+            Schedule fields = backend == Backend.BACKEND_WASM ? WasmSplit.forThreads(op, schedule, 1) : schedule;
+            return RowOpSpace.runs(fields, simd(device, backend))
                     ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
         }
         OpShapes shapes = OpShapes.of(op);
@@ -99,6 +102,16 @@ public final class LiteSpace {
                     ? WebGpuSpace.utilization(schedule, gpu(device)) : null;
             default -> throw noSpace(backend);
         }).map(use -> Candidate.newBuilder().setSchedule(schedule).setUtilization(use).build());
+    }
+
+    /** On Wasm, every candidate split for the device's threads (none on one thread). */
+    private static List<Candidate> split(OpSpec op, DeviceProfile device, Backend backend, List<Candidate> candidates) {
+        if (backend != Backend.BACKEND_WASM || DeviceProfiles.wasmThreads(device) <= 1) {
+            return candidates;
+        }
+        int threads = DeviceProfiles.wasmThreads(device);
+        return candidates.stream().map(c -> c.toBuilder().setSchedule(WasmSplit.forThreads(op, c.getSchedule(), threads)).build())
+                .toList();
     }
 
     private static void checkRowOp(OpSpec op) {

@@ -1,0 +1,58 @@
+package dev.jitzoo.space.lite;
+
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.SplitAxis;
+import dev.jitzoo.proto.rules.OpRules;
+
+/**
+ * The parallel primitive in the Wasm space: on a device whose kernels run on T threads, every
+ * schedule is split along rows (ABI v2) so that the T threads get equal work. Threads share a
+ * dispatch statically (thread t takes units [U·t/T, U·(t+1)/T)), so the best split is T equal
+ * units, each a whole number of the schedule's row blocks:
+ * <ul>
+ *   <li>batches enough (at least T, or a multiple of T): one unit per batch (grain = the rows), so
+ *       no batch is cut;</li>
+ *   <li>otherwise: the rows of a batch in T bands, each rounded up to whole row blocks (y1, else
+ *       y0; for element-wise ops whole vectors of 4), so bands start on a block and the last band
+ *       is the shortest.</li>
+ * </ul>
+ * On one thread no schedule is split (ABI v1).
+ */
+final class WasmSplit {
+
+    private WasmSplit() {
+    }
+
+    /** {@code s} as it runs on {@code threads} threads: split for them, or unsplit on one. */
+    static Schedule forThreads(OpSpec op, Schedule s, int threads) {
+        if (threads <= 1) {
+            return s.toBuilder().clearSplitAxis().clearSplitGrain().build();
+        }
+        return s.toBuilder().setSplitAxis(SplitAxis.SPLIT_AXIS_ROWS).setSplitGrain(grain(op, s, threads)).build();
+    }
+
+    /** Rows per unit for {@code threads} threads. */
+    static int grain(OpSpec op, Schedule s, int threads) {
+        int rows = rowsPerBatch(op);
+        int batches = op.getKind() == OpKind.OP_KIND_BATCH_MATMUL ? op.getShape(0) : 1;
+        if (batches % threads == 0 || batches >= 4 * threads) {
+            return rows;
+        }
+        int block = OpRules.isMatmul(op.getKind()) ? Math.max(1, s.getY1() > 0 ? s.getY1() : s.getY0())
+                : rank(op) == 1 ? 4 : 1;
+        int band = (rows + threads - 1) / threads;
+        return Math.min(rows, (band + block - 1) / block * block);
+    }
+
+    /** Rows of the split axis in one batch: a matmul's M, a row op's rows, an element-wise op's elements. */
+    static int rowsPerBatch(OpSpec op) {
+        int dims = op.getShapeCount();
+        return OpRules.isMatmul(op.getKind()) ? op.getShape(dims - 3) : op.getShape(0);
+    }
+
+    private static int rank(OpSpec op) {
+        return op.getShapeCount();
+    }
+}
