@@ -39,11 +39,11 @@ export function wasmRuntime(c, inputs) {
  * A split kernel ready to call on a worker pool, as wasmRuntime: its operands placed in the pool's
  * memory past those of the kernels before it (`place` keeps the next free offset).
  */
-async function pooledRuntime(c, inputs, pool, place) {
-  const kernel = new WasmKernel(c.code, c.meta, pool.memory, place.next);
+async function pooledRuntime(c, inputs, { pool, memory }, place) {
+  const kernel = new WasmKernel(c.code, c.meta, memory, place.next);
   place.next = kernel.end;
   kernel.load(inputs);
-  const loaded = await pool.load(kernel.module, c.meta.entry, kernel.units);
+  const loaded = pool.load(kernel.module, c.meta.entry, kernel.units, memory);
   const args = Int32Array.from(kernel.args);
   const constant = CONSTANT[c.meta.op] ?? [];
   const activations = c.meta.operands.filter((n) => n !== 'C' && !constant.includes(n));
@@ -200,11 +200,12 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
   };
 }
 
-/** The SDK's worker pool of `threads` threads (the caller included) on a fresh shared memory. */
+/** The SDK's worker pool of `threads` threads (the caller included), and a shared memory for its kernels. */
 async function startPool(threads) {
   await import('../../client-sdk-js/dist/node-platform.js');
   const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
-  return WorkerPool.start({ threads, memory: sharedMemory(BASE) });
+  const pool = await WorkerPool.start({ threads });
+  return { pool, memory: sharedMemory(BASE), threads: pool.threads, close: () => pool.close() };
 }
 
 /**

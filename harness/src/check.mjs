@@ -6,11 +6,12 @@ import { WORKER_COUNTS, runChecked, runPooledChecked, sharedMemory } from './was
 
 export const TOLERANCE = 1e-4;
 
-/** A worker pool of the largest worker count, started when the first split kernel comes. */
+/** A worker pool of the largest worker count and a shared memory for it, made when the first split kernel comes. */
 async function startPool() {
   await import('../../client-sdk-js/dist/node-platform.js'); // worker_threads for the SDK's pool
   const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
-  return WorkerPool.start({ threads: Math.max(...WORKER_COUNTS), memory: sharedMemory(1 << 20) });
+  const pool = await WorkerPool.start({ threads: Math.max(...WORKER_COUNTS) });
+  return { pool, memory: sharedMemory(1 << 20), close: () => pool.close() };
 }
 
 /**

@@ -178,13 +178,13 @@ function strayWrite(before, after, start, length) {
 }
 
 /**
- * A split kernel run by real threads: `pool` (the SDK's WorkerPool) on its shared memory, with
- * every count of WORKER_COUNTS; each C must equal `want` bit for bit (runChecked's result).
+ * A split kernel run by real threads: `threads.pool` (the SDK's WorkerPool) on `threads.memory`,
+ * with every count of WORKER_COUNTS; each C must equal `want` bit for bit (runChecked's result).
  */
-export async function runPooledChecked(pool, bytes, meta, inputs, want) {
-  const kernel = new WasmKernel(bytes, meta, pool.memory);
+export async function runPooledChecked({ pool, memory }, bytes, meta, inputs, want) {
+  const kernel = new WasmKernel(bytes, meta, memory);
   kernel.load(inputs);
-  const loaded = await pool.load(kernel.module, meta.entry, kernel.units);
+  const loaded = pool.load(kernel.module, meta.entry, kernel.units, memory);
   try {
     const args = Int32Array.from(kernel.args);
     for (const workers of WORKER_COUNTS) {

@@ -16,8 +16,10 @@ export const PENDING = 5;
 export const ARGC = 6;
 /** The index of a helper whose kernel call threw (0: none); the caller reports it after the join. */
 export const FAILED = 7;
+/** Helpers that have taken the last load (instantiated its kernels, or failed to). */
+export const ACKS = 8;
 /** Offsets of the kernel's operands, ARGC of them. */
-export const ARGS = 8;
+export const ARGS = 9;
 export const MAX_ARGS = 16;
 /** The failed call's message, one UTF-16 code unit per int, ERROR_CHARS at most (read by the caller at the join). */
 export const ERROR = ARGS + MAX_ARGS;
@@ -63,11 +65,10 @@ export function callRange(entry: Function, args: Int32Array, argc: number, first
 
 /** Messages from the caller to a helper. */
 export type ToHelper =
-  | { type: "init"; index: number; control: SharedArrayBuffer; memory: WebAssembly.Memory; spin: number }
-  /** Kernels to instantiate and ids to forget, then back to the loop (sent with a YIELD). */
-  | { type: "load"; batch: number; kernels: { id: number; module: WebAssembly.Module; entry: string }[]; drop: number[] };
+  | { type: "init"; index: number; control: SharedArrayBuffer; spin: number }
+  /** A kernel to instantiate on `memory` and ids to forget, then an ACK and back to the loop (sent with a YIELD). */
+  | { type: "load"; id: number; module: WebAssembly.Module; entry: string; memory: WebAssembly.Memory; drop: number[] };
 
 /** Messages from a helper to the caller. */
 export type FromHelper =
-  | { type: "ready"; index: number }
-  | { type: "loaded"; index: number; batch: number; error?: string };
+  | { type: "ready"; index: number };

@@ -1,9 +1,9 @@
 // The loop a pool's helper thread runs (browser Worker or Node worker_threads; the entry files
 // thread.ts and node-thread.ts hand it their port). It blocks in Atomics.wait between commands, so
 // it takes messages (new kernels) only when the caller sends YIELD: it then returns to the event
-// loop, instantiates what was posted, acknowledges, and waits again.
+// loop, instantiates what was posted, acknowledges in the control block, and waits again.
 import {
-  ARGC, ARGS, CMD, FAILED, KERNEL, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
+  ACKS, ARGC, ARGS, CMD, FAILED, KERNEL, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
   callRange, shareOf, writeError, type FromHelper, type ToHelper,
 } from "./control.js";
 
@@ -17,7 +17,6 @@ export interface HelperPort {
 export function serve(port: HelperPort): void {
   let index = 0;
   let control: Int32Array | undefined;
-  let memory: WebAssembly.Memory | undefined;
   let spin = 0;
   let seen = 0;
   let stopped = false;
@@ -65,25 +64,24 @@ export function serve(port: HelperPort): void {
     if (stopped) return;
     switch (message.type) {
       case "init":
-        ({ index, memory, spin } = message);
+        ({ index, spin } = message);
         control = new Int32Array(message.control);
         seen = Atomics.load(control, SEQ);
         port.post({ type: "ready", index });
         loop();
         return;
       case "load": {
-        let error: string | undefined;
+        const ctl = control!;
         for (const id of message.drop) kernels.delete(id);
-        for (const { id, module, entry: name } of message.kernels) {
-          try {
-            const entry = new WebAssembly.Instance(module, { env: { memory: memory! } }).exports[name];
-            if (typeof entry !== "function") throw new Error(`the kernel exports no function ${name}`);
-            kernels.set(id, entry);
-          } catch (e) {
-            error ??= e instanceof Error ? e.message : String(e);
-          }
+        try {
+          const entry = new WebAssembly.Instance(message.module, { env: { memory: message.memory } }).exports[message.entry];
+          if (typeof entry !== "function") throw new Error(`the kernel exports no function ${message.entry}`);
+          kernels.set(message.id, entry);
+        } catch (e) {
+          if (Atomics.compareExchange(ctl, FAILED, 0, index) === 0) writeError(ctl, e instanceof Error ? e.message : String(e));
         }
-        port.post({ type: "loaded", index, batch: message.batch, error });
+        Atomics.add(ctl, ACKS, 1);
+        Atomics.notify(ctl, ACKS);
         loop();
         return;
       }

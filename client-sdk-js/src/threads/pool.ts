@@ -5,7 +5,7 @@ import { KernelError } from "../errors.js";
 import { platform } from "../platform.js";
 import { startThread } from "../thread-start.js";
 import {
-  ARGC, ARGS, CMD, CONTROL_INTS, FAILED, KERNEL, MAX_ARGS, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
+  ACKS, ARGC, ARGS, CMD, CONTROL_INTS, FAILED, KERNEL, MAX_ARGS, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
   callRange, readError, shareOf, type FromHelper, type ToHelper,
 } from "./control.js";
 
@@ -51,9 +51,13 @@ export function probeThreads(cap = Infinity): ThreadProbe {
   } catch {
     return one("this engine has no shared WebAssembly memory");
   }
+  if (!callerMayBlock()) return one(MAIN_THREAD);
   const threads = Math.max(1, Math.min(cores, Math.floor(cap)));
   return { threads, cores };
 }
+
+const MAIN_THREAD = "kernel threads need the model off the page's main thread (in its worker, the default), where a thread may "
+  + "wait for the others";
 
 /** Where the caller may block in Atomics.wait: everywhere but a browser page's own thread. */
 function callerMayBlock(): boolean {
@@ -67,13 +71,13 @@ export interface PoolKernel {
   readonly entry: Function;
   /** Units of one call (metadata `split.units`). */
   readonly units: number;
+  /** The caller's instance (its other exports: `pack_b`). */
+  readonly instance: WebAssembly.Instance;
 }
 
 export interface PoolOptions {
   /** Threads, the caller included (at least 2; a probe's `threads`). */
   threads: number;
-  /** The shared memory every kernel imports. */
-  memory: WebAssembly.Memory;
   /**
    * Spins before a helper blocks in Atomics.wait (default 200000, a few hundred µs: a model's next
    * op comes sooner, and waking a blocked thread costs about 100 µs on a loaded machine).
@@ -84,9 +88,10 @@ export interface PoolOptions {
 }
 
 /**
- * A pool of helper threads over one shared memory. `load` instantiates a split kernel in every
- * thread (async: helpers take it between dispatches); `run` computes all its units, shared out
- * among `workers` threads (synchronous: the caller takes share 0 and joins the rest).
+ * A pool of helper threads for split kernels on shared memories. `load` instantiates a kernel on a
+ * memory in every thread; `run` computes all its units, shared out among `workers` threads (the
+ * caller takes share 0 and joins the rest). Both synchronous, so a pool lives where the caller may
+ * block: a worker, or Node.
  */
 export class WorkerPool {
   readonly threads: number;
@@ -95,14 +100,11 @@ export class WorkerPool {
   private readonly mayBlock = callerMayBlock();
   private readonly joinTimeoutMs: number;
   private nextKernel = 1;
-  private nextBatch = 1;
   private dropped: number[] = [];
-  private loading: Promise<unknown> = Promise.resolve();
-  private readonly waiting = new Map<number, { left: number; error?: string; done: (error?: string) => void }>();
   private failure: string | undefined;
   private closed = false;
 
-  private constructor(readonly memory: WebAssembly.Memory, threads: number, joinTimeoutMs: number) {
+  private constructor(threads: number, joinTimeoutMs: number) {
     this.threads = threads;
     this.joinTimeoutMs = joinTimeoutMs;
     this.control = new Int32Array(new SharedArrayBuffer(CONTROL_INTS * 4));
@@ -112,10 +114,8 @@ export class WorkerPool {
   static async start(options: PoolOptions): Promise<WorkerPool> {
     const threads = Math.floor(options.threads);
     if (!(threads >= 2)) throw new KernelError(`a worker pool needs at least 2 threads, got ${options.threads}`);
-    if (!(options.memory.buffer instanceof SharedArrayBuffer)) {
-      throw new KernelError("a worker pool needs a shared WebAssembly.Memory ({ shared: true, maximum })");
-    }
-    const pool = new WorkerPool(options.memory, threads, options.joinTimeoutMs ?? 10_000);
+    if (!callerMayBlock()) throw new KernelError(MAIN_THREAD);
+    const pool = new WorkerPool(threads, options.joinTimeoutMs ?? 10_000);
     try {
       await Promise.all(Array.from({ length: threads - 1 }, (_, i) => pool.startHelper(i + 1, options.spin ?? 200_000)));
     } catch (e) {
@@ -129,49 +129,45 @@ export class WorkerPool {
     const helper = (platform().thread ?? startThread)();
     this.helpers.push(helper);
     return new Promise((resolve, reject) => {
-      helper.listen((message) => {
-        if (message.type === "ready") resolve();
-        else this.acknowledge(message.batch, message.error);
-      }, (error) => {
+      helper.listen(() => resolve(), (error) => {
         this.failure ??= `helper ${index} stopped: ${error.message}`;
         reject(new KernelError(`a kernel thread failed to start: ${error.message}`));
-        for (const [batch] of this.waiting) this.acknowledge(batch, this.failure, true);
       });
-      helper.post({ type: "init", index, control: this.control.buffer as SharedArrayBuffer, memory: this.memory, spin });
+      helper.post({ type: "init", index, control: this.control.buffer as SharedArrayBuffer, spin });
     });
   }
 
-  private acknowledge(batch: number, error?: string, all = false): void {
-    const wait = this.waiting.get(batch);
-    if (!wait) return;
-    wait.error ??= error;
-    wait.left = all ? 0 : wait.left - 1;
-    if (wait.left === 0) {
-      this.waiting.delete(batch);
-      wait.done(wait.error);
+  /**
+   * Instantiates a split kernel on `memory` (shared) in every thread, and returns once each can
+   * run it: the helpers take it between dispatches, while the caller blocks (a fraction of a
+   * millisecond; a pool only exists where the caller may block).
+   */
+  load(module: WebAssembly.Module, entryName: string, units: number, memory: WebAssembly.Memory): PoolKernel {
+    this.ensureOpen();
+    if (!(memory.buffer instanceof SharedArrayBuffer)) throw new KernelError("a split kernel runs on a shared WebAssembly.Memory");
+    const instance = new WebAssembly.Instance(module, { env: { memory } });
+    const entry = instance.exports[entryName];
+    if (typeof entry !== "function") throw new KernelError(`the kernel exports no function ${entryName}`);
+    const ctl = this.control;
+    const id = this.nextKernel++;
+    const drop = this.dropped;
+    this.dropped = [];
+    Atomics.store(ctl, ACKS, 0);
+    Atomics.store(ctl, FAILED, 0);
+    for (const helper of this.helpers) helper.post({ type: "load", id, module, entry: entryName, memory, drop });
+    this.command(YIELD);
+    const deadline = performance.now() + this.joinTimeoutMs;
+    let acks: number;
+    while ((acks = Atomics.load(ctl, ACKS)) < this.helpers.length) {
+      Atomics.wait(ctl, ACKS, acks, 5);
+      if (this.failure || performance.now() > deadline) {
+        this.closed = true;
+        throw new KernelError(`the kernel threads did not take a kernel${this.failure ? ` (${this.failure})` : ""}; the pool is closed`);
+      }
     }
-  }
-
-  /** Instantiates a split kernel in every thread; resolves once each can run it. */
-  load(module: WebAssembly.Module, entryName: string, units: number): Promise<PoolKernel> {
-    const task = this.loading.then(async () => {
-      this.ensureOpen();
-      const id = this.nextKernel++;
-      const entry = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports[entryName];
-      if (typeof entry !== "function") throw new KernelError(`the kernel exports no function ${entryName}`);
-      const batch = this.nextBatch++;
-      const error = await new Promise<string | undefined>((done) => {
-        this.waiting.set(batch, { left: this.helpers.length, done });
-        const drop = this.dropped;
-        this.dropped = [];
-        for (const helper of this.helpers) helper.post({ type: "load", batch, kernels: [{ id, module, entry: entryName }], drop });
-        this.command(YIELD);
-      });
-      if (error) throw new KernelError(`a kernel thread could not instantiate the kernel: ${error}`);
-      return { id, entry, units };
-    });
-    this.loading = task.catch(() => undefined);
-    return task;
+    const failed = Atomics.exchange(ctl, FAILED, 0);
+    if (failed !== 0) throw new KernelError(`kernel thread ${failed} could not instantiate the kernel: ${readError(ctl)}`);
+    return { id, entry, units, instance };
   }
 
   /** Forgets a kernel (the helpers let it go when they next take messages). */
@@ -246,6 +242,5 @@ export class WorkerPool {
     if (this.helpers.length && !this.closed) this.command(STOP);
     this.closed = true;
     for (const helper of this.helpers) helper.terminate();
-    for (const [batch] of this.waiting) this.acknowledge(batch, "the pool closed", true);
   }
 }

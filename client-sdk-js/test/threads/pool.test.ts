@@ -24,10 +24,10 @@ describe("the worker pool", () => {
 
   it("computes every unit of a split kernel with 1 to 4 threads, more threads than units too, and writes nothing else", async () => {
     const mem = memory();
-    pool = await WorkerPool.start({ threads: 4, memory: mem });
+    pool = await WorkerPool.start({ threads: 4 });
     const module = new WebAssembly.Module(splitAddWasm());
     for (const n of [3, 37, 1000]) {
-      const kernel = await pool.load(module, "add", n);
+      const kernel = pool.load(module, "add", n, mem);
       for (const workers of [1, 2, 3, 4, 9]) {
         const { f, offsets, c } = operands(mem, n);
         pool.run(kernel, offsets, 3, workers);
@@ -52,24 +52,24 @@ describe("the worker pool", () => {
 
   it("reports a kernel that fails in a helper thread, and goes on working", async () => {
     const mem = memory();
-    pool = await WorkerPool.start({ threads: 2, memory: mem });
+    pool = await WorkerPool.start({ threads: 2 });
     // element 30 of 37 falls in the helper's share [18, 37)
-    const broken = await pool.load(new WebAssembly.Module(splitAddWasm(30)), "add", 37);
+    const broken = pool.load(new WebAssembly.Module(splitAddWasm(30)), "add", 37, mem);
     expect(() => pool!.run(broken, operands(mem, 37).offsets, 3)).toThrow(/a kernel thread failed: helper 1: .*unreachable/);
-    const good = await pool.load(new WebAssembly.Module(splitAddWasm()), "add", 37);
+    const good = pool.load(new WebAssembly.Module(splitAddWasm()), "add", 37, mem);
     const { f, offsets, c } = operands(mem, 37);
     pool.run(good, offsets, 3);
     expect(f[c + 36]).toBe(36036);
   });
 
   it("refuses what it cannot run, and runs nothing once closed", async () => {
-    await expect(WorkerPool.start({ threads: 2, memory: new WebAssembly.Memory({ initial: 1 }) }))
-      .rejects.toThrow(/needs a shared WebAssembly.Memory/);
-    await expect(WorkerPool.start({ threads: 1, memory: memory() })).rejects.toThrow(/at least 2 threads/);
+    await expect(WorkerPool.start({ threads: 1 })).rejects.toThrow(/at least 2 threads/);
     const mem = memory();
-    pool = await WorkerPool.start({ threads: 2, memory: mem });
-    const kernel = await pool.load(new WebAssembly.Module(splitAddWasm()), "add", 8);
-    await expect(pool.load(new WebAssembly.Module(splitAddWasm()), "nope", 8)).rejects.toBeInstanceOf(KernelError);
+    pool = await WorkerPool.start({ threads: 2 });
+    const module = new WebAssembly.Module(splitAddWasm());
+    expect(() => pool!.load(module, "add", 8, new WebAssembly.Memory({ initial: 1 }))).toThrow(/shared WebAssembly.Memory/);
+    const kernel = pool.load(module, "add", 8, mem);
+    expect(() => pool!.load(module, "nope", 8, mem)).toThrow(KernelError);
     pool.close();
     expect(() => pool!.run(kernel, operands(mem, 8).offsets, 3)).toThrow(/closed/);
   });

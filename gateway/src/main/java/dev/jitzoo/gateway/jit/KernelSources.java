@@ -15,6 +15,7 @@ import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.rules.OpRules;
+import dev.jitzoo.proto.rules.SplitRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeRequest;
@@ -62,6 +63,13 @@ public class KernelSources {
             return Schedule.newBuilder().setVectorize(true).build();
         }
         return op.getTransposeB() && backend == Backend.BACKEND_WASM ? SAFE_DEFAULT.toBuilder().setPackB(true).build() : SAFE_DEFAULT;
+    }
+
+    /** The safe default of an op in a session: on Wasm split for the device's threads, as every kernel of the session is. */
+    static Schedule safeDefault(OpSpec op, Hello hello) {
+        Schedule safe = safeDefault(op, hello.getBackend());
+        return hello.getBackend() == Backend.BACKEND_WASM
+                ? SplitRules.forThreads(op, safe, hello.getDevice().getWasm().getThreadsUsed()) : safe;
     }
 
     private final ZooService zoo;
@@ -131,7 +139,7 @@ public class KernelSources {
                 OpSpec op = hello.getOps(i);
                 Optional<Schedule> elected = elected(both.getItem1(), i, op);
                 ComposeResponse composed = both.getItem2().isEmpty() ? null : both.getItem2().get(i);
-                Schedule schedule = elected.or(() -> firstOwnCandidate(composed)).orElse(safeDefault(op, hello.getBackend()));
+                Schedule schedule = elected.or(() -> firstOwnCandidate(composed)).orElse(safeDefault(op, hello));
                 first.add(schedule);
                 initial.add(generateOrSafeDefault(hello, op, schedule, trace)
                         .map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(elected.isPresent()).build()));
@@ -154,7 +162,7 @@ public class KernelSources {
     /** A kernel of the schedule, or of the safe default when that one does not generate. */
     private Uni<KernelArtifact> generateOrSafeDefault(Hello hello, OpSpec op, Schedule schedule, SessionTrace trace) {
         Uni<KernelArtifact> artifact = generate(request(hello, op, schedule), trace);
-        Schedule safe = safeDefault(op, hello.getBackend());
+        Schedule safe = safeDefault(op, hello);
         if (schedule.equals(safe)) {
             return artifact;
         }

@@ -11,6 +11,7 @@ import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.device.GpuArchitecture;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.proto.rules.OpRules;
+import dev.jitzoo.proto.rules.SplitRules;
 import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.domain.OpShapes;
 import dev.jitzoo.space.primitives.PrimitiveTable;
@@ -86,9 +87,9 @@ public final class LiteSpace {
      * valid ({@link #compose} checked them).
      */
     public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule made) {
-        Schedule schedule = backend == Backend.BACKEND_WASM ? WasmSplit.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
+        Schedule schedule = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
         if (!OpRules.isMatmul(op.getKind())) {
-            Schedule fields = backend == Backend.BACKEND_WASM ? WasmSplit.forThreads(op, schedule, 1) : schedule;
+            Schedule fields = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, schedule, 1) : schedule;
             return RowOpSpace.runs(fields, simd(device, backend))
                     ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
         }
@@ -110,7 +111,7 @@ public final class LiteSpace {
             return candidates;
         }
         int threads = DeviceProfiles.wasmThreads(device);
-        return candidates.stream().map(c -> c.toBuilder().setSchedule(WasmSplit.forThreads(op, c.getSchedule(), threads)).build())
+        return candidates.stream().map(c -> c.toBuilder().setSchedule(SplitRules.forThreads(op, c.getSchedule(), threads)).build())
                 .toList();
     }
 

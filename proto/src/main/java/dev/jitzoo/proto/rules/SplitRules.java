@@ -1,13 +1,12 @@
-package dev.jitzoo.space.lite;
+package dev.jitzoo.proto.rules;
 
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.SplitAxis;
-import dev.jitzoo.proto.rules.OpRules;
 
 /**
- * The parallel primitive in the Wasm space: on a device whose kernels run on T threads, every
+ * The parallel primitive's rules for Wasm: on a device whose kernels run on T threads, every
  * schedule is split along rows (ABI v2) so that the T threads get equal work. Threads share a
  * dispatch statically (thread t takes units [U·t/T, U·(t+1)/T)), so the best split is T equal
  * units, each a whole number of the schedule's row blocks:
@@ -18,15 +17,16 @@ import dev.jitzoo.proto.rules.OpRules;
  *       y0; for element-wise ops whole vectors of 4), so bands start on a block and the last band
  *       is the shortest.</li>
  * </ul>
- * On one thread no schedule is split (ABI v1).
+ * On one thread no schedule is split (ABI v1). The space splits its candidates by these rules,
+ * and the gateway its safe default, so a session's kernels are all split alike.
  */
-final class WasmSplit {
+public final class SplitRules {
 
-    private WasmSplit() {
+    private SplitRules() {
     }
 
     /** {@code s} as it runs on {@code threads} threads: split for them, or unsplit on one. */
-    static Schedule forThreads(OpSpec op, Schedule s, int threads) {
+    public static Schedule forThreads(OpSpec op, Schedule s, int threads) {
         if (threads <= 1) {
             return s.toBuilder().clearSplitAxis().clearSplitGrain().build();
         }
@@ -34,7 +34,7 @@ final class WasmSplit {
     }
 
     /** Rows per unit for {@code threads} threads. */
-    static int grain(OpSpec op, Schedule s, int threads) {
+    public static int grain(OpSpec op, Schedule s, int threads) {
         int rows = rowsPerBatch(op);
         int batches = op.getKind() == OpKind.OP_KIND_BATCH_MATMUL ? op.getShape(0) : 1;
         if (batches % threads == 0 || batches >= 4 * threads) {
@@ -47,7 +47,7 @@ final class WasmSplit {
     }
 
     /** Rows of the split axis in one batch: a matmul's M, a row op's rows, an element-wise op's elements. */
-    static int rowsPerBatch(OpSpec op) {
+    public static int rowsPerBatch(OpSpec op) {
         int dims = op.getShapeCount();
         return OpRules.isMatmul(op.getKind()) ? op.getShape(dims - 3) : op.getShape(0);
     }
