@@ -97,9 +97,12 @@ export function engineOf(userAgent: string): string {
  * minor browser versions, device model), screen, locale, time zone, and anything else that would
  * tell users apart rather than device kinds.
  */
-export async function fingerprintOf(features: DeviceFeatures): Promise<string> {
-  const text = JSON.stringify([features.simd, features.relaxedSimd, features.threads, features.logicalCores,
-    features.simdRegisters, features.engine]);
+export async function fingerprintOf(features: DeviceFeatures, threadsUsed = 1): Promise<string> {
+  const parts: unknown[] = [features.simd, features.relaxedSimd, features.threads, features.logicalCores,
+    features.simdRegisters, features.engine];
+  // kernels split for T threads are another device kind's (the zoo keeps them apart); one thread keeps the old ids
+  if (threadsUsed > 1) parts.push({ threadsUsed });
+  const text = JSON.stringify(parts);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("").slice(0, 32);
 }
@@ -108,16 +111,21 @@ export async function fingerprintOf(features: DeviceFeatures): Promise<string> {
  * Probes the device and builds the profile sent in Hello. `fingerprint` overrides the derived
  * one (tests, or fleets that name their device kinds themselves); a microbenchmark of this device,
  * when there is one, gives its primitive vector. With a WebGPU adapter's profile (a WGSL session),
- * the profile carries it and the derived fingerprint is the GPU's device kind.
+ * the profile carries it and the derived fingerprint is the GPU's device kind. `threadsUsed`: the
+ * threads the session's Wasm kernels run on (split for them above 1, a device kind of its own).
  */
-export async function probeDevice(fingerprint?: string, microbench?: MicrobenchSummary, gpu?: GpuAdapterProfile): Promise<DeviceProfile> {
+export async function probeDevice(fingerprint?: string, microbench?: MicrobenchSummary, gpu?: GpuAdapterProfile,
+  threadsUsed = 1): Promise<DeviceProfile> {
   const features = await probeFeatures();
   return create(DeviceProfileSchema, {
-    fingerprint: fingerprint ?? (gpu ? await gpuFingerprintOf(features.engine, gpu) : await fingerprintOf(features)),
+    fingerprint: fingerprint ?? (gpu ? await gpuFingerprintOf(features.engine, gpu) : await fingerprintOf(features, threadsUsed)),
     webgpu: gpu ? adapterMessage(gpu) : undefined,
     primitiveVector: primitiveVector(microbench),
     // the L1 size stays 0 (unknown): the space service then assumes a safe 32 KiB
-    wasm: { simd: features.simd, relaxedSimd: features.relaxedSimd, threads: features.threads, simdRegisters: features.simdRegisters },
+    wasm: {
+      simd: features.simd, relaxedSimd: features.relaxedSimd, threads: features.threads, simdRegisters: features.simdRegisters,
+      threadsUsed: threadsUsed > 1 ? threadsUsed : 0,
+    },
     // the engine, not the full user agent: what the server needs, and no more
     userAgent: features.engine,
     logicalCores: features.logicalCores,

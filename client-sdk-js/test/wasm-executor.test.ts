@@ -148,7 +148,15 @@ describe("wasm executor", () => {
 
   it("reads the metadata and refuses other ABI versions", () => {
     expect(readMetadata(tinyArtifact(new Uint8Array()))).toMatchObject({ abi: 1, op: "matmul", shape: [1, 1, 1] });
-    expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2')))).toThrow(/ABI 2/);
+    expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":3')))).toThrow(/ABI 3/);
+    // ABI v2 is a split kernel's: its metadata must say how it splits, and a v1 kernel cannot
+    expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2')))).toThrow(/has no split/);
+    const split = ',"split":{"axis":"rows","grain":1,"units":1}}';
+    expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace(/}$/, split)))).toThrow(/cannot be split/);
+    expect(readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2').replace(/}$/, split))).split)
+      .toEqual({ axis: "rows", grain: 1, units: 1 });
+    expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2').replace(/}$/, split.replace('"grain":1', '"grain":0')))))
+      .toThrow(/not rows in positive grains/);
     expect(() => readMetadata(tinyArtifact(new Uint8Array(), "not json"))).toThrow(/not JSON/);
   });
 });

@@ -23,12 +23,14 @@ const TOLERANCE = 1e-4;
 /** How long a second device waits for the zoo to elect the first one's kernels. */
 const ZOO_WAIT_MS = 60_000;
 
-const usage = `usage: bench-model [--models DIR] [--seq N] [--rounds N] [--lengths N,N,...] [--json]
+const usage = `usage: bench-model [--models DIR] [--seq N] [--rounds N] [--lengths N,N,...] [--threads N] [--json]
   --models   directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
   --seq      sequence length (default 128)
   --rounds   interleaved rounds of the final comparison (default 20)
   --lengths  other sequence lengths, each timed on uKernel plans, with a kernel per length and in
-             onnxruntime-web, interleaved (default 32,77,100,200; "none" leaves them out)`;
+             onnxruntime-web, interleaved (default 32,77,100,200; "none" leaves them out)
+  --threads  threads of jitzoo's kernels (split for them, on the SDK's worker pool) and of
+             onnxruntime-web's (default 1)`;
 /** Interleaved rounds at each of the other lengths. */
 const LENGTH_ROUNDS = 7;
 
@@ -37,6 +39,7 @@ interface Options {
   seq: number;
   rounds: number;
   lengths: number[];
+  threads: number;
   json: boolean;
   url: string;
 }
@@ -48,16 +51,19 @@ function parse(argv: string[]): Options {
     seq: { type: "string", default: "128" },
     rounds: { type: "string", default: "20" },
     lengths: { type: "string", default: "32,77,100,200" },
+    threads: { type: "string", default: "1" },
   } }, usage);
   const lengths = v.lengths === "none" ? [] : v.lengths.split(",").map(Number);
   if (!lengths.every((n) => Number.isInteger(n) && n > 0 && n <= 512)) throw new Error(`--lengths must be lengths from 1 to 512, comma-separated, or none\n${usage}`);
   return {
     dir: v.models, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), lengths, json: v.json,
+    threads: wholeNumber("threads", v.threads, usage),
     url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
+const threadsOf = (n: number) => (n === 1 ? "1 thread" : `${n} threads`);
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -105,7 +111,7 @@ function worstError(ours: Outputs, theirs: OrtOutputs): number {
 /** A second device of the same kind: loads until the zoo has elected a kernel for every op (the first device's reports are stored asynchronously). */
 async function warmDevice(bytes: Uint8Array, o: Options, fingerprint: string, feeds: Record<string, TensorLike>): Promise<{ model: Model; stats: ModelStats; firstCallMs: number }> {
   for (const deadline = Date.now() + ZOO_WAIT_MS; ;) {
-    const model = await loadModel(bytes, { gateway: o.url, fingerprint });
+    const model = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint });
     const t0 = performance.now();
     await model.run(feeds);
     const firstCallMs = performance.now() - t0;
@@ -124,7 +130,7 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   const fingerprint = `bench-model-${randomUUID()}`;
 
   say(`${name}: a new device kind (${fingerprint}) tunes it while it infers`);
-  const fresh = await loadModel(bytes, { gateway: o.url, fingerprint });
+  const fresh = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint });
   const feeds = feedsFor(fresh, o.seq);
   let lastNote = 0, peakWhileTuning = 0;
   const tuned = await runUntilSettled(fresh, feeds, {
@@ -156,10 +162,10 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   }
 
   say(`${name}: the initial kernels, untuned (another new device kind, no tuning budget)`);
-  const untuned = await loadModel(bytes, { gateway: o.url, fingerprint: `bench-model-untuned-${randomUUID()}`, tuning: { budget: 0 } });
+  const untuned = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint: `bench-model-untuned-${randomUUID()}`, tuning: { budget: 0 } });
   await untuned.run(feeds);
 
-  say(`${name}: onnxruntime-web ${ort.env.versions.common} (wasm, 1 thread), tuned and untuned, ${o.rounds} rounds interleaved`);
+  say(`${name}: onnxruntime-web ${ort.env.versions.common} (wasm, ${threadsOf(o.threads)}), tuned and untuned, ${o.rounds} rounds interleaved`);
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
   const ortFeeds = toOrt(feeds);
   let errTuned = 0, errUntuned = 0;
@@ -175,8 +181,9 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   const tunedNow = fresh.stats();
 
   const [ortMs, tunedMs, untunedMs] = [medians.ort, medians.tuned, medians.untuned];
+  if (tunedNow.threads !== o.threads) say(`  jitzoo ran on ${threadsOf(tunedNow.threads)}, not ${o.threads}`);
   return {
-    model: name, seq: o.seq, ops: tunedNow.ops.length, ops_settled: tuned.ops.filter((op) => op.settled).length,
+    model: name, seq: o.seq, threads: tunedNow.threads, onnxruntime_web_threads: o.threads, ops: tunedNow.ops.length, ops_settled: tuned.ops.filter((op) => op.settled).length,
     onnxruntime_web_ms: round(ortMs), tuned_ms: round(tunedMs), untuned_ms: round(untunedMs),
     speedup_vs_onnxruntime_web: round(ortMs / tunedMs), untuned_speedup_vs_onnxruntime_web: round(ortMs / untunedMs),
     max_error_tuned: errTuned, max_error_untuned: errUntuned, outputs_equal: errTuned <= TOLERANCE && errUntuned <= TOLERANCE,
@@ -203,8 +210,8 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
 async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, session: ort.InferenceSession): Promise<Record<string, unknown>[]> {
   if (o.lengths.length === 0) return [];
   say(`  other lengths (${o.lengths.join(", ")}): uKernel plans, a kernel per length and onnxruntime-web, ${LENGTH_ROUNDS} rounds interleaved`);
-  const planned = await loadModel(bytes, { gateway: o.url, fingerprint, tuning: { budget: 0 } });
-  const perLength = await loadModel(bytes, { gateway: o.url, fingerprint: `bench-model-lengths-${randomUUID()}`, tuning: { budget: 0 }, dynamicRows: 0 });
+  const planned = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint, tuning: { budget: 0 } });
+  const perLength = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint: `bench-model-lengths-${randomUUID()}`, tuning: { budget: 0 }, dynamicRows: 0 });
   await planned.run(feedsFor(planned, o.seq));
   await perLength.run(feedsFor(perLength, o.seq));
   const rows: Record<string, unknown>[] = [];
@@ -230,7 +237,8 @@ function table(rows: Record<string, unknown>[]): string {
   const lines: string[][] = [["", ...rows.map((r) => String(r.model))]];
   const add = (label: string, f: (r: Record<string, unknown>) => string) => lines.push([label, ...rows.map(f)]);
   const n = (k: string, unit = "") => (r: Record<string, unknown>) => `${r[k]}${unit}`;
-  add("onnxruntime-web 1 thread", n("onnxruntime_web_ms", " ms"));
+  add(`onnxruntime-web, ${threadsOf(Number(rows[0].onnxruntime_web_threads))}`, n("onnxruntime_web_ms", " ms"));
+  add("jitzoo kernel threads", (r) => String(r.threads));
   add("jitzoo tuned", (r) => `${r.tuned_ms} ms (${r.speedup_vs_onnxruntime_web}x)`);
   add("jitzoo untuned (initial kernels)", (r) => `${r.untuned_ms} ms (${r.untuned_speedup_vs_onnxruntime_web}x)`);
   add("outputs vs onnxruntime-web", (r) => `${Number(r.max_error_tuned).toExponential(1)} / ${Number(r.max_error_untuned).toExponential(1)} (${r.outputs_equal ? "equal" : "DIFFER"})`);
@@ -257,7 +265,7 @@ function table(rows: Record<string, unknown>[]): string {
 
 async function main(): Promise<void> {
   const o = parse(process.argv.slice(2));
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = o.threads;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = "error";
   const rows: Record<string, unknown>[] = [];

@@ -1,6 +1,6 @@
-// A local web server for the browser bench and the demo: the SDK's single-file build and its
-// worker, onnxruntime-web's wasm build, ONNX models, and the pages given. Same origin for all, so
-// a page loads everything it needs from it.
+// A local web server for the browser bench and the demo: the SDK's single-file build, its model
+// worker and kernel thread, onnxruntime-web's wasm build, ONNX models, and the pages given. Same
+// origin for all, so a page loads everything it needs from it, cross-origin isolated.
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,6 +18,12 @@ const TYPES: Record<string, string> = {
   ".onnx": "application/octet-stream", ".json": "application/json", ".css": "text/css",
 };
 
+/**
+ * Cross-origin isolation (every resource is same-origin, so nothing else needs to opt in): it gives
+ * pages SharedArrayBuffer, so a model's kernels may run on threads.
+ */
+const ISOLATED = { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" };
+
 /** What a site serves beyond the SDK and onnxruntime-web. */
 export interface SiteContent {
   /** ONNX files by name, served at /models/NAME. */
@@ -32,11 +38,13 @@ export interface Site {
   close(): Promise<void>;
 }
 
-/** Starts the server on 127.0.0.1 (`port` 0: any free one). */
-export async function serveSite(content: SiteContent, port = 0): Promise<Site> {
+/** Starts the server on 127.0.0.1 (`port` 0: any free one); `isolated` serves every page cross-origin isolated. */
+export async function serveSite(content: SiteContent, port = 0, { isolated = false } = {}): Promise<Site> {
+  const headers = isolated ? ISOLATED : {};
   const fixed: Record<string, string> = {
     "/browser/jitzoo.js": join(DIST, "browser/jitzoo.js"),
     "/browser/worker.js": join(DIST, "browser/worker.js"),
+    "/browser/thread.js": join(DIST, "browser/thread.js"),
   };
   for (const [name, file] of Object.entries(content.models)) fixed[`/models/${name}`] = file;
   const server = createServer((req, res) => {
@@ -54,7 +62,7 @@ export async function serveSite(content: SiteContent, port = 0): Promise<Site> {
         return;
       }
       const type = TYPES[extname(path)] ?? (path.endsWith("/") ? TYPES[".html"] : "application/octet-stream");
-      res.writeHead(200, { "content-type": type, "cache-control": "no-store" }).end(body);
+      res.writeHead(200, { "content-type": type, "cache-control": "no-store", ...headers }).end(body);
     } catch {
       res.writeHead(404, { "content-type": "text/plain" }).end(`${path}: not found`);
     }

@@ -24,13 +24,14 @@ const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
 const MAX_BUDGET = 10;
 
 const USAGE = `usage: tune --workload NAME [--url ws://HOST:PORT/v1/session] [--key K] [--fingerprint F] [--microbench FILE] [--json]
-       tune --model FILE.onnx [--seq N] [--runs N] [--seconds S] [--budget F] [--url ...] [--key K] [--fingerprint F] [--json]
+       tune --model FILE.onnx [--seq N] [--runs N] [--seconds S] [--budget F] [--threads N] [--url ...] [--key K] [--fingerprint F] [--json]
        tune --print-fingerprint
   --model        an ONNX model (BERT-family encoders): run it as an app would and tune it while it infers,
                  until every op settles; progress per op on stderr, a per-op and whole-model table at the end
   --seq          sequence length of the inputs (default 128)
   --runs, --seconds  stop after this many runs or seconds even if not settled (default 5000, 300)
   --budget       tuning time as a fraction of inference time (default 0.1; 1 tunes as long as it infers)
+  --threads      most threads the model's kernels run on (default: the model's, up to 4 where there are cores)
   --url          gateway WebSocket address (default: $JITZOO_GATEWAY_URL, else ${DEFAULT_URL})
   --key          the tenant's API key, where the gateway requires one (default: $JITZOO_API_KEY)
   --fingerprint  device kind to report as (default: derived from this machine)
@@ -89,6 +90,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         seq: { type: "string", default: "128" },
         runs: { type: "string", default: "5000" },
         seconds: { type: "string", default: "300" },
+        threads: { type: "string" },
         budget: { type: "string", default: String(DEFAULT_TUNING.budget) },
         url: { type: "string" },
         key: { type: "string" },
@@ -114,7 +116,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const url = args.url ?? io.env.JITZOO_GATEWAY_URL ?? DEFAULT_URL;
   const client = { apiKey: args.key ?? io.env.JITZOO_API_KEY };
   if (args.model) {
-    const numbers = { seq: Number(args.seq), runs: Number(args.runs), seconds: Number(args.seconds) };
+    const numbers = {
+      seq: Number(args.seq), runs: Number(args.runs), seconds: Number(args.seconds),
+      ...(args.threads === undefined ? {} : { threads: Number(args.threads) }),
+    };
     const bad = Object.entries(numbers).find(([, v]) => !(Number.isInteger(v) && v > 0));
     if (bad) {
       io.err(`--${bad[0]} must be a positive integer\n${USAGE}`);
@@ -155,10 +160,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 }
 
 /** `tune --model`: load, run until every op settles, print the tables. */
-async function tuneModel(file: string, url: string, o: { seq: number; runs: number; seconds: number; budget: number; fingerprint?: string; json: boolean; client: ClientOptions }, io: CliIo): Promise<number> {
+async function tuneModel(file: string, url: string, o: { seq: number; runs: number; seconds: number; threads?: number; budget: number; fingerprint?: string; json: boolean; client: ClientOptions }, io: CliIo): Promise<number> {
   let model: Model;
   try {
-    model = await loadModel(readFileSync(file), { gateway: url, fingerprint: o.fingerprint, tuning: { budget: o.budget }, log: io.err, client: o.client });
+    model = await loadModel(readFileSync(file), {
+      gateway: url, fingerprint: o.fingerprint, tuning: { budget: o.budget }, log: io.err, client: o.client, threads: o.threads,
+    });
   } catch (e) {
     io.err(`${file}: ${(e as Error).message}`);
     return (e as Error).name === "ModelError" || (e as NodeJS.ErrnoException).code === "ENOENT" ? 2 : 1;

@@ -1,4 +1,11 @@
+import type { WorkerPool } from "../threads/pool.js";
+
 const PAGE_BYTES = 65536;
+/**
+ * The most a shared arena may grow to, in pages (1 GiB): a shared memory is reserved at its
+ * maximum when made and can never grow past it.
+ */
+export const SHARED_MAX_PAGES = 16384;
 /** Offsets are 16-byte aligned: what vectorized kernels are tuned for. */
 const align16 = (n: number) => (n + 15) & ~15;
 /** Nothing lives at address 0, so a zero offset is always a bug. */
@@ -8,14 +15,25 @@ const FIRST_OFFSET = 64;
  * The model's one Wasm memory: every kernel imports it, weights are written to it once, each
  * plan's activations share one region laid out by lifetime, and packed weight copies come and
  * go as kernels are installed and released. Blocks are 16-byte aligned; released blocks are
- * reused first-fit (a Wasm memory never shrinks, so reuse is what keeps it small).
+ * reused first-fit (a Wasm memory never shrinks, so reuse is what keeps it small). With a worker
+ * pool the memory is shared, and the kernels are split ones (ABI v2) that the pool runs.
  */
 export class Arena {
-  readonly memory = new WebAssembly.Memory({ initial: 1 });
+  readonly memory: WebAssembly.Memory;
   private top = FIRST_OFFSET;
   private readonly free: { offset: number; bytes: number }[] = [];
   private live = 0;
   private peak = 0;
+
+  constructor(readonly pool?: WorkerPool) {
+    this.memory = pool ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true })
+      : new WebAssembly.Memory({ initial: 1 });
+  }
+
+  /** Another arena of the same kind (shared, for the same pool, or not), for a bench or a trial. */
+  sibling(): Arena {
+    return new Arena(this.pool);
+  }
 
   /** A block of `bytes`, 16-byte aligned; the memory grows as needed. */
   alloc(bytes: number): number {

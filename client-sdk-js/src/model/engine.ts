@@ -6,6 +6,7 @@ import {
 } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, opKey } from "../ops.js";
 import { probeDevice } from "../probe.js";
+import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, type Lifetime } from "./arena.js";
 import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
@@ -92,7 +93,7 @@ export abstract class GraphModel implements Model {
 
 /** A model run on this thread. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
 export class LocalModel extends GraphModel {
-  private readonly arena = new Arena();
+  private readonly arena: Arena;
   private readonly plans = new Map<string, Plan>();
   private readonly slots = new Map<string, KernelSlot>();
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
@@ -112,9 +113,11 @@ export class LocalModel extends GraphModel {
   /** Stops listening to `pagehide`. */
   private pageHide?: () => void;
 
-  /** @internal use {@link loadModel} */
-  constructor(graph: OnnxGraph, private readonly options: LoadOptions, why?: string) {
+  /** @internal use {@link loadModel}; with `pool`, kernels are split for its threads and run there */
+  constructor(graph: OnnxGraph, private readonly options: LoadOptions, why?: string, pool?: WorkerPool) {
     super(graph);
+    this.arena = new Arena(pool);
+    if (pool) closeWhenCollected.register(this, pool);
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
     if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
@@ -173,6 +176,7 @@ export class LocalModel extends GraphModel {
     const runMs = this.timeline.map((r) => r.inferMs);
     return {
       backend: "wasm",
+      threads: this.arena.pool?.threads ?? 1,
       runs: runMs.length,
       medianRunMs: runMs.length ? median(runMs) : NaN,
       lastRunMs: runMs.at(-1) ?? NaN,
@@ -298,7 +302,7 @@ export class LocalModel extends GraphModel {
         code: { case: "wasm", value: entry.wasm }, metadataJson: entry.metadataJson,
       });
       try {
-        const { code, error } = await triedOut(artifact, slot.op, this.tuning.tolerance);
+        const { code, error } = await triedOut(artifact, slot.op, this.tuning.tolerance, this.arena.pool);
         kept.set(slot.key, { kernelId: entry.kernelId, code, artifact, error });
       } catch (e) {
         this.options.log?.(`  ${slot.key}: the kernel kept on this device is unusable (${(e as Error).message}); ignored`);
@@ -318,7 +322,7 @@ export class LocalModel extends GraphModel {
   }
 
   private probe(): Promise<DeviceProfile> {
-    return (this.device ??= probeDevice(this.options.fingerprint));
+    return (this.device ??= probeDevice(this.options.fingerprint, undefined, undefined, this.arena.pool?.threads ?? 1));
   }
 
   /**
@@ -510,6 +514,9 @@ export class LocalModel extends GraphModel {
     return w;
   }
 }
+
+/** A model's worker pool stops once the model is gone (its threads would otherwise wait forever). */
+const closeWhenCollected = new FinalizationRegistry<WorkerPool>((pool) => pool.close());
 
 /** An op's key with its rows left out: the ops that differ only in M (a MatMul) or in rows (a layer_norm). */
 const familyOf = (op: OpSpec): string => opKey(withRows(op, 0));

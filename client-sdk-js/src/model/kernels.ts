@@ -1,8 +1,9 @@
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opName, operandShapes, referenceOp } from "../ops.js";
 import { seededFloats } from "../reference.js";
-import { instantiateKernel, readMetadata } from "../wasm-executor.js";
-import { Arena } from "./arena.js";
+import type { PoolKernel, WorkerPool } from "../threads/pool.js";
+import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "../wasm-executor.js";
+import { Arena, SHARED_MAX_PAGES } from "./arena.js";
 
 /** Where an operand lies in the arena. */
 export interface Operand {
@@ -82,20 +83,60 @@ const WARM_UP_CALLS = 2;
 /** A Wasm page: where a scratch memory puts the raw B before packing it. */
 const SCRATCH_OFFSET = 65536;
 
+/** A Wasm memory a kernel of this metadata links to: shared for a split kernel (ABI v2). */
+const memoryFor = (meta: KernelMetadata, pages: number) => (meta.split
+  ? new WebAssembly.Memory({ initial: pages, maximum: Math.max(pages, SHARED_MAX_PAGES), shared: true })
+  : new WebAssembly.Memory({ initial: pages }));
+
+/** A kernel instantiated on an arena: `caller(offsets)` makes the call over those operands. */
+interface Instantiated {
+  caller(offsets: number[]): () => void;
+  pack?: KernelExports["pack"];
+  /** Lets a worker pool forget the kernel. */
+  release(): void;
+}
+
 /**
- * Compiles a server-generated Wasm kernel (ABI v1). Throws when the artifact is not Wasm, does
- * not compile, or was made for another op.
+ * A kernel's exports on an arena's memory. A split kernel is loaded into the arena's worker pool,
+ * and its calls run every unit there (their offsets set once, so a call allocates nothing).
  */
-export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promise<KernelCode> {
+function kernelOn(module: WebAssembly.Module, meta: KernelMetadata, arena: Arena): Instantiated {
+  if (!meta.split) {
+    if (arena.pool) throw new Error("an unsplit kernel (ABI v1) offered to a model that runs its kernels on threads");
+    const { call, pack } = instantiateKernel(module, meta, arena.memory);
+    return { caller: (offsets) => () => call(...offsets), pack, release: () => undefined };
+  }
+  const pool = arena.pool;
+  if (!pool) throw new Error("a split kernel (ABI v2) offered to a model that runs its kernels on one thread");
+  const kernel: PoolKernel = pool.load(module, meta.entry, meta.split.units, arena.memory);
+  return {
+    caller: (offsets) => {
+      const argv = Int32Array.from(offsets);
+      return () => pool.run(kernel, argv, argv.length);
+    },
+    pack: meta.pack ? kernel.instance.exports[meta.pack.entry] as KernelExports["pack"] : undefined,
+    release: () => pool.release(kernel),
+  };
+}
+
+/**
+ * Compiles a server-generated Wasm kernel (ABI v1, or v2 split for `pool`'s threads). Throws when
+ * the artifact is not Wasm, does not compile, or was made for another op.
+ */
+export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?: WorkerPool): Promise<KernelCode> {
   if (artifact.code.case !== "wasm") throw new Error("not a Wasm artifact");
   const module = await WebAssembly.compile(artifact.code.value as Uint8Array<ArrayBuffer>);
   const meta = readMetadata(artifact, module);
   if (meta.op !== opName(op.kind) || meta.shape.join(",") !== op.shape.join(",")) {
     throw new Error(`kernel for ${meta.op} [${meta.shape}] offered for ${opName(op.kind)} [${op.shape}]`);
   }
+  if (!meta.split !== !pool) {
+    throw new Error(meta.split ? "a split kernel (ABI v2) offered to a model that runs its kernels on one thread"
+      : "an unsplit kernel (ABI v1) offered to a model that runs its kernels on threads");
+  }
   const id = artifact.ref?.kernelId ?? "";
   const exports = (memory: WebAssembly.Memory) => instantiateKernel(module, meta, memory);
-  exports(new WebAssembly.Memory({ initial: 1 })); // refuse a malformed kernel now, not at its first bind
+  exports(memoryFor(meta, 1)); // refuse a malformed kernel now, not at its first bind
 
   /**
    * A constant B packed in a scratch memory of its own, so the arena never holds B twice. The
@@ -106,7 +147,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
     const floats = meta.pack!.floats;
     const pages = Math.ceil((SCRATCH_OFFSET + 4 * (values.length + floats)) / 65536);
     if (!scratch) {
-      const memory = new WebAssembly.Memory({ initial: pages });
+      const memory = memoryFor(meta, pages);
       scratch = { memory, pack: exports(memory).pack! };
       queueMicrotask(() => { scratch = undefined; });
     }
@@ -121,7 +162,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
   const code: KernelCode = {
     id,
     tryOut() {
-      const scratch = new Arena();
+      const scratch = new Arena(pool);
       const inputs: Record<string, Float32Array> = {};
       const operands = Object.fromEntries(operandShapes(op).map(([name, shape], i) => {
         const floats = shape.reduce((a, b) => a * b, 1);
@@ -135,7 +176,22 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
       return { inputs, output: scratch.f32(operands.C.offset, operands.C.floats).slice() };
     },
     instantiate(arena) {
-      const { call, pack } = exports(arena.memory);
+      const { caller, pack, release: forget } = kernelOn(module, meta, arena);
+      // a split kernel stays loaded in the pool's threads while a bind of it is live
+      let binds = 0;
+      const bound = (b: Bound): Bound => {
+        binds++;
+        let released = false;
+        return {
+          call: b.call,
+          release: () => {
+            if (released) return;
+            released = true;
+            b.release();
+            if (--binds === 0) forget();
+          },
+        };
+      };
       // binds that read the same constant B (a MatMul's row slices) share one packed copy of it
       const packedB = new Map<Weight, { offset: number; floats: number; binds: number }>();
       const holdPacked = (weight: Weight, floats: number): number => {
@@ -172,21 +228,20 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec): Promi
             taken.splice(0).forEach((t) => arena.release(t.offset, t.floats * 4));
           };
           if (!meta.pack) {
-            const args = meta.operands.map(offsetOf);
-            return { call: () => call(...args), release };
+            return bound({ call: caller(meta.operands.map(offsetOf)), release });
           }
           const constantB = weights.B;
           if (constantB) {
             const at = holdPacked(constantB, meta.pack.floats);
-            const args = meta.operands.map((name) => (name === "B" ? at : offsetOf(name)));
+            const call = caller(meta.operands.map((name) => (name === "B" ? at : offsetOf(name))));
             let held = true;
-            return { call: () => call(...args), release: () => { release(); if (held) unholdPacked(constantB); held = false; } };
+            return bound({ call, release: () => { release(); if (held) unholdPacked(constantB); held = false; } });
           }
           const to = { offset: arena.alloc(meta.pack.floats * 4), floats: meta.pack.floats };
           taken.push(to);
-          const args = meta.operands.map((name) => (name === "B" ? to.offset : offsetOf(name)));
+          const call = caller(meta.operands.map((name) => (name === "B" ? to.offset : offsetOf(name))));
           const from = offsetOf("B");
-          return { call: () => { pack!(from, to.offset); call(...args); }, release };
+          return bound({ call: () => { pack!(from, to.offset); call(); }, release });
         },
       };
     },

@@ -9,6 +9,8 @@ import type { TuningOptions } from "./op-tuner.js";
 import type { ReconnectOptions } from "./session.js";
 import { WorkerModel } from "./worker-model.js";
 import { GpuModel, openBackend } from "../webgpu/engine.js";
+import { WorkerPool, probeThreads } from "../threads/pool.js";
+import { SHARED_MAX_PAGES } from "./arena.js";
 
 // The model API an app holds: loadModel, its options, and what a model reports. A model runs on
 // the calling thread (LocalModel, engine.ts) or in a dedicated Worker (WorkerModel).
@@ -83,6 +85,14 @@ export interface LoadOptions {
    * and submits once; `per-op` submits each op on its own, as naive executors do (for comparison).
    */
   gpuDispatch?: "batched" | "per-op";
+  /**
+   * Wasm only: the most threads kernels may run on, the calling thread included (default 4). Each
+   * kernel is then split for that many threads (ABI v2) and run by a worker pool over one shared
+   * memory. Threads need `SharedArrayBuffer` (in a browser, a cross-origin-isolated page) and a
+   * thread that may wait (the model's worker, or Node); where they are missing, or the device has
+   * one core, kernels run on one thread and `stats().notes` says why. `1`: one thread.
+   */
+  threads?: number;
 }
 
 /** What one distinct op of the model runs on. */
@@ -141,6 +151,8 @@ export interface GpuStats {
 export interface ModelStats {
   /** Where its kernels run. */
   backend: "wasm" | "webgpu";
+  /** Threads its Wasm kernels run on, the calling thread included (1 on WebGPU). */
+  threads: number;
   /** WebGPU's side, when the model runs there. */
   gpu?: GpuStats;
   runs: number;
@@ -212,7 +224,27 @@ export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL,
     options.log?.(`WebGPU: ${backend.gpu.profile.vendor || "?"} ${backend.gpu.profile.architecture || "?"}${backend.gpu.profile.software ? " (software)" : ""}`);
     return new GpuModel(graph, options, backend.gpu, backend.device);
   }
-  return new LocalModel(graph, { ...options, backend: "wasm" }, backend.why);
+  const threads = await kernelThreads(options.threads);
+  if (threads.pool) options.log?.(`kernels run on ${threads.pool.threads} threads`);
+  return new LocalModel(graph, { ...options, backend: "wasm" }, [backend.why, threads.note].filter((n) => n).join("; ") || undefined,
+    threads.pool);
+}
+
+/** Threads kernels run on unless the app says otherwise: a few cores speed a model up, all of them would starve the page. */
+const DEFAULT_THREADS = 4;
+
+/** A worker pool for `cap` threads (the probe's count, at most `cap`), or why kernels run on one. */
+async function kernelThreads(cap = DEFAULT_THREADS): Promise<{ pool?: WorkerPool; note?: string }> {
+  if (!(Number.isInteger(cap) && cap >= 1)) throw new ModelError(`threads must be a whole number of at least 1, got ${cap}`);
+  if (cap === 1) return {};
+  const probe = probeThreads(cap);
+  if (probe.threads === 1) return { note: probe.reason && `kernels run on one thread: ${probe.reason}` };
+  try {
+    new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true }); // the arena's reservation fits here
+    return { pool: await WorkerPool.start({ threads: probe.threads }) };
+  } catch (e) {
+    return { note: `kernels run on one thread: the kernel threads did not start (${(e as Error).message})` };
+  }
 }
 
 async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL, signal?: AbortSignal): Promise<Uint8Array> {

@@ -6,6 +6,7 @@ import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight } from "./arena.js";
+import type { WorkerPool } from "../threads/pool.js";
 import type { Emit } from "./events.js";
 import { compileKernel, referenceKernel, type Bindings, type Bound, type KernelCode, type OpKernel, type Operand } from "./kernels.js";
 import type { ModelSession } from "./session.js";
@@ -282,7 +283,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
   async offerInitial(initial: InitialKernel): Promise<void> {
     const id = initial.artifact?.ref?.kernelId ?? "";
     try {
-      const { code, error } = await triedOut(initial.artifact!, this.op, this.options.tolerance);
+      const { code, error } = await triedOut(initial.artifact!, this.op, this.options.tolerance, this.arena.pool);
       this.slot.replace(code.instantiate(this.arena));
       this.initial = { id, code };
       this.fromZoo = initial.fromZoo;
@@ -337,7 +338,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
 
   /** Copies the op's activations into a bench of its own: a copy, nothing more, in the app's run. */
   private capture(bindings: Bindings): void {
-    const arena = new Arena();
+    const arena = this.arena.sibling();
     const operands: Record<string, Operand> = {};
     for (const [name, from] of Object.entries(bindings.operands)) {
       const to = { offset: arena.alloc(from.floats * 4), floats: from.floats };
@@ -379,7 +380,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
     const c: Candidate = { kernelId: id, fromZoo: offer.fromZoo, artifact: offer.artifact, samples: [], incumbentSamples: [] };
     this.candidate = c;
 
-    compileKernel(offer.artifact!, this.op).then((code) => { c.code = code; }, (e: Error) => { c.failed = e.message; });
+    compileKernel(offer.artifact!, this.op, this.arena.pool).then((code) => { c.code = code; }, (e: Error) => { c.failed = e.message; });
   }
 
   private check(bench: Bench, c: Candidate): void {
@@ -551,8 +552,9 @@ export function pairVerdict(samples: readonly number[], incumbentSamples: readon
 }
 
 /** A kernel compiled and run once on seeded inputs (warming it up), its rows checked against the reference. */
-export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: number): Promise<{ code: KernelCode; error: number }> {
-  const code = await compileKernel(artifact, op);
+export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: number,
+  pool?: WorkerPool): Promise<{ code: KernelCode; error: number }> {
+  const code = await compileKernel(artifact, op, pool);
   const trial = code.tryOut();
   const rows = sampleRows(op);
   const error = maxRelativeError(pickRows(op, trial.output, rows), referenceOp(op, trial.inputs, rows));

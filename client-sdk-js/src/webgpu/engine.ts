@@ -230,6 +230,7 @@ export class GpuModel extends GraphModel {
     };
     return {
       backend: "webgpu",
+      threads: 1,
       runs: runMs.length,
       medianRunMs: runMs.length ? median(runMs) : NaN,
       lastRunMs: runMs.at(-1) ?? NaN,

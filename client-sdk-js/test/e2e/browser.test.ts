@@ -39,6 +39,8 @@ async function open(browser: Browser, url: string, context?: BrowserContext): Pr
 }
 
 type Jitzoo = typeof import("../../src/index.js");
+/** The note of a model whose kernels run on one thread because the page is not cross-origin isolated. */
+const ONE_THREAD = expect.stringMatching(/^kernels run on one thread: no SharedArrayBuffer here \(the page is not cross-origin isolated/);
 /** What a page keeps of its tuning, for the test to poll. */
 interface Progress { timed: number; states: string[]; acked: number; ranked: number; settled: number }
 
@@ -83,7 +85,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       };
     }, { gateway: GATEWAY!, fingerprint, seq: SEQ });
 
-    expect(result.notes).toEqual([]);
+    expect(result.notes).toEqual([ONE_THREAD]); // a plain page has no SharedArrayBuffer, and the model says so
     expect(result.settled).toBe(true);
     expect(result.ops.length).toBe(8);
     for (const op of result.ops) {
@@ -158,7 +160,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     await restartGateway();
     const result = await page.evaluate(() => (globalThis as unknown as { done: Promise<{ settled: boolean; notes: string[]; ops: number }> }).done);
     const seen = await progress(page);
-    expect(result.notes).toEqual([]);
+    expect(result.notes).toEqual([ONE_THREAD]);
     expect(result.settled).toBe(true);
     expect(seen.states).toContain("reconnecting");
     expect(seen.states).toContain("resumed");
@@ -199,4 +201,34 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     }, { gateway: GATEWAY!, seq: SEQ });
     expect(outcome).toEqual({ load: "AbortError", tuning: "AbortError", runs: 4, missing: "worker_failed" });
   }, 120_000);
+
+  it("runs the model's kernels on threads in a cross-origin-isolated page: split kernels, the worker pool in the model's worker", async () => {
+    const isolated = await serveSite({ models: { "bert_layer.onnx": join(MODELS_DIR, "bert_layer.onnx") }, pages: { "/": SDK_PAGE } },
+      0, { isolated: true });
+    try {
+      const page = await open(browser, isolated.url);
+      const workers: string[] = [];
+      page.on("worker", (w) => workers.push(new URL(w.url()).pathname));
+      const result = await page.evaluate(async ({ gateway, fingerprint, seq }) => {
+        const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
+        const reference = await j.loadModel("/models/bert_layer.onnx", { worker: false });
+        const want = Object.values(await reference.run(j.feedsFor(reference, seq)))[0].data as Float32Array;
+        const model = await j.loadModel("/models/bert_layer.onnx", { gateway, fingerprint, threads: 2, tuning: { budget: 1 } });
+        const stats = await j.runUntilSettled(model, j.feedsFor(model, seq), { maxSeconds: 120 });
+        const got = Object.values(await model.run(j.feedsFor(model, seq)))[0].data as Float32Array;
+        await model.close();
+        return {
+          isolated: globalThis.crossOriginIsolated, threads: stats.threads, settled: stats.settled, notes: stats.notes,
+          refused: stats.ops.reduce((n, o) => n + o.refused, 0), sources: [...new Set(stats.ops.map((o) => o.source))],
+          error: j.maxRelativeError(got, want),
+        };
+      }, { gateway: GATEWAY!, fingerprint: `e2e-browser-threads-${randomUUID()}`, seq: SEQ });
+      expect(result).toMatchObject({ isolated: true, threads: 2, settled: true, notes: [], refused: 0, sources: ["wasm"] });
+      expect(result.error).toBeLessThanOrEqual(1e-4);
+      // the model's worker started one kernel thread beside itself
+      expect(workers.sort()).toEqual(["/browser/thread.js", "/browser/worker.js"]);
+    } finally {
+      await isolated.close();
+    }
+  }, 240_000);
 });

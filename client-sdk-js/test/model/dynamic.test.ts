@@ -40,7 +40,7 @@ describe("a MatMul whose rows change between runs", () => {
       offers: [],
       plan,
     });
-    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, fingerprint: "test-device", dynamicRows: 64 });
+    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", dynamicRows: 64 });
     await runChecked(model, 16); // the first plan: a kernel for 16 rows
     expect(model.stats().dynamicSteps).toBe(0);
     // 8+4 (one padded row), 4 (one), the first plan again (its own kernel), 8·3+4·2 (three)
@@ -65,7 +65,7 @@ describe("a MatMul whose rows change between runs", () => {
       offers: [],
     });
     const lines: string[] = [];
-    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, fingerprint: "test-device", log: (l) => lines.push(l) });
+    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
     for (const m of [16, 11, 7]) await runChecked(model, m);
     expect(model.stats().dynamicSteps).toBe(0);
     expect(model.stats().ops.map((o) => o.key).sort()).toEqual(["matmul[11,32,24]", "matmul[16,32,24]", "matmul[7,32,24]"]);

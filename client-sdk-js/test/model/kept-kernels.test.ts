@@ -16,7 +16,7 @@ describe("kernels kept on the device", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
       offers: [naiveMatmulArtifact("k-right", [M, K, N])],
     });
-    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: FP, tuning: { budget: 1 }, store });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, threads: 1, fingerprint: FP, tuning: { budget: 1 }, store });
     await runUntilSettled(model);
     await model.close();
     await gateway.stop();
@@ -33,7 +33,7 @@ describe("kernels kept on the device", () => {
 
     // the gateway is unreachable: the first run is on the kept kernel all the same
     const reloaded = await loadModel(smallMatmul(), {
-      gateway: "ws://127.0.0.1:1/v1/session", client: { connectTimeoutMs: 2000 }, fingerprint: FP, store,
+      gateway: "ws://127.0.0.1:1/v1/session", client: { connectTimeoutMs: 2000 }, fingerprint: FP, store, threads: 1,
     });
     const { y } = await reloaded.run({ x });
     (y.data as Float32Array).forEach((v, i) => expect(Math.abs(v - expectedY[i])).toBeLessThan(1e-4));
@@ -51,7 +51,7 @@ describe("kernels kept on the device", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-zoo", [M, K, N]), fromZoo: true }),
       offers: [],
     });
-    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: FP, tuning: { budget: 1 }, store });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, threads: 1, fingerprint: FP, tuning: { budget: 1 }, store });
     const timed: string[] = [];
     model.on("kernel-timed", (e) => timed.push(`${e.kernelId} against ${e.incumbentId}`));
     await runUntilSettled(model);

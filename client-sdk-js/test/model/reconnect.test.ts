@@ -19,7 +19,7 @@ describe("reconnecting and resuming a session", () => {
       offers: [1, 2, 3, 4].map((i) => naiveMatmulArtifact(`k${i}`, [M, K, N])),
       ...options,
     });
-    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 }, reconnect: FAST });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, threads: 1, fingerprint: "test-device", tuning: { budget: 1 }, reconnect: FAST });
     const states: string[] = [];
     model.on("connection", (e) => states.push(e.state));
     await runUntilSettled(model);
@@ -45,7 +45,7 @@ describe("reconnecting and resuming a session", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
       offers: [naiveMatmulArtifact("k1", [M, K, N])], dropOnFirstReport: true,
     });
-    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 }, reconnect: FAST });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, threads: 1, fingerprint: "test-device", tuning: { budget: 1 }, reconnect: FAST });
     const acked: string[] = [];
     model.on("report-acked", (e) => acked.push(e.op));
     await runUntilSettled(model);
@@ -60,7 +60,7 @@ describe("reconnecting and resuming a session", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
       offers: [naiveMatmulArtifact("k1", [M, K, N])], unavailableReports: 2,
     });
-    const model = await loadModel(smallMatmul(), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 }, reconnect: FAST });
+    const model = await loadModel(smallMatmul(), { gateway: gateway.url, threads: 1, fingerprint: "test-device", tuning: { budget: 1 }, reconnect: FAST });
     const acked: string[] = [];
     const failed: string[] = [];
     model.on("report-acked", (e) => acked.push(e.op));

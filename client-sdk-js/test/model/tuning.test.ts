@@ -16,7 +16,7 @@ describe("tuning during the app's own inference", () => {
       // off by 1%: a kernel that would look fine to a loose check, and is no slower than the others
       offers: [naiveMatmulArtifact("k-wrong", [M, K, N], 1.01), naiveMatmulArtifact("k-right", [M, K, N])],
     });
-    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", tuning: { budget: 1 } });
     const events: string[] = [];
     model.on("connection", (e) => events.push(`connection ${e.state} ${e.ops}`));
     model.on("kernel-refused", (e) => events.push(`refused ${e.kernelId}`));
@@ -43,7 +43,7 @@ describe("tuning during the app's own inference", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
       offers: [naiveMatmulArtifact("k-right", [M, K, N])],
     });
-    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", tuning: { budget: 1 } });
     const controller = new AbortController();
     const failure = await drive(model, { x }, { signal: controller.signal, onRun: (r) => { if (r === 2) controller.abort(); } })
       .catch((e) => e);
@@ -58,7 +58,7 @@ describe("tuning during the app's own inference", () => {
       initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
       offers: [...strays, naiveMatmulArtifact("k-right", [M, K, N])],
     });
-    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", tuning: { budget: 1 } });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", tuning: { budget: 1 } });
     await runUntilSettled(model);
     await model.close();
     expect(model.stats().settled).toBe(true);
@@ -68,7 +68,7 @@ describe("tuning during the app's own inference", () => {
 
   it("refuses a wrong Welcome kernel before the first run (tried on seeded inputs) and runs the reference instead", async () => {
     gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-bad-default", [M, K, N], 2), fromZoo: true }), offers: [] });
-    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device" });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device" });
     await runUntilSettled(model, 5);
     expect(model.stats().ops[0].kernelId).toBe("reference");
     expect(model.stats().ops[0].refused).toBe(1);
@@ -78,7 +78,7 @@ describe("tuning during the app's own inference", () => {
   it("runs a new plan once on the app's feeds before its first inference, which it does not count, and not without a gateway", async () => {
     gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }), offers: [] });
     const lines: string[] = [];
-    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, fingerprint: "test-device", log: (l) => lines.push(l) });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
     await runUntilSettled(model, 1);
     expect(lines.filter((l) => /^warmed the plan up in \d+ ms$/.test(l))).toHaveLength(1);
     expect(model.stats().runs).toBe(1);

@@ -101,7 +101,7 @@ export function naiveMatmulArtifact(kernelId: string, shape: [number, number, nu
  * and exports `add(a, b, c, first, end)`, computing c[i] = a[i] + b[i] for i in [first, end).
  * `trapAt`: the call traps when its range holds that element (an unreachable), as a broken kernel would.
  */
-export function splitAddWasm(trapAt = -1): Uint8Array {
+export function splitAddWasm(trapAt = -1): Uint8Array<ArrayBuffer> {
   const at = (param: number) => [...get(param), ...get(3), ...i32(4), I32_MUL, I32_ADD]; // param + 4 * i
   const trap = trapAt < 0 ? [] : [...get(3), ...i32(trapAt), 0x46, 0x04, 0x40, 0x00, END]; // if i == trapAt: unreachable
   const body = [

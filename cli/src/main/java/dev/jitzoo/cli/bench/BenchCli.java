@@ -195,7 +195,7 @@ public final class BenchCli {
 
     @Command(name = "model", description = "on a private stack: the BERT-base layer and the MiniLM-shaped encoder tuned while "
             + "they infer, against onnxruntime-web (1 thread), untuned, with a fresh and a warm zoo (SDK options: --seq N, "
-            + "--rounds N, --lengths L,..)")
+            + "--rounds N, --lengths L,.., --threads N: jitzoo's kernels split for N threads against onnxruntime-web on N)")
     static final class Model extends Bench {
         @Override
         public void run() {
