@@ -82,15 +82,19 @@ type OrtOutputs = ort.InferenceSession.OnnxValueMapType;
 
 /**
  * Calls each function once per round, in order, after one untimed round (first calls compile,
- * open sessions, warm up); `each` sees every round's outputs by name. The median ms of each.
+ * open sessions, warm up); `each` sees every round's outputs by name. The median ms of each. With
+ * `settle`, each timed call follows an untimed one of the same function: runtimes on threads
+ * leave them spinning a while after a call (onnxruntime-web's pool does), which would slow the
+ * next runtime's call on a machine with no core to spare.
  */
 async function interleaved<K extends string>(rounds: number, calls: Record<K, () => Promise<unknown>>,
-  each: (outputs: Record<K, unknown>) => void): Promise<Record<K, number>> {
+  each: (outputs: Record<K, unknown>) => void, settle = false): Promise<Record<K, number>> {
   const names = Object.keys(calls) as K[];
   const samples = new Map<K, number[]>(names.map((k) => [k, []]));
   for (let r = 0; r < rounds + 1; r++) {
     const outputs = {} as Record<K, unknown>;
     for (const name of names) {
+      if (settle) await calls[name]();
       const t0 = performance.now();
       outputs[name] = await calls[name]();
       if (r > 0) samples.get(name)!.push(performance.now() - t0);
@@ -173,7 +177,7 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
     (out) => {
       errTuned = Math.max(errTuned, worstError(out.tuned as Outputs, out.ort as OrtOutputs));
       errUntuned = Math.max(errUntuned, worstError(out.untuned as Outputs, out.ort as OrtOutputs));
-    });
+    }, o.threads > 1);
   const lengths = await benchLengths(bytes, o, fingerprint, session);
   await session.release();
   await untuned.close();
@@ -221,7 +225,8 @@ async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, 
     let error = 0;
     const { ort: ortMs, planned: plannedMs, perLength: perLengthMs } = await interleaved(LENGTH_ROUNDS,
       { ort: () => session.run(ortFeeds), planned: () => planned.run(feeds), perLength: () => perLength.run(feeds) },
-      (out) => { error = Math.max(error, worstError(out.planned as Outputs, out.ort as OrtOutputs), worstError(out.perLength as Outputs, out.ort as OrtOutputs)); });
+      (out) => { error = Math.max(error, worstError(out.planned as Outputs, out.ort as OrtOutputs), worstError(out.perLength as Outputs, out.ort as OrtOutputs)); },
+      o.threads > 1);
     rows.push({
       seq, onnxruntime_web_ms: round(ortMs), ukernel_plan_ms: round(plannedMs), kernel_per_length_ms: round(perLengthMs),
       speedup_vs_onnxruntime_web: round(ortMs / plannedMs), speedup_vs_kernel_per_length: round(perLengthMs / plannedMs),

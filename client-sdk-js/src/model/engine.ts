@@ -137,6 +137,7 @@ export class LocalModel extends GraphModel {
     this.timeline.push(record);
     deliver(outputs);
     record.tuneMs = await this.tune(inferMs);
+    this.arena.pool?.park(); // until the app's next run
     // offers and compiled candidates arrive as events: give them a turn even when the app calls run() in a tight loop
     if (this.tuners.size && ![...this.tuners.values()].every((t) => t.settled)) await nextTurn();
   }

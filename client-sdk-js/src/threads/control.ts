@@ -45,6 +45,8 @@ export const RUN = 1;
 export const YIELD = 2;
 /** Leave the loop for good. */
 export const STOP = 3;
+/** Wait for the next command without spinning first (the caller is done for a while). */
+export const PARK = 4;
 
 /** Units [first, end) of participant `index` of `workers`: contiguous, as even as can be, covering [0, units). */
 export function shareOf(units: number, workers: number, index: number): [number, number] {

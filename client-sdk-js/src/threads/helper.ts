@@ -3,7 +3,7 @@
 // it takes messages (new kernels) only when the caller sends YIELD: it then returns to the event
 // loop, instantiates what was posted, acknowledges in the control block, and waits again.
 import {
-  ACKS, ARGC, ARGS, CMD, FAILED, KERNEL, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
+  ACKS, ARGC, ARGS, CMD, FAILED, KERNEL, PARK, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
   callRange, shareOf, writeError, type FromHelper, type ToHelper,
 } from "./control.js";
 
@@ -23,18 +23,21 @@ export function serve(port: HelperPort): void {
   const kernels = new Map<number, Function>();
   const args = new Int32Array(16);
 
+  // after a dispatch the next one usually follows within microseconds: spin a while before blocking
+  let hot = false;
   const loop = () => {
     const ctl = control!;
     for (;;) {
       let spins = 0;
       while (Atomics.load(ctl, SEQ) === seen) {
-        if (++spins > spin) {
+        if (!hot || ++spins > spin) {
           Atomics.wait(ctl, SEQ, seen);
           spins = 0;
         }
       }
       seen = Atomics.load(ctl, SEQ);
       const command = Atomics.load(ctl, CMD);
+      hot = command === RUN;
       if (command === RUN) {
         const workers = ctl[WORKERS];
         if (index >= workers) continue;
@@ -52,6 +55,8 @@ export function serve(port: HelperPort): void {
         if (Atomics.sub(ctl, PENDING, 1) === 1) Atomics.notify(ctl, PENDING);
       } else if (command === YIELD) {
         return; // the message handler comes back here once it has taken the new kernels
+      } else if (command === PARK) {
+        continue;
       } else if (command === STOP) {
         stopped = true;
         port.close();

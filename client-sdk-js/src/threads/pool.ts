@@ -5,7 +5,7 @@ import { KernelError } from "../errors.js";
 import { platform } from "../platform.js";
 import { startThread } from "../thread-start.js";
 import {
-  ACKS, ARGC, ARGS, CMD, CONTROL_INTS, FAILED, KERNEL, MAX_ARGS, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
+  ACKS, ARGC, ARGS, CMD, CONTROL_INTS, FAILED, KERNEL, MAX_ARGS, PARK, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
   callRange, readError, shareOf, type FromHelper, type ToHelper,
 } from "./control.js";
 
@@ -225,6 +225,14 @@ export class WorkerPool {
         throw new KernelError(`${left} kernel thread(s) did not finish within ${this.joinTimeoutMs} ms; the pool is closed`);
       }
     }
+  }
+
+  /**
+   * Tells the helpers that no dispatch follows soon (an inference is over): they block at once
+   * instead of spinning, leaving their cores to the page and to other work.
+   */
+  park(): void {
+    if (!this.closed && this.helpers.length) this.command(PARK);
   }
 
   private command(command: number): void {
