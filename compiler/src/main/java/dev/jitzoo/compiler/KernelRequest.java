@@ -77,7 +77,7 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
 
     static Split toSplit(dev.jitzoo.proto.kernel.v1.Schedule s) {
         return switch (s.getSplitAxis()) {
-            case SPLIT_AXIS_NONE -> new Split(Split.Axis.NONE, s.getSplitGrain());
+            case SPLIT_AXIS_UNSPECIFIED -> new Split(Split.Axis.NONE, s.getSplitGrain());
             case SPLIT_AXIS_ROWS -> Split.rows(s.getSplitGrain());
             default -> throw new InvalidKernelException("unknown split axis " + s.getSplitAxisValue());
         };

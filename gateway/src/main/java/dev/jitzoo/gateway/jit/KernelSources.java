@@ -65,11 +65,18 @@ public class KernelSources {
         return op.getTransposeB() && backend == Backend.BACKEND_WASM ? SAFE_DEFAULT.toBuilder().setPackB(true).build() : SAFE_DEFAULT;
     }
 
-    /** The safe default of an op in a session: on Wasm split for the device's threads, as every kernel of the session is. */
+    /** The safe default of an op in a session, {@link #forSession as the session runs it}. */
     static Schedule safeDefault(OpSpec op, Hello hello) {
-        Schedule safe = safeDefault(op, hello.getBackend());
+        return forSession(op, safeDefault(op, hello.getBackend()), hello);
+    }
+
+    /**
+     * A schedule as the session runs it: on Wasm split for the device's threads (or unsplit on one),
+     * as every kernel of the session must be, whatever thread count the zoo's elected one was made for.
+     */
+    static Schedule forSession(OpSpec op, Schedule schedule, Hello hello) {
         return hello.getBackend() == Backend.BACKEND_WASM
-                ? SplitRules.forThreads(op, safe, hello.getDevice().getWasm().getThreadsUsed()) : safe;
+                ? SplitRules.forThreads(op, schedule, hello.getDevice().getWasm().getThreadsUsed()) : schedule;
     }
 
     private final ZooService zoo;
@@ -139,7 +146,8 @@ public class KernelSources {
                 OpSpec op = hello.getOps(i);
                 Optional<Schedule> elected = elected(both.getItem1(), i, op);
                 ComposeResponse composed = both.getItem2().isEmpty() ? null : both.getItem2().get(i);
-                Schedule schedule = elected.or(() -> firstOwnCandidate(composed)).orElse(safeDefault(op, hello));
+                Schedule schedule = forSession(op, elected.or(() -> firstOwnCandidate(composed))
+                        .orElse(safeDefault(op, hello.getBackend())), hello);
                 first.add(schedule);
                 initial.add(generateOrSafeDefault(hello, op, schedule, trace)
                         .map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(elected.isPresent()).build()));

@@ -3,10 +3,14 @@ package dev.jitzoo.gateway.jit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.SplitAxis;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
@@ -87,5 +91,23 @@ class KernelSourcesTest {
                 "WGSL reads a transposed B in place: packing is a Wasm primitive, refused for WGSL");
         Schedule row = KernelSources.safeDefault(op(OpKind.OP_KIND_LAYER_NORM, 4, 4), Backend.BACKEND_WASM);
         assertEquals(Schedule.newBuilder().setVectorize(true).build(), row, "row ops take vectorize and unroll only");
+    }
+
+    @Test
+    void aSessionOnThreadsRunsEveryScheduleSplitForThemAndOneThreadNone() {
+        OpSpec matmul = op(OpKind.OP_KIND_MATMUL, 384, 768, 768);
+        Hello two = Hello.newBuilder().setBackend(Backend.BACKEND_WASM).setDevice(DeviceProfile.newBuilder()
+                .setWasm(WasmFeatures.newBuilder().setThreads(true).setThreadsUsed(2))).build();
+        Schedule safe = KernelSources.safeDefault(matmul, two);
+        assertEquals(SplitAxis.SPLIT_AXIS_ROWS, safe.getSplitAxis());
+        assertEquals(192, safe.getSplitGrain(), "two equal bands of whole row tiles");
+        Schedule elected = Schedule.newBuilder().setY0(4).setX0(8).setVectorize(true).setSplitAxis(SplitAxis.SPLIT_AXIS_ROWS)
+                .setSplitGrain(96).build(); // made for four threads
+        assertEquals(192, KernelSources.forSession(matmul, elected, two).getSplitGrain());
+        Hello one = two.toBuilder().setDevice(DeviceProfile.getDefaultInstance()).build();
+        assertEquals(SplitAxis.SPLIT_AXIS_UNSPECIFIED, KernelSources.forSession(matmul, elected, one).getSplitAxis());
+        assertEquals(0, KernelSources.forSession(matmul, elected, one).getSplitGrain());
+        Hello gpu = two.toBuilder().setBackend(Backend.BACKEND_WGSL).build();
+        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(matmul, gpu), "WGSL takes no split");
     }
 }

@@ -10,6 +10,7 @@ import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.SplitAxis;
 import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
@@ -49,6 +50,35 @@ class LiteSpaceTest {
         assertTrue(r.getCandidatesList().stream().anyMatch(c -> c.getSchedule().getColumnsOuter()));
         assertBestFirst(r);
         assertTrue(r.getNaiveSpaceSize() / r.getLiteSpaceSize() >= 10_000);
+    }
+
+    @Test
+    void onThreadsEveryCandidateIsSplitIntoEqualUnitsAndOnOneNone() {
+        DeviceProfile one = DeviceProfiles.bundled("this-machine-wasm");
+        DeviceProfile two = one.toBuilder().setWasm(one.getWasm().toBuilder().setThreads(true).setThreadsUsed(2)).build();
+        List<Candidate> single = space.compose(K0, one, Backend.BACKEND_WASM).getCandidatesList();
+        List<Candidate> split = space.compose(K0, two, Backend.BACKEND_WASM).getCandidatesList();
+        assertEquals(single.size(), split.size());
+        for (int i = 0; i < split.size(); i++) {
+            Schedule s = split.get(i).getSchedule();
+            assertEquals(SplitAxis.SPLIT_AXIS_UNSPECIFIED, single.get(i).getSchedule().getSplitAxis());
+            assertEquals(single.get(i).getSchedule(), s.toBuilder().clearSplitAxis().clearSplitGrain().build(), "the same order");
+            assertEquals(SplitAxis.SPLIT_AXIS_ROWS, s.getSplitAxis());
+            assertEquals(192, s.getSplitGrain(), "384 rows in two bands of whole row tiles: " + s);
+        }
+        // 12 batches: one unit per batch; a softmax's rows in two bands
+        space.compose(K2, two, Backend.BACKEND_WASM).getCandidatesList()
+                .forEach(c -> assertEquals(384, c.getSchedule().getSplitGrain()));
+        OpSpec softmax = op(OpKind.OP_KIND_SOFTMAX, 7, 128);
+        space.compose(softmax, two, Backend.BACKEND_WASM).getCandidatesList()
+                .forEach(c -> assertEquals(4, c.getSchedule().getSplitGrain()));
+        // a schedule made on another thread count is split anew for this device
+        Schedule fourThreads = single.get(0).getSchedule().toBuilder().setSplitAxis(SplitAxis.SPLIT_AXIS_ROWS).setSplitGrain(96).build();
+        assertEquals(192, LiteSpace.fit(K0, two, Backend.BACKEND_WASM, fourThreads).orElseThrow().getSchedule().getSplitGrain());
+        assertEquals(SplitAxis.SPLIT_AXIS_UNSPECIFIED,
+                LiteSpace.fit(K0, one, Backend.BACKEND_WASM, fourThreads).orElseThrow().getSchedule().getSplitAxis());
+        assertThrows(InvalidDeviceException.class, () -> space.compose(K0, two.toBuilder()
+                .setWasm(two.getWasm().toBuilder().setThreads(false)).build(), Backend.BACKEND_WASM));
     }
 
     @Test

@@ -8,7 +8,9 @@ import dev.jitzoo.proto.rules.OpRules;
 /**
  * The zoo's key (t, s, rho, id): the op ({@link OpRules#key}: kind, shape and every field that
  * changes the kernel, so two different ops never share an elected kernel), primitive vector and
- * device id, plus the backend, since a Wasm and a WGSL kernel never compete; and the pool whose
+ * device id, plus the backend, since a Wasm and a WGSL kernel never compete (on Wasm with the
+ * threads its kernels run on above one, {@code wasm-t2}: split kernels compete only with kernels
+ * split for as many threads, whatever fingerprint the app names its kind by); and the pool whose
  * reports elect it: empty where tenants share their data, the tenant where each keeps its own
  * ({@link TenantData}), so that nothing of one tenant's (elections, similar kinds' timings)
  * reaches another's.
@@ -31,7 +33,9 @@ public record ZooKey(String pool, String op, String backend, String primitiveVec
         if (device.getFingerprint().isBlank()) {
             throw new InvalidReportException("device fingerprint is required");
         }
-        return new ZooKey(pool, OpRules.key(op), backend.name().substring("BACKEND_".length()).toLowerCase(),
+        String name = backend.name().substring("BACKEND_".length()).toLowerCase();
+        int threads = backend == Backend.BACKEND_WASM ? device.getWasm().getThreadsUsed() : 0;
+        return new ZooKey(pool, OpRules.key(op), threads > 1 ? name + "-t" + threads : name,
                 device.getPrimitiveVector(), device.getFingerprint());
     }
 

@@ -10,6 +10,7 @@ import dev.jitzoo.proto.kernel.v1.Epilogue;
 import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -23,6 +24,16 @@ class ZooKeyTest {
     @Test
     void aPlainMatmulKeepsTheKeyItAlwaysHad() {
         assertEquals("matmul|128x256x96|wasm|101|f1", ZooKey.of(MATMUL, Backend.BACKEND_WASM, DEVICE).asString());
+    }
+
+    @Test
+    void kernelsSplitForThreadsHaveKeysOfTheirOwnThreadCount() {
+        DeviceProfile two = DEVICE.toBuilder().setWasm(WasmFeatures.newBuilder().setThreads(true).setThreadsUsed(2)).build();
+        DeviceProfile one = DEVICE.toBuilder().setWasm(WasmFeatures.newBuilder().setThreads(true).setThreadsUsed(1)).build();
+        assertEquals("matmul|128x256x96|wasm-t2|101|f1", ZooKey.of(MATMUL, Backend.BACKEND_WASM, two).asString());
+        assertEquals("matmul|128x256x96|wasm-t2", ZooKey.of(MATMUL, Backend.BACKEND_WASM, two).opKey());
+        assertEquals(ZooKey.of(MATMUL, Backend.BACKEND_WASM, DEVICE), ZooKey.of(MATMUL, Backend.BACKEND_WASM, one));
+        assertEquals("matmul|128x256x96|wgsl|101|f1", ZooKey.of(MATMUL, Backend.BACKEND_WGSL, two).asString());
     }
 
     @Test
