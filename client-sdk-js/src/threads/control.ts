@@ -48,9 +48,14 @@ export const STOP = 3;
 /** Wait for the next command without spinning first (the caller is done for a while). */
 export const PARK = 4;
 
-/** Units [first, end) of participant `index` of `workers`: contiguous, as even as can be, covering [0, units). */
+/** The first unit of participant `index` of `workers` (index = workers: units): shares are contiguous, as even as can be. */
+export function shareStart(units: number, workers: number, index: number): number {
+  return Math.floor((units * index) / workers);
+}
+
+/** Units [first, end) of participant `index` of `workers`, covering [0, units) together. */
 export function shareOf(units: number, workers: number, index: number): [number, number] {
-  return [Math.floor((units * index) / workers), Math.floor((units * (index + 1)) / workers)];
+  return [shareStart(units, workers, index), shareStart(units, workers, index + 1)];
 }
 
 /** Calls `entry(args..., first, end)` without allocating: kernels have at most 5 operands today. */

@@ -4,7 +4,7 @@
 // loop, instantiates what was posted, acknowledges in the control block, and waits again.
 import {
   ACKS, ARGC, ARGS, CMD, FAILED, KERNEL, PARK, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
-  callRange, shareOf, writeError, type FromHelper, type ToHelper,
+  callRange, shareStart, writeError, type FromHelper, type ToHelper,
 } from "./control.js";
 
 /** Both ends a helper needs: messages in, messages out. */
@@ -40,23 +40,26 @@ export function serve(port: HelperPort): void {
       hot = command === RUN;
       if (command === RUN) {
         const workers = ctl[WORKERS];
-        if (index >= workers) continue;
-        const [first, end] = shareOf(ctl[UNITS], workers, index);
-        try {
-          const argc = ctl[ARGC];
-          for (let i = 0; i < argc; i++) args[i] = ctl[ARGS + i];
-          const entry = kernels.get(ctl[KERNEL]);
-          if (!entry) throw new Error(`kernel ${ctl[KERNEL]} is not loaded in helper ${index}`);
-          if (first < end) callRange(entry, args, argc, first, end);
-        } catch (e) {
-          // the first failure of a run tells; the caller reads it once all are done
-          if (Atomics.compareExchange(ctl, FAILED, 0, index) === 0) writeError(ctl, e instanceof Error ? e.message : String(e));
+        if (index < workers) {
+          const units = ctl[UNITS];
+          const first = shareStart(units, workers, index), end = shareStart(units, workers, index + 1);
+          try {
+            const argc = ctl[ARGC];
+            for (let i = 0; i < argc; i++) args[i] = ctl[ARGS + i];
+            const entry = kernels.get(ctl[KERNEL]);
+            if (!entry) throw new Error(`kernel ${ctl[KERNEL]} is not loaded in helper ${index}`);
+            if (first < end) callRange(entry, args, argc, first, end);
+          } catch (e) {
+            // the first failure of a run tells; the caller reads it once all are done
+            if (Atomics.compareExchange(ctl, FAILED, 0, index) === 0) writeError(ctl, e instanceof Error ? e.message : String(e));
+          }
         }
+        // every helper acknowledges every run, those with no share too: the caller then knows all have read it
         if (Atomics.sub(ctl, PENDING, 1) === 1) Atomics.notify(ctl, PENDING);
       } else if (command === YIELD) {
         return; // the message handler comes back here once it has taken the new kernels
       } else if (command === PARK) {
-        continue;
+        if (Atomics.sub(ctl, PENDING, 1) === 1) Atomics.notify(ctl, PENDING);
       } else if (command === STOP) {
         stopped = true;
         port.close();

@@ -6,7 +6,7 @@ import { platform } from "../platform.js";
 import { startThread } from "../thread-start.js";
 import {
   ACKS, ARGC, ARGS, CMD, CONTROL_INTS, FAILED, KERNEL, MAX_ARGS, PARK, PENDING, RUN, SEQ, STOP, UNITS, WORKERS, YIELD,
-  callRange, readError, shareOf, type FromHelper, type ToHelper,
+  callRange, readError, shareStart, type FromHelper, type ToHelper,
 } from "./control.js";
 
 /** One helper thread as the pool sees it, whatever the host (browser Worker, Node worker_threads). */
@@ -152,6 +152,7 @@ export class WorkerPool {
     const id = this.nextKernel++;
     const drop = this.dropped;
     this.dropped = [];
+    this.join();
     Atomics.store(ctl, ACKS, 0);
     Atomics.store(ctl, FAILED, 0);
     for (const helper of this.helpers) helper.post({ type: "load", id, module, entry: entryName, memory, drop });
@@ -190,19 +191,17 @@ export class WorkerPool {
     if (this.failure) throw new KernelError(`the worker pool lost a thread: ${this.failure}`);
     if (argc > MAX_ARGS) throw new KernelError(`a kernel with ${argc} operands is more than a pool dispatches`);
     const ctl = this.control;
+    this.join(); // every helper has read the last command: its fields may be written again
     for (let i = 0; i < argc; i++) ctl[ARGS + i] = offsets[i];
     ctl[ARGC] = argc;
     ctl[KERNEL] = kernel.id;
     ctl[UNITS] = units;
     ctl[WORKERS] = n;
-    Atomics.store(ctl, PENDING, n - 1);
-    Atomics.store(ctl, CMD, RUN);
-    Atomics.add(ctl, SEQ, 1);
-    Atomics.notify(ctl, SEQ);
-    const [first, end] = shareOf(units, n, 0);
+    this.command(RUN);
+    const end = shareStart(units, n, 1);
     let thrown: unknown;
     try {
-      callRange(kernel.entry, offsets, argc, first, end);
+      callRange(kernel.entry, offsets, argc, 0, end);
     } catch (e) {
       thrown = e;
     }
@@ -212,6 +211,7 @@ export class WorkerPool {
     if (failed !== 0) throw new KernelError(`a kernel thread failed: helper ${failed}: ${readError(ctl)}`);
   }
 
+  /** Waits until every helper has acknowledged the last RUN or PARK. */
   private join(): void {
     const ctl = this.control;
     const deadline = performance.now() + this.joinTimeoutMs;
@@ -232,10 +232,18 @@ export class WorkerPool {
    * instead of spinning, leaving their cores to the page and to other work.
    */
   park(): void {
-    if (!this.closed && this.helpers.length) this.command(PARK);
+    if (this.closed || !this.helpers.length) return;
+    this.join();
+    this.command(PARK); // acknowledged like a run; the next command waits for that, not this call
   }
 
+  /**
+   * Issues a command. Every helper acknowledges RUN and PARK by decrementing PENDING (YIELD by its
+   * ACK once it took the kernel), and the caller writes no field of a later command before
+   * PENDING is back to 0: so a helper never reads a command half written, nor one twice.
+   */
   private command(command: number): void {
+    if (command === RUN || command === PARK) Atomics.store(this.control, PENDING, this.helpers.length);
     Atomics.store(this.control, CMD, command);
     Atomics.add(this.control, SEQ, 1);
     Atomics.notify(this.control, SEQ);

@@ -39,6 +39,20 @@ describe("the worker pool", () => {
     }
   });
 
+  it("takes runs of changing worker counts and parks between them, every run whole", async () => {
+    const mem = memory();
+    pool = await WorkerPool.start({ threads: 4 });
+    const module = new WebAssembly.Module(splitAddWasm());
+    const kernels = [2, 3, 5, 64].map((n) => ({ n, kernel: pool!.load(module, "add", n, mem) }));
+    for (let i = 0; i < 2000; i++) {
+      const { n, kernel } = kernels[i % kernels.length];
+      const { f, offsets, c } = operands(mem, n);
+      pool.run(kernel, offsets, 3, 1 + (i % 4));
+      for (let j = 0; j < n; j++) if (f[c + j] !== 1001 * j) throw new Error(`run ${i}: C[${j}] is ${f[c + j]}`);
+      if (i % 7 === 0) pool.park();
+    }
+  });
+
   it("shares units out contiguously and evenly, covering them all", () => {
     for (const [units, workers] of [[3, 4], [10, 3], [120, 2], [1, 1]]) {
       const shares = Array.from({ length: workers }, (_, w) => shareOf(units, workers, w));
