@@ -48,9 +48,17 @@ export class Arena {
       return block.offset;
     }
     const offset = this.top;
-    this.top += size;
-    const missing = Math.ceil(this.top / PAGE_BYTES) - this.memory.buffer.byteLength / PAGE_BYTES;
-    if (missing > 0) this.memory.grow(missing);
+    const missing = Math.ceil((offset + size) / PAGE_BYTES) - this.memory.buffer.byteLength / PAGE_BYTES;
+    if (missing > 0) {
+      try {
+        this.memory.grow(missing);
+      } catch (e) {
+        this.live -= size;
+        throw new Error(this.pool ? `the model needs more than the ${SHARED_MAX_PAGES / 16} MiB a shared memory may grow to `
+          + `here; load it with threads: 1` : `the model's memory could not grow to ${offset + size} bytes: ${(e as Error).message}`);
+      }
+    }
+    this.top = offset + size;
     return offset;
   }
 

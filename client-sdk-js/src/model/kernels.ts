@@ -88,34 +88,51 @@ const memoryFor = (meta: KernelMetadata, pages: number) => (meta.split
   ? new WebAssembly.Memory({ initial: pages, maximum: Math.max(pages, SHARED_MAX_PAGES), shared: true })
   : new WebAssembly.Memory({ initial: pages }));
 
-/** A kernel instantiated on an arena: `caller(offsets)` makes the call over those operands. */
+/**
+ * A kernel instantiated on an arena: `caller(offsets)` makes the call over those operands, while
+ * the kernel is held (`hold()` for each bind, `release()` when the bind is released).
+ */
 interface Instantiated {
   caller(offsets: number[]): () => void;
   pack?: KernelExports["pack"];
-  /** Lets a worker pool forget the kernel. */
+  hold(): void;
   release(): void;
 }
 
 /**
- * A kernel's exports on an arena's memory. A split kernel is loaded into the arena's worker pool,
- * and its calls run every unit there (their offsets set once, so a call allocates nothing).
+ * A kernel's exports on an arena's memory. A split kernel is loaded into the arena's worker pool
+ * while a bind holds it (its threads let it go when the last bind is released), and its calls run
+ * every unit there (their offsets set once, so a call allocates nothing).
  */
 function kernelOn(module: WebAssembly.Module, meta: KernelMetadata, arena: Arena): Instantiated {
   if (!meta.split) {
     if (arena.pool) throw new Error("an unsplit kernel (ABI v1) offered to a model that runs its kernels on threads");
     const { call, pack } = instantiateKernel(module, meta, arena.memory);
-    return { caller: (offsets) => () => call(...offsets), pack, release: () => undefined };
+    return { caller: (offsets) => () => call(...offsets), pack, hold: () => undefined, release: () => undefined };
   }
   const pool = arena.pool;
   if (!pool) throw new Error("a split kernel (ABI v2) offered to a model that runs its kernels on one thread");
-  const kernel: PoolKernel = pool.load(module, meta.entry, meta.split.units, arena.memory);
+  const units = meta.split.units;
+  let kernel: PoolKernel | undefined;
+  let holds = 0;
+  const loaded = (): PoolKernel => {
+    if (!kernel) throw new Error("a split kernel called after its last bind was released");
+    return kernel;
+  };
   return {
     caller: (offsets) => {
       const argv = Int32Array.from(offsets);
-      return () => pool.run(kernel, argv, argv.length);
+      return () => pool.run(loaded(), argv, argv.length);
     },
-    pack: meta.pack ? kernel.instance.exports[meta.pack.entry] as KernelExports["pack"] : undefined,
-    release: () => pool.release(kernel),
+    pack: meta.pack ? (from, to) => (loaded().instance.exports[meta.pack!.entry] as (a: number, b: number) => void)(from, to) : undefined,
+    hold: () => {
+      if (holds++ === 0) kernel = pool.load(module, meta.entry, units, arena.memory);
+    },
+    release: () => {
+      if (--holds > 0 || !kernel) return;
+      pool.release(kernel);
+      kernel = undefined;
+    },
   };
 }
 
@@ -171,16 +188,19 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
         return [name, operand];
       }));
       for (const [name, values] of Object.entries(inputs)) scratch.f32(operands[name].offset, values.length).set(values);
-      const { call } = code.instantiate(scratch).bind({ operands, weights: {} });
-      for (let i = 0; i < WARM_UP_CALLS; i++) call();
-      return { inputs, output: scratch.f32(operands.C.offset, operands.C.floats).slice() };
+      const bound = code.instantiate(scratch).bind({ operands, weights: {} });
+      try {
+        for (let i = 0; i < WARM_UP_CALLS; i++) bound.call();
+        return { inputs, output: scratch.f32(operands.C.offset, operands.C.floats).slice() };
+      } finally {
+        bound.release(); // a split kernel's threads let it go
+      }
     },
     instantiate(arena) {
-      const { caller, pack, release: forget } = kernelOn(module, meta, arena);
-      // a split kernel stays loaded in the pool's threads while a bind of it is live
-      let binds = 0;
+      const kernel = kernelOn(module, meta, arena);
+      const { caller, pack } = kernel;
+      // a split kernel is loaded in the pool's threads while a bind of it is live
       const bound = (b: Bound): Bound => {
-        binds++;
         let released = false;
         return {
           call: b.call,
@@ -188,7 +208,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
             if (released) return;
             released = true;
             b.release();
-            if (--binds === 0) forget();
+            kernel.release();
           },
         };
       };
@@ -214,6 +234,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
         id,
         source: "wasm",
         bind({ operands, weights }) {
+          kernel.hold();
           const held: Weight[] = [];
           const taken: Operand[] = [];
           const offsetOf = (name: string): number => {

@@ -73,8 +73,8 @@ export function callRange(entry: Function, args: Int32Array, argc: number, first
 /** Messages from the caller to a helper. */
 export type ToHelper =
   | { type: "init"; index: number; control: SharedArrayBuffer; spin: number }
-  /** A kernel to instantiate on `memory` and ids to forget, then an ACK and back to the loop (sent with a YIELD). */
-  | { type: "load"; id: number; module: WebAssembly.Module; entry: string; memory: WebAssembly.Memory; drop: number[] };
+  /** Kernel ids to forget and a kernel to instantiate on `memory`, then an ACK and back to the loop (sent with a YIELD). */
+  | { type: "load"; kernel?: { id: number; module: WebAssembly.Module; entry: string; memory: WebAssembly.Memory }; drop: number[] };
 
 /** Messages from a helper to the caller. */
 export type FromHelper =

@@ -82,9 +82,12 @@ export function serve(port: HelperPort): void {
         const ctl = control!;
         for (const id of message.drop) kernels.delete(id);
         try {
-          const entry = new WebAssembly.Instance(message.module, { env: { memory: message.memory } }).exports[message.entry];
-          if (typeof entry !== "function") throw new Error(`the kernel exports no function ${message.entry}`);
-          kernels.set(message.id, entry);
+          const k = message.kernel;
+          if (k) {
+            const entry = new WebAssembly.Instance(k.module, { env: { memory: k.memory } }).exports[k.entry];
+            if (typeof entry !== "function") throw new Error(`the kernel exports no function ${k.entry}`);
+            kernels.set(k.id, entry);
+          }
         } catch (e) {
           if (Atomics.compareExchange(ctl, FAILED, 0, index) === 0) writeError(ctl, e instanceof Error ? e.message : String(e));
         }

@@ -155,19 +155,13 @@ export class WorkerPool {
     this.join();
     Atomics.store(ctl, ACKS, 0);
     Atomics.store(ctl, FAILED, 0);
-    for (const helper of this.helpers) helper.post({ type: "load", id, module, entry: entryName, memory, drop });
-    this.command(YIELD);
-    const deadline = performance.now() + this.joinTimeoutMs;
-    let acks: number;
-    while ((acks = Atomics.load(ctl, ACKS)) < this.helpers.length) {
-      Atomics.wait(ctl, ACKS, acks, 5);
-      if (this.failure || performance.now() > deadline) {
-        this.closed = true;
-        throw new KernelError(`the kernel threads did not take a kernel${this.failure ? ` (${this.failure})` : ""}; the pool is closed`);
-      }
-    }
+    for (const helper of this.helpers) helper.post({ type: "load", kernel: { id, module, entry: entryName, memory }, drop });
+    this.awaitAcks();
     const failed = Atomics.exchange(ctl, FAILED, 0);
-    if (failed !== 0) throw new KernelError(`kernel thread ${failed} could not instantiate the kernel: ${readError(ctl)}`);
+    if (failed !== 0) {
+      this.dropped.push(id); // the helpers that did instantiate it let it go
+      throw new KernelError(`kernel thread ${failed} could not instantiate the kernel: ${readError(ctl)}`);
+    }
     return { id, entry, units, instance };
   }
 
@@ -206,25 +200,42 @@ export class WorkerPool {
       thrown = e;
     }
     this.join();
-    if (thrown !== undefined) throw thrown;
+    // read (and clear) a helper's failure before anything else, so that it never outlives its run
     const failed = Atomics.exchange(ctl, FAILED, 0);
+    if (thrown !== undefined) throw thrown;
     if (failed !== 0) throw new KernelError(`a kernel thread failed: helper ${failed}: ${readError(ctl)}`);
+  }
+
+  /** Sends YIELD after a load message and waits until every helper has taken it. */
+  private awaitAcks(): void {
+    const ctl = this.control;
+    this.command(YIELD);
+    const deadline = performance.now() + this.joinTimeoutMs;
+    let acks: number;
+    while ((acks = Atomics.load(ctl, ACKS)) < this.helpers.length) {
+      Atomics.wait(ctl, ACKS, acks, 5);
+      if (this.failure || performance.now() > deadline) this.giveUp(`the kernel threads did not take a kernel`);
+    }
   }
 
   /** Waits until every helper has acknowledged the last RUN or PARK. */
   private join(): void {
     const ctl = this.control;
+    let left = Atomics.load(ctl, PENDING);
+    if (left === 0) return;
+    for (let spins = 0; spins < JOIN_SPINS && left !== 0; spins++) left = Atomics.load(ctl, PENDING);
     const deadline = performance.now() + this.joinTimeoutMs;
-    let left: number;
-    let spins = 0;
     while ((left = Atomics.load(ctl, PENDING)) !== 0) {
-      if (++spins < JOIN_SPINS) continue;
       if (this.mayBlock) Atomics.wait(ctl, PENDING, left, 1);
-      if (performance.now() > deadline) {
-        this.closed = true;
-        throw new KernelError(`${left} kernel thread(s) did not finish within ${this.joinTimeoutMs} ms; the pool is closed`);
-      }
+      if (this.failure || performance.now() > deadline) this.giveUp(`${left} kernel thread(s) did not finish within ${this.joinTimeoutMs} ms`);
     }
+  }
+
+  /** Closes the pool (its threads stopped) and throws why. */
+  private giveUp(why: string): never {
+    const failure = this.failure;
+    this.close();
+    throw new KernelError(`${why}${failure ? ` (${failure})` : ""}; the pool is closed`);
   }
 
   /**
@@ -234,6 +245,14 @@ export class WorkerPool {
   park(): void {
     if (this.closed || !this.helpers.length) return;
     this.join();
+    if (this.dropped.length) {
+      // the kernels released since the last load: the helpers let them (and their memories) go now
+      const drop = this.dropped;
+      this.dropped = [];
+      Atomics.store(this.control, ACKS, 0);
+      for (const helper of this.helpers) helper.post({ type: "load", drop });
+      this.awaitAcks();
+    }
     this.command(PARK); // acknowledged like a run; the next command waits for that, not this call
   }
 
@@ -255,7 +274,7 @@ export class WorkerPool {
 
   /** Stops every helper. */
   close(): void {
-    if (this.helpers.length && !this.closed) this.command(STOP);
+    if (this.helpers.length && !this.closed) this.command(STOP); // helpers read no field of it: no join first
     this.closed = true;
     for (const helper of this.helpers) helper.terminate();
   }

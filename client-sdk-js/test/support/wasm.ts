@@ -99,11 +99,13 @@ export function naiveMatmulArtifact(kernelId: string, shape: [number, number, nu
 /**
  * A split kernel (ABI v2) of `add` over [n] in units of one element: imports a shared env.memory
  * and exports `add(a, b, c, first, end)`, computing c[i] = a[i] + b[i] for i in [first, end).
- * `trapAt`: the call traps when its range holds that element (an unreachable), as a broken kernel would.
+ * `trapAt`: the call traps when its range holds that element (an unreachable), as a broken kernel would
+ * (`Infinity`: every call with a unit to compute traps).
  */
 export function splitAddWasm(trapAt = -1): Uint8Array<ArrayBuffer> {
   const at = (param: number) => [...get(param), ...get(3), ...i32(4), I32_MUL, I32_ADD]; // param + 4 * i
-  const trap = trapAt < 0 ? [] : [...get(3), ...i32(trapAt), 0x46, 0x04, 0x40, 0x00, END]; // if i == trapAt: unreachable
+  // if i == trapAt (every i when trapAt is Infinity): unreachable
+  const trap = trapAt < 0 ? [] : trapAt === Infinity ? [0x00] : [...get(3), ...i32(trapAt), 0x46, 0x04, 0x40, 0x00, END];
   const body = [
     0x02, 0x40, ...get(3), ...get(4), I32_LT_U, 0x45, 0x0d, 0x00, // i >= end: nothing to do
     ...LOOP_VOID, ...trap,

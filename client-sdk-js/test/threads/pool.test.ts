@@ -3,6 +3,7 @@ import { KernelError } from "../../src/errors.js";
 import { WorkerPool, probeThreads } from "../../src/threads/pool.js";
 import { shareOf } from "../../src/threads/control.js";
 import { splitAddWasm } from "../support/wasm.js";
+import { Arena, SHARED_MAX_PAGES } from "../../src/model/arena.js";
 
 const memory = () => new WebAssembly.Memory({ initial: 1, maximum: 16, shared: true });
 
@@ -74,6 +75,19 @@ describe("the worker pool", () => {
     const { f, offsets, c } = operands(mem, 37);
     pool.run(good, offsets, 3);
     expect(f[c + 36]).toBe(36036);
+    // a kernel that traps on every thread, the caller's first: the helper's failure does not outlive that run
+    const everywhere = pool.load(new WebAssembly.Module(splitAddWasm(Infinity)), "add", 37, mem);
+    expect(() => pool!.run(everywhere, offsets, 3)).toThrow(/unreachable/);
+    pool.run(good, offsets, 3);
+    expect(f[c + 36]).toBe(36036);
+  });
+
+  it("says so when a model outgrows the memory a shared arena may have", async () => {
+    pool = await WorkerPool.start({ threads: 2 });
+    const arena = new Arena(pool);
+    expect(() => arena.alloc(SHARED_MAX_PAGES * 65536)).toThrow(/shared memory may grow to here; load it with threads: 1/);
+    expect(arena.usage.liveBytes).toBe(0);
+    expect(arena.alloc(64)).toBeGreaterThan(0); // and goes on serving what fits
   });
 
   it("refuses what it cannot run, and runs nothing once closed", async () => {
