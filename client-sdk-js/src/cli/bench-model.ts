@@ -168,19 +168,28 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   say(`${name}: the initial kernels, untuned (another new device kind, no tuning budget)`);
   const untuned = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint: `bench-model-untuned-${randomUUID()}`, tuning: { budget: 0 } });
   await untuned.run(feeds);
+  // on threads, the same initial kernels' kind on one thread too: what the threads gain, in the same rounds
+  const oneThread = o.threads > 1
+    ? await loadModel(bytes, { gateway: o.url, threads: 1, fingerprint: `bench-model-untuned-1t-${randomUUID()}`, tuning: { budget: 0 } })
+    : undefined;
+  await oneThread?.run(feeds);
 
   say(`${name}: onnxruntime-web ${ort.env.versions.common} (wasm, ${threadsOf(o.threads)}), tuned and untuned, ${o.rounds} rounds interleaved`);
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
   const ortFeeds = toOrt(feeds);
   let errTuned = 0, errUntuned = 0;
-  const medians = await interleaved(o.rounds, { ort: () => session.run(ortFeeds), tuned: () => fresh.run(feeds), untuned: () => untuned.run(feeds) },
+  const calls: Record<string, () => Promise<unknown>> = { ort: () => session.run(ortFeeds), tuned: () => fresh.run(feeds), untuned: () => untuned.run(feeds) };
+  if (oneThread) calls.oneThread = () => oneThread.run(feeds);
+  const medians = await interleaved(o.rounds, calls,
     (out) => {
       errTuned = Math.max(errTuned, worstError(out.tuned as Outputs, out.ort as OrtOutputs));
-      errUntuned = Math.max(errUntuned, worstError(out.untuned as Outputs, out.ort as OrtOutputs));
+      errUntuned = Math.max(errUntuned, worstError(out.untuned as Outputs, out.ort as OrtOutputs),
+        out.oneThread ? worstError(out.oneThread as Outputs, out.ort as OrtOutputs) : 0);
     }, o.threads > 1);
   const lengths = await benchLengths(bytes, o, fingerprint, session);
   await session.release();
   await untuned.close();
+  await oneThread?.close();
   const untunedStats = untuned.stats();
   const tunedNow = fresh.stats();
 
@@ -190,6 +199,8 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
     model: name, seq: o.seq, threads: tunedNow.threads, onnxruntime_web_threads: o.threads, ops: tunedNow.ops.length, ops_settled: tuned.ops.filter((op) => op.settled).length,
     onnxruntime_web_ms: round(ortMs), tuned_ms: round(tunedMs), untuned_ms: round(untunedMs),
     speedup_vs_onnxruntime_web: round(ortMs / tunedMs), untuned_speedup_vs_onnxruntime_web: round(ortMs / untunedMs),
+    untuned_one_thread_ms: oneThread ? round(medians.oneThread) : null,
+    untuned_speedup_vs_one_thread: oneThread ? round(medians.oneThread / untunedMs) : null,
     max_error_tuned: errTuned, max_error_untuned: errUntuned, outputs_equal: errTuned <= TOLERANCE && errUntuned <= TOLERANCE,
     fresh_first_run_ms: round(c.firstRunMs), fresh_final_ms: round(c.finalMs),
     fresh_near_final_after_ms: round(c.nearFinalAfterMs, 0), fresh_near_final_after_runs: c.nearFinalAfterRuns, fresh_runs_to_settle: tuned.runs,
@@ -246,6 +257,9 @@ function table(rows: Record<string, unknown>[]): string {
   add("jitzoo kernel threads", (r) => String(r.threads));
   add("jitzoo tuned", (r) => `${r.tuned_ms} ms (${r.speedup_vs_onnxruntime_web}x)`);
   add("jitzoo untuned (initial kernels)", (r) => `${r.untuned_ms} ms (${r.untuned_speedup_vs_onnxruntime_web}x)`);
+  if (rows[0].untuned_one_thread_ms !== null) {
+    add("jitzoo untuned on 1 thread (its own kind's initial kernels)", (r) => `${r.untuned_one_thread_ms} ms (threads: ${r.untuned_speedup_vs_one_thread}x)`);
+  }
   add("outputs vs onnxruntime-web", (r) => `${Number(r.max_error_tuned).toExponential(1)} / ${Number(r.max_error_untuned).toExponential(1)} (${r.outputs_equal ? "equal" : "DIFFER"})`);
   add("fresh zoo: first run", n("fresh_first_run_ms", " ms"));
   add("fresh zoo: within 5% of final after", (r) => `${(Number(r.fresh_near_final_after_ms) / 1000).toFixed(1)} s (${r.fresh_near_final_after_runs} runs)`);
