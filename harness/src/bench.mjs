@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inputsFor, relativeError, size } from './data.mjs';
 import { reference } from './reference.mjs';
-import { BASE, WasmKernel, sharedMemory } from './wasm.mjs';
+import { BASE, WasmKernel, startPool } from './wasm.mjs';
 import { gflops, median, timeSideBySide } from './timing.mjs';
 import { peakRuntime } from './peak.mjs';
 import { onnxRuntime, tensorflowJs } from './peers.mjs';
@@ -16,46 +16,44 @@ import { TOLERANCE } from './check.mjs';
 const CONSTANT = { matmul: ['B', 'Bias'], batch_matmul: ['Bias'] };
 
 /**
- * One Wasm kernel ready to call: `call` copies the activations in (and packs B when B is one),
- * runs the kernel and copies C out into a buffer of the caller's, as a runtime's session call
- * does. Returns { call, result }.
+ * A runtime's session call over a kernel placed in memory: the activations copied in (B packed
+ * again when B is one), `run`, and C copied out into a buffer of the caller's, reused as a session
+ * reuses its own. Returns { call, result }.
  */
-export function wasmRuntime(c, inputs) {
-  const kernel = new WasmKernel(c.code, c.meta);
-  kernel.load(inputs);
-  const constant = CONSTANT[c.meta.op] ?? [];
-  const activations = c.meta.operands.filter((n) => n !== 'C' && !constant.includes(n));
-  const out = new Float32Array(size(c.meta.operandShapes.C)); // the caller's buffer, reused as a session reuses its own
+function sessionCall(kernel, inputs, run) {
+  const { meta } = kernel;
+  const constant = CONSTANT[meta.op] ?? [];
+  const activations = meta.operands.filter((n) => n !== 'C' && !constant.includes(n));
+  const out = new Float32Array(size(meta.operandShapes.C));
   const call = () => {
     for (const name of activations) kernel.write(name, inputs[name]);
-    kernel.run();
+    run();
     out.set(kernel.view('C'));
     return out;
   };
   return { call, result: call().slice() };
 }
 
+/** One Wasm kernel ready to call as a runtime's session call ({@link sessionCall}). */
+export function wasmRuntime(c, inputs) {
+  const kernel = new WasmKernel(c.code, c.meta);
+  kernel.load(inputs);
+  return sessionCall(kernel, inputs, () => kernel.run());
+}
+
 /**
- * A split kernel ready to call on a worker pool, as wasmRuntime: its operands placed in the pool's
- * memory past those of the kernels before it (`place` keeps the next free offset).
+ * A split kernel ready to call on a worker pool, as a session call and in place: its operands
+ * placed in the pool's memory past those of the kernels before it (`place` keeps the next free offset).
  */
-async function pooledRuntime(c, inputs, { pool, memory }, place) {
+function pooledRuntime(c, inputs, { pool, memory }, place) {
   const kernel = new WasmKernel(c.code, c.meta, memory, place.next);
   place.next = kernel.end;
   kernel.load(inputs);
   const loaded = pool.load(kernel.module, c.meta.entry, kernel.units, memory);
   const args = Int32Array.from(kernel.args);
-  const constant = CONSTANT[c.meta.op] ?? [];
-  const activations = c.meta.operands.filter((n) => n !== 'C' && !constant.includes(n));
-  const out = new Float32Array(size(c.meta.operandShapes.C));
-  const call = () => {
-    for (const name of activations) kernel.write(name, inputs[name]);
-    pool.run(loaded, args, args.length);
-    out.set(kernel.view('C'));
-    return out;
-  };
-  const inPlace = { call: () => pool.run(loaded, args, args.length), result: call().slice() };
-  return { call, result: inPlace.result, inPlace, close: () => pool.release(loaded) };
+  const run = () => pool.run(loaded, args, args.length);
+  const session = sessionCall(kernel, inputs, run);
+  return { ...session, inPlace: { call: run, result: session.result }, close: () => pool.release(loaded) };
 }
 
 /** A one-thread kernel called in place: operands already in its memory, as a model's are. */
@@ -200,14 +198,6 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
   };
 }
 
-/** The SDK's worker pool of `threads` threads (the caller included), and a shared memory for its kernels. */
-async function startPool(threads) {
-  await import('../../client-sdk-js/dist/node-platform.js');
-  const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
-  const pool = await WorkerPool.start({ threads });
-  return { pool, memory: sharedMemory(BASE), threads: pool.threads, close: () => pool.close() };
-}
-
 /**
  * `bench kernels --threads T`: for each paper kernel, the best one-thread kernel (the unsplit
  * candidates) and the best split kernel on the SDK's worker pool of T threads (the candidates of a
@@ -248,7 +238,7 @@ export async function benchKernelsThreaded(dir, { threads, quick = false } = {})
       const oneThread = await fastest(ones, (c) => wasmRuntime(c, inputs));
       const splitBest = await fastest(cases, (c) => { place.next = BASE; return pooledRuntime(c, inputs, pool, place); });
       place.next = BASE;
-      const threaded = await pooledRuntime(splitBest, inputs, pool, place);
+      const threaded = pooledRuntime(splitBest, inputs, pool, place);
       const runtimes = { threaded, threadedInPlace: threaded.inPlace };
       if (oneThread) runtimes.single = inPlaceRuntime(oneThread, inputs);
       runtimes.ort = await onnxRuntime(meta, inputs, threads);

@@ -2,27 +2,20 @@
 
 import { inputsFor, relativeError } from './data.mjs';
 import { reference } from './reference.mjs';
-import { WORKER_COUNTS, runChecked, runPooledChecked, sharedMemory } from './wasm.mjs';
+import { WORKER_COUNTS, runChecked, runPooledChecked, startPool } from './wasm.mjs';
 
 export const TOLERANCE = 1e-4;
 
-/** A worker pool of the largest worker count and a shared memory for it, made when the first split kernel comes. */
-async function startPool() {
-  await import('../../client-sdk-js/dist/node-platform.js'); // worker_threads for the SDK's pool
-  const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
-  const pool = await WorkerPool.start({ threads: Math.max(...WORKER_COUNTS) });
-  return { pool, memory: sharedMemory(1 << 20), close: () => pool.close() };
-}
-
 /**
- * Checks cases one by one; `onResult` sees each { name, backend, ok, error, message, ms }.
+ * Checks cases one by one (a worker pool of the largest worker count is started when the first
+ * split kernel comes); `onResult` sees each { name, backend, ok, error, message, ms }.
  * WGSL cases need a `device` (from webgpu.mjs's openDevice). A split Wasm kernel is checked share
  * by share for every worker count (runChecked), then run by that many real threads.
  */
 export async function checkCases(cases, { device, runWgsl, seed = 1, onResult = () => {} } = {}) {
   let pool;
   try {
-    return await checkEach(cases, { device, runWgsl, seed, onResult, pool: async () => (pool ??= await startPool()) });
+    return await checkEach(cases, { device, runWgsl, seed, onResult, pool: async () => (pool ??= await startPool(Math.max(...WORKER_COUNTS))) });
   } finally {
     pool?.close();
   }

@@ -200,3 +200,14 @@ export async function runPooledChecked({ pool, memory }, bytes, meta, inputs, wa
     pool.release(loaded);
   }
 }
+
+/**
+ * The SDK's worker pool of `threads` threads (the caller included, worker_threads here) and a
+ * shared memory for the kernels it runs: { pool, memory, threads, close }.
+ */
+export async function startPool(threads) {
+  await import('../../client-sdk-js/dist/node-platform.js'); // worker_threads for the SDK's pool
+  const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
+  const pool = await WorkerPool.start({ threads });
+  return { pool, memory: sharedMemory(BASE), threads: pool.threads, close: () => pool.close() };
+}

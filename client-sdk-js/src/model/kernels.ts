@@ -88,6 +88,14 @@ const memoryFor = (meta: KernelMetadata, pages: number) => (meta.split
   ? new WebAssembly.Memory({ initial: pages, maximum: Math.max(pages, SHARED_MAX_PAGES), shared: true })
   : new WebAssembly.Memory({ initial: pages }));
 
+/** Throws unless the kernel runs where the model runs kernels: split ones on threads (a pool), unsplit ones on one. */
+function refuseMismatch(meta: KernelMetadata, pool: WorkerPool | undefined): void {
+  if (!meta.split !== !pool) {
+    throw new Error(meta.split ? "a split kernel (ABI v2) offered to a model that runs its kernels on one thread"
+      : "an unsplit kernel (ABI v1) offered to a model that runs its kernels on threads");
+  }
+}
+
 /**
  * A kernel instantiated on an arena: `caller(offsets)` makes the call over those operands, while
  * the kernel is held (`hold()` for each bind, `release()` when the bind is released).
@@ -105,13 +113,12 @@ interface Instantiated {
  * every unit there (their offsets set once, so a call allocates nothing).
  */
 function kernelOn(module: WebAssembly.Module, meta: KernelMetadata, arena: Arena): Instantiated {
+  refuseMismatch(meta, arena.pool);
   if (!meta.split) {
-    if (arena.pool) throw new Error("an unsplit kernel (ABI v1) offered to a model that runs its kernels on threads");
     const { call, pack } = instantiateKernel(module, meta, arena.memory);
     return { caller: (offsets) => () => call(...offsets), pack, hold: () => undefined, release: () => undefined };
   }
-  const pool = arena.pool;
-  if (!pool) throw new Error("a split kernel (ABI v2) offered to a model that runs its kernels on one thread");
+  const pool = arena.pool!;
   const units = meta.split.units;
   let kernel: PoolKernel | undefined;
   let holds = 0;
@@ -147,10 +154,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
   if (meta.op !== opName(op.kind) || meta.shape.join(",") !== op.shape.join(",")) {
     throw new Error(`kernel for ${meta.op} [${meta.shape}] offered for ${opName(op.kind)} [${op.shape}]`);
   }
-  if (!meta.split !== !pool) {
-    throw new Error(meta.split ? "a split kernel (ABI v2) offered to a model that runs its kernels on one thread"
-      : "an unsplit kernel (ABI v1) offered to a model that runs its kernels on threads");
-  }
+  refuseMismatch(meta, pool);
   const id = artifact.ref?.kernelId ?? "";
   const exports = (memory: WebAssembly.Memory) => instantiateKernel(module, meta, memory);
   exports(memoryFor(meta, 1)); // refuse a malformed kernel now, not at its first bind

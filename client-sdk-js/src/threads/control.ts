@@ -1,7 +1,8 @@
 // The pool's control block: one Int32Array over a SharedArrayBuffer that the caller and every
 // helper thread read and write with Atomics. A dispatch writes the kernel, its arguments, the units
-// and the number of participants, sets PENDING, then bumps SEQ and notifies; each helper computes
-// its share and decrements PENDING; the caller, which computes share 0, waits for PENDING to reach 0.
+// and the number of participants, sets PENDING to the number of helpers, then bumps SEQ and
+// notifies; each helper computes its share (if it has one) and decrements PENDING; the caller, which
+// computes share 0, waits for PENDING to reach 0 before it writes the next command.
 
 /** Bumped by the caller for every command; helpers wait for it to change. */
 export const SEQ = 0;
@@ -11,7 +12,7 @@ export const KERNEL = 2;
 export const UNITS = 3;
 /** Participants of a RUN, the caller included (helpers 1..WORKERS-1 take part). */
 export const WORKERS = 4;
-/** Helpers of the current RUN still computing. */
+/** Helpers yet to acknowledge the last RUN or PARK (every helper acknowledges both). */
 export const PENDING = 5;
 export const ARGC = 6;
 /** The index of a helper whose kernel call threw (0: none); the caller reports it after the join. */
