@@ -2,6 +2,7 @@ package dev.jitzoo.cli;
 
 import dev.jitzoo.cli.bench.BenchCli;
 import dev.jitzoo.cli.codegen.CodegenCli;
+import dev.jitzoo.cli.images.ImagesCommand;
 import dev.jitzoo.cli.sdk.DemoCommand;
 import dev.jitzoo.cli.sdk.DrillCommand;
 import dev.jitzoo.cli.sdk.MicrobenchCommand;
@@ -25,7 +26,7 @@ import picocli.CommandLine.Command;
 @Command(name = "jitzoo", mixinStandardHelpOptions = true,
         description = "Kernels, spaces and benchmarks of the jitzoo suite, without servers unless a command says so.",
         subcommands = {TestCli.class, TuneCommand.class, ZooCommand.class, CodegenCli.class, SpaceCli.class,
-                MicrobenchCommand.class, ModelsCommand.class, TenantCli.class, DemoCommand.class, DrillCommand.class, BenchCli.class, CommandLine.HelpCommand.class})
+                MicrobenchCommand.class, ModelsCommand.class, TenantCli.class, DemoCommand.class, DrillCommand.class, BenchCli.class, ImagesCommand.class, CommandLine.HelpCommand.class})
 public final class Jitzoo {
 
     /** Exit status of a command given bad input. */

@@ -51,11 +51,20 @@ public final class Prereqs {
      */
     public void harness() {
         sdk();
-        Path dir = suite.path("harness");
+        npmCi(suite.path("harness"), "the harness's npm dependencies (onnxruntime-web, TF.js, Dawn)");
+    }
+
+    /** The chart tests' npm packages (Helm, the Kubernetes API models), installed when the lock file changed. */
+    public void chartTests() {
+        node();
+        npmCi(suite.path("helm"), "the chart tests' npm dependencies (Helm, the Kubernetes API models)");
+    }
+
+    private void npmCi(Path dir, String what) {
         Path installed = dir.resolve("node_modules/.package-lock.json");
         if (!Files.exists(installed) || newer(dir.resolve("package-lock.json"), modified(installed))) {
-            Suite.say("installing the harness's npm dependencies (onnxruntime-web, TF.js, Dawn)");
-            suite.run("npm ci in harness/", dir, List.of("npm", "ci", "--no-audit", "--no-fund"));
+            Suite.say("installing " + what);
+            suite.run("npm ci in " + suite.root().relativize(dir) + "/", dir, List.of("npm", "ci", "--no-audit", "--no-fund"));
         }
     }
 

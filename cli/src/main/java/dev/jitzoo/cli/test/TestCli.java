@@ -27,10 +27,12 @@ import picocli.CommandLine.Parameters;
                 "  browser  the SDK's primitive microbenchmark in headless Chromium, every pair checked there",
                 "  wgsl     every generated WGSL kernel compiled by Tint and run on SwiftShader (Dawn)",
                 "  e2e      a private stack on other ports: the skeleton thread, a model tuned and served from the zoo (in Node",
-                "           and in headless Chromium), bad input"})
+                "           and in headless Chromium), bad input",
+                "  deploy   the Helm chart linted, rendered over several value sets and checked against the Kubernetes API",
+                "           models, bad values refused; the four images built (./jitzoo images), inspected, one started by podman"})
 public final class TestCli implements Callable<Integer> {
 
-    @Parameters(arity = "0..*", paramLabel = "STAGE", description = "java, sdk, kernels, browser, wgsl, e2e")
+    @Parameters(arity = "0..*", paramLabel = "STAGE", description = "java, sdk, kernels, browser, wgsl, e2e, deploy")
     List<String> chosen = new ArrayList<>();
 
     private final Suite suite = Suite.here();
@@ -76,6 +78,7 @@ public final class TestCli implements Callable<Integer> {
         stages.put("browser", this::browser);
         stages.put("wgsl", this::wgsl);
         stages.put("e2e", this::e2e);
+        stages.put("deploy", this::deploy);
         return stages;
     }
 
@@ -160,6 +163,25 @@ public final class TestCli implements Callable<Integer> {
         suite.withPrivateStack("end-to-end tests", env, suite.path("client-sdk-js"),
                 List.of("npm", "run", "-s", "test:e2e", "--", "--reporter=default", "--reporter=junit",
                         "--outputFile.junit=test-results/e2e.xml"));
+    }
+
+    /** The chart and the images: what a Kubernetes cluster runs. */
+    private void deploy() {
+        prereqs.chartTests();
+        if (!Prereqs.onPath("podman") || !Prereqs.onPath("runc")) {
+            prereqs.apt("podman", "runc"); // to start an image; runc, as crun refuses this machine's hybrid cgroups
+        }
+        Path images = suite.home().resolve("images");
+        Suite.say("the four images (./jitzoo images: a Debian base from Debian's archive, kept between runs, then each service)");
+        suite.jitzoo("images", "--out", images.toString());
+        Suite.say("the Helm chart (lint, templates over value sets checked against the Kubernetes API models, bad values) "
+                + "and the images (config, layers, one started by podman)");
+        Path results = suite.path("helm/test-results");
+        results.toFile().mkdirs();
+        List<String> test = new ArrayList<>(List.of("node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout",
+                "--test-reporter=junit", "--test-reporter-destination=" + results.resolve("deploy.xml")));
+        test.addAll(files(suite.path("helm/test"), ".test.mjs"));
+        suite.run("chart and image tests", suite.path("helm"), Map.of("JITZOO_IMAGES", images.toString()), test);
     }
 
     private Path harnessResults() {

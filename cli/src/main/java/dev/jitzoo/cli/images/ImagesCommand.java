@@ -1,0 +1,229 @@
+package dev.jitzoo.cli.images;
+
+import dev.jitzoo.cli.suite.Prereqs;
+import dev.jitzoo.cli.suite.Suite;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code jitzoo images}: one OCI image per service, built without a container daemon. The base is a
+ * Debian root filesystem with a Java runtime, assembled from Debian's archive by mmdebstrap and kept
+ * between runs; umoci adds each service's Quarkus fast-jar as two layers (its dependencies, which
+ * change seldom, then the application) and writes the image's config; skopeo writes a tarball that
+ * {@code docker load} and {@code podman load} take.
+ */
+@Command(name = "images", mixinStandardHelpOptions = true,
+        description = {"Builds the four services' OCI images without a container daemon, as tarballs for docker/podman load:",
+                "a Debian base with a Java runtime (mmdebstrap, kept between runs), then each service's Quarkus fast-jar",
+                "as two layers (umoci), written by skopeo to OUT/jitzoo-SERVICE-TAG.tar as jitzoo/SERVICE:TAG."})
+public final class ImagesCommand implements Callable<Integer> {
+
+    /** The services, by image name, and the folder of each one's Maven module. */
+    static final Map<String, String> MODULES = Map.of("gateway", "gateway", "space", "space-service",
+            "codegen", "codegen-service", "zoo", "zoo-service");
+    /** The port every image serves HTTP and gRPC on (the chart's container port). */
+    static final int PORT = 8080;
+    /** The user the services run as: not root, in group 0 as OpenShift-style random users are. */
+    static final String USER = "185";
+    static final String SUITE = "bookworm";
+    static final List<String> PACKAGES = List.of("openjdk-17-jre-headless", "ca-certificates");
+
+    @Parameters(arity = "0..*", paramLabel = "SERVICE", description = "gateway, space, codegen, zoo (default: all four)")
+    List<String> services = new ArrayList<>();
+
+    @Option(names = "--out", paramLabel = "DIR", description = "where the tarballs go (default: .jitzoo/images)")
+    Path out;
+
+    @Option(names = "--tag", description = "the images' tag (default: the chart's appVersion, helm/jitzoo/Chart.yaml)")
+    String tag;
+
+    @Option(names = "--registry", defaultValue = "jitzoo",
+            description = "the repository prefix of the images' names (default: ${DEFAULT-VALUE}, as in jitzoo/gateway)")
+    String registry;
+
+    @Option(names = "--new-base", description = "assemble the Debian base again, though one is kept")
+    boolean newBase;
+
+    private final Suite suite = Suite.here();
+
+    @Override
+    public Integer call() throws IOException {
+        List<String> chosen = services.isEmpty() ? List.of("gateway", "space", "codegen", "zoo") : services;
+        for (String service : chosen) {
+            if (!MODULES.containsKey(service)) {
+                throw new IllegalArgumentException("unknown service '" + service + "'; services: gateway, space, codegen, zoo");
+            }
+        }
+        String version = tag != null ? tag : chartAppVersion();
+        Path dir = out != null ? out.toAbsolutePath() : suite.home().resolve("images");
+        Files.createDirectories(dir);
+        tools();
+        Path base = base(dir.resolve("base"));
+        Path work = Suite.tempDir("jitzoo-images.");
+        Path layout = work.resolve("oci");
+        try {
+            umoci("new layout", "init", "--layout", layout.toString());
+            baseImage(layout, base, work.resolve("bundle"));
+            for (String service : chosen) {
+                Path tarball = dir.resolve("jitzoo-" + service + "-" + version + ".tar");
+                serviceImage(layout, service, version, tarball);
+                Suite.say(service + ": " + tarball + " (" + registry + "/" + service + ":" + version + ", "
+                        + Files.size(tarball) / (1 << 20) + " MiB)");
+            }
+        } finally {
+            Suite.remove(work);
+        }
+        return 0;
+    }
+
+    private void tools() {
+        List<String> missing = new ArrayList<>();
+        for (String[] tool : new String[][] {{"mmdebstrap", "mmdebstrap"}, {"umoci", "umoci"}, {"skopeo", "skopeo"}}) {
+            if (!Prereqs.onPath(tool[0])) {
+                missing.add(tool[1]);
+            }
+        }
+        if (!missing.isEmpty()) {
+            new Prereqs(suite).apt(missing.toArray(String[]::new));
+        }
+    }
+
+    /**
+     * The base root filesystem as a tarball, kept under a name that hashes what went into it: Debian
+     * {@value #SUITE} (minbase), a headless Java 17 runtime, CA certificates, the user {@value #USER}.
+     */
+    private Path base(Path dir) throws IOException {
+        List<String> command = new ArrayList<>(List.of("mmdebstrap", "--quiet", "--format=tar", "--variant=minbase", "--include=" + String.join(",", PACKAGES),
+                // documentation and translations: no use in a server image, a fifth of its size
+                "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
+                "--dpkgopt=path-exclude=/usr/share/locale/*", "--dpkgopt=path-include=/usr/share/doc/*/copyright",
+                // Java's postinst links its man page into man1 through update-alternatives
+                "--essential-hook=mkdir -p \"$1/usr/share/man/man1\"",
+                "--customize-hook=chroot \"$1\" useradd --system --uid " + USER + " --gid 0 --home-dir /deployments --no-create-home "
+                        + "--shell /usr/sbin/nologin jitzoo",
+                "--customize-hook=mkdir -p \"$1/deployments\" && chown " + USER + ":0 \"$1/deployments\"",
+                SUITE));
+        Path tarball = dir.resolve("debian-" + SUITE + "-" + hash(String.join("\n", command)) + ".tar");
+        if (Files.exists(tarball) && !newBase) {
+            Suite.say("base: " + tarball + " (kept; --new-base assembles it again)");
+            return tarball;
+        }
+        Files.createDirectories(dir);
+        Path partial = dir.resolve(tarball.getFileName() + ".partial");
+        command.add(partial.toString());
+        Suite.say("base: Debian " + SUITE + " with " + String.join(", ", PACKAGES) + " from Debian's archive (mmdebstrap, a minute "
+                + "or two)");
+        suite.run("mmdebstrap", dir, command);
+        Files.move(partial, tarball, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        return tarball;
+    }
+
+    /** The tag {@code base} of the layout: one layer, the base root filesystem. */
+    private void baseImage(Path layout, Path base, Path bundle) {
+        String image = layout + ":base";
+        umoci("an empty image", "new", "--image", image);
+        umoci("unpack", "unpack", "--image", image, bundle.toString());
+        suite.run("the base's files", suite.root(), List.of("tar", "-xf", base.toString(), "-C", bundle.resolve("rootfs").toString()));
+        umoci("the base layer", "repack", "--image", image, "--history.created_by=mmdebstrap --variant=minbase "
+                + SUITE + " +" + String.join(",", PACKAGES), "--history.comment=Debian " + SUITE + ", Java 17", bundle.toString());
+        Suite.remove(bundle);
+    }
+
+    /** A service's image: the base, its dependencies, then the application; its config; the tarball. */
+    private void serviceImage(Path layout, String service, String version, Path tarball) throws IOException {
+        Path app = suite.path(MODULES.get(service)).resolve("target/quarkus-app");
+        if (!Files.exists(app.resolve("quarkus-run.jar"))) {
+            throw new Suite.StepFailed(app.resolve("quarkus-run.jar") + " is missing: build the suite first (./jitzoo builds it)");
+        }
+        String image = layout + ":" + service;
+        umoci("tag", "tag", "--image", layout + ":base", service);
+        Path staged = layout.resolveSibling(service);
+        Files.createDirectories(staged.resolve("deployments"));
+        suite.run("copy " + app, suite.root(), List.of("cp", "-r", app + "/.", staged.resolve("deployments").toString()));
+        // the dependencies change seldom: a layer of their own, kept by a registry and a node between releases
+        layer(image, staged, service + "'s dependencies", "quarkus-app/lib (dependencies)", List.of("deployments/lib"));
+        layer(image, staged, service + "'s application", "quarkus-app (application)",
+                List.of("deployments/app", "deployments/quarkus", "deployments/quarkus-run.jar"));
+        List<String> config = new ArrayList<>(List.of("config", "--image", image, "--no-history", "--author=jitzoo",
+                "--created=" + Instant.ofEpochSecond(commitTime()), "--config.user=" + USER, "--config.workingdir=/deployments",
+                "--config.exposedports=" + PORT + "/tcp", "--config.env=QUARKUS_HTTP_PORT=" + PORT, "--config.env=LANG=C.UTF-8",
+                "--config.entrypoint=java", "--config.entrypoint=-jar", "--config.entrypoint=/deployments/quarkus-run.jar",
+                "--config.stopsignal=SIGTERM",
+                "--config.label=org.opencontainers.image.title=jitzoo-" + service,
+                "--config.label=org.opencontainers.image.version=" + version,
+                "--config.label=org.opencontainers.image.revision=" + revision()));
+        umoci(service + "'s config", config.toArray(String[]::new));
+        Files.deleteIfExists(tarball);
+        suite.run("skopeo copy", suite.root(), List.of("skopeo", "copy", "--quiet", "oci:" + image,
+                "docker-archive:" + tarball + ":" + registry + "/" + service + ":" + version));
+    }
+
+    /**
+     * Appends a layer of {@code paths} under {@code staged}, written by GNU tar as the same bytes for the
+     * same files: sorted, owned by root, dated at the commit. It holds no entry for /deployments
+     * itself, which the base gives to the user.
+     */
+    private void layer(String image, Path staged, String what, String comment, List<String> paths) {
+        Path tar = staged.resolveSibling(staged.getFileName() + ".tar");
+        List<String> command = new ArrayList<>(List.of("tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner",
+                "--mode=a+rX,go-w", "--mtime=@" + commitTime(), "-cf", tar.toString(), "-C", staged.toString()));
+        command.addAll(paths);
+        suite.run(what, suite.root(), command);
+        umoci(what, "raw", "add-layer", "--image", image, "--history.comment=" + comment, tar.toString());
+    }
+
+    private void umoci(String what, String... args) {
+        List<String> command = new ArrayList<>(List.of("umoci"));
+        command.addAll(List.of(args));
+        suite.run("umoci: " + what, suite.root(), command);
+    }
+
+    private String chartAppVersion() throws IOException {
+        Path chart = suite.path("helm/jitzoo/Chart.yaml");
+        Matcher m = Pattern.compile("(?m)^appVersion:\\s*\"?([^\"\\s]+)\"?").matcher(Files.readString(chart));
+        if (!m.find()) {
+            throw new IllegalStateException(chart + " has no appVersion");
+        }
+        return m.group(1);
+    }
+
+    private long commitTime() {
+        try {
+            return Long.parseLong(suite.output("git log", List.of("git", "-C", suite.root().toString(), "log", "-1", "--format=%ct")).strip());
+        } catch (Suite.StepFailed | NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private String revision() {
+        try {
+            return suite.output("git rev-parse", List.of("git", "-C", suite.root().toString(), "rev-parse", "HEAD")).strip();
+        } catch (Suite.StepFailed e) {
+            return "unknown";
+        }
+    }
+
+    private static String hash(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 6);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
