@@ -22,7 +22,7 @@ import picocli.CommandLine.Unmatched;
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
                 BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class,
-                BenchCli.Browser.class, BenchCli.WebGpu.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class})
+                BenchCli.Browser.class, BenchCli.WebGpu.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class, BenchCli.Scale.class})
 public final class BenchCli {
 
     /** What every bench shares: the suite, and the options it passes on. */
@@ -284,6 +284,19 @@ public final class BenchCli {
             Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", "-Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20",
                     "JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true");
             suite.withPrivateStack("bench gateway", gateway, suite.root(), javaMain(GatewayBench.class));
+        }
+    }
+
+    @Command(name = "scale", description = "beside a private stack: what a second instance adds, as a second pod would: 1 against 2 "
+            + "zoo consumers on a topic of 2 partitions (reports/s), and 1 against 2 codegen instances behind a gateway that "
+            + "balances over their addresses as the chart configures (kernels/s); medians of alternating rounds after a warm-up, "
+            + "and the work per CPU second of each service (options: --rounds N (3), --reports N (20000), --sessions N (200), --json)")
+    static final class Scale extends Bench {
+        @Override
+        public void run() {
+            Suite.say("a private stack; then zoo consumers and codegen instances of their own beside it, one and two at a time "
+                    + "(a few minutes)");
+            suite.withPrivateStack("bench scale", Map.of(), suite.root(), javaMain(ScaleBench.class));
         }
     }
 

@@ -1,0 +1,525 @@
+package dev.jitzoo.cli.bench;
+
+import com.google.gson.Gson;
+import dev.jitzoo.cli.suite.Suite;
+import dev.jitzoo.proto.gateway.v1.ClientFrame;
+import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.kernel.v1.OpKind;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.zoo.v1.Measurement;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.http.WebSocketConnectOptions;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * {@code ./jitzoo bench scale}, beside a private stack (BenchCli starts it): what a second instance
+ * of a service adds, on this machine, as Kubernetes would add a pod.
+ * <ul>
+ * <li>Zoo consumers: one zoo alone in its consumer group, and two zoos in another group, each group
+ * on a topic of two partitions; reports published as the gateway would, timed until ingested.</li>
+ * <li>Codegen instances behind a gateway: one gateway whose codegen address resolves to one
+ * instance, and one whose address resolves to two (127.0.0.1 and 127.0.0.2, from a hosts file: a
+ * headless Service's DNS answer), both calling it with gRPC's round_robin as the chart configures;
+ * sessions of new shapes, every kernel of their lite spaces generated and offered.</li>
+ * </ul>
+ * Every instance is warmed up by a first round; then rounds alternate one and two instances, and
+ * the medians and their ratio are printed, with the CPU seconds each instance used per unit of work
+ * (the capacity model's figures). One JSON line with {@code --json}.
+ */
+public final class ScaleBench {
+
+    private static final int PARTITIONS = 2;
+    private static final int OPS_PER_SESSION = 4;
+    private static final int SESSIONS_IN_FLIGHT = 16;
+
+    private final Suite suite = Suite.here();
+    private final String run = UUID.randomUUID().toString().substring(0, 8);
+    private final Path logs;
+    private final Map<String, String> stack;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final List<Instance> started = new ArrayList<>();
+    private final Random random = new Random(11);
+
+    private ScaleBench() {
+        Path home = Path.of(System.getenv().getOrDefault("JITZOO_HOME", suite.home().toString()));
+        this.logs = home.resolve("logs");
+        Map<String, String> env = System.getenv();
+        this.stack = Map.of("kafka", "127.0.0.1:" + env.getOrDefault("JITZOO_KAFKA_PORT", "9092"),
+                "redis", "redis://127.0.0.1:" + env.getOrDefault("JITZOO_REDIS_PORT", "6390"),
+                "mongo", "mongodb://127.0.0.1:" + env.getOrDefault("JITZOO_MONGO_PORT", "27018"),
+                "space", env.getOrDefault("JITZOO_SPACE_PORT", "8081"), "zoo", env.getOrDefault("JITZOO_ZOO_PORT", "8083"));
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> argv = Arrays.asList(args);
+        boolean json = argv.contains("--json");
+        int rounds = intArg(argv, "--rounds", 3);
+        int reports = intArg(argv, "--reports", 20_000);
+        int sessions = intArg(argv, "--sessions", 200);
+        ScaleBench bench = new ScaleBench();
+        Map<String, Object> figures = new LinkedHashMap<>();
+        figures.put("cores", Runtime.getRuntime().availableProcessors());
+        try {
+            // codegen first: the zoo rounds leave MongoDB with many reports, which the sessions' Resolve and Similar calls read
+            bench.codegen(rounds, sessions, figures);
+            bench.zoo(rounds, reports, figures);
+        } finally {
+            bench.stopAll();
+        }
+        print(figures, json);
+        System.exit(0);
+    }
+
+    // ---- zoo consumers ----
+
+    private void zoo(int rounds, int reports, Map<String, Object> figures) throws Exception {
+        String one = "scale-reports-1-" + run;
+        String two = "scale-reports-2-" + run;
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.get("kafka")));
+             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", stack.get("kafka"),
+                     "acks", "all", "linger.ms", 5, "batch.size", 262_144), new StringSerializer(), new ByteArraySerializer())) {
+            admin.createTopics(List.of(new NewTopic(one, PARTITIONS, (short) 1), new NewTopic(two, PARTITIONS, (short) 1))).all()
+                    .get(30, TimeUnit.SECONDS);
+            say("zoo: one consumer on " + one + ", two on " + two + " (" + PARTITIONS + " partitions each)");
+            List<Instance> single = List.of(zooInstance("zoo-1a", one, 28301));
+            List<Instance> pair = List.of(zooInstance("zoo-2a", two, 28302), zooInstance("zoo-2b", two, 28303));
+            awaitGroup(admin, "scale-" + one, 1);
+            awaitGroup(admin, "scale-" + two, 2);
+            Map<Integer, List<Round>> results = alternate(rounds, n -> ingest(producer, n == 1 ? one : two, n == 1 ? single : pair,
+                    reports));
+            summarize("zoo", "reports", results, figures);
+        }
+    }
+
+    private Instance zooInstance(String name, String topic, int port) throws Exception {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("JITZOO_MONGO_URI", stack.get("mongo"));
+        env.put("JITZOO_REDIS_URI", stack.get("redis"));
+        env.put("JITZOO_KAFKA_BOOTSTRAP", stack.get("kafka"));
+        env.put("MP_MESSAGING_INCOMING_REPORTS_TOPIC", topic);
+        env.put("MP_MESSAGING_INCOMING_REPORTS_GROUP_ID", "scale-" + topic);
+        return start(name, "zoo-service", "127.0.0.1", port, env, List.of());
+    }
+
+    /** Until the group has {@code members} consumers that hold every partition between them. */
+    private void awaitGroup(Admin admin, String group, int members) throws Exception {
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (System.currentTimeMillis() < deadline) {
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS).get(group);
+            int assigned = d.members().stream().mapToInt(m -> m.assignment().topicPartitions().size()).sum();
+            if (d.groupState() == GroupState.STABLE && d.members().size() == members && assigned == PARTITIONS) {
+                return;
+            }
+            Thread.sleep(500);
+        }
+        throw new IllegalStateException("consumer group " + group + " did not settle with " + members + " members in 2 minutes");
+    }
+
+    /** Reports over 200 device kinds (keys, so both partitions get them), timed from the first send until all are ingested. */
+    private Round ingest(KafkaProducer<String, byte[]> producer, String topic, List<Instance> zoos, int reports) throws Exception {
+        double before = sum(zoos, "jitzoo_zoo_reports_ingested_total");
+        Map<String, Double> cpu = cpuByProcess();
+        long[] machine = machineTicks();
+        String batch = UUID.randomUUID().toString().substring(0, 6);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < reports; i++) {
+            String kind = "scale-" + batch + "-" + (i % 200);
+            producer.send(new ProducerRecord<>(topic, kind, report(kind, batch + "-" + i).toByteArray()));
+        }
+        producer.flush();
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+        while (sum(zoos, "jitzoo_zoo_reports_ingested_total") - before < reports) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the zoo ingested too few of " + reports + " reports in 10 minutes");
+            }
+            Thread.sleep(100);
+        }
+        return new Round(reports, (System.nanoTime() - t0) / 1e9, cpuSince(cpu), zoos, busySince(machine));
+    }
+
+    private KernelReport report(String kind, String session) {
+        OpSpec op = matmul(128, 768, 768);
+        KernelReport.Builder report = KernelReport.newBuilder().setSessionId(session).setOrigin("o-" + session)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint(kind)).setOp(op).setBackend(Backend.BACKEND_WASM)
+                .setReceivedAtMs(System.currentTimeMillis());
+        double base = 1 + 0.05 * random.nextDouble();
+        for (int k = 0; k < 5; k++) {
+            report.addRanked(Measurement.newBuilder().setMedianMs(base * (1 + 0.1 * k)).setSamples(7)
+                    .setKernel(KernelRef.newBuilder().setKernelId("k" + k).setBackend(Backend.BACKEND_WASM).setOp(op)));
+        }
+        return report.build();
+    }
+
+    // ---- codegen instances behind a gateway ----
+
+    private void codegen(int rounds, int sessions, Map<String, Object> figures) throws Exception {
+        // the headless Service's answer, as a hosts file the gateways' JVMs read instead of the system's
+        Path hosts = logs.resolveSibling("scale-hosts");
+        Files.writeString(hosts, "127.0.0.1 codegen-one.scale\n127.0.0.1 codegen-two.scale\n127.0.0.2 codegen-two.scale\n");
+        int port = 28310;
+        List<Instance> codegens = List.of(start("codegen-a", "codegen-service", "127.0.0.1", port, Map.of("JITZOO_REDIS_URI",
+                stack.get("redis")), List.of()), start("codegen-b", "codegen-service", "127.0.0.2", port, Map.of("JITZOO_REDIS_URI",
+                stack.get("redis")), List.of()));
+        Instance one = gateway("gateway-1", 28311, "codegen-one.scale", port, hosts);
+        Instance two = gateway("gateway-2", 28312, "codegen-two.scale", port, hosts);
+        say("codegen: gateway-1 calls codegen-a; gateway-2 calls codegen-a and codegen-b (round_robin over their addresses)");
+        Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        WebSocketClient client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxFrameSize(1 << 22)
+                .setMaxMessageSize(1 << 24));
+        try {
+            Map<Integer, List<Round>> results = alternate(rounds, n -> generate(client, n == 1 ? one : two,
+                    n == 1 ? codegens.subList(0, 1) : codegens, sessions));
+            summarize("codegen", "kernels", results, figures);
+        } finally {
+            vertx.close();
+        }
+    }
+
+    private Instance gateway(String name, int port, String codegenHost, int codegenPort, Path hosts) throws Exception {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("JITZOO_MONGO_URI", stack.get("mongo"));
+        env.put("JITZOO_REDIS_URI", stack.get("redis"));
+        env.put("JITZOO_KAFKA_BOOTSTRAP", stack.get("kafka"));
+        env.put("JITZOO_SPACE_PORT", stack.get("space"));
+        env.put("JITZOO_ZOO_PORT", stack.get("zoo"));
+        env.put("JITZOO_CODEGEN_HOST", codegenHost);
+        env.put("JITZOO_CODEGEN_PORT", String.valueOf(codegenPort));
+        env.put("QUARKUS_GRPC_CLIENTS_CODEGEN_LOAD_BALANCING_POLICY", "round_robin");
+        env.put("JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true");
+        return start(name, "gateway", "127.0.0.1", port, env, List.of("-Djdk.net.hosts.file=" + hosts));
+    }
+
+    /** Sessions of new shapes, {@value #SESSIONS_IN_FLIGHT} at a time, each until its last offer: the kernels delivered. */
+    private Round generate(WebSocketClient client, Instance gateway, List<Instance> codegens, int sessions) throws Exception {
+        Map<String, Double> cpu = cpuByProcess();
+        long[] machine = machineTicks();
+        AtomicLong kernels = new AtomicLong();
+        Semaphore inFlight = new Semaphore(SESSIONS_IN_FLIGHT);
+        List<CompletableFuture<Void>> done = Collections.synchronizedList(new ArrayList<>());
+        long t0 = System.nanoTime();
+        for (int i = 0; i < sessions; i++) {
+            inFlight.acquire();
+            CompletableFuture<Void> session = session(client, gateway.port(), i, kernels);
+            session.whenComplete((v, e) -> inFlight.release());
+            done.add(session);
+        }
+        CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
+        return new Round(kernels.get(), (System.nanoTime() - t0) / 1e9, cpuSince(cpu), codegens, busySince(machine));
+    }
+
+    private CompletableFuture<Void> session(WebSocketClient client, int port, int n, AtomicLong kernels) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        List<OpSpec> ops = new ArrayList<>();
+        for (int i = 0; i < OPS_PER_SESSION; i++) {
+            // shapes no session asked before: every kernel is generated, none comes from codegen's cache
+            ops.add(matmul(16 * (1 + random.nextInt(32)), 64 * (1 + random.nextInt(16)), 16 * (1 + random.nextInt(48)) + 1));
+        }
+        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("scale-" + run).setUserAgent("jitzoo-bench").setLogicalCores(2)
+                        .setWasm(WasmFeatures.newBuilder().setSimd(true))).addAllOps(ops).setCredits(100_000)).build().toByteArray();
+        WebSocketConnectOptions options = new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI("/v1/session")
+                .addHeader("X-Forwarded-For", "10.9." + (n >> 8 & 255) + "." + (n & 255));
+        client.connect(options).onSuccess(ws -> {
+            ws.binaryMessageHandler(data -> {
+                ServerFrame frame;
+                try {
+                    frame = ServerFrame.parseFrom(data.getBytes());
+                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                    done.completeExceptionally(e);
+                    return;
+                }
+                switch (frame.getFrameCase()) {
+                    case WELCOME -> kernels.addAndGet(frame.getWelcome().getInitialCount());
+                    case OFFER -> kernels.incrementAndGet();
+                    case OFFERS_DONE -> {
+                        ws.close();
+                        done.complete(null);
+                    }
+                    case ERROR -> done.completeExceptionally(new IllegalStateException(frame.getError().getMessage()));
+                    default -> { }
+                }
+            });
+            ws.closeHandler(v -> done.completeExceptionally(new IllegalStateException("closed with " + ws.closeStatusCode())));
+            ws.writeBinaryMessage(Buffer.buffer(hello));
+        }).onFailure(done::completeExceptionally);
+        return done;
+    }
+
+    // ---- rounds ----
+
+    /**
+     * What one round did: units of work, seconds, the CPU seconds of the instances doing it, and how
+     * busy the whole machine was (every core, every process).
+     */
+    private record Round(double units, double seconds, Map<String, Double> cpuByProcess, List<Instance> doing, double machineBusy) {
+        double perSecond() {
+            return units / seconds;
+        }
+
+        /** The CPU seconds of the instances that did the work. */
+        double cpuSeconds() {
+            return doing.stream().mapToDouble(i -> cpuByProcess.getOrDefault(i.name(), 0.0)).sum();
+        }
+    }
+
+    private interface RoundOf {
+        Round run(int instances) throws Exception;
+    }
+
+    /**
+     * Warm-up rounds, not counted (two of two instances: the second instance gets half the work, and
+     * its JIT warms as late); then {@code rounds} of one and of two instances, alternating.
+     */
+    private static Map<Integer, List<Round>> alternate(int rounds, RoundOf round) throws Exception {
+        say("  warm-up rounds (not counted)");
+        round.run(1);
+        round.run(2);
+        round.run(2);
+        Map<Integer, List<Round>> results = new LinkedHashMap<>(Map.of(1, new ArrayList<>(), 2, new ArrayList<>()));
+        for (int r = 0; r < rounds; r++) {
+            for (int n : new int[] {1, 2}) {
+                Round done = round.run(n);
+                results.get(n).add(done);
+                say(String.format(java.util.Locale.ROOT, "  round %d, %d instance%s: %.0f units in %.1f s (%.0f/s), %.1f CPU s, "
+                        + "machine %.0f%% busy", r + 1, n, n == 1 ? "" : "s", done.units(), done.seconds(), done.perSecond(),
+                        done.cpuSeconds(), 100 * done.machineBusy()));
+            }
+        }
+        return results;
+    }
+
+    private static void summarize(String service, String unit, Map<Integer, List<Round>> results, Map<String, Object> figures) {
+        double one = median(results.get(1).stream().map(Round::perSecond).toList());
+        double two = median(results.get(2).stream().map(Round::perSecond).toList());
+        figures.put(service + "_" + unit + "_per_s_1", Math.round(one));
+        figures.put(service + "_" + unit + "_per_s_2", Math.round(two));
+        figures.put(service + "_speedup_2_vs_1", round(two / one, 2));
+        for (int n : new int[] {1, 2}) {
+            figures.put(service + "_machine_busy_pct_" + n, Math.round(100 * median(results.get(n).stream().map(Round::machineBusy).toList())));
+        }
+        // the capacity model's figure: work per CPU second an instance spends (a pod of c cores: c times it, where nothing else binds)
+        figures.put(service + "_" + unit + "_per_cpu_s", Math.round(median(results.values().stream().flatMap(Collection::stream)
+                .map(r -> r.units() / r.cpuSeconds()).toList())));
+        // where the machine's CPU went in the counted rounds, every process of the stack, the instances and the load
+        double serviceShare = 0;
+        for (int n : new int[] {1, 2}) {
+            Map<String, Double> total = new java.util.TreeMap<>();
+            results.get(n).forEach(r -> r.cpuByProcess().forEach((k, v) -> total.merge(k, v, Double::sum)));
+            double all = total.values().stream().mapToDouble(Double::doubleValue).sum();
+            Map<String, Long> shares = new LinkedHashMap<>();
+            total.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                    .filter(e -> e.getValue() / all >= 0.01).forEach(e -> shares.put(e.getKey(), Math.round(100 * e.getValue() / all)));
+            figures.put(service + "_cpu_share_pct_" + n, shares);
+            if (n == 1) {
+                serviceShare = results.get(1).stream().mapToDouble(Round::cpuSeconds).sum() / all;
+            }
+        }
+        // on a machine this busy, a second instance can at most take the first one's share off it:
+        // were the service free, the rest would still need (1 - share) of the CPU
+        figures.put(service + "_speedup_ceiling_here", round(1 / (1 - serviceShare), 2));
+    }
+
+    // ---- instances ----
+
+    private record Instance(String name, Process process, String host, int port) {
+    }
+
+    /** A service's fast-jar in a JVM of its own, as ./jitzoo up starts one; ready when its readiness check is. */
+    private Instance start(String name, String module, String host, int port, Map<String, String> env, List<String> jvm)
+            throws Exception {
+        Path jar = suite.path(module).resolve("target/quarkus-app/quarkus-run.jar");
+        List<String> command = new ArrayList<>(List.of("java", "-Xmx384m", "-XX:+UseSerialGC"));
+        command.addAll(jvm);
+        command.addAll(List.of("-jar", jar.toString()));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(logs.resolve("scale-" + name + ".log").toFile());
+        builder.environment().putAll(env);
+        builder.environment().put("QUARKUS_HTTP_HOST", host);
+        builder.environment().put("QUARKUS_HTTP_PORT", String.valueOf(port));
+        Instance instance = new Instance(name, builder.start(), host, port);
+        started.add(instance);
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (!ready(instance)) {
+            if (!instance.process().isAlive() || System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException(name + " did not become ready; see " + logs.resolve("scale-" + name + ".log"));
+            }
+            Thread.sleep(300);
+        }
+        say("  " + name + " ready on " + host + ":" + port);
+        return instance;
+    }
+
+    private boolean ready(Instance instance) {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create("http://" + instance.host() + ":" + instance.port() + "/q/health/ready"))
+                    .build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void stopAll() {
+        started.forEach(i -> i.process().destroy());
+        for (Instance i : started) {
+            try {
+                if (!i.process().waitFor(20, TimeUnit.SECONDS)) {
+                    i.process().destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A counter summed over instances, from their Prometheus pages. */
+    private double sum(List<Instance> instances, String series) throws Exception {
+        double total = 0;
+        Pattern line = Pattern.compile("(?m)^" + Pattern.quote(series) + "(?:\\{[^}]*\\})? ([0-9.eE+]+)");
+        for (Instance i : instances) {
+            String page = http.send(HttpRequest.newBuilder(URI.create("http://" + i.host() + ":" + i.port() + "/q/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            Matcher m = line.matcher(page);
+            while (m.find()) {
+                total += Double.parseDouble(m.group(1));
+            }
+        }
+        return total;
+    }
+
+    /** The machine's busy and total CPU ticks so far, over every core (/proc/stat); zeros where there is none. */
+    private static long[] machineTicks() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i < Math.min(f.length, 9); i++) {
+                total += Long.parseLong(f[i]);
+            }
+            long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
+            return new long[] {total - idle, total};
+        } catch (IOException | RuntimeException e) {
+            return new long[] {0, 0};
+        }
+    }
+
+    private static double busySince(long[] before) {
+        long[] now = machineTicks();
+        return now[1] == before[1] ? Double.NaN : (double) (now[0] - before[0]) / (now[1] - before[1]);
+    }
+
+    /** CPU seconds so far of every process here: the stack's parts (their pid files), the instances, this load. */
+    private Map<String, Double> cpuByProcess() {
+        Map<String, ProcessHandle> processes = new LinkedHashMap<>();
+        try (var pids = Files.list(logs.resolveSibling("run"))) {
+            for (Path pid : pids.filter(p -> p.toString().endsWith(".pid")).toList()) {
+                String part = pid.getFileName().toString().replace(".pid", "");
+                ProcessHandle.of(Long.parseLong(Files.readString(pid).trim())).ifPresent(h -> processes.put("stack " + part, h));
+            }
+        } catch (IOException | NumberFormatException e) {
+            // no stack of ./jitzoo here: the instances and the load only
+        }
+        started.forEach(i -> processes.put(i.name(), i.process().toHandle()));
+        processes.put("load", ProcessHandle.current());
+        Map<String, Double> cpu = new LinkedHashMap<>();
+        processes.forEach((name, h) -> h.info().totalCpuDuration().ifPresent(d -> cpu.put(name, d.toNanos() / 1e9)));
+        return cpu;
+    }
+
+    private Map<String, Double> cpuSince(Map<String, Double> before) {
+        Map<String, Double> used = new LinkedHashMap<>();
+        cpuByProcess().forEach((name, now) -> used.put(name, now - before.getOrDefault(name, 0.0)));
+        return used;
+    }
+
+    // ---- small things ----
+
+    private static OpSpec matmul(int m, int k, int n) {
+        return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(k).addShape(n).build();
+    }
+
+    private static int intArg(List<String> argv, String name, int otherwise) {
+        int i = argv.indexOf(name);
+        return i >= 0 && i + 1 < argv.size() ? Integer.parseInt(argv.get(i + 1)) : otherwise;
+    }
+
+    private static double median(List<Double> xs) {
+        List<Double> sorted = new ArrayList<>(xs);
+        Collections.sort(sorted);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    private static double round(double x, int digits) {
+        double f = Math.pow(10, digits);
+        return Math.round(x * f) / f;
+    }
+
+    private static void say(String line) {
+        System.err.println(line);
+    }
+
+    private static void print(Map<String, Object> f, boolean json) {
+        if (json) {
+            System.out.println(new Gson().toJson(f));
+            return;
+        }
+        System.out.println();
+        System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %8s %14s %12s %10s%n", "", "1 instance", "2 instances", "ratio",
+                "per CPU s", "machine busy", "ceiling");
+        for (String[] row : new String[][] {{"zoo consumers (reports/s, 2 partitions)", "zoo", "reports"},
+                {"codegen behind a gateway (kernels/s)", "codegen", "kernels"}}) {
+            String p = row[1] + "_" + row[2];
+            System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %7s× %14s %5s%%, %3s%% %9s×%n", row[0], f.get(p + "_per_s_1"),
+                    f.get(p + "_per_s_2"), f.get(row[1] + "_speedup_2_vs_1"), f.get(p + "_per_cpu_s"),
+                    f.get(row[1] + "_machine_busy_pct_1"), f.get(row[1] + "_machine_busy_pct_2"), f.get(row[1] + "_speedup_ceiling_here"));
+        }
+        System.out.println("(medians of the rounds; machine: " + f.get("cores") + " cores shared by every process of the stack and the load;"
+                + " ceiling: the most a second instance can give on a machine this busy, 1 / (1 - the service's CPU share))");
+        for (String service : List.of("zoo", "codegen")) {
+            for (int n : new int[] {1, 2}) {
+                System.out.println("CPU, " + service + " rounds of " + n + ": " + f.get(service + "_cpu_share_pct_" + n));
+            }
+        }
+    }
+}
