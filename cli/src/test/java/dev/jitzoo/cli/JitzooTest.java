@@ -31,7 +31,7 @@ class JitzooTest {
     @Test
     void anUnknownTestStageNamesTheStages() {
         assertEquals(Jitzoo.USAGE_ERROR, run("test", "kernels", "fast"));
-        assertEquals("jitzoo test: unknown stage 'fast'; stages: java, sdk, kernels, browser, wgsl, e2e", err.toString().strip());
+        assertEquals("jitzoo test: unknown stage 'fast'; stages: java, sdk, kernels, browser, wgsl, e2e, deploy", err.toString().strip());
     }
 
     @Test
