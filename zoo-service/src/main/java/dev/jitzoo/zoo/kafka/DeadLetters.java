@@ -8,6 +8,7 @@ import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
+import io.smallrye.common.annotation.Identifier;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -75,14 +77,18 @@ public class DeadLetters {
     private static final Duration DEPTH_EVERY = Duration.ofSeconds(10);
 
     private final String bootstrap;
+    /** The channels' client settings that reach a broker (security.protocol, sasl.*, ssl.*): the dead-letter clients need them too. */
+    private final Map<String, Object> access;
 
     /** Each channel's depth as last read from Kafka, read again past {@link #DEPTH_EVERY}. */
     private final LoadingCache<Channel, Double> depths = Caffeine.newBuilder().expireAfterWrite(DEPTH_EVERY).build(this::readDepth);
     private final MeterRegistry metrics;
     private final List<Gauge> gauges = new ArrayList<>();
 
-    public DeadLetters(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap, MeterRegistry metrics) {
+    public DeadLetters(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap,
+                       @Identifier("default-kafka-broker") Map<String, Object> kafka, MeterRegistry metrics) {
         this.bootstrap = bootstrap;
+        this.access = access(kafka);
         this.metrics = metrics;
         for (Channel channel : Channel.values()) {
             gauges.add(Gauge.builder("jitzoo.zoo.dlq.depth", this, d -> d.depth(channel))
@@ -193,8 +199,20 @@ public class DeadLetters {
         }
     }
 
+    /** Of the broker's client settings, those that reach it: security.protocol, sasl.*, ssl.*. */
+    static Map<String, Object> access(Map<String, Object> kafka) {
+        Map<String, Object> access = new TreeMap<>();
+        kafka.forEach((key, value) -> {
+            if (key.startsWith("security.") || key.startsWith("sasl.") || key.startsWith("ssl.")) {
+                access.put(key, value);
+            }
+        });
+        return access;
+    }
+
     private KafkaConsumer<byte[], byte[]> consumer(String group) {
         Properties p = new Properties();
+        p.putAll(access);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -206,6 +224,7 @@ public class DeadLetters {
 
     private KafkaProducer<byte[], byte[]> producer() {
         Properties p = new Properties();
+        p.putAll(access);
         p.put("bootstrap.servers", bootstrap);
         p.put("acks", "all");
         return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
