@@ -23,34 +23,31 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 @ApplicationScoped
 public class RedisWiring {
 
-    private ClientResources resources;
-    private RedisClient client;
-
     /**
-     * One connection on client resources of its own, without Lettuce's per-command latency
-     * histograms (on by default where HdrHistogram is on the class path: a cost on every command,
-     * read by nothing here).
+     * The client, on resources of its own without Lettuce's per-command latency histograms (on by
+     * default where HdrHistogram is on the class path: a cost on every command, read by nothing here).
      */
     @Produces
     @Singleton
-    StatefulRedisConnection<String, byte[]> redis(@ConfigProperty(name = "jitzoo.redis.uri") String uri) {
-        resources = DefaultClientResources.builder().commandLatencyRecorder(CommandLatencyRecorder.disabled()).build();
-        client = RedisClient.create(resources, uri);
-        try {
-            return client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
-        } catch (RuntimeException e) {
-            shutdown(); // not left to the garbage collector with its threads
-            throw e;
-        }
+    RedisClient client(@ConfigProperty(name = "jitzoo.redis.uri") String uri) {
+        ClientResources resources = DefaultClientResources.builder().commandLatencyRecorder(CommandLatencyRecorder.disabled()).build();
+        return RedisClient.create(resources, uri);
+    }
+
+    /** Disposed with what it was given, never this bean's fields: the context may be gone by then. */
+    void shutdown(@Disposes RedisClient client) {
+        client.shutdown();
+        client.getResources().shutdown(); // resources a client was given are not its to shut down
+    }
+
+    /** The one connection, string keys and byte values. */
+    @Produces
+    @Singleton
+    StatefulRedisConnection<String, byte[]> redis(RedisClient client) {
+        return client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
     }
 
     void close(@Disposes StatefulRedisConnection<String, byte[]> connection) {
         connection.close();
-        shutdown();
-    }
-
-    private void shutdown() {
-        client.shutdown();
-        resources.shutdown();
     }
 }
