@@ -89,10 +89,11 @@ for (const [name, set] of Object.entries(VALUE_SETS)) {
       assert.match(envOf(find(objs, 'Deployment', 'jitzoo-gateway')).JAVA_TOOL_OPTIONS.value, /-XX:\+UseG1GC/);
     });
 
-    test('the gateway\'s grace period outlasts the 1 s shutdown delay plus the drain', () => {
+    test('the gateway\'s grace period outlasts its shutdown delay plus the drain', () => {
       const d = find(objs, 'Deployment', 'jitzoo-gateway');
-      const drain = Number(/^PT(\d+)S$/.exec(envOf(d).JITZOO_GATEWAY_DRAIN_TIMEOUT.value)[1]);
-      assert.ok(d.spec.template.spec.terminationGracePeriodSeconds > drain + 5);
+      const seconds = (name) => Number(/^PT(\d+)S$/.exec(envOf(d)[name].value)[1]);
+      assert.ok(seconds('QUARKUS_SHUTDOWN_DELAY') >= 5, 'time for endpoints and the ingress controller to let go');
+      assert.ok(d.spec.template.spec.terminationGracePeriodSeconds > seconds('QUARKUS_SHUTDOWN_DELAY') + seconds('JITZOO_GATEWAY_DRAIN_TIMEOUT') + 5);
       assert.equal(containerOf(d).lifecycle, undefined, 'no preStop: the Quarkus shutdown delay does its work');
     });
 
@@ -153,7 +154,7 @@ for (const [name, set] of Object.entries(VALUE_SETS)) {
 }
 
 describe('value-set specifics', () => {
-  test('defaults: trial stores in the cluster, autoscaling on, the gateway HPA on jitzoo_gateway_sessions', () => {
+  test('defaults: trial stores in the cluster, the gateway HPA on jitzoo_gateway_sessions, the zoo\'s on CPU', () => {
     const objs = render(['defaults.yaml']);
     for (const store of STORES) {
       const d = find(objs, 'Deployment', `jitzoo-${store}`);
@@ -163,6 +164,7 @@ describe('value-set specifics', () => {
     }
     const kafkaEnv = envOf(find(objs, 'Deployment', 'jitzoo-kafka'));
     assert.equal(kafkaEnv.KAFKA_NUM_PARTITIONS.value, '6');
+    assert.equal(kafkaEnv.KAFKA_HEAP_OPTS.value, '-Xmx512m -Xms512m', 'a heap that fits the 1 Gi limit');
     assert.equal(kafkaEnv.KAFKA_ADVERTISED_LISTENERS.value, 'PLAINTEXT://jitzoo-kafka:9092');
     const secret = find(objs, 'Secret', 'jitzoo-connections');
     const data = Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
@@ -174,13 +176,18 @@ describe('value-set specifics', () => {
     assert.deepEqual(gatewayHpa.spec.metrics, [{
       type: 'Pods', pods: { metric: { name: 'jitzoo_gateway_sessions' }, target: { type: 'AverageValue', averageValue: '2000' } },
     }]);
-    for (const s of ['space', 'codegen', 'zoo']) {
-      const hpa = find(objs, 'HorizontalPodAutoscaler', `jitzoo-${s}`);
-      assert.equal(hpa.spec.metrics[0].resource.name, 'cpu');
-      assert.equal(hpa.spec.scaleTargetRef.name, `jitzoo-${s}`);
+    const zooHpa = find(objs, 'HorizontalPodAutoscaler', 'jitzoo-zoo');
+    assert.equal(zooHpa.spec.metrics[0].resource.name, 'cpu');
+    assert.equal(zooHpa.spec.scaleTargetRef.name, 'jitzoo-zoo');
+    assert.ok(zooHpa.spec.maxReplicas <= 6);
+    for (const s of ['gateway', 'zoo']) assert.equal(find(objs, 'Deployment', `jitzoo-${s}`).spec.replicas, undefined, `${s}: the HPA owns replicas`);
+    // gRPC callers pin their connections: an HPA's new space or codegen pods would get few calls
+    for (const s of ['space', 'codegen']) {
+      assert.equal(find(objs, 'HorizontalPodAutoscaler', `jitzoo-${s}`), undefined, s);
+      assert.equal(find(objs, 'Deployment', `jitzoo-${s}`).spec.replicas, 2, s);
     }
-    assert.ok(find(objs, 'HorizontalPodAutoscaler', 'jitzoo-zoo').spec.maxReplicas <= 6);
-    for (const s of SERVICES) assert.equal(find(objs, 'Deployment', `jitzoo-${s}`).spec.replicas, undefined, `${s}: the HPA owns replicas`);
+    assert.equal(envOf(find(objs, 'Deployment', 'jitzoo-gateway')).JITZOO_GATEWAY_TRUST_FORWARDED_FOR.value, 'false',
+      'no proxy in front by default: X-Forwarded-For is not trusted');
     assert.equal(all(objs, 'Ingress').length, 0);
     assert.equal(all(objs, 'ServiceMonitor').length, 0);
     assert.equal(all(objs, 'PodDisruptionBudget').length, 4);
@@ -207,6 +214,7 @@ describe('value-set specifics', () => {
     const gw = find(objs, 'Deployment', 'jitzoo-gateway');
     assert.equal(containerOf(gw).image, 'registry.example.com/jitzoo-team/jitzoo/gateway:0.1.0');
     assert.equal(envOf(gw).JITZOO_GATEWAY_DRAIN_TIMEOUT.value, 'PT20S');
+    assert.equal(envOf(gw).JITZOO_GATEWAY_TRUST_FORWARDED_FOR.value, 'true');
     assert.equal(gw.spec.template.spec.terminationGracePeriodSeconds, 40);
     const ing = find(objs, 'Ingress', 'jitzoo-gateway');
     assert.equal(ing.metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'], '3600');
@@ -289,13 +297,13 @@ describe('bad values are refused with a message naming the problem', () => {
     ['an unknown Kafka security protocol', { kafka: { securityProtocol: 'TLS' } }, /\/kafka\/securityProtocol'.*value must be one of/],
     ['zoo maxReplicas above the partitions', { zoo: { autoscaling: { maxReplicas: 7 } } }, /zoo\.autoscaling\.maxReplicas \(7\) exceeds kafka\.reportPartitions \(6\)/],
     ['zoo replicas above the partitions, autoscaling off', { zoo: { replicas: 8, autoscaling: { enabled: false } } }, /zoo\.replicas \(8\) exceeds kafka\.reportPartitions \(6\)/],
-    ['a gateway grace period no longer than the drain + 5 s', { gateway: { terminationGracePeriodSeconds: 15 } }, /gateway\.terminationGracePeriodSeconds \(15\) must exceed gateway\.drainTimeoutSeconds \+ 5 = 15/],
+    ['a gateway grace period no longer than the delay + the drain + 5 s', { gateway: { terminationGracePeriodSeconds: 20 } }, /gateway\.terminationGracePeriodSeconds \(20\) must exceed gateway\.shutdownDelaySeconds \+ gateway\.drainTimeoutSeconds \+ 5 = 20/],
     ['a store with neither in-cluster nor URI', { inCluster: { redis: { enabled: false, image: 'redis:7' } } }, /redis: no store; set redis\.uri/],
     ['a store with both in-cluster and URI', { mongodb: { uri: 'mongodb://m:27017' } }, /mongodb: set exactly one of inCluster\.mongodb\.enabled .* and mongodb\.uri/],
     ['an existing Secret beside in-cluster stores', { secrets: { existingSecret: 'mine' } }, /mongodb: secrets\.existingSecret holds the connection strings/],
     ['SASL without a JAAS config', { ...external, kafka: { ...external.kafka, securityProtocol: 'SASL_SSL', saslMechanism: 'PLAIN' } }, /needs kafka\.saslJaasConfig/],
     ['a PDB with both maxUnavailable and minAvailable', { space: { podDisruptionBudget: { enabled: true, maxUnavailable: 1, minAvailable: 1 } } }, /space\.podDisruptionBudget: set exactly one of maxUnavailable and minAvailable/],
-    ['minReplicas above maxReplicas', { codegen: { autoscaling: { minReplicas: 5, maxReplicas: 3 } } }, /codegen\.autoscaling\.minReplicas \(5\) exceeds codegen\.autoscaling\.maxReplicas \(3\)/],
+    ['minReplicas above maxReplicas', { codegen: { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } } }, /codegen\.autoscaling\.minReplicas \(5\) exceeds codegen\.autoscaling\.maxReplicas \(3\)/],
   ];
   for (const [name, values, message] of cases) {
     test(name, () => {

@@ -36,10 +36,12 @@ const ofLayer = (tarball, layer, ...args) => ok('bash', ['-c', 'set -o pipefail;
 
 const layerPaths = (tarball, layer) => ofLayer(tarball, layer, '-t').split('\n').filter(Boolean).map((p) => p.replace(/^\.\//, ''));
 
+/** The newest tarball of a service (a folder may also hold those of earlier tags). */
 function tarballOf(service) {
-  const names = fs.readdirSync(dir).filter((f) => f.startsWith(`jitzoo-${service}-`) && f.endsWith('.tar'));
-  assert.equal(names.length, 1, `one tarball of ${service} in ${dir}: ${names}`);
-  return path.join(dir, names[0]);
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith(`jitzoo-${service}-`) && f.endsWith('.tar'))
+    .map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  assert.ok(files.length > 0, `no tarball of ${service} in ${dir}`);
+  return files[0];
 }
 
 function inspect(service) {

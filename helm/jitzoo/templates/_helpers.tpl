@@ -151,6 +151,8 @@ metadata:
   value: {{ .Values.gateway.maxConnections | quote }}
 - name: JITZOO_GATEWAY_DRAIN_TIMEOUT
   value: {{ printf "PT%vS" .Values.gateway.drainTimeoutSeconds | quote }}
+- name: QUARKUS_SHUTDOWN_DELAY
+  value: {{ printf "PT%vS" .Values.gateway.shutdownDelaySeconds | quote }}
 {{- end }}
 
 {{- define "jitzoo.env.space" -}}
@@ -242,8 +244,8 @@ securityContext:
 {{- if gt (int $zooMost) (int $v.kafka.reportPartitions) }}
 {{- fail (printf "%s (%v) exceeds kafka.reportPartitions (%v): zoo pods beyond the partitions of kernel-reports sit idle; raise the topic's partitions and kafka.reportPartitions first" (ternary "zoo.autoscaling.maxReplicas" "zoo.replicas" $v.zoo.autoscaling.enabled) $zooMost $v.kafka.reportPartitions) }}
 {{- end }}
-{{- $least := add $v.gateway.drainTimeoutSeconds 5 }}
+{{- $least := add $v.gateway.shutdownDelaySeconds $v.gateway.drainTimeoutSeconds 5 }}
 {{- if le (int $v.gateway.terminationGracePeriodSeconds) (int $least) }}
-{{- fail (printf "gateway.terminationGracePeriodSeconds (%v) must exceed gateway.drainTimeoutSeconds + 5 = %v (1 s not-ready delay, the drain, a margin), or Kubernetes kills gateways mid-drain" $v.gateway.terminationGracePeriodSeconds $least) }}
+{{- fail (printf "gateway.terminationGracePeriodSeconds (%v) must exceed gateway.shutdownDelaySeconds + gateway.drainTimeoutSeconds + 5 = %v (the not-ready delay, the drain, a margin), or Kubernetes kills gateways mid-drain" $v.gateway.terminationGracePeriodSeconds $least) }}
 {{- end }}
 {{- end }}
