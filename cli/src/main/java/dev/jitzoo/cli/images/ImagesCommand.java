@@ -4,11 +4,16 @@ import dev.jitzoo.cli.suite.Prereqs;
 import dev.jitzoo.cli.suite.Suite;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.temporal.IsoFields;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -29,8 +34,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "images", mixinStandardHelpOptions = true,
         description = {"Builds the four services' OCI images without a container daemon, as tarballs for docker/podman load:",
-                "a Debian base with a Java runtime (mmdebstrap, kept between runs), then each service's Quarkus fast-jar",
-                "as two layers (umoci), written by skopeo to OUT/jitzoo-SERVICE-TAG.tar as jitzoo/SERVICE:TAG."})
+                "a Debian base with a Java runtime and its security updates (mmdebstrap, kept for a week), then each service's Quarkus fast-jar",
+                "as two layers (umoci), written by skopeo to OUT/jitzoo-SERVICE-TAG.tar as [REGISTRY/]jitzoo/SERVICE:TAG."})
 public final class ImagesCommand implements Callable<Integer> {
 
     /** The services, by image name, and the folder of each one's Maven module. */
@@ -52,8 +57,8 @@ public final class ImagesCommand implements Callable<Integer> {
     @Option(names = "--tag", description = "the images' tag (default: the chart's appVersion, helm/jitzoo/Chart.yaml)")
     String tag;
 
-    @Option(names = "--registry", defaultValue = "jitzoo",
-            description = "the repository prefix of the images' names (default: ${DEFAULT-VALUE}, as in jitzoo/gateway)")
+    @Option(names = "--registry", defaultValue = "", paramLabel = "REGISTRY",
+            description = "a registry prefix for the images' names, as the chart's image.registry: REGISTRY/jitzoo/SERVICE (default: none)")
     String registry;
 
     @Option(names = "--new-base", description = "assemble the Debian base again, though one is kept")
@@ -82,7 +87,7 @@ public final class ImagesCommand implements Callable<Integer> {
             for (String service : chosen) {
                 Path tarball = dir.resolve("jitzoo-" + service + "-" + version + ".tar");
                 serviceImage(layout, service, version, tarball);
-                Suite.say(service + ": " + tarball + " (" + registry + "/" + service + ":" + version + ", "
+                Suite.say(service + ": " + tarball + " (" + reference(service, version) + ", "
                         + Files.size(tarball) / (1 << 20) + " MiB)");
             }
         } finally {
@@ -105,7 +110,9 @@ public final class ImagesCommand implements Callable<Integer> {
 
     /**
      * The base root filesystem as a tarball, kept under a name that hashes what went into it: Debian
-     * {@value #SUITE} (minbase), a headless Java 17 runtime, CA certificates, the user {@value #USER}.
+     * {@value #SUITE} (minbase) with its updates and security archives, a headless Java 17 runtime,
+     * CA certificates, the user {@value #USER}; and the week, so that a base is at most a week
+     * behind the security archive.
      */
     private Path base(Path dir) throws IOException {
         List<String> command = new ArrayList<>(List.of("mmdebstrap", "--quiet", "--format=tar", "--variant=minbase", "--include=" + String.join(",", PACKAGES),
@@ -118,7 +125,14 @@ public final class ImagesCommand implements Callable<Integer> {
                         + "--shell /usr/sbin/nologin jitzoo",
                 "--customize-hook=mkdir -p \"$1/deployments\" && chown " + USER + ":0 \"$1/deployments\"",
                 SUITE));
-        Path tarball = dir.resolve("debian-" + SUITE + "-" + hash(String.join("\n", command)) + ".tar");
+        List<String> mirrors = List.of("deb http://deb.debian.org/debian " + SUITE + " main",
+                "deb http://deb.debian.org/debian " + SUITE + "-updates main",
+                "deb http://deb.debian.org/debian-security " + SUITE + "-security main");
+        LocalDate today = LocalDate.now(ZoneOffset.UTC);
+        String week = today.get(IsoFields.WEEK_BASED_YEAR) + "-W"
+                + today.get(IsoFields.WEEK_OF_WEEK_BASED_YEAR);
+        Path tarball = dir.resolve("debian-" + SUITE + "-" + week + "-" + hash(String.join("\n", command) + "\n"
+                + String.join("\n", mirrors)) + ".tar");
         if (Files.exists(tarball) && !newBase) {
             Suite.say("base: " + tarball + " (kept; --new-base assembles it again)");
             return tarball;
@@ -126,10 +140,18 @@ public final class ImagesCommand implements Callable<Integer> {
         Files.createDirectories(dir);
         Path partial = dir.resolve(tarball.getFileName() + ".partial");
         command.add(partial.toString());
+        command.addAll(mirrors);
         Suite.say("base: Debian " + SUITE + " with " + String.join(", ", PACKAGES) + " from Debian's archive (mmdebstrap, a minute "
                 + "or two)");
         suite.run("mmdebstrap", dir, command);
-        Files.move(partial, tarball, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.move(partial, tarball, StandardCopyOption.REPLACE_EXISTING);
+        try (DirectoryStream<Path> older = Files.newDirectoryStream(dir, "debian-" + SUITE + "-*.tar")) {
+            for (Path old : older) {
+                if (!old.equals(tarball)) {
+                    Files.delete(old); // a base of an earlier week or recipe: this one replaces it
+                }
+            }
+        }
         return tarball;
     }
 
@@ -170,7 +192,7 @@ public final class ImagesCommand implements Callable<Integer> {
         umoci(service + "'s config", config.toArray(String[]::new));
         Files.deleteIfExists(tarball);
         suite.run("skopeo copy", suite.root(), List.of("skopeo", "copy", "--quiet", "oci:" + image,
-                "docker-archive:" + tarball + ":" + registry + "/" + service + ":" + version));
+                "docker-archive:" + tarball + ":" + reference(service, version)));
     }
 
     /**
@@ -185,6 +207,12 @@ public final class ImagesCommand implements Callable<Integer> {
         command.addAll(paths);
         suite.run(what, suite.root(), command);
         umoci(what, "raw", "add-layer", "--image", image, "--history.comment=" + comment, tar.toString());
+    }
+
+    /** The image's name as the chart pulls it: [REGISTRY/]jitzoo/SERVICE:TAG. */
+    private String reference(String service, String version) {
+        String name = "jitzoo/" + service + ":" + version;
+        return registry.isBlank() ? name : registry.replaceAll("/+$", "") + "/" + name;
     }
 
     private void umoci(String what, String... args) {
