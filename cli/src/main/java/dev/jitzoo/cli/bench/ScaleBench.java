@@ -20,6 +20,7 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
 import java.io.IOException;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -38,6 +39,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -78,6 +80,8 @@ public final class ScaleBench {
     private final HttpClient http = HttpClient.newHttpClient();
     private final List<Instance> started = new ArrayList<>();
     private final Random random = new Random(11);
+    /** Ops asked so far: each op's N comes from it, so no two ops of a run share a shape (no cache hit). */
+    private final AtomicInteger opsAsked = new AtomicInteger();
 
     private ScaleBench() {
         Path home = Path.of(System.getenv().getOrDefault("JITZOO_HOME", suite.home().toString()));
@@ -96,6 +100,7 @@ public final class ScaleBench {
         int reports = intArg(argv, "--reports", 20_000);
         int sessions = intArg(argv, "--sessions", 200);
         ScaleBench bench = new ScaleBench();
+        Runtime.getRuntime().addShutdownHook(new Thread(bench::stopAll)); // a bench stopped by a signal leaves no instance behind
         Map<String, Object> figures = new LinkedHashMap<>();
         figures.put("cores", Runtime.getRuntime().availableProcessors());
         try {
@@ -250,8 +255,9 @@ public final class ScaleBench {
         CompletableFuture<Void> done = new CompletableFuture<>();
         List<OpSpec> ops = new ArrayList<>();
         for (int i = 0; i < OPS_PER_SESSION; i++) {
-            // shapes no session asked before: every kernel is generated, none comes from codegen's cache
-            ops.add(matmul(16 * (1 + random.nextInt(32)), 64 * (1 + random.nextInt(16)), 16 * (1 + random.nextInt(48)) + 1));
+            // a shape no op asked before (its N): every kernel is generated, none comes from codegen's cache
+            int asked = opsAsked.getAndIncrement();
+            ops.add(matmul(16 * (1 + random.nextInt(32)), 64 * (1 + asked / 4000), 17 + asked % 4000));
         }
         byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
                 .setDevice(DeviceProfile.newBuilder().setFingerprint("scale-" + run).setUserAgent("jitzoo-bench").setLogicalCores(2)
@@ -353,9 +359,10 @@ public final class ScaleBench {
                 serviceShare = results.get(1).stream().mapToDouble(Round::cpuSeconds).sum() / all;
             }
         }
-        // on a machine this busy, a second instance can at most take the first one's share off it:
-        // were the service free, the rest would still need (1 - share) of the CPU
-        figures.put(service + "_speedup_ceiling_here", round(1 / (1 - serviceShare), 2));
+        // what a second instance can give on this machine at most: the idle CPU left beside one
+        // instance (1 / busy), and no more than the whole machine without the service's work (1 / (1 - share))
+        double busy = median(results.get(1).stream().map(Round::machineBusy).toList());
+        figures.put(service + "_speedup_ceiling_here", round(Math.min(1 / busy, 1 / (1 - serviceShare)), 2));
     }
 
     // ---- instances ----
@@ -367,6 +374,11 @@ public final class ScaleBench {
     private Instance start(String name, String module, String host, int port, Map<String, String> env, List<String> jvm)
             throws Exception {
         Path jar = suite.path(module).resolve("target/quarkus-app/quarkus-run.jar");
+        try (Socket taken = new Socket(host, port)) {
+            throw new IllegalStateException(host + ":" + port + " (for " + name + ") is taken: an instance of an earlier run?");
+        } catch (IOException free) {
+            // nothing listens there: ours to take
+        }
         List<String> command = new ArrayList<>(List.of("java", "-Xmx384m", "-XX:+UseSerialGC"));
         command.addAll(jvm);
         command.addAll(List.of("-jar", jar.toString()));
@@ -515,7 +527,7 @@ public final class ScaleBench {
                     f.get(row[1] + "_machine_busy_pct_1"), f.get(row[1] + "_machine_busy_pct_2"), f.get(row[1] + "_speedup_ceiling_here"));
         }
         System.out.println("(medians of the rounds; machine: " + f.get("cores") + " cores shared by every process of the stack and the load;"
-                + " ceiling: the most a second instance can give on a machine this busy, 1 / (1 - the service's CPU share))");
+                + " ceiling: the most a second instance can give here, min(1 / machine busy, 1 / (1 - the service's CPU share)))");
         for (String service : List.of("zoo", "codegen")) {
             for (int n : new int[] {1, 2}) {
                 System.out.println("CPU, " + service + " rounds of " + n + ": " + f.get(service + "_cpu_share_pct_" + n));
