@@ -246,6 +246,6 @@ securityContext:
 {{- end }}
 {{- $least := add $v.gateway.shutdownDelaySeconds $v.gateway.drainTimeoutSeconds 5 }}
 {{- if le (int $v.gateway.terminationGracePeriodSeconds) (int $least) }}
-{{- fail (printf "gateway.terminationGracePeriodSeconds (%v) must exceed gateway.shutdownDelaySeconds + gateway.drainTimeoutSeconds + 5 = %v (the not-ready delay, the drain, a margin), or Kubernetes kills gateways mid-drain" $v.gateway.terminationGracePeriodSeconds $least) }}
+{{- fail (printf "gateway.terminationGracePeriodSeconds (%v) must exceed gateway.shutdownDelaySeconds + gateway.drainTimeoutSeconds + 5 = %v (the delay, the drain, a margin), or Kubernetes kills gateways mid-drain" $v.gateway.terminationGracePeriodSeconds $least) }}
 {{- end }}
 {{- end }}
