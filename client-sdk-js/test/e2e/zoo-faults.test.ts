@@ -14,7 +14,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** What the drill saw in each phase. */
 type Seen = { sessions: number; acked: number; sessionsFailed: number; resolved: number; resolveFailed: number };
 
-/** Waits until the zoo's readiness (which asks MongoDB and Redis) is up again. */
+/** Waits until the zoo's readiness (which asks MongoDB; Redis is a cache it does without) is up again. */
 async function zooReady(timeoutMs = 30_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; ;) {
     const status = await fetch(`${ZOO}/q/health/ready`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0);

@@ -22,6 +22,9 @@ import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -36,7 +39,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Redis is a cache, never a point of failure: with the zoo's Redis frozen (connections open,
  * nothing answers, as in a partition) Resolve still answers from MongoDB and reports are still
- * ingested and elected; once Redis answers again, the entry it held from before is not served.
+ * ingested and elected, and the zoo stays ready; once Redis answers again, the entry it held from
+ * before is not served.
  */
 @QuarkusTest
 @QuarkusTestResource(value = CacheOutageTest.OwnRedis.class, restrictToAnnotatedClass = true)
@@ -82,6 +86,9 @@ class CacheOutageTest {
                 publish(report(device, "s2", "k-faster", 1.0));
                 ResolvedKernel during = await(channel, device, "k-faster");
                 assertEquals(1.0, during.getMedianMs(), 1e-9, "ingested and elected, and resolved from MongoDB");
+                HttpResponse<String> ready = HttpClient.newHttpClient().send(
+                        HttpRequest.newBuilder(base.toURI().resolve("/q/health/ready")).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, ready.statusCode(), "the zoo stays ready (in its Service's endpoints) without its cache: " + ready.body());
             } finally {
                 OwnRedis.redis.thaw();
             }
