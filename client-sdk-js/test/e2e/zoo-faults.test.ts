@@ -64,9 +64,10 @@ describe.skipIf(!GATEWAY || !process.env.JITZOO_HOME)("the zoo through storage f
     });
     const failures: string[] = []; // each Resolve that failed, but those while the zoo was down
     let straddled = 0; // Resolves under way as the phase changed
+    const now = (): Phase => phase; // read afresh after each await (the drill moves it on meanwhile)
     const probe = (async () => {
       while (!stopping) {
-        const at = phase;
+        const at = now();
         const started = Date.now();
         let failure = "";
         try {
@@ -76,9 +77,10 @@ describe.skipIf(!GATEWAY || !process.env.JITZOO_HOME)("the zoo through storage f
           failure = String((e as Error).cause ?? e);
         }
         // a Resolve under way when the phase changed counts in neither: one the zoo's kill cut off is not the Redis outage's
-        if (phase !== at) {
+        const after = now();
+        if (after !== at) {
           straddled++;
-          if (failure) failures.push(`${at} → ${phase}: ${failure} (${Date.now() - started} ms)`);
+          if (failure) failures.push(`${at} → ${after}: ${failure} (${Date.now() - started} ms)`);
         } else if (failure) {
           seen[at].resolveFailed++;
           if (at !== "zoo killed") failures.push(`${at}: ${failure} (${Date.now() - started} ms)`);
