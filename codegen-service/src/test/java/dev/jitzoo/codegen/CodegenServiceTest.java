@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
 
 /** The compiler service over a real gRPC channel, with its Redis cache. */
 @QuarkusTest
-@QuarkusTestResource(CodegenInfraResource.class)
+@QuarkusTestResource(value = CodegenInfraResource.class, restrictToAnnotatedClass = true)
 class CodegenServiceTest {
 
     @TestHTTPResource("/")
@@ -188,11 +188,11 @@ class CodegenServiceTest {
         assertTrue(e.getStatus().getDescription().contains(reason), e.getStatus().getDescription());
     }
 
-    private static OpSpec matmul(int m, int k, int n) {
+    static OpSpec matmul(int m, int k, int n) {
         return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(k).addShape(n).build();
     }
 
-    private static GenerateRequest request(OpSpec op, int y0, int x0, int unroll) {
+    static GenerateRequest request(OpSpec op, int y0, int x0, int unroll) {
         return GenerateRequest.newBuilder().setOp(op).setBackend(Backend.BACKEND_WASM)
                 .setSchedule(Schedule.newBuilder().setY0(y0).setX0(x0).setVectorize(true).setUnroll(unroll)).build();
     }

@@ -17,8 +17,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 /**
  * The Redis connection (Lettuce) a service's caches use, string keys and byte values, from
  * {@code jitzoo.redis.uri} (e.g. {@code redis://127.0.0.1:6390}; required). A service that depends
- * on this jar has it as a bean, and {@link RedisReadiness} with it unless the service excludes it
- * ({@code quarkus.arc.exclude-types}: one that runs without Redis should stay ready).
+ * on this jar has it as a bean. No service needs Redis to serve (each keeps going without its cache
+ * or its sessions' resume tokens), so none is made not-ready by a Redis outage.
  */
 @ApplicationScoped
 public class RedisWiring {
