@@ -55,3 +55,23 @@ export function batchSize(estimateMs: number, targetMs: number, resolutionMs = c
   const fits = Math.floor(Math.max(sliceMs, perCall) / perCall);
   return Math.max(1, Math.min(wanted, fits));
 }
+
+/** Most calls a batch grows to while it reads as too short (a call that takes no measurable time at all). */
+const MOST_CALLS = 1 << 20;
+
+/**
+ * Times `batch.calls` calls of `call`, in milliseconds per call. A batch that spans fewer than
+ * {@link MIN_TICKS} ticks (its size was estimated from a slower call, or from a coarse reading)
+ * is not taken: it doubles and runs again while it stays within a slice, and `batch.calls` keeps
+ * the size found for the call's next batch. So a call faster than its estimate never reads as 0.
+ */
+export function timeBatch(call: () => void, batch: { calls: number }, resolutionMs = clockInfo().resolutionMs,
+  now: () => number = () => performance.now()): number {
+  for (;;) {
+    const t0 = now();
+    for (let r = 0; r < batch.calls; r++) call();
+    const took = now() - t0;
+    if (took >= MIN_TICKS * resolutionMs || 2 * took >= SLICE_MS || batch.calls >= MOST_CALLS) return took / batch.calls;
+    batch.calls *= 2;
+  }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { batchSize, clockInfo, MIN_TICKS, SLICE_MS } from "../src/clock.js";
+import { batchSize, clockInfo, MIN_TICKS, SLICE_MS, timeBatch } from "../src/clock.js";
 import { time } from "../src/timing.js";
 
 describe("clock", () => {
@@ -40,5 +40,26 @@ describe("clock", () => {
     expect(timing.repetitions).toBeGreaterThan(1);
     expect(timing.repetitions * timing.medianMs).toBeLessThan(SLICE_MS * 2);
     expect(calls).toBeGreaterThan(timing.samples * timing.repetitions);
+  });
+
+  it("times a call faster than its batch was sized for in a bigger batch, never as 0, and keeps the size", () => {
+    // a 5 µs call on a 100 µs clock, its batch sized for 100 µs a call (20 calls: 0.1 ms, one tick or none)
+    let t = 0;
+    const coarse = () => Math.floor(t / 0.1) * 0.1;
+    const call = () => { t += 0.005; };
+    const batch = { calls: batchSize(0.1, 0.5, 0.1) };
+    const ms = timeBatch(call, batch, 0.1, coarse);
+    expect(ms).toBeGreaterThan(0.005 * 0.9);
+    expect(ms).toBeLessThan(0.005 * 1.1);
+    expect(batch.calls * 0.005).toBeGreaterThanOrEqual(MIN_TICKS * 0.1); // 20 ticks at least
+    const size = batch.calls;
+    timeBatch(call, batch, 0.1, coarse);
+    expect(batch.calls).toBe(size); // the next batch starts at the size found
+    // on a 1 ms clock, a 0.5 ms call is not repeated beyond a slice to reach 20 ticks
+    t = 0;
+    const slow = { calls: 1 };
+    expect(timeBatch(() => { t += 0.5; }, slow, 1, () => Math.floor(t))).toBe(0.5);
+    expect(slow.calls).toBe(8);
+    expect(slow.calls * 0.5).toBeLessThanOrEqual(SLICE_MS);
   });
 });

@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { batchSize } from "../clock.js";
+import { batchSize, timeBatch } from "../clock.js";
 import { KernelOfferSchema, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
@@ -120,6 +120,8 @@ interface Candidate {
   bound?: Bound;
   /** Called enough for the engine's optimizing tier (its first pair is not timed). */
   warm?: boolean;
+  /** Calls per timed batch, sized by its warm-up. */
+  batch?: { calls: number };
   output?: Float32Array;
   maxRelError?: number;
   readonly samples: number[];
@@ -258,6 +260,8 @@ export abstract class TunerBase<S extends TunedSlot> {
 export class OpTuner extends TunerBase<KernelSlot> {
   private bench?: Bench;
   private candidate?: Candidate;
+  /** Calls per timed batch of the incumbent on the bench. */
+  private incumbentBatch?: { calls: number };
   /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
   private initial?: { id: string; code: KernelCode };
 
@@ -396,15 +400,16 @@ export class OpTuner extends TunerBase<KernelSlot> {
    * calls only warm it up), then {@link pairVerdict}.
    */
   private pair(bench: Bench, c: Candidate): void {
-    const reps = batchSize(this.incumbentMs(), SAMPLE_MS);
+    c.batch ??= { calls: batchSize(this.incumbentMs(), SAMPLE_MS) };
+    this.incumbentBatch ??= { calls: batchSize(this.incumbentMs(), SAMPLE_MS) };
     if (!c.warm) {
       // a kernel's first calls run on the engine's baseline tier: timing them would refuse good kernels
-      timeOf(c.bound!.call, reps);
+      timeBatch(c.bound!.call, c.batch);
       c.warm = true;
       return;
     }
-    c.samples.push(timeOf(c.bound!.call, reps));
-    c.incumbentSamples.push(timeOf(bench.incumbent!.call, reps));
+    c.samples.push(timeBatch(c.bound!.call, c.batch));
+    c.incumbentSamples.push(timeBatch(bench.incumbent!.call, this.incumbentBatch));
     const cand = median(c.samples), inc = median(c.incumbentSamples);
     this.incumbentSamples = [...c.incumbentSamples];
     const verdict = pairVerdict(c.samples, c.incumbentSamples, this.options);
@@ -421,6 +426,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
     bench.incumbent!.release();
     bench.incumbent = c.bound;
     bench.incumbentOutput = c.output;
+    this.incumbentBatch = c.batch;
     this.incumbentSamples = [...c.samples];
     this.history.push({ atMs: this.clock(), kernelId: c.kernelId, ms: cand });
     this.log(`  ${this.slot.key}: ${c.kernelId} ${cand.toFixed(3)} ms replaces ${inc.toFixed(3)} ms`);
@@ -500,11 +506,11 @@ export function reportSettled(r: {
   session: ModelSession; op: OpSpec; key: string; kernelId: string; measured: ReadonlyMap<string, Measured>; localOnly: ReadonlySet<string>;
   welcome?: { id: string; fromZoo: boolean }; log: (line: string) => void; emit: Emit;
 }): Promise<void> | undefined {
-  const ranked = [...r.measured].filter(([id, m]) => Number.isFinite(m.medianMs) && !r.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
+  const ranked = [...r.measured].filter(([id, m]) => timed(m) && !r.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
     .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
   if (ranked.length === 0) return undefined;
   const started = r.welcome && r.measured.get(r.welcome.id);
-  const initial = started && Number.isFinite(started.medianMs) && r.welcome
+  const initial = started && timed(started) && r.welcome
     ? { kernel: { kernelId: r.welcome.id, ...started }, fromZoo: r.welcome.fromZoo } : undefined;
   return r.session.report(r.op, ranked, initial).then(
     () => {
@@ -516,6 +522,11 @@ export function reportSettled(r: {
       r.emit("report-failed", { op: r.key, why: e.message });
     },
   );
+}
+
+/** Whether a measurement has a latency to report: finite and above 0 (the gateway refuses the report otherwise). */
+function timed(m: Measured): boolean {
+  return Number.isFinite(m.medianMs) && m.medianMs > 0;
 }
 
 /** A kernel's C judged: right (with its error against the reference), or why not. */
@@ -563,12 +574,6 @@ export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: 
 }
 
 /** Mean time of one call over `reps` calls, in milliseconds. */
-function timeOf(call: () => void, reps: number): number {
-  const t0 = performance.now();
-  for (let r = 0; r < reps; r++) call();
-  return (performance.now() - t0) / reps;
-}
-
 /** The given rows of an op's C. */
 export function pickRows(op: OpSpec, output: Float32Array, rows: readonly number[]): Float32Array {
   const { cols } = outputRows(op);

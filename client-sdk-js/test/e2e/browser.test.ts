@@ -42,7 +42,7 @@ type Jitzoo = typeof import("../../src/index.js");
 /** The note of a model whose kernels run on one thread because the page is not cross-origin isolated. */
 const ONE_THREAD = expect.stringMatching(/^kernels run on one thread: no SharedArrayBuffer here \(the page is not cross-origin isolated/);
 /** What a page keeps of its tuning, for the test to poll. */
-interface Progress { timed: number; states: string[]; acked: number; ranked: number; settled: number }
+interface Progress { timed: number; states: string[]; acked: number; ranked: number; settled: number; failed: string[]; log: string[] }
 
 describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in headless Chromium", () => {
   let browser: Browser;
@@ -134,15 +134,17 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     await page.evaluate(({ gateway, fingerprint, seq }) => {
       const w = globalThis as unknown as { jitzoo: Jitzoo; progress: Progress; done: Promise<unknown> };
       const j = w.jitzoo;
-      w.progress = { timed: 0, states: [], acked: 0, ranked: 0, settled: 0 };
+      w.progress = { timed: 0, states: [], acked: 0, ranked: 0, settled: 0, failed: [], log: [] };
       w.done = (async () => {
         const model = await j.loadModel("/models/bert_layer.onnx", {
           gateway, fingerprint, tuning: { budget: 1 }, reconnect: { attempts: 60, baseDelayMs: 250, maxDelayMs: 2000 },
+          log: (line) => w.progress.log.push(line),
         });
         model.on("kernel-timed", () => w.progress.timed++);
         model.on("connection", (e) => w.progress.states.push(e.state));
         model.on("op-settled", () => w.progress.settled++);
         model.on("report-acked", (e) => { w.progress.acked++; w.progress.ranked += e.ranked; });
+        model.on("report-failed", (e) => w.progress.failed.push(`${e.op}: ${e.why}`));
         const stats = await j.runUntilSettled(model, j.feedsFor(model, seq), { maxSeconds: 240 });
         await model.close();
         return { settled: stats.settled, notes: stats.notes, ops: stats.ops.length };
@@ -165,7 +167,8 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     expect(seen.states).toContain("reconnecting");
     expect(seen.states).toContain("resumed");
     expect(seen.states).not.toContain("failed");
-    expect(seen.acked).toBe(result.ops);
+    // on a failure, the page's log says what the session went through
+    expect({ acked: seen.acked, failed: seen.failed }, seen.log.join("\n")).toEqual({ acked: result.ops, failed: [] });
     // every measurement reported is in the zoo once, those resent after the restart included
     expect(await awaitMeasurements(fingerprint, seen.ranked)).toBe(seen.ranked);
     await new Promise((r) => setTimeout(r, 2000));

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runUntilSettled as drive } from "../../src/model/drive.js";
 import { loadModel } from "../../src/model/model.js";
+import { reportSettled, type Measured } from "../../src/model/op-tuner.js";
+import type { ModelSession } from "../../src/model/session.js";
 import { FakeGateway } from "../support/fake-gateway.js";
 import { K, M, N, runUntilSettled, x } from "../support/small-matmul.js";
 import { matmulModel } from "../support/onnx.js";
@@ -96,5 +98,18 @@ describe("tuning during the app's own inference", () => {
     await runUntilSettled(model, 2);
     expect(model.stats().ops[0].source).toBe("reference");
     expect(model.stats().notes.join(" ")).toMatch(/the gateway did not answer .*cannot connect/);
+  });
+
+  it("reports only kernels timed above 0 (the gateway refuses the whole report otherwise), and nothing when none was", async () => {
+    const sent: unknown[] = [];
+    const session = { report: (_op: unknown, ranked: unknown, initial: unknown) => { sent.push({ ranked, initial }); return Promise.resolve(); } };
+    const timed = (medianMs: number): Measured => ({ medianMs, samples: 5, maxRelError: 0 });
+    const report = (measured: Map<string, Measured>) => reportSettled({
+      session: session as unknown as ModelSession, op: {} as never, key: "op", kernelId: "fast", measured, localOnly: new Set(),
+      welcome: { id: "welcome", fromZoo: false }, log: () => undefined, emit: () => undefined,
+    });
+    await report(new Map([["fast", timed(0.2)], ["welcome", timed(0)], ["untimed", timed(NaN)], ["slow", timed(0.4)]]));
+    expect(sent).toEqual([{ ranked: [{ kernelId: "fast", ...timed(0.2) }, { kernelId: "slow", ...timed(0.4) }], initial: undefined }]);
+    expect(report(new Map([["welcome", timed(0)]]))).toBeUndefined();
   });
 });
