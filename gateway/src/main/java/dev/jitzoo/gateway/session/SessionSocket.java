@@ -315,8 +315,8 @@ public class SessionSocket {
 
     /**
      * Sends what the client's credit allows, then OffersDone once everything went out. The store
-     * learns what was sent on the side: should that fail, a resumed session is only offered a
-     * kernel twice.
+     * learns what was written on the side, once it was: should that fail, a resumed session is
+     * only offered a kernel twice.
      */
     private Uni<Void> flush(Session session, WebSocketConnection connection) {
         record Due(List<Session.Queued> sendable, boolean done, int sent, String cutShort, String token) {
@@ -337,12 +337,14 @@ public class SessionSocket {
             }
             return d;
         });
+        CompletableFuture<Void> written = CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
         if (due.token() != null && !due.sendable().isEmpty()) {
+            // marked once written: an offer lost with its connection (a gateway killed) is offered again on resume
             List<String> sent = due.sendable().stream().map(o -> o.offer().getArtifact().getRef().getKernelId()).toList();
-            stored(() -> store.sent(due.token(), sent), null, "sent offers not marked").subscribe().with(v -> { });
+            written.thenRun(() -> stored(() -> store.sent(due.token(), sent), null, "sent offers not marked").subscribe().with(v -> { }));
         }
         metrics.offersSent(due.sendable().size());
-        return Uni.createFrom().completionStage(CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)));
+        return Uni.createFrom().completionStage(written);
     }
 
     /** Needs no session: a plan is a pure function of the device and the op. A request the space refuses is answered with its reason. */
