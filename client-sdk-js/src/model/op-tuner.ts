@@ -573,7 +573,6 @@ export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: 
   return { code, error };
 }
 
-/** Mean time of one call over `reps` calls, in milliseconds. */
 /** The given rows of an op's C. */
 export function pickRows(op: OpSpec, output: Float32Array, rows: readonly number[]): Float32Array {
   const { cols } = outputRows(op);
