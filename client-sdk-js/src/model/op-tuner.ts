@@ -400,8 +400,9 @@ export class OpTuner extends TunerBase<KernelSlot> {
    * calls only warm it up), then {@link pairVerdict}.
    */
   private pair(bench: Bench, c: Candidate): void {
-    c.batch ??= { calls: batchSize(this.incumbentMs(), SAMPLE_MS) };
-    this.incumbentBatch ??= { calls: batchSize(this.incumbentMs(), SAMPLE_MS) };
+    const calls = batchSize(this.incumbentMs(), SAMPLE_MS);
+    c.batch ??= { calls };
+    this.incumbentBatch ??= { calls };
     if (!c.warm) {
       // a kernel's first calls run on the engine's baseline tier: timing them would refuse good kernels
       timeBatch(c.bound!.call, c.batch);
