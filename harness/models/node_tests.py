@@ -3,10 +3,11 @@ in the layout ONNX's backend tests use: CASE/model.onnx and CASE/test_data_set_0
 
     python node_tests.py --out DIR --ops MatMul,Gemm,...
 
-A case is written when every node is one of --ops in the default domain, its tensors are
-float32, int32, int64 or bool, and it is valid at an opset the SDK reads (13..18; a newer case is
-checked at 18, since the supported ops only gained element types after it). Inputs the engine needs as constants (Reshape's shape, Slice's
-starts/ends/axes/steps, the axes of Unsqueeze, Squeeze and ReduceMean) become initializers, as
+A case is written when every node is one of --ops (the default domain, or `domain.OpType`), its
+tensors are of the types the SDK reads (floats of 16, 32 and 64 bits, integers of 8 to 64 bits,
+bool), and it is valid at an opset the SDK reads (13..21; a newer case is checked at 21, and left
+out when the checker refuses it there). Inputs the engine needs as constants (shapes, axes,
+starts/ends, pads, repeats, k, Resize's scales and sizes, Clip's bounds) become initializers, as
 exporters write them. Prints what was written and why the rest was left out.
 """
 import argparse
@@ -14,13 +15,20 @@ import collections
 import warnings
 import os
 
+import numpy as np
 import onnx
 from onnx import TensorProto, defs, numpy_helper
 from onnx.backend.test.case import node
 
-TYPES = {TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL}
-OPSET_MIN, OPSET_MAX = 13, 18
-CONSTANT_INPUTS = {"Reshape": [1], "Slice": [1, 2, 3, 4], "Unsqueeze": [1], "Squeeze": [1], "ReduceMean": [1]}
+TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.INT8, TensorProto.UINT8,
+         TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32, TensorProto.UINT32, TensorProto.INT64,
+         TensorProto.UINT64, TensorProto.BOOL}
+OPSET_MIN, OPSET_MAX = 13, 21
+REDUCTIONS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+              "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]
+CONSTANT_INPUTS = {"Reshape": [1], "Slice": [1, 2, 3, 4], "Unsqueeze": [1], "Squeeze": [1], "Expand": [1], "Tile": [1],
+                   "Pad": [1, 2, 3], "Split": [1], "Range": [0, 1, 2], "ConstantOfShape": [0], "TopK": [1], "CumSum": [1],
+                   "Trilu": [1], "Resize": [1, 2, 3], "Clip": [1, 2], "OneHot": [1], **{r: [1] for r in REDUCTIONS}}
 
 
 def opset_of(model):
@@ -28,8 +36,8 @@ def opset_of(model):
 
 
 def readable_opset(model):
-    """The model's opset, or 18 for a newer one: after 18 the supported ops only gained element types
-    (the checker then proves the case is valid at 18); None below 13."""
+    """The model's opset, or 21 for a newer one (the checker then says whether the case is valid at 21);
+    None below 13."""
     version = opset_of(model)
     if version is None or version < OPSET_MIN:
         return None
@@ -72,7 +80,7 @@ def main():
     written = 0
     for case in node.collect_testcases(None):
         model = case.model
-        if not all(n.op_type in ops and n.domain in ("", "ai.onnx") for n in model.graph.node):
+        if not all((n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}") in ops for n in model.graph.node):
             continue
         if not case.data_sets:
             skipped["no data"] += 1
@@ -82,7 +90,7 @@ def main():
             skipped[f"opset {opset_of(model)} is below {OPSET_MIN}"] += 1
             continue
         if not tensor_types(model) <= TYPES:
-            skipped["element types other than float32/int32/int64/bool"] += 1
+            skipped["element types other than floats, integers and bool"] += 1
             continue
         model = onnx.ModelProto.FromString(model.SerializeToString())
         for o in model.opset_import:
@@ -94,7 +102,10 @@ def main():
         except onnx.checker.ValidationError as e:
             skipped[f"not valid at opset {opset}: {str(e).splitlines()[0][:80]}"] += 1
             continue
-        inputs, outputs = case.data_sets[0]
+        inputs, outputs = ([np.asarray(v) if isinstance(v, np.generic) else v for v in values] for values in case.data_sets[0])
+        if not all(isinstance(v, np.ndarray) for v in list(inputs) + list(outputs)):
+            skipped["inputs or outputs that are not tensors"] += 1
+            continue
         feeds = freeze_constant_inputs(model, inputs)
         folder = os.path.join(args.out, case.name)
         data = os.path.join(folder, "test_data_set_0")

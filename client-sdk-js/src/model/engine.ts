@@ -10,16 +10,16 @@ import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, type Lifetime } from "./arena.js";
 import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
-import { fold, type FoldedGraph, type InputShapes } from "./fold.js";
+import { fold, roundIfFloat, type FoldedGraph, type InputShapes } from "./fold.js";
 import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
-import { runNode, type ValueMeta } from "./host-ops.js";
+import { runNode, type ValueMeta } from "./host/index.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
 import { referenceKernel, type Bindings, type KernelCode, type Operand } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
 import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
 import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
-import { sizeOf, type HostTensor } from "./tensor.js";
+import { roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
 const DEFAULT_DYNAMIC_ROWS = 512;
@@ -435,16 +435,24 @@ export class LocalModel extends GraphModel {
       return { ...t, shape: m.shape };
     };
 
+    const half = this.graph.half;
     const calls = steps.map((s): (() => void) => {
       if (s.kind === "kernel") {
         const plan = dynamic.get(s);
-        return plan ? this.uKernelCalls(s, plan, bindings(s.operands)) : this.slotFor(s).use(bindings(s.operands));
+        const call = plan ? this.uKernelCalls(s, plan, bindings(s.operands)) : this.slotFor(s).use(bindings(s.operands));
+        if (!half.has(s.operands.C)) return call;
+        const c = operand(s.operands.C);
+        return () => { call(); roundToHalfInPlace(this.arena.f32(c.offset, c.floats)); };
       }
       const node = s.node;
       return () => {
         const out = node.outputs.map((o) => (o && inArena.has(base(o)) ? read(o) : undefined));
         const results = runNode(node, node.inputs.map((v) => (v ? read(v) : undefined)), out);
-        results.forEach((r, i) => node.outputs[i] && !out[i] && host.set(base(node.outputs[i]), r));
+        results.forEach((r, i) => {
+          if (!node.outputs[i]) return;
+          if (half.has(node.outputs[i])) roundIfFloat(r);
+          if (!out[i]) host.set(base(node.outputs[i]), r);
+        });
       };
     });
 
@@ -599,15 +607,32 @@ export function nextTurn(): Promise<void> {
 
 export const pageHidden = () => (globalThis as { document?: { visibilityState?: string } }).document?.visibilityState === "hidden";
 
+/**
+ * The typed arrays a feed of each element type may come in: onnxruntime-web's, and a Float64Array
+ * for numbers (how the engine holds integers); a plain array of numbers (or bigints for integers)
+ * fits every type.
+ */
+const FEED_ARRAYS: Record<HostTensor["dtype"], readonly string[]> = {
+  float32: ["Float32Array", "Float64Array"], int64: ["BigInt64Array", "Int32Array", "Float64Array"], bool: ["Uint8Array"],
+  int8: ["Int8Array"], uint8: ["Uint8Array"],
+};
+
+/** A feed's elements as the engine holds the input's type; a ModelError names a feed of another type. */
 export function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>): HostTensor["data"] {
+  const array = ArrayBuffer.isView(data) ? data.constructor.name : undefined;
+  if (array && !FEED_ARRAYS[dtype].includes(array)) {
+    throw new ModelError(`input ${name}: ${dtype} expected (${[...FEED_ARRAYS[dtype], "an array of numbers"].join(", ")}), got a ${array}`);
+  }
   const kind = data.length ? typeof data[0] : "number";
-  if (kind !== "number" && kind !== "bigint") throw new ModelError(`input ${name}: elements must be numbers or bigints, got ${kind}`);
+  if (kind !== "number" && !(kind === "bigint" && dtype !== "float32")) throw new ModelError(`input ${name}: ${dtype} elements must be numbers${dtype === "float32" ? "" : " or bigints"}, got ${kind}`);
   const values = kind === "bigint" ? Array.from(data as ArrayLike<bigint>, Number) : (data as ArrayLike<number>);
   if (dtype === "float32") return Float32Array.from(values);
-  return dtype === "bool" ? Uint8Array.from(values) : Float64Array.from(values);
+  if (dtype === "int8") return Int8Array.from(values);
+  return dtype === "bool" || dtype === "uint8" ? Uint8Array.from(values) : Float64Array.from(values);
 }
 
 export function fromHost(t: HostTensor): OutputTensor["data"] {
   if (t.dtype === "float32") return Float32Array.from(t.data);
+  if (t.dtype === "int8") return Int8Array.from(t.data);
   return t.dtype === "int64" ? BigInt64Array.from(t.data, (x) => BigInt(x)) : Uint8Array.from(t.data);
 }

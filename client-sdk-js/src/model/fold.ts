@@ -1,6 +1,6 @@
-import { inferNode, runNode, type ValueMeta } from "./host-ops.js";
+import { inferNode, runNode, type ValueMeta } from "./host/index.js";
 import { ModelError, type OnnxGraph, type OnnxNode } from "./onnx.js";
-import type { DType } from "./tensor.js";
+import { roundToHalfInPlace, type HostTensor } from "./tensor.js";
 
 /** The graph for one set of input shapes: every value's type and shape, constants folded. */
 export interface FoldedGraph {
@@ -34,7 +34,10 @@ export function fold(graph: OnnxGraph, shapes: InputShapes): FoldedGraph {
       const known = node.opType === "Shape" || ins.every((i) => i === undefined || i.value !== undefined);
       if (known) {
         const outs = runNode(node, ins.map((i) => i && (i.value ?? { dtype: i.dtype, shape: i.shape, data: new Float32Array(0) })));
-        outs.forEach((value, i) => values.set(node.outputs[i], { dtype: value.dtype, shape: value.shape, value }));
+        outs.forEach((value, i) => {
+          if (graph.half.has(node.outputs[i])) roundIfFloat(value);
+          values.set(node.outputs[i], { dtype: value.dtype, shape: value.shape, value });
+        });
       } else {
         const outs = inferNode(node, ins);
         if (node.outputs.length > outs.length && node.outputs.slice(outs.length).some((o) => o)) {
@@ -65,5 +68,7 @@ function checkDims(name: string, declared: readonly (number | string)[], given: 
   if (given.some((d) => !Number.isInteger(d) || d < 1)) throw new ModelError(`input ${name}: dims [${given}] must be positive integers`);
 }
 
-/** The element type a feed must have for an input. */
-export const feedType = (dtype: DType): string => (dtype === "float32" ? "float32" : dtype === "bool" ? "bool" : "int64 or int32");
+/** Rounds a float32 tensor to float16's precision in place (a float16 value's); other types are left alone. */
+export function roundIfFloat(t: HostTensor): void {
+  if (t.data instanceof Float32Array) roundToHalfInPlace(t.data);
+}

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema, type Epilogue, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
-import { runNode, VIEW_OPS, type ValueMeta } from "./host-ops.js";
+import { runNode, VIEW_OPS, type ValueMeta } from "./host/index.js";
 import type { OnnxNode } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 

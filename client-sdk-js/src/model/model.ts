@@ -4,7 +4,7 @@ import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { LocalModel } from "./engine.js";
 import type { ModelEvent, ModelListener } from "./events.js";
 import type { KernelStore } from "./kernel-store.js";
-import { decodeModel, ModelError, type GraphInput } from "./onnx.js";
+import { externalLocations, graphOf, ModelError, parseModel, type ExternalFiles, type GraphInput } from "./onnx.js";
 import type { TuningOptions } from "./op-tuner.js";
 import type { ReconnectOptions } from "./session.js";
 import { WorkerModel } from "./worker-model.js";
@@ -24,11 +24,14 @@ export interface TensorLike {
   readonly dims: readonly number[];
 }
 
-/** A model output, row-major: float32, int64 (BigInt64Array) or bool (0 or 1), as onnxruntime-web returns them. */
+/**
+ * A model output, row-major, as onnxruntime-web returns them: float32 (float16 and float64
+ * outputs too), int64 (BigInt64Array; every wider integer type), bool (0 or 1), int8, uint8.
+ */
 export interface OutputTensor {
-  readonly type: "float32" | "int64" | "bool";
+  readonly type: "float32" | "int64" | "bool" | "int8" | "uint8";
   readonly dims: number[];
-  readonly data: Float32Array | BigInt64Array | Uint8Array;
+  readonly data: Float32Array | BigInt64Array | Uint8Array | Int8Array;
 }
 
 /** Options of {@link loadModel}. */
@@ -59,6 +62,12 @@ export interface LoadOptions {
   dynamicRows?: number;
   /** Cancels loading (the model's download included) when aborted; `loadModel` rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * The files holding a model's external tensor data (`model.onnx_data`, as hubs ship models over
+   * 2 GB and exporters write big ones), by the name the model gives them. A model loaded from a URL
+   * fetches the files not given here from beside it.
+   */
+  externalData?: Readonly<Record<string, Uint8Array | ArrayBuffer>>;
   /**
    * Where each op's best kernel is kept for the next load, per device kind: by default IndexedDB
    * where the host has it (browsers), nothing elsewhere; `null` keeps nothing. With every op's
@@ -217,7 +226,8 @@ export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL,
   const worker = options.worker ?? inPage();
   if (worker) return WorkerModel.start(source, options, worker === true ? undefined : worker.url);
   const bytes = await bytesOf(source, options.signal);
-  const graph = decodeModel(bytes);
+  const proto = parseModel(bytes);
+  const graph = graphOf(proto, await externalFiles(externalLocations(proto), source, options));
   options.log?.(`model ${graph.name || "(unnamed)"}: ${graph.nodes.length} nodes, opset ${graph.opset}, inputs ${graph.inputs.map((i) => i.name).join(", ")}`);
   const backend = await openBackend(options);
   if ("gpu" in backend) {
@@ -245,6 +255,24 @@ async function kernelThreads(cap = DEFAULT_THREADS): Promise<{ pool?: WorkerPool
   } catch (e) {
     return { note: `kernels run on one thread: the kernel threads did not start (${(e as Error).message})` };
   }
+}
+
+/** The external data files a model names: given in the options, else fetched from beside the model's URL. */
+async function externalFiles(locations: readonly string[], source: Uint8Array | ArrayBuffer | string | URL, options: LoadOptions): Promise<ExternalFiles> {
+  const files = new Map<string, Uint8Array>();
+  for (const location of locations) {
+    const given = options.externalData?.[location];
+    if (given) {
+      files.set(location, given instanceof Uint8Array ? given : new Uint8Array(given));
+    } else if (typeof source === "string" || source instanceof URL) {
+      const url = new URL(location, new URL(String(source), (globalThis as { location?: { href: string } }).location?.href));
+      options.log?.(`fetching external data ${url}`);
+      files.set(location, await bytesOf(url, options.signal));
+    } else {
+      throw new ModelError(`the model keeps tensors in ${location}: pass it in externalData (${locations.join(", ")})`);
+    }
+  }
+  return files;
 }
 
 async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL, signal?: AbortSignal): Promise<Uint8Array> {

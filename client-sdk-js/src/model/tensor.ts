@@ -1,12 +1,20 @@
-/** Element types the engine handles. ONNX int32/int64 become `int64` (exact up to 2^53). */
-export type DType = "float32" | "int64" | "bool";
+/**
+ * Element types the engine handles. ONNX's other integer types (int32, uint32, int16, ...) become
+ * `int64` (exact up to 2^53); float16 and float64 become `float32` (float16 values exactly, a Cast
+ * to float16 rounds to its precision), so every float op has one type to read.
+ */
+export type DType = "float32" | "int64" | "bool" | "int8" | "uint8";
+
+/** A tensor's elements: float32 Float32Array, int64 Float64Array (integers), bool and uint8 Uint8Array, int8 Int8Array. */
+export type TensorData = Float32Array | Float64Array | Uint8Array | Int8Array;
 
 /** A tensor in JavaScript memory: constants, shape values, and the inputs and outputs of a run. */
 export interface HostTensor {
   readonly dtype: DType;
   readonly shape: readonly number[];
-  /** float32: Float32Array; int64: Float64Array (integers); bool: Uint8Array (0 or 1). */
-  readonly data: Float32Array | Float64Array | Uint8Array;
+  readonly data: TensorData;
+  /** Set on a constant the file stores as float16 (its values are float16's, held as float32). */
+  readonly half?: true;
 }
 
 /** Elements of a shape. */
@@ -24,8 +32,53 @@ export function stridesOf(shape: readonly number[]): number[] {
 }
 
 /** An empty array of a dtype. */
-export function allocate(dtype: DType, size: number): Float32Array | Float64Array | Uint8Array {
-  return dtype === "float32" ? new Float32Array(size) : dtype === "int64" ? new Float64Array(size) : new Uint8Array(size);
+export function allocate(dtype: DType, size: number): TensorData {
+  switch (dtype) {
+    case "float32": return new Float32Array(size);
+    case "int64": return new Float64Array(size);
+    case "int8": return new Int8Array(size);
+    case "bool": case "uint8": return new Uint8Array(size);
+  }
+}
+
+/** The float16 with these bits, as a number. */
+export function halfToFloat(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1, exponent = (bits >> 10) & 0x1f, fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 0x1f) return fraction ? NaN : sign * Infinity;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+const HALF_MAX = 65504;
+const scratch = new Float32Array(1);
+
+/** `x` rounded to the nearest float16 (ties to even), as a number: what a Cast to float16 keeps. */
+export function roundToHalf(x: number): number {
+  scratch[0] = x;
+  roundToHalfInPlace(scratch);
+  return scratch[0];
+}
+
+/**
+ * Rounds float32 values to the nearest float16 (ties to even) in place: the values a float16
+ * tensor holds. Normal halves drop 13 mantissa bits with integer arithmetic (a carry moves into the
+ * exponent, as it should); halves' subnormals round to a multiple of 2^-24.
+ */
+export function roundToHalfInPlace(data: Float32Array, from = 0, to = data.length): void {
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  for (let i = from; i < to; i++) {
+    const b = bits[i];
+    const exponent = (b >>> 23) & 0xff;
+    if (exponent === 0xff) continue; // Infinity, NaN
+    if (exponent >= 113) { // 2^-14 and above: a normal half
+      const rounded = ((b + 0xfff + ((b >>> 13) & 1)) & ~0x1fff) >>> 0;
+      bits[i] = rounded;
+      if (Math.abs(data[i]) > HALF_MAX) data[i] = data[i] > 0 ? Infinity : -Infinity;
+    } else {
+      const q = data[i] * 16777216, r = Math.round(q);
+      data[i] = (Math.abs(q % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r) / 16777216;
+    }
+  }
 }
 
 /** A tensor from values (converted to the dtype's array). */

@@ -9,7 +9,7 @@ import { fromHost, GraphModel, inputShapes, LocalModel, nextTurn, spendCredit, t
 import type { ModelEvent, ModelListener } from "../model/events.js";
 import { fold, type FoldedGraph, type InputShapes } from "../model/fold.js";
 import { fuse, type FusedGraph, type HostStep, type KernelStep } from "../model/fuse.js";
-import { runNode, type ValueMeta } from "../model/host-ops.js";
+import { runNode, type ValueMeta } from "../model/host/index.js";
 import { indexedDbKernelStore, type KernelStore, type StoredKernel } from "../model/kernel-store.js";
 import type { GpuStats, LoadOptions, ModelStats, OutputTensor, RunRecord, TensorLike } from "../model/model.js";
 import { ModelError, type OnnxGraph } from "../model/onnx.js";

@@ -1,6 +1,6 @@
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ModelProtoSchema, TensorProto_DataType, type NodeProtoSchema } from "../../src/gen/onnx/onnx_pb.js";
+import { ModelProtoSchema, TensorProto_DataLocation, TensorProto_DataType, type NodeProtoSchema } from "../../src/gen/onnx/onnx_pb.js";
 import { loadModel } from "../../src/model/model.js";
 import { ModelError } from "../../src/model/onnx.js";
 import { encoderFeeds, maxError, modelBytes, modelsMissing, ortOutputs } from "../support/models.js";
@@ -21,8 +21,11 @@ function oneNode(node: MessageInitShape<typeof NodeProtoSchema>, opset = 17): Ui
 const x = { data: new Float32Array(32).fill(0.5), dims: [4, 8] };
 
 describe("import: what the engine refuses", () => {
-  it("names the node and op type of an unsupported op", async () => {
-    await expect(loadModel(oneNode({ opType: "Conv" }))).rejects.toThrow(new ModelError("node n0 (Conv): op type Conv is not supported"));
+  it("names the node and op type of an unsupported op, and the domain of another domain's", async () => {
+    await expect(loadModel(oneNode({ opType: "LSTM" }))).rejects.toThrow(new ModelError("node n0 (LSTM): op type LSTM is not supported"));
+    await expect(loadModel(oneNode({ opType: "Attention", domain: "com.microsoft" })))
+      .rejects.toThrow(new ModelError("node n0 (com.microsoft.Attention): op type com.microsoft.Attention is not supported"));
+    await expect(loadModel(oneNode({ opType: "Foo", domain: "org.example" }))).rejects.toThrow("node n0 (org.example.Foo): domain org.example is not supported");
   });
 
   it("names an unsupported attribute", async () => {
@@ -30,8 +33,9 @@ describe("import: what the engine refuses", () => {
     await expect(loadModel(bad)).rejects.toThrow("node n0 (Softmax): attribute mystery is not supported");
   });
 
-  it("refuses an opset outside 13 to 18, and bytes that are not a model", async () => {
-    await expect(loadModel(oneNode({ opType: "Softmax" }, 11))).rejects.toThrow("opset 11 is not supported (supported: 13 to 18)");
+  it("refuses an opset outside 13 to 21, and bytes that are not a model", async () => {
+    await expect(loadModel(oneNode({ opType: "Softmax" }, 11))).rejects.toThrow("opset 11 is not supported (supported: 13 to 21)");
+    await expect(loadModel(oneNode({ opType: "Softmax" }, 22))).rejects.toThrow("opset 22 is not supported (supported: 13 to 21)");
     await expect(loadModel(new Uint8Array([0xff, 0xff, 0xff]))).rejects.toThrow(/not an ONNX model/);
   });
 
@@ -40,6 +44,8 @@ describe("import: what the engine refuses", () => {
     await expect(model.run({})).rejects.toThrow("input x is missing (inputs: x)");
     await expect(model.run({ x, z: x })).rejects.toThrow("z is not an input of the model (inputs: x)");
     await expect(model.run({ x: { data: new Float32Array(12), dims: [4, 3] } })).rejects.toThrow("input x: dimension 1 must be 8, got 3");
+    await expect(model.run({ x: { data: new BigInt64Array(32), dims: [4, 8] } })).rejects.toThrow("input x: float32 expected (Float32Array, Float64Array, an array of numbers), got a BigInt64Array");
+    expect((await model.run({ x })).y.dims).toEqual([4, 8]); // and it still runs
   });
 
   it("runs a supported one-node model on a jitzoo op", async () => {
@@ -74,5 +80,47 @@ describe.skipIf(modelsMissing)("import: exporter patterns become jitzoo ops", ()
     expect(stats.ops.map((o) => o.key)).toEqual(keys);
     expect(stats.hostSteps).toBe(0);
     for (const [output, expected] of Object.entries(theirs)) expect(maxError(ours[output].data as Float32Array, expected)).toBeLessThan(1e-5);
+  });
+});
+
+/** `[4, 8]` x plus a `[8]` weight w kept in an external file, `y = x + w`. */
+function externalWeight(location: string): Uint8Array {
+  const info = (name: string) => ({
+    name,
+    type: { value: { case: "tensorType" as const, value: { elemType: TensorProto_DataType.FLOAT, shape: { dim: [4, 8].map((d) => ({ value: { case: "dimValue" as const, value: BigInt(d) } })) } } } },
+  });
+  return toBinary(ModelProtoSchema, create(ModelProtoSchema, {
+    irVersion: 8n,
+    opsetImport: [{ domain: "", version: 17n }],
+    graph: {
+      name: "external", node: [{ name: "add", opType: "Add", input: ["x", "w"], output: ["y"] }], input: [info("x")], output: [info("y")],
+      initializer: [{
+        name: "w", dims: [8n], dataType: TensorProto_DataType.FLOAT, dataLocation: TensorProto_DataLocation.EXTERNAL,
+        externalData: [{ key: "location", value: location }, { key: "offset", value: "16" }, { key: "length", value: "32" }],
+      }],
+    },
+  }));
+}
+
+describe("import: bad files", () => {
+  it("loads external data given beside the model, and names a missing or short file", async () => {
+    const file = new Float32Array(12);
+    file.set([1, 2, 3, 4, 5, 6, 7, 8], 4); // 16 bytes in, as the offset says
+    const bytes = externalWeight("model.onnx_data");
+    const model = await loadModel(bytes, { externalData: { "model.onnx_data": file.buffer } });
+    expect(Array.from((await model.run({ x })).y.data as Float32Array).slice(0, 8)).toEqual([1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]);
+    await expect(loadModel(bytes)).rejects.toThrow("the model keeps tensors in model.onnx_data: pass it in externalData (model.onnx_data)");
+    await expect(loadModel(bytes, { externalData: { "model.onnx_data": new Uint8Array(40) } }))
+      .rejects.toThrow("initializer w: model.onnx_data holds 40 bytes, the tensor needs 32 from offset 16 (truncated?)");
+  });
+
+  it.skipIf(modelsMissing)("refuses a truncated or corrupted file with a ModelError, then loads a good one", async () => {
+    const bytes = Uint8Array.from(modelBytes("patterns/residual.onnx")); // a copy (a Buffer's slice is a view)
+    await expect(loadModel(bytes.slice(0, Math.floor(bytes.length * 0.6)))).rejects.toThrow(ModelError);
+    const corrupted = bytes.slice();
+    for (let i = 0; i < 64; i++) corrupted[20 + i * 7] ^= 0xa5;
+    await expect(loadModel(corrupted)).rejects.toThrow(ModelError);
+    const model = await loadModel(bytes);
+    expect(model.outputNames.length).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runNode } from "../../src/model/host-ops.js";
+import { runNode } from "../../src/model/host/index.js";
 import type { OnnxNode } from "../../src/model/onnx.js";
 import type { HostTensor } from "../../src/model/tensor.js";
 import { seededFloats } from "../../src/reference.js";

@@ -31,7 +31,8 @@ public final class Models {
         prereqs.sdk();
         Path stamp = dir().resolve(".stamp");
         if (Files.exists(stamp) && !Prereqs.newer(suite.path("harness/models"), Prereqs.modified(stamp))
-                && !Prereqs.newer(suite.path("client-sdk-js/src/model/onnx.ts"), Prereqs.modified(stamp))) {
+                && !Prereqs.newer(suite.path("client-sdk-js/src/model/onnx.ts"), Prereqs.modified(stamp))
+                && !Prereqs.newer(suite.path("client-sdk-js/src/model/host"), Prereqs.modified(stamp))) {
             return dir();
         }
         Path python = python();
@@ -50,7 +51,7 @@ public final class Models {
         return dir();
     }
 
-    /** The ops the SDK's ONNX importer takes, which decide the node tests worth writing. */
+    /** The ops the SDK's ONNX importer takes (its host ops, one file per family), which decide the node tests worth writing. */
     private String supportedOps() {
         String module = suite.path("client-sdk-js/dist/model/onnx.js").toUri().toString();
         return suite.output("listing the SDK's ONNX ops", List.of("node", "--input-type=module", "-e",

@@ -1,0 +1,29 @@
+// float16: decoding every bit pattern, and rounding to the nearest half (ties to even), as a Cast to float16 does.
+import { describe, expect, it } from "vitest";
+import { halfToFloat, roundToHalf } from "../../src/model/tensor.js";
+
+describe("float16", () => {
+  it("decodes the values that bound every range", () => {
+    expect([0x3c00, 0xc000, 0x7bff, 0x0001, 0x0400, 0x7c00, 0xfc00].map(halfToFloat)).toEqual([1, -2, 65504, 2 ** -24, 2 ** -14, Infinity, -Infinity]);
+    expect(halfToFloat(0x7e00)).toBeNaN();
+  });
+
+  it("keeps every half exactly, and rounds each midpoint between two halves to the even one", () => {
+    for (let bits = 0; bits < 0x7bff; bits++) { // every non-negative finite half but the largest
+      const here = halfToFloat(bits), next = halfToFloat(bits + 1);
+      expect(roundToHalf(here)).toBe(here);
+      expect(roundToHalf(-here)).toBe(-here);
+      const even = bits % 2 === 0 ? here : next;
+      expect(roundToHalf((here + next) / 2), `between ${here} and ${next}`).toBe(even);
+      expect(roundToHalf(here + (next - here) * 0.25)).toBe(here);
+      expect(roundToHalf(here + (next - here) * 0.75)).toBe(next);
+    }
+  });
+
+  it("rounds past the largest half to infinity, from half an ulp on", () => {
+    expect(roundToHalf(65519)).toBe(65504);
+    expect(roundToHalf(65520)).toBe(Infinity);
+    expect(roundToHalf(-1e6)).toBe(-Infinity);
+    expect(roundToHalf(NaN)).toBeNaN();
+  });
+});
