@@ -1,0 +1,92 @@
+// The real exporter output in ../shared/models/real-exports (torch.onnx exports of Hugging Face
+// architectures, onnxruntime's int8 / 4-bit / fp16 conversions): where it is, feeds for each file,
+// and how close jitzoo must come to onnxruntime-web on each form.
+import { existsSync, readdirSync } from "node:fs";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as ort from "onnxruntime-web";
+import type { GraphInput } from "../../src/model/onnx.js";
+import { seededFloats } from "../../src/reference.js";
+
+/** $JITZOO_REAL_EXPORTS, else `shared/models/real-exports` beside the repository. */
+export const REAL_EXPORTS = process.env.JITZOO_REAL_EXPORTS
+  ?? fileURLToPath(new URL("../../../../shared/models/real-exports", import.meta.url));
+
+/** The `.onnx` files of a folder of real exports (`tiny` or `bench`), sorted; none when the folder is missing. */
+export function realExports(folder: "tiny" | "bench"): string[] {
+  const dir = join(REAL_EXPORTS, folder);
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".onnx")).sort().map((f) => join(dir, f)) : [];
+}
+
+/** A file's form, from its name as the export scripts write it. */
+export type Form = "fp32" | "fp16" | "int8" | "q4";
+export const formOf = (file: string): Form => (/_int8\.onnx$/.test(file) ? "int8" : /_q4\.onnx$/.test(file) ? "q4" : /_fp16\.onnx$/.test(file) ? "fp16" : "fp32");
+
+/** The float32 file a quantized or half-precision one was converted from. */
+export const fp32Sibling = (file: string): string => file.replace(/_(int8|q4|fp16)\.onnx$/, ".onnx");
+
+/**
+ * The largest difference from onnxruntime-web's output allowed for a form, given the magnitude of
+ * that output: float32 1e-4 absolute; int8 and 4-bit 2% of the output's largest magnitude; float16
+ * 2e-3 of it.
+ */
+export function allowed(form: Form, largest: number): number {
+  return form === "fp32" ? 1e-4 : form === "fp16" ? 2e-3 * largest : 0.02 * largest;
+}
+
+/** Tokens of the new positions. */
+export const SEQ = 16;
+/** Positions already in a KV-cache file's past. */
+export const PAST = 4;
+
+/**
+ * Feeds for a real export: token ids below 500 (every vocabulary here has more), an attention
+ * mask with the last two positions padded (all ones over past and new positions in a KV-cache
+ * file), token types half 0 half 1, seeded pixels in [-1, 1), seeded past keys and values.
+ */
+export function realFeeds(inputs: readonly GraphInput[], seq = SEQ, past = PAST): Record<string, ort.Tensor> {
+  const kv = inputs.some((i) => i.name.startsWith("past_key_values"));
+  const ints = (n: number, f: (i: number) => number) => new ort.Tensor("int64", BigInt64Array.from({ length: n }, (_, i) => BigInt(f(i))), [1, n]);
+  const feeds: Record<string, ort.Tensor> = {};
+  inputs.forEach((input, k) => {
+    const dims = input.dims.map((d, i) => (typeof d === "number" && d > 0 ? d : i === 0 ? 1 : /past/.test(String(d)) ? past : seq));
+    if (input.name === "input_ids") feeds[input.name] = ints(seq, (i) => (i * 37 + 7) % 500);
+    else if (input.name === "attention_mask") feeds[input.name] = kv ? ints(seq + past, () => 1) : ints(seq, (i) => (i < seq - 2 ? 1 : 0));
+    else if (input.name === "token_type_ids") feeds[input.name] = ints(seq, (i) => (i < seq / 2 ? 0 : 1));
+    else feeds[input.name] = new ort.Tensor("float32", seededFloats(dims.reduce((a, b) => a * b, 1), 100 + k), dims);
+  });
+  return feeds;
+}
+
+/**
+ * The graph optimizations onnxruntime-web runs a form with: all of them, except on float16 files,
+ * where its "all" level rewrites casts so that values skip float16's rounding here and there (on
+ * the Llama file its output then moves 1.1% of its largest magnitude away from its own output at
+ * "extended", and from the float32 file's); "extended" keeps ONNX's per-node float16 semantics.
+ */
+export const ortLevel = (form: Form): "extended" | "all" => (form === "fp16" ? "extended" : "all");
+
+/** onnxruntime-web's outputs (wasm, one thread) on a model, all of them. */
+export async function ortRun(bytes: Uint8Array, feeds: Record<string, ort.Tensor>, level: "extended" | "all" = "all"): Promise<Record<string, Float32Array>> {
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: level });
+  try {
+    const out = await session.run(feeds);
+    return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, v.data as Float32Array]));
+  } finally {
+    await session.release();
+  }
+}
+
+/** max |a − b| and max |b|. */
+export function distance(a: ArrayLike<number>, b: ArrayLike<number>): { worst: number; largest: number } {
+  if (a.length !== b.length) return { worst: Infinity, largest: 0 };
+  let worst = 0, largest = 0;
+  for (let i = 0; i < b.length; i++) {
+    const e = Math.abs(a[i] - b[i]);
+    if (!(e <= worst)) worst = Number.isNaN(e) ? Infinity : e;
+    largest = Math.max(largest, Math.abs(b[i]));
+  }
+  return { worst, largest };
+}
+
+export const nameOf = (file: string): string => basename(file, ".onnx");
