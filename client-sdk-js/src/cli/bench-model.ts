@@ -14,8 +14,8 @@ import { convergence, feedsFor, NEAR_FINAL, runUntilSettled } from "../model/dri
 import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike } from "../model/model.js";
 import { DEFAULT_TUNING } from "../model/op-tuner.js";
 import { maxRelativeError } from "../reference.js";
-import { median } from "../timing.js";
 import { parseOptions, wholeNumber } from "./args.js";
+import { interleaved } from "./interleave.js";
 
 const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 /** Outputs must agree with onnxruntime-web's within this (relative above 1, absolute below). */
@@ -79,30 +79,6 @@ function toOrt(feeds: Record<string, TensorLike>): Record<string, ort.Tensor> {
 
 type Outputs = Record<string, OutputTensor>;
 type OrtOutputs = ort.InferenceSession.OnnxValueMapType;
-
-/**
- * Calls each function once per round, in order, after one untimed round (first calls compile,
- * open sessions, warm up); `each` sees every round's outputs by name. The median ms of each. With
- * `settle`, each timed call follows an untimed one of the same function: runtimes on threads
- * leave them spinning a while after a call (onnxruntime-web's pool does), which would slow the
- * next runtime's call on a machine with no core to spare.
- */
-async function interleaved<K extends string>(rounds: number, calls: Record<K, () => Promise<unknown>>,
-  each: (outputs: Record<K, unknown>) => void, settle = false): Promise<Record<K, number>> {
-  const names = Object.keys(calls) as K[];
-  const samples = new Map<K, number[]>(names.map((k) => [k, []]));
-  for (let r = 0; r < rounds + 1; r++) {
-    const outputs = {} as Record<K, unknown>;
-    for (const name of names) {
-      if (settle) await calls[name]();
-      const t0 = performance.now();
-      outputs[name] = await calls[name]();
-      if (r > 0) samples.get(name)!.push(performance.now() - t0);
-    }
-    each(outputs);
-  }
-  return Object.fromEntries(names.map((k) => [k, median(samples.get(k)!)])) as Record<K, number>;
-}
 
 function worstError(ours: Outputs, theirs: OrtOutputs): number {
   return Math.max(...Object.entries(theirs).map(([name, t]) => {

@@ -15,7 +15,7 @@ export const NEAR_FINAL = 0.05;
  * `attention_mask` is all ones but the last two positions, `token_type_ids` zeros then ones,
  * float inputs deterministic values in [-1, 1).
  */
-export function feedsFor(model: Model, seq: number): Record<string, TensorLike> {
+export function feedsFor(model: Pick<Model, "inputs">, seq: number): Record<string, TensorLike> {
   const feeds: Record<string, TensorLike> = {};
   for (const input of model.inputs) {
     const dims = input.dims.map((d) => (typeof d === "number" && d > 0 ? d : /batch/i.test(String(d)) ? 1 : seq));

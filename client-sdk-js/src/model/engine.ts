@@ -37,7 +37,8 @@ interface KeptKernel {
 
 /** A compiled program for one set of input shapes. */
 interface Plan {
-  readonly run: () => void;
+  /** Runs every step; returns the milliseconds spent in host steps. */
+  readonly run: () => number;
   readonly write: (feeds: Readonly<Record<string, TensorLike>>) => void;
   readonly read: () => Record<string, OutputTensor>;
   readonly hostSteps: number;
@@ -130,10 +131,10 @@ export class LocalModel extends GraphModel {
     const start = performance.now();
     this.started ??= start;
     plan.write(feeds);
-    plan.run();
+    const hostMs = plan.run();
     const outputs = plan.read();
     const inferMs = performance.now() - start;
-    const record: RunRecord = { atMs: start - this.started, inferMs, tuneMs: 0 };
+    const record: RunRecord = { atMs: start - this.started, inferMs, hostMs, tuneMs: 0 };
     this.timeline.push(record);
     deliver(outputs);
     record.tuneMs = await this.tune(inferMs);
@@ -436,6 +437,7 @@ export class LocalModel extends GraphModel {
     };
 
     const half = this.graph.half;
+    let hostMs = 0;
     const calls = steps.map((s): (() => void) => {
       if (s.kind === "kernel") {
         const plan = dynamic.get(s);
@@ -446,6 +448,7 @@ export class LocalModel extends GraphModel {
       }
       const node = s.node;
       return () => {
+        const t0 = performance.now();
         const out = node.outputs.map((o) => (o && inArena.has(base(o)) ? read(o) : undefined));
         const results = runNode(node, node.inputs.map((v) => (v ? read(v) : undefined)), out);
         results.forEach((r, i) => {
@@ -453,6 +456,7 @@ export class LocalModel extends GraphModel {
           if (half.has(node.outputs[i])) roundIfFloat(r);
           if (!out[i]) host.set(base(node.outputs[i]), r);
         });
+        hostMs += performance.now() - t0;
       };
     });
 
@@ -472,7 +476,11 @@ export class LocalModel extends GraphModel {
           }
         }
       },
-      run: () => { for (const call of calls) call(); },
+      run: () => {
+        hostMs = 0;
+        for (const call of calls) call();
+        return hostMs;
+      },
       read: () => Object.fromEntries(this.graph.outputs.map((o) => {
         const t = read(o);
         return [o, { type: t.dtype, dims: [...t.shape], data: fromHost(t) }];

@@ -82,7 +82,8 @@ class Fuser {
       }
       this.place(node, { kind: "host", node });
     }
-    const steps = this.placed.sort((a, b) => a.at - b.at).map((p) => p.step);
+    // a node placed on the host before a later op took it in (a Transpose or a scale before a MatMul) runs inside that op only
+    const steps = this.placed.filter((p) => p.step.kind !== "host" || !this.absorbed.has(p.step.node)).sort((a, b) => a.at - b.at).map((p) => p.step);
     return { steps, aliases: this.aliases };
   }
 
@@ -93,6 +94,7 @@ class Fuser {
       case "Softmax": return this.softmax(node);
       case "LayerNormalization": return this.layerNormOp(node);
       case "ReduceMean": return this.layerNormPattern(node);
+      case "Conv": return this.patchEmbedding(node);
       case "Add": case "Mul": return this.elementwise(node);
       default: return false;
     }
@@ -101,21 +103,25 @@ class Fuser {
   // ------------------------------------------------------------------ patterns
 
   private matmul(node: OnnxNode): boolean {
-    const [a, b] = node.inputs;
+    if (node.inputs.some((v) => this.meta(v).shape.length < 2) || this.meta(node.inputs[0]).dtype !== "float32") return false;
+    // attention scales Q and K by scalars before Q·Kᵀ (SDPA's exports): one scale on the product instead
+    const [sa, sb] = node.inputs.map((v) => this.scaled(v, node));
+    const a = sa?.value ?? node.inputs[0], b = sb?.value ?? node.inputs[1];
+    const scale = (sa?.scale ?? 1) * (sb?.scale ?? 1);
+    const init = { epilogue: scale === 1 ? [] : [epilogueOf(EpilogueKind.SCALE, scale)] };
     const aShape = this.meta(a).shape, bShape = this.meta(b).shape;
-    if (aShape.length < 2 || bShape.length < 2 || this.meta(a).dtype !== "float32") return false;
     const [m, k] = aShape.slice(-2);
     const n = bShape.at(-1)!;
-    const nodes = [node];
+    const nodes = [...[sa, sb].flatMap((s) => (s ? [s.node] : [])), node];
     if (this.constant(b)) {
       if (bShape.length !== 2) return false;
-      return this.emitMatmul(nodes, { kind: OpKind.MATMUL, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, b, node.outputs[0]);
+      return this.emitMatmul(nodes, { ...init, kind: OpKind.MATMUL, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, b, node.outputs[0]);
     }
     let bValue = b, transposeB = false;
     const t = this.producer.get(b);
     const rank = bShape.length;
     const perm = t?.opType === "Transpose" ? (t.attrs.perm as number[] | undefined) : undefined;
-    if (t && perm && this.single(b) === node && perm.every((p, i) => p === (i === rank - 2 ? rank - 1 : i === rank - 1 ? rank - 2 : i))) {
+    if (t && perm && this.single(b) === (sb?.node ?? node) && perm.every((p, i) => p === (i === rank - 2 ? rank - 1 : i === rank - 1 ? rank - 2 : i))) {
       bValue = t.inputs[0];
       transposeB = true;
       nodes.unshift(t);
@@ -123,10 +129,21 @@ class Fuser {
     const batchA = sizeOf(aShape.slice(0, -2)), batchB = sizeOf(bShape.slice(0, -2));
     const sameBatch = aShape.length === bShape.length && aShape.slice(0, -2).every((d, i) => d === bShape[i]);
     if (batchB === 1) {
-      return this.emitMatmul(nodes, { kind: OpKind.MATMUL, shape: [batchA * m, k, n], transposeB }, a, bValue, node.outputs[0]);
+      return this.emitMatmul(nodes, { ...init, kind: OpKind.MATMUL, shape: [batchA * m, k, n], transposeB }, a, bValue, node.outputs[0]);
     }
     if (!sameBatch) return false;
-    return this.emitMatmul(nodes, { kind: OpKind.BATCH_MATMUL, shape: [batchA, m, k, n], transposeB }, a, bValue, node.outputs[0]);
+    return this.emitMatmul(nodes, { ...init, kind: OpKind.BATCH_MATMUL, shape: [batchA, m, k, n], transposeB }, a, bValue, node.outputs[0]);
+  }
+
+  /** An operand that is another value times (or over) a scalar constant, read by `consumer` only. */
+  private scaled(value: string, consumer: OnnxNode): { value: string; scale: number; node: OnnxNode } | undefined {
+    const mul = this.producer.get(value);
+    if (!mul || (mul.opType !== "Mul" && mul.opType !== "Div") || this.single(value) !== consumer || this.absorbed.has(mul)) return undefined;
+    const [x, y] = mul.inputs;
+    const sx = mul.opType === "Mul" ? this.scalar(x) : undefined, sy = this.scalar(y);
+    const [other, scale] = sy !== undefined ? [x, mul.opType === "Mul" ? sy : 1 / sy] : sx !== undefined ? [y, sx] : [undefined, 0];
+    if (other === undefined || this.constant(other) || this.meta(other).dtype !== "float32" || this.meta(other).shape.length !== this.meta(value).shape.length) return undefined;
+    return { value: other, scale, node: mul };
   }
 
   private gemm(node: OnnxNode): boolean {
@@ -147,6 +164,52 @@ class Fuser {
     return this.emitMatmul([node], { kind: OpKind.MATMUL, shape: [m, k, n], transposeB, epilogue }, a, b, node.outputs[0], extra);
   }
 
+  /**
+   * A 2-D Conv whose stride equals its kernel, unpadded and undilated (ViT's and CLIP's patch
+   * embedding): every patch is a row, so the conv is a MatMul of the patches `[N·P, C·kh·kw]` by the
+   * weight as `[C·kh·kw, OC]`, with its bias. The patches are cut by one host Transpose (a view of X
+   * as `[N, C, Hp, kh, Wp, kw]` → `[N, Hp, Wp, C, kh, kw]`), and the product `[N, Hp, Wp, OC]` is
+   * turned to the conv's `[N, OC, Hp, Wp]` by another.
+   */
+  private patchEmbedding(node: OnnxNode): boolean {
+    const [x, w, bias] = node.inputs;
+    const weight = this.constant(w), xShape = this.meta(x).shape;
+    if (!weight || weight.shape.length !== 4 || xShape.length !== 4 || this.meta(x).dtype !== "float32") return false;
+    const [oc, c, kh, kw] = weight.shape, [n, , h, wd] = xShape;
+    const ints = (name: string, fallback: number[]) => (node.attrs[name] as number[] | undefined) ?? fallback;
+    const autoPad = (node.attrs.auto_pad as string | undefined) ?? "NOTSET";
+    if ((node.attrs.group ?? 1) !== 1 || ints("dilations", [1, 1]).some((d) => d !== 1) || ints("pads", [0, 0, 0, 0]).some((p) => p !== 0)
+      || !(autoPad === "NOTSET" || autoPad === "VALID") || ints("strides", [1, 1]).join() !== `${kh},${kw}` || h % kh || wd % kw || c !== xShape[1]) return false;
+    if (bias && !this.isBias(bias, oc)) return false;
+    const hp = h / kh, wp = wd / kw, k = c * kh * kw;
+    const name = node.outputs[0];
+    const matrix = new Float32Array(k * oc); // the weight as [K, OC]: column oc is filter oc
+    for (let o = 0; o < oc; o++) for (let i = 0; i < k; i++) matrix[i * oc + o] = weight.data[o * k + i];
+    const b = this.derived(w, { dtype: "float32", shape: [k, oc], data: matrix }, ":patch-matrix");
+    const at = this.order.get(node)!;
+    const split = this.view(`${name}:image`, x, [n, c, hp, kh, wp, kw]);
+    const patches = this.value(`${name}:patches`, [n * hp * wp, k]);
+    this.placed.push({ at, step: { kind: "host", node: transpose(`${node.name}:patches`, split, patches, [0, 2, 4, 1, 3, 5]) } });
+    const product = this.value(`${name}:product`, [n * hp * wp, oc]);
+    const op = create(OpSpecSchema, { kind: OpKind.MATMUL, shape: [n * hp * wp, k, oc], epilogue: bias ? [epilogueOf(EpilogueKind.BIAS)] : [] });
+    this.emit([node], op, { A: patches, B: b, ...(bias ? { Bias: bias } : {}), C: product });
+    const nhwc = this.view(`${name}:nhwc`, product, [n, hp, wp, oc]);
+    this.placed.push({ at, step: { kind: "host", node: transpose(`${node.name}:nchw`, nhwc, name, [0, 3, 1, 2]) } });
+    return true;
+  }
+
+  /** A value made here, with its type and shape, computed by a step made here. */
+  private value(name: string, shape: number[]): string {
+    (this.g.values as Map<string, ValueMeta>).set(name, { dtype: "float32", shape });
+    return name;
+  }
+
+  /** Another shape of `of`'s elements, sharing its memory. */
+  private view(name: string, of: string, shape: number[]): string {
+    this.aliases.set(this.value(name, shape), this.aliases.get(of) ?? of);
+    return name;
+  }
+
   /** Takes scale, bias, GELU and residual steps that follow the product into the op, then emits it. */
   private emitMatmul(nodes: OnnxNode[], init: MatmulInit, a: string, b: string, product: string, extra: Record<string, string> = {}): boolean {
     const epilogue = [...(init.epilogue ?? [])];
@@ -155,6 +218,11 @@ class Fuser {
     let out = product;
     for (;;) {
       const next = this.single(out);
+      if (next && VIEW_OPS.has(next.opType) && this.meta(next.outputs[0]).shape.at(-1) === n) {
+        nodes.push(next); // a reshape that keeps rows of N (GPT-2's Conv1D folds its batch axes around the Gemm): the same memory
+        out = next.outputs[0];
+        continue;
+      }
       const step = next && next.outputs.length === 1 ? this.epilogueStep(next, out, n, operands) : undefined;
       if (step) {
         epilogue.push(step);
@@ -385,6 +453,10 @@ interface MatmulInit {
   transposeB?: boolean;
   epilogue?: Epilogue[];
 }
+
+/** A Transpose made by the fuser. */
+const transpose = (name: string, input: string, output: string, perm: number[]): OnnxNode =>
+  ({ name, opType: "Transpose", inputs: [input], outputs: [output], attrs: { perm } });
 
 /** The wire carries an epilogue's value as a float32: the op, its key and its reference use that value. */
 const epilogueOf = (kind: EpilogueKind, value = 0): Epilogue => create(EpilogueSchema, { kind, value: Math.fround(value) });

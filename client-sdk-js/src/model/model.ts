@@ -128,10 +128,14 @@ export interface OpStats {
   settled: boolean;
 }
 
-/** One `run()`: when it started (ms since the first run), inference time and tuning time after it. */
+/**
+ * One `run()`: when it started (ms since the first run), inference time, the part of it spent in
+ * host steps (the ops run in JavaScript; NaN on WebGPU, not measured there), and tuning time after it.
+ */
 export interface RunRecord {
   atMs: number;
   inferMs: number;
+  hostMs: number;
   tuneMs: number;
 }
 

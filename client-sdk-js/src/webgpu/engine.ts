@@ -142,7 +142,7 @@ export class GpuModel extends GraphModel {
     }
     this.started ??= start;
     const inferMs = performance.now() - start;
-    const record: RunRecord = { atMs: start - this.started, inferMs, tuneMs: 0 };
+    const record: RunRecord = { atMs: start - this.started, inferMs, hostMs: NaN, tuneMs: 0 };
     this.timeline.push(record);
     deliver(outputs);
     const t0 = performance.now();

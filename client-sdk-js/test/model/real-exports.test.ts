@@ -34,3 +34,23 @@ describe.skipIf(files.length === 0)("real exports: every file loads and matches 
     }
   });
 });
+
+/** What the heavy ops of each exporter's patterns must become: the jitzoo ops (keys) that carry the flops. */
+const HEAVY: [string, string[]][] = [
+  // the patch embedding (a Conv of stride = kernel) as a MatMul of the patches with its bias
+  ["vit", ["matmul[16,192,64];bias"]],
+  // SDPA's scalars on Q and K as one scale on Q·Kᵀ; GPT-2's Conv1D Gemm through its reshape into the tanh GELU
+  ["gpt2", ["batch_matmul[2,16,32,16];transposeB;scale:0.1767767071723938", "matmul[16,64,256];bias,gelu_tanh", "matmul[16,256,64];bias,residual"]],
+  ["bert", ["batch_matmul[2,16,32,16];scale:0.1767767071723938", "matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
+  // the 4-bit and int8 weights dequantized once into the same MatMuls as the float file's
+  ["bert_q4", ["matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
+  ["bert_int8", ["matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
+];
+
+describe.skipIf(files.length === 0)("real exports: the heavy ops become jitzoo ops", () => {
+  it.each(HEAVY)("%s", async (name, keys) => {
+    const model = await loadModel(readFileSync(files.find((f) => nameOf(f) === name)!), { worker: false, store: null });
+    await model.run(realFeeds(model.inputs));
+    expect(model.stats().ops.map((op) => op.key)).toEqual(expect.arrayContaining(keys));
+  });
+});

@@ -1,12 +1,14 @@
 // The real exporter output in ../shared/models/real-exports (torch.onnx exports of Hugging Face
 // architectures, onnxruntime's int8 / 4-bit / fp16 conversions): where it is, feeds for each file,
-// and how close jitzoo must come to onnxruntime-web on each form.
+// and onnxruntime-web to compare with (the forms and their tolerances: src/cli/exports.ts).
 import { existsSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ort from "onnxruntime-web";
 import type { GraphInput } from "../../src/model/onnx.js";
 import { seededFloats } from "../../src/reference.js";
+
+export { allowed, distance, formOf, fp32Sibling, ortLevel } from "../../src/cli/exports.js";
 
 /** $JITZOO_REAL_EXPORTS, else `shared/models/real-exports` beside the repository. */
 export const REAL_EXPORTS = process.env.JITZOO_REAL_EXPORTS
@@ -16,22 +18,6 @@ export const REAL_EXPORTS = process.env.JITZOO_REAL_EXPORTS
 export function realExports(folder: "tiny" | "bench"): string[] {
   const dir = join(REAL_EXPORTS, folder);
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".onnx")).sort().map((f) => join(dir, f)) : [];
-}
-
-/** A file's form, from its name as the export scripts write it. */
-export type Form = "fp32" | "fp16" | "int8" | "q4";
-export const formOf = (file: string): Form => (/_int8\.onnx$/.test(file) ? "int8" : /_q4\.onnx$/.test(file) ? "q4" : /_fp16\.onnx$/.test(file) ? "fp16" : "fp32");
-
-/** The float32 file a quantized or half-precision one was converted from. */
-export const fp32Sibling = (file: string): string => file.replace(/_(int8|q4|fp16)\.onnx$/, ".onnx");
-
-/**
- * The largest difference from onnxruntime-web's output allowed for a form, given the magnitude of
- * that output: float32 1e-4 absolute; int8 and 4-bit 2% of the output's largest magnitude; float16
- * 2e-3 of it.
- */
-export function allowed(form: Form, largest: number): number {
-  return form === "fp32" ? 1e-4 : form === "fp16" ? 2e-3 * largest : 0.02 * largest;
 }
 
 /** Tokens of the new positions. */
@@ -58,14 +44,6 @@ export function realFeeds(inputs: readonly GraphInput[], seq = SEQ, past = PAST)
   return feeds;
 }
 
-/**
- * The graph optimizations onnxruntime-web runs a form with: all of them, except on float16 files,
- * where its "all" level rewrites casts so that values skip float16's rounding here and there (on
- * the Llama file its output then moves 1.1% of its largest magnitude away from its own output at
- * "extended", and from the float32 file's); "extended" keeps ONNX's per-node float16 semantics.
- */
-export const ortLevel = (form: Form): "extended" | "all" => (form === "fp16" ? "extended" : "all");
-
 /** onnxruntime-web's outputs (wasm, one thread) on a model, all of them. */
 export async function ortRun(bytes: Uint8Array, feeds: Record<string, ort.Tensor>, level: "extended" | "all" = "all"): Promise<Record<string, Float32Array>> {
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: level });
@@ -75,18 +53,6 @@ export async function ortRun(bytes: Uint8Array, feeds: Record<string, ort.Tensor
   } finally {
     await session.release();
   }
-}
-
-/** max |a − b| and max |b|. */
-export function distance(a: ArrayLike<number>, b: ArrayLike<number>): { worst: number; largest: number } {
-  if (a.length !== b.length) return { worst: Infinity, largest: 0 };
-  let worst = 0, largest = 0;
-  for (let i = 0; i < b.length; i++) {
-    const e = Math.abs(a[i] - b[i]);
-    if (!(e <= worst)) worst = Number.isNaN(e) ? Infinity : e;
-    largest = Math.max(largest, Math.abs(b[i]));
-  }
-  return { worst, largest };
 }
 
 export const nameOf = (file: string): string => basename(file, ".onnx");

@@ -16,10 +16,14 @@ function elementwise(f: (...x: number[]) => number, dtypeOf: (ins: Meta) => DTyp
     run(ins, node, out) {
       const shape = broadcastAll(ins);
       const y = output(dtypeOf(ins), shape, out?.[0]);
-      const row = ROWS[node.opType];
-      const [a, b] = ins;
+      const row = ROWS[node.opType], unary = UNARY[node.opType];
+      const [a, b, c] = ins;
       if (row && ins.length === 2 && y.data instanceof Float32Array && a!.data instanceof Float32Array && b!.data instanceof Float32Array) {
         binaryRowsF32(row, shape, y.data, a!.data, b!.data, a!.shape, b!.shape);
+      } else if (unary && ins.length === 1 && a!.data instanceof Float32Array && (y.data instanceof Float32Array || y.data instanceof Uint8Array)) {
+        unary(y.data, a!.data);
+      } else if (node.opType === "Where" && a!.data instanceof Uint8Array && b!.data instanceof Float32Array && c!.data instanceof Float32Array && y.data instanceof Float32Array) {
+        whereRowsF32(shape, y.data, a!.data, b!.data, c!.data, ins.map((i) => i!.shape));
       } else {
         mapBroadcast(ins as HostTensor[], shape, y.data, f);
       }
@@ -41,7 +45,41 @@ const ROWS: Record<string, RowOp> = {
   Sub: (d, a, b, o, ia, ib, n, sa, sb) => { for (let j = 0; j < n; j++) d[o + j] = a[ia + j * sa] - b[ib + j * sb]; },
   Mul: (d, a, b, o, ia, ib, n, sa, sb) => { for (let j = 0; j < n; j++) d[o + j] = a[ia + j * sa] * b[ib + j * sb]; },
   Div: (d, a, b, o, ia, ib, n, sa, sb) => { for (let j = 0; j < n; j++) d[o + j] = a[ia + j * sa] / b[ib + j * sb]; },
+  Pow: (d, a, b, o, ia, ib, n, sa, sb) => {
+    for (let j = 0; j < n; j++) { const x = a[ia + j * sa], e = b[ib + j * sb]; d[o + j] = e === 2 ? x * x : Math.pow(x, e); }
+  },
 };
+
+/** A unary op over float32, written out so the loop sees one array type and no call per element. */
+type UnaryOp = (d: Float32Array | Uint8Array, a: Float32Array) => void;
+
+/**
+ * Unary float32 ops on values as large as attention scores (a softmax's NaN guard, rotary
+ * embeddings' Neg, SiLU's Sigmoid): each its own loop, monomorphic in V8.
+ */
+const UNARY: Record<string, UnaryOp> = {
+  Neg: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = -a[i]; },
+  Exp: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.exp(a[i]); },
+  Sqrt: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.sqrt(a[i]); },
+  Reciprocal: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = 1 / a[i]; },
+  Sin: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.sin(a[i]); },
+  Cos: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.cos(a[i]); },
+  Tanh: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.tanh(a[i]); },
+  Sigmoid: (d, a) => { for (let i = 0; i < a.length; i++) { const x = a[i]; d[i] = x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)); } },
+  Relu: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = a[i] > 0 ? a[i] : 0; },
+  IsNaN: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = a[i] !== a[i] ? 1 : 0; }, // only NaN differs from itself
+};
+
+/** Where over float32 under broadcasting (masks: a bool condition, a scalar on one side): rows as plain loops. */
+function whereRowsF32(shape: readonly number[], d: Float32Array, cond: Uint8Array, x: Float32Array, y: Float32Array, shapes: readonly (readonly number[])[]): void {
+  const strides = shapes.map((s) => broadcastStrides(s, shape));
+  const inner = shape.at(-1) ?? 1;
+  const [sc, sx, sy] = strides.map((st) => st.at(-1) ?? 0);
+  const [cs, xs, ys] = rowStarts(shape, strides);
+  for (let r = 0, o = 0; r < cs.length; r++, o += inner) {
+    for (let j = 0, ic = cs[r], ix = xs[r], iy = ys[r]; j < inner; j++, ic += sc, ix += sx, iy += sy) d[o + j] = cond[ic] ? x[ix] : y[iy];
+  }
+}
 
 function binaryRowsF32(row: RowOp, shape: readonly number[], d: Float32Array, a: Float32Array, b: Float32Array, aShape: readonly number[], bShape: readonly number[]): void {
   const strides = [broadcastStrides(aShape, shape), broadcastStrides(bShape, shape)];
@@ -208,6 +246,10 @@ export const ELEMENTWISE_OPS: Record<string, HostOp> = {
       const dtype = CAST_TYPES[to] ?? fail(node, `cast to type ${to} is not supported`);
       const y = output(dtype, ins[0]!.shape, out?.[0]);
       const x = ins[0]!.data, f = caster(to);
+      if (x instanceof Float32Array && (to === DataType.FLOAT || to === DataType.DOUBLE)) { // float to float (RMSNorm's casts): a copy
+        y.data.set(x);
+        return [y];
+      }
       for (let i = 0; i < x.length; i++) y.data[i] = f(x[i]);
       return [y];
     },

@@ -8,7 +8,7 @@ import { fail, num, output, same, type HostOp } from "./op.js";
 /** Rounds half to even, as the quantizers do (C's nearbyint). */
 function nearbyint(x: number): number {
   const r = Math.round(x);
-  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r; // Math.round takes a tie up: back down to the even one
 }
 
 const RANGE: Partial<Record<DType, [number, number]>> = { uint8: [0, 255], int8: [-128, 127] };
@@ -46,6 +46,32 @@ function quantizedType(node: OnnxNode, zero?: { dtype: DType }): DType {
   return dtype;
 }
 
+/** The smallest and largest value, with 0 in the range (so that 0 is exact): one pass over float32. */
+function rangeWithZero(x: Float32Array): [number, number] {
+  let min = 0, max = 0;
+  for (let i = 0; i < x.length; i++) {
+    const v = x[i];
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return [min, max];
+}
+
+/**
+ * Every activation of a dynamically quantized MatMul, at every inference: `x / scale` rounded to
+ * float32 (onnxruntime divides in float32), to nearest with ties to even, plus the zero point,
+ * saturated to 0..255. One loop over typed arrays, the rounding written out.
+ */
+function quantizeToUint8(x: Float32Array, y: Uint8Array, scale: number, zero: number): void {
+  for (let i = 0; i < x.length; i++) {
+    const q = Math.fround(x[i] / scale);
+    let r = Math.round(q);
+    if (r - q === 0.5 && (r & 1) !== 0) r--;
+    r += zero;
+    y[i] = r < 0 ? 0 : r > 255 ? 255 : r;
+  }
+}
+
 export const QUANT_OPS: Record<string, HostOp> = {
   QuantizeLinear: {
     attrs: ["axis", "saturate", "block_size", "output_dtype"],
@@ -69,6 +95,11 @@ export const QUANT_OPS: Record<string, HostOp> = {
     run(ins, node, out) {
       const [x, scale, zero] = ins as [HostTensor, HostTensor, HostTensor | undefined];
       const y = output("float32", x.shape, out?.[0]);
+      if (scale.data.length === 1) { // per tensor (every dynamically quantized activation): one loop, no index per element
+        const s = scale.data[0], z = zero ? zero.data[0] : 0, from = x.data, to = y.data;
+        for (let i = 0; i < from.length; i++) to[i] = (from[i] - z) * s;
+        return [y];
+      }
       const at = scaleIndex(x, scale, node);
       for (let i = 0; i < x.data.length; i++) {
         const s = at(i);
@@ -82,18 +113,12 @@ export const QUANT_OPS: Record<string, HostOp> = {
     infer: (ins) => [{ dtype: "uint8", shape: [...ins[0]!.shape] }, { dtype: "float32", shape: [] }, { dtype: "uint8", shape: [] }],
     run(ins, _node, out) {
       const x = ins[0]!;
-      let min = 0, max = 0; // the range always holds 0, so that 0 is exact
-      for (let i = 0; i < x.data.length; i++) {
-        const v = x.data[i];
-        if (v < min) min = v;
-        if (v > max) max = v;
-      }
+      const [min, max] = rangeWithZero(x.data as Float32Array);
       const scale = Math.fround((max - min) / 255);
       const zero = scale === 0 ? 0 : Math.min(Math.max(nearbyint(-min / scale), 0), 255);
       const y = output("uint8", x.shape, out?.[0]);
-      for (let i = 0; i < x.data.length; i++) {
-        y.data[i] = scale === 0 ? zero : Math.min(Math.max(nearbyint(Math.fround(x.data[i] / scale)) + zero, 0), 255);
-      }
+      if (scale === 0) y.data.fill(zero);
+      else quantizeToUint8(x.data as Float32Array, y.data as Uint8Array, scale, zero);
       const s = output("float32", [], out?.[1]), z = output("uint8", [], out?.[2]);
       s.data[0] = scale;
       z.data[0] = zero;

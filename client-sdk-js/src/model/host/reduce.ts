@@ -3,8 +3,17 @@ import { num, output, reduceAxes, same, transposeTo, type HostOp } from "./op.js
 
 /** Reductions over axes (ReduceSum, ReduceMean, ...) and the row-wise ones (Softmax, LogSoftmax, LayerNormalization). */
 
-/** A reduction: `step` folds each element into the accumulator started at `init`, `finish` turns it into the result. */
-function reduction(init: number, step: (acc: number, x: number) => number, finish: (acc: number, count: number) => number = (a) => a): HostOp {
+/** A contiguous run's sum (or sum of squares): a reduction over the last axes, in one loop. */
+type RowFold = (x: Float32Array, from: number, to: number) => number;
+const rowSum: RowFold = (x, from, to) => { let acc = 0; for (let i = from; i < to; i++) acc += x[i]; return acc; };
+const rowSumSquares: RowFold = (x, from, to) => { let acc = 0; for (let i = from; i < to; i++) acc += x[i] * x[i]; return acc; };
+
+/**
+ * A reduction: `step` folds each element into the accumulator started at `init`, `finish` turns
+ * it into the result. With `row`, a float32 reduction over the last axes (RMSNorm's and LayerNorm's
+ * means, at every inference) folds each contiguous run in one loop.
+ */
+function reduction(init: number, step: (acc: number, x: number) => number, finish: (acc: number, count: number) => number = (a) => a, row?: RowFold): HostOp {
   const shapeOf = (shape: readonly number[], axes: Set<number>, keep: number) => shape.flatMap((d, i) => (axes.has(i) ? (keep ? [1] : []) : [d]));
   return {
     attrs: ["axes", "keepdims", "noop_with_empty_axes"],
@@ -16,8 +25,13 @@ function reduction(init: number, step: (acc: number, x: number) => number, finis
       const x = ins[0]!;
       const axes = new Set(reduceAxes(ins, node, x.shape.length));
       const y = output(x.dtype, shapeOf(x.shape, axes, num(node, "keepdims", 1)), out?.[0]);
-      const acc = new Float64Array(y.data.length).fill(init);
       const count = y.data.length ? x.data.length / y.data.length : 0;
+      const trailing = [...axes].every((a) => a >= x.shape.length - axes.size);
+      if (row && trailing && x.data instanceof Float32Array) {
+        for (let i = 0; i < y.data.length; i++) y.data[i] = finish(row(x.data, i * count, (i + 1) * count), count);
+        return [y];
+      }
+      const acc = new Float64Array(y.data.length).fill(init);
       forEachBroadcast(x.shape, [x.shape.map((d, i) => (axes.has(i) ? 1 : d))], (o, [i]) => { acc[i] = step(acc[i], x.data[o]); });
       for (let i = 0; i < acc.length; i++) y.data[i] = finish(acc[i], count);
       return [y];
@@ -62,14 +76,14 @@ function softmax(log: boolean): HostOp {
 }
 
 export const REDUCE_OPS: Record<string, HostOp> = {
-  ReduceSum: reduction(0, (a, x) => a + x),
-  ReduceMean: reduction(0, (a, x) => a + x, (a, n) => a / n),
+  ReduceSum: reduction(0, (a, x) => a + x, undefined, rowSum),
+  ReduceMean: reduction(0, (a, x) => a + x, (a, n) => a / n, rowSum),
   ReduceMax: reduction(-Infinity, (a, x) => (x > a || Number.isNaN(x) ? x : a)),
   ReduceMin: reduction(Infinity, (a, x) => (x < a || Number.isNaN(x) ? x : a)),
   ReduceProd: reduction(1, (a, x) => a * x),
   ReduceL1: reduction(0, (a, x) => a + Math.abs(x)),
-  ReduceL2: reduction(0, (a, x) => a + x * x, Math.sqrt),
-  ReduceSumSquare: reduction(0, (a, x) => a + x * x),
+  ReduceL2: reduction(0, (a, x) => a + x * x, Math.sqrt, rowSumSquares),
+  ReduceSumSquare: reduction(0, (a, x) => a + x * x, undefined, rowSumSquares),
   ReduceLogSum: reduction(0, (a, x) => a + x, Math.log),
   ReduceLogSumExp: reduction(0, (a, x) => a + Math.exp(x), Math.log),
   Softmax: softmax(false),

@@ -21,7 +21,7 @@ import picocli.CommandLine.Unmatched;
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
-                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Extended.class,
+                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Exports.class, BenchCli.Extended.class,
                 BenchCli.Browser.class, BenchCli.WebGpu.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class, BenchCli.Scale.class})
 public final class BenchCli {
 
@@ -206,6 +206,23 @@ public final class BenchCli {
                     suite.path("client-sdk-js/dist/cli/bench-model.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench model", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
+        }
+    }
+
+    @Command(name = "exports", description = "on a private stack: users' own ONNX files (real exporter output: fp32, "
+            + "int8, 4-bit, fp16) tuned while they infer, beside onnxruntime-web at 1 and 2 threads, each in a process of "
+            + "its own: speed, host steps, load and first inference, memory (SDK options: --models DIR (default "
+            + "../shared/models/real-exports/bench), --seq N, --threads N,N, --rounds N, --tune-seconds N)")
+    static final class Exports extends Bench {
+        @Override
+        public void run() {
+            new Prereqs(suite).sdk();
+            Suite.say("a private stack; then each file tuned by a new device kind and timed beside onnxruntime-web, at each "
+                    + "thread count, then each runtime's memory alone (minutes)");
+            List<String> command = new ArrayList<>(List.of("node", "--experimental-wasm-relaxed-simd",
+                    suite.path("client-sdk-js/dist/cli/bench-exports.js").toString()));
+            command.addAll(passOn);
+            suite.withPrivateStack("bench exports", Map.of(), suite.root(), command);
         }
     }
 
