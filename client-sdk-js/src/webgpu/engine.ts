@@ -30,17 +30,42 @@ const HOST_SAMPLES = 64;
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
 
+/** A GPU value copied out after a segment's dispatches: to a later segment's CPU steps, or as a graph output. */
+interface Readback {
+  readonly name: string;
+  readonly buffer: GPUBuffer;
+  readonly readback: GPUBuffer;
+  readonly bytes: number;
+  readonly shape: number[];
+}
+
+/**
+ * One submit of an inference: the CPU steps that can run by then (the first segment's on the
+ * feeds; a later one's on what the previous segments read back), the uploads of their values the
+ * GPU reads, the dispatches, and the copies out of what later CPU steps read.
+ */
+interface GpuSegment {
+  /** Runs the segment's CPU steps and uploads what its dispatches (and later ones) read of them. */
+  readonly before: () => void;
+  readonly dispatches: readonly (() => Dispatch)[];
+  /** GPU values later CPU steps read. */
+  readonly downloads: readonly Readback[];
+}
+
 /** A compiled program for one set of input shapes, on one device. */
 interface GpuPlan {
   readonly device: GPUDevice;
-  /** Runs the CPU steps on the feeds and uploads what the GPU steps read. */
+  /** Takes the feeds as host values (the first segment's CPU steps read them). */
   readonly write: (feeds: Readonly<Record<string, TensorLike>>) => void;
-  /** The GPU steps' dispatches, in order (a step's kernel may change between runs). */
-  readonly dispatches: readonly (() => Dispatch)[];
-  /** Graph outputs computed on the GPU: the buffer and its readback. */
-  readonly readbacks: readonly { name: string; buffer: GPUBuffer; readback: GPUBuffer; bytes: number; shape: number[] }[];
+  /** The submits of an inference, in order: one, unless a node that only the CPU runs reads a GPU value. */
+  readonly segments: readonly GpuSegment[];
+  /** Takes what a segment read back as host values. */
+  readonly receive: (downloads: readonly Readback[]) => void;
+  /** Graph outputs computed on the GPU: copied out after the last segment. */
+  readonly readbacks: readonly Readback[];
   /** Graph outputs computed on the CPU. */
   readonly cpuOutputs: () => Record<string, OutputTensor>;
+  readonly dispatchCount: number;
   readonly bytes: number;
   readonly hostSteps: number;
 }
@@ -49,10 +74,13 @@ interface GpuPlan {
  * A model run on WebGPU with jitzoo's WGSL kernels: every op of an inference is recorded in one
  * command encoder, in one compute pass, and submitted once (the outputs' copies with it); the
  * activations live in GPU buffers shared by values whose lifetimes do not overlap, the weights
- * are uploaded once, bind groups are made once per step and kernel. The few nodes no kernel
- * covers run in JavaScript before the submit when they read only the feeds and constants (ids,
- * masks, the embeddings' gather), and as the SDK's own shaders when they read a GPU value
- * (attention's transposes, the mask added to the scores). Ops tune as on Wasm, through a WGSL
+ * are uploaded once, bind groups are made once per step and kernel. The nodes no kernel covers
+ * run in JavaScript before the submit when they read only the feeds and constants (ids, masks,
+ * the embeddings' gather), and as the SDK's own shaders when they read a GPU value (attention's
+ * transposes, the mask added to the scores); any other node reading a GPU value (a rotary
+ * embedding's Slice, a NaN guard) runs on the CPU after that value is read back, which ends a
+ * submit: the inference is then a few segments, each CPU steps, uploads, one pass of dispatches
+ * and the copies out a later segment reads (`stats().gpu.submitsPerRun`). Ops tune as on Wasm, through a WGSL
  * session; pipelines are built off the critical path and kept, with every kernel's source, in the
  * kernel store, so a reloaded page builds them while it loads. A lost device is replaced, the
  * pipelines built again from their sources and the plans compiled again; tuning goes on where it
@@ -152,48 +180,61 @@ export class GpuModel extends GraphModel {
   }
 
   /**
-   * One inference: CPU steps and uploads, every dispatch in one pass (or, with `gpuDispatch:
-   * "per-op"`, a submit each, for comparison), the outputs copied out in the same submit.
+   * One inference: per segment, its CPU steps and uploads, every dispatch in one pass (or, with
+   * `gpuDispatch: "per-op"`, a submit each, for comparison) and the copies out in the same submit;
+   * a segment's copies are read before the next one's CPU steps, the outputs after the last.
    */
   private async execute(plan: GpuPlan, feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
     const device = plan.device;
     plan.write(feeds);
-    const t0 = performance.now();
-    const encoder = device.createCommandEncoder();
-    if (this.options.gpuDispatch === "per-op") {
-      for (const dispatch of plan.dispatches) {
-        const own = device.createCommandEncoder();
-        const pass = own.beginComputePass();
-        encode(pass, dispatch());
+    let hostMs = 0;
+    for (const [index, segment] of plan.segments.entries()) {
+      const t0 = performance.now();
+      segment.before();
+      const encoder = device.createCommandEncoder();
+      if (this.options.gpuDispatch === "per-op") {
+        for (const dispatch of segment.dispatches) {
+          const own = device.createCommandEncoder();
+          const pass = own.beginComputePass();
+          encode(pass, dispatch());
+          pass.end();
+          device.queue.submit([own.finish()]);
+        }
+      } else if (segment.dispatches.length) {
+        const pass = encoder.beginComputePass();
+        let pipeline: GPUComputePipeline | undefined;
+        for (const dispatch of segment.dispatches) {
+          const d = dispatch();
+          if (d.pipeline !== pipeline) pass.setPipeline((pipeline = d.pipeline));
+          pass.setBindGroup(0, d.bindGroup);
+          pass.dispatchWorkgroups(d.grid[0], d.grid[1], d.grid[2]);
+        }
         pass.end();
-        device.queue.submit([own.finish()]);
       }
-    } else {
-      const pass = encoder.beginComputePass();
-      let pipeline: GPUComputePipeline | undefined;
-      for (const dispatch of plan.dispatches) {
-        const d = dispatch();
-        if (d.pipeline !== pipeline) pass.setPipeline((pipeline = d.pipeline));
-        pass.setBindGroup(0, d.bindGroup);
-        pass.dispatchWorkgroups(d.grid[0], d.grid[1], d.grid[2]);
+      const last = index === plan.segments.length - 1;
+      const copies = last ? plan.readbacks : segment.downloads;
+      for (const r of copies) encoder.copyBufferToBuffer(r.buffer, 0, r.readback, 0, r.bytes);
+      device.queue.submit([encoder.finish()]);
+      hostMs += performance.now() - t0;
+      try {
+        await Promise.all(copies.map((r) => r.readback.mapAsync(GPUMapMode.READ, 0, r.bytes)));
+        if (!last) {
+          plan.receive(copies);
+          continue;
+        }
+        this.hostMs.push(hostMs);
+        if (this.hostMs.length > HOST_SAMPLES) this.hostMs.shift();
+        const outputs = plan.cpuOutputs();
+        for (const r of copies) {
+          outputs[r.name] = { type: "float32", dims: [...r.shape], data: new Float32Array(r.readback.getMappedRange(0, r.bytes).slice(0)) };
+        }
+        return outputs;
+      } finally {
+        // a readback left mapped (one map failed, or reading the outputs did) would fail every later run
+        for (const r of copies) if (r.readback.mapState === "mapped") r.readback.unmap();
       }
-      pass.end();
     }
-    for (const r of plan.readbacks) encoder.copyBufferToBuffer(r.buffer, 0, r.readback, 0, r.bytes);
-    device.queue.submit([encoder.finish()]);
-    this.hostMs.push(performance.now() - t0);
-    if (this.hostMs.length > HOST_SAMPLES) this.hostMs.shift();
-    try {
-      await Promise.all(plan.readbacks.map((r) => r.readback.mapAsync(GPUMapMode.READ, 0, r.bytes)));
-      const outputs = plan.cpuOutputs();
-      for (const r of plan.readbacks) {
-        outputs[r.name] = { type: "float32", dims: [...r.shape], data: new Float32Array(r.readback.getMappedRange(0, r.bytes).slice(0)) };
-      }
-      return outputs;
-    } finally {
-      // a readback left mapped (one map failed, or reading the outputs did) would fail every later run
-      for (const r of plan.readbacks) if (r.readback.mapState === "mapped") r.readback.unmap();
-    }
+    throw new Error("a WebGPU plan has no segment");
   }
 
   async close(): Promise<void> {
@@ -225,8 +266,9 @@ export class GpuModel extends GraphModel {
       hostMs: this.hostMs.length ? median(this.hostMs) : NaN,
       deviceLosses: this.gpu.losses.length,
       errors: this.gpu.uncaptured.length,
-      submitsPerRun: this.options.gpuDispatch === "per-op" ? (this.latest?.dispatches.length ?? 0) + 1 : 1,
-      dispatchesPerRun: this.latest?.dispatches.length ?? 0,
+      submitsPerRun: this.options.gpuDispatch === "per-op" ? (this.latest?.dispatchCount ?? 0) + (this.latest?.segments.length ?? 1)
+        : this.latest?.segments.length ?? 1,
+      dispatchesPerRun: this.latest?.dispatchCount ?? 0,
     };
     return {
       backend: "webgpu",
@@ -286,7 +328,7 @@ export class GpuModel extends GraphModel {
       if (plan.device !== this.gpu.device) return this.planFor(feeds); // the device was lost while it compiled
       this.plans.set(key, plan);
       this.options.log?.(`compiled a WebGPU plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops, `
-        + `${plan.dispatches.length} dispatches, one submit`);
+        + `${plan.dispatchCount} dispatches, ${plan.segments.length === 1 ? "one submit" : `${plan.segments.length} submits`}`);
     }
     this.latest = plan;
     return plan;
@@ -392,30 +434,45 @@ export class GpuModel extends GraphModel {
     const meta = (v: string): ValueMeta => values.get(v)!;
     const isConst = (v: string) => meta(v).value !== undefined;
 
-    // which steps run where: a host step reading a GPU value runs as a shader, the others before the submit
+    // which steps run where: a host step reading a GPU value runs as the SDK's shader where it has
+    // one; otherwise on the CPU, in a segment of its own after what it reads is read back
     const onGpu = new Set<string>();
-    const gpuSteps: { operands: Record<string, string>; kernel?: KernelStep; program?: GpuProgram }[] = [];
-    const cpuSteps: HostStep[] = [];
+    const gpuSteps: { operands: Record<string, string>; kernel?: KernelStep; program?: GpuProgram; segment: number }[] = [];
+    const segments: { cpuSteps: HostStep[]; firstStep: number }[] = [{ cpuSteps: [], firstStep: 0 }];
+    /** Where each value is computed: on the GPU in segment s (≥ 0), or on the CPU for segment s's dispatches on. */
+    const gpuSegment = new Map<string, number>(), cpuSegment = new Map<string, number>();
+    const downloads = new Set<string>();
     for (const s of steps) {
+      const current = segments.length - 1;
       if (s.kind === "kernel") {
-        gpuSteps.push({ operands: { ...s.operands }, kernel: s });
+        gpuSteps.push({ operands: { ...s.operands }, kernel: s, segment: current });
         onGpu.add(base(s.operands.C));
+        gpuSegment.set(base(s.operands.C), current);
         continue;
       }
       const ins = s.node.inputs.filter(Boolean);
-      if (!ins.some((v) => onGpu.has(base(v)))) {
-        cpuSteps.push(s);
+      const program = ins.some((v) => onGpu.has(base(v))) && [...ins, ...s.node.outputs].every((v) => meta(v).dtype === "float32")
+        && s.node.outputs.length === 1 ? hostProgram(s.node, ins.map((v) => meta(v).shape)) : undefined;
+      if (program) {
+        gpuSteps.push({ operands: Object.fromEntries(program.operands.map((name, i) => [name, i < ins.length ? ins[i] : s.node.outputs[0]])), program, segment: current });
+        onGpu.add(base(s.node.outputs[0]));
+        gpuSegment.set(base(s.node.outputs[0]), current);
         continue;
       }
-      const program = ins.every((v) => meta(v).dtype === "float32") && s.node.outputs.length === 1
-        ? hostProgram(s.node, ins.map((v) => meta(v).shape)) : undefined;
-      if (!program) {
-        throw new ModelError(`node ${s.node.name} (${s.node.opType}) reads a value computed on the GPU and has no WebGPU shader; `
-          + "load the model with backend: \"wasm\"");
-      }
-      gpuSteps.push({ operands: Object.fromEntries(program.operands.map((name, i) => [name, i < ins.length ? ins[i] : s.node.outputs[0]])), program });
-      onGpu.add(base(s.node.outputs[0]));
+      // on the CPU: after every GPU value it reads is read back, and every CPU value it reads is computed
+      const at = Math.max(0, ...ins.map((v) => {
+        const b = base(v);
+        if (gpuSegment.has(b)) {
+          downloads.add(b);
+          return gpuSegment.get(b)! + 1;
+        }
+        return cpuSegment.get(b) ?? 0;
+      }));
+      if (at === segments.length) segments.push({ cpuSteps: [], firstStep: gpuSteps.length });
+      segments[at].cpuSteps.push(s);
+      s.node.outputs.forEach((o) => o && cpuSegment.set(base(o), at));
     }
+    const segmentEnd = (k: number) => (k + 1 < segments.length ? segments[k + 1].firstStep : gpuSteps.length) - 1;
 
     // activations: one buffer per value, shared by values whose lifetimes (in GPU steps) do not overlap
     const lifetimes = new Map<string, { first: number; last: number }>();
@@ -423,11 +480,16 @@ export class GpuModel extends GraphModel {
       for (const v of Object.values(g.operands)) {
         const b = base(v);
         if (isConst(b)) continue;
-        const first = onGpu.has(b) ? i : -1; // a CPU value is uploaded before the first dispatch
+        // a CPU value is uploaded before the first dispatch of the segment it is computed for
+        const first = onGpu.has(b) ? i : segments[cpuSegment.get(b) ?? 0].firstStep - 1;
         const l = lifetimes.get(b) ?? { first, last: i };
         lifetimes.set(b, { first: Math.min(l.first, first), last: Math.max(l.last, i) });
       }
     });
+    for (const b of downloads) { // read back at the end of its segment: no later dispatch of that segment may take its buffer
+      const l = lifetimes.get(b)!;
+      l.last = Math.max(l.last, segmentEnd(gpuSegment.get(b)!));
+    }
     for (const o of this.graph.outputs) {
       const l = lifetimes.get(base(o));
       if (l) l.last = gpuSteps.length;
@@ -478,27 +540,43 @@ export class GpuModel extends GraphModel {
       if (!t) throw new Error(`value ${v} was not computed`);
       return { ...t, shape: m.shape };
     };
-    const uploads = [...lifetimes.keys()].filter((b) => !onGpu.has(b));
-    const readbacks = this.graph.outputs.filter((o) => onGpu.has(base(o))).map((name) => {
+    const readbackOf = (name: string): Readback => {
       const floats = sizeOf(meta(name).shape);
       const readback = device.createBuffer({ size: Math.max(16, floats * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       bytes += readback.size;
       return { name, buffer: buffers.get(base(name))!, readback, bytes: floats * 4, shape: [...meta(name).shape] };
+    };
+    const readbacks = this.graph.outputs.filter((o) => onGpu.has(base(o))).map(readbackOf);
+    const copiedOut = [...downloads].map(readbackOf);
+    const uploads = [...lifetimes.keys()].filter((b) => !onGpu.has(b));
+    const planned: GpuSegment[] = segments.map((segment, k) => {
+      const mine = uploads.filter((b) => (cpuSegment.get(b) ?? 0) === k);
+      return {
+        dispatches: dispatches.slice(segment.firstStep, segmentEnd(k) + 1),
+        downloads: copiedOut.filter((r) => gpuSegment.get(r.name) === k),
+        before: () => {
+          for (const { node } of segment.cpuSteps) {
+            const results = runNode(node, node.inputs.map((v) => (v ? read(v) : undefined)));
+            results.forEach((r, i) => node.outputs[i] && host.set(base(node.outputs[i]), r));
+          }
+          for (const b of mine) {
+            const data = read(b).data;
+            device.queue.writeBuffer(buffers.get(b)!, 0, data instanceof Float32Array ? data as Float32Array<ArrayBuffer> : Float32Array.from(data));
+          }
+        },
+      };
     });
     return {
-      device, dispatches, readbacks, bytes, hostSteps: cpuSteps.length + shaders.length,
+      device, segments: planned, readbacks, bytes, dispatchCount: dispatches.length,
+      hostSteps: segments.reduce((n, seg) => n + seg.cpuSteps.length, 0) + shaders.length,
       write: (feeds) => {
         for (const input of this.graph.inputs) {
           host.set(base(input.name), { dtype: input.dtype, shape: shapes[input.name], data: toHost(input.name, input.dtype, feeds[input.name].data) });
         }
-        for (const { node } of cpuSteps) {
-          const results = runNode(node, node.inputs.map((v) => (v ? read(v) : undefined)));
-          results.forEach((r, i) => node.outputs[i] && host.set(base(node.outputs[i]), r));
-        }
-        for (const b of uploads) {
-          const data = read(b).data;
-          device.queue.writeBuffer(buffers.get(b)!, 0, data instanceof Float32Array ? data as Float32Array<ArrayBuffer> : Float32Array.from(data));
-        }
+      },
+      receive: (copies) => {
+        // values on the GPU are float32 only (kernels' and shaders' operands)
+        for (const r of copies) host.set(r.name, { dtype: "float32", shape: r.shape, data: new Float32Array(r.readback.getMappedRange(0, r.bytes).slice(0)) });
       },
       cpuOutputs: () => Object.fromEntries(this.graph.outputs.filter((o) => !onGpu.has(base(o))).map((o) => {
         const t = read(o);
