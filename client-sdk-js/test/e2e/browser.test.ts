@@ -14,6 +14,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serveSite, SDK_PAGE, type Site } from "../../src/cli/site.js";
 import { MODELS_DIR, modelsMissing } from "../support/models.js";
+import { REAL_EXPORTS } from "../support/real-exports.js";
 import { awaitMeasurements, GATEWAY, restartGateway, zooGet } from "./support.js";
 
 const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
@@ -41,6 +42,9 @@ async function open(browser: Browser, url: string, context?: BrowserContext): Pr
 type Jitzoo = typeof import("../../src/index.js");
 /** The note of a model whose kernels run on one thread because the page is not cross-origin isolated. */
 const ONE_THREAD = expect.stringMatching(/^kernels run on one thread: no SharedArrayBuffer here \(the page is not cross-origin isolated/);
+/** Users' own files (real exports: int8, 4-bit with grouped-query attention and rotary embeddings, float16 vision) a page runs. */
+const USERS_FILES = ["bert_int8.onnx", "llama_q4.onnx", "vit_fp16.onnx"];
+
 /** What a page keeps of its tuning, for the test to poll. */
 interface Progress { timed: number; states: string[]; acked: number; ranked: number; settled: number; failed: string[]; log: string[] }
 
@@ -50,7 +54,8 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
 
   beforeAll(async () => {
     // the single-file build (dist/browser/jitzoo.js, beside it the worker it starts) on a page of its own, the model beside it
-    site = await serveSite({ models: { "bert_layer.onnx": join(MODELS_DIR, "bert_layer.onnx") }, pages: { "/": SDK_PAGE } });
+    const users = Object.fromEntries(USERS_FILES.filter((f) => existsSync(join(REAL_EXPORTS, "tiny", f))).map((f) => [f, join(REAL_EXPORTS, "tiny", f)]));
+    site = await serveSite({ models: { "bert_layer.onnx": join(MODELS_DIR, "bert_layer.onnx"), ...users }, pages: { "/": SDK_PAGE } });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--no-first-run"] });
   });
   afterAll(async () => {
@@ -203,6 +208,33 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       return { load, tuning, runs: model.stats().runs, missing };
     }, { gateway: GATEWAY!, seq: SEQ });
     expect(outcome).toEqual({ load: "AbortError", tuning: "AbortError", runs: 4, missing: "worker_failed" });
+  }, 120_000);
+
+  it.skipIf(!existsSync(join(REAL_EXPORTS, "tiny")))("runs users' own files in its worker on the suite's kernels: int8, 4-bit and float16 real exports, matching the reference kernels", async () => {
+    const page = await open(browser, site.url);
+    const results = await page.evaluate(async ({ gateway, files, seq }) => {
+      const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
+      const rows = [];
+      for (const file of files) {
+        const url = `/models/${file}`;
+        const reference = await j.loadModel(url, { worker: false }); // the reference kernels, on the page's thread
+        const feeds = j.feedsFor(reference, seq);
+        // token ids within the tiny vocabularies (512)
+        if (feeds.input_ids) feeds.input_ids = { data: BigInt64Array.from(feeds.input_ids.data as BigInt64Array, (x) => x % 500n), dims: feeds.input_ids.dims };
+        const want = Object.values(await reference.run(feeds))[0].data as Float32Array;
+        const model = await j.loadModel(url, { gateway, fingerprint: `e2e-browser-users-${crypto.randomUUID()}`, tuning: { budget: 0 } });
+        const got = Object.values(await model.run(feeds))[0].data as Float32Array;
+        const stats = model.stats();
+        await model.close();
+        rows.push({ file, notes: stats.notes, sources: [...new Set(stats.ops.map((o) => o.source))], error: j.maxRelativeError(got, want) });
+      }
+      return rows;
+    }, { gateway: GATEWAY!, files: USERS_FILES, seq: SEQ });
+    for (const r of results) {
+      expect(r, r.file).toMatchObject({ notes: [ONE_THREAD], sources: ["wasm"] });
+      // float16 values are rounded after every op: a float32 kernel and the float64 reference may land a half's ulp apart
+      expect(r.error, r.file).toBeLessThanOrEqual(r.file.includes("fp16") ? 2e-3 : 1e-4);
+    }
   }, 120_000);
 
   it("runs the model's kernels on threads in a cross-origin-isolated page: split kernels, the worker pool in the model's worker", async () => {
