@@ -65,13 +65,19 @@ const UNARY: Record<string, UnaryOp> = {
   Sin: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.sin(a[i]); },
   Cos: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.cos(a[i]); },
   Tanh: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.tanh(a[i]); },
-  Sigmoid: (d, a) => { for (let i = 0; i < a.length; i++) { const x = a[i]; d[i] = x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)); } },
+  // no branch: for a very negative x, exp(-x) is Infinity and 1 / Infinity the 0 the other form gives
+  Sigmoid: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = 1 / (1 + Math.exp(-a[i])); },
   Relu: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = a[i] > 0 ? a[i] : 0; },
   IsNaN: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = a[i] !== a[i] ? 1 : 0; }, // only NaN differs from itself
 };
 
 /** Where over float32 under broadcasting (masks: a bool condition, a scalar on one side): rows as plain loops. */
 function whereRowsF32(shape: readonly number[], d: Float32Array, cond: Uint8Array, x: Float32Array, y: Float32Array, shapes: readonly (readonly number[])[]): void {
+  if (cond.length === d.length && x.length === 1 && y.length === d.length) { // a guard: one value where the condition holds
+    const v = x[0];
+    for (let i = 0; i < d.length; i++) d[i] = cond[i] ? v : y[i];
+    return;
+  }
   const strides = shapes.map((s) => broadcastStrides(s, shape));
   const inner = shape.at(-1) ?? 1;
   const [sc, sx, sy] = strides.map((st) => st.at(-1) ?? 0);
