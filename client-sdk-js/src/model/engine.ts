@@ -19,7 +19,7 @@ import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOp
 import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
 import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
-import { roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
+import { halfToFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
 const DEFAULT_DYNAMIC_ROWS = 512;
@@ -467,7 +467,7 @@ export class LocalModel extends GraphModel {
         for (const input of this.graph.inputs) {
           const data = feeds[input.name].data;
           const b = base(input.name);
-          const values = toHost(input.name, input.dtype, data);
+          const values = toHost(input.name, input.dtype, data, this.graph.half.has(input.name));
           if (inArena.has(b)) {
             const o = operand(b);
             this.arena.f32(o.offset, o.floats).set(values);
@@ -625,11 +625,17 @@ const FEED_ARRAYS: Record<HostTensor["dtype"], readonly string[]> = {
   int8: ["Int8Array"], uint8: ["Uint8Array"],
 };
 
-/** A feed's elements as the engine holds the input's type; a ModelError names a feed of another type. */
-export function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>): HostTensor["data"] {
+/**
+ * A feed's elements as the engine holds the input's type; a ModelError names a feed of another
+ * type. A float16 input (`half`) also takes its values' bits in a Uint16Array, as onnxruntime-web
+ * holds float16 tensors.
+ */
+export function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>, half = false): HostTensor["data"] {
+  if (half && data instanceof Uint16Array) return Float32Array.from(data, halfToFloat);
   const array = ArrayBuffer.isView(data) ? data.constructor.name : undefined;
   if (array && !FEED_ARRAYS[dtype].includes(array)) {
-    throw new ModelError(`input ${name}: ${dtype} expected (${[...FEED_ARRAYS[dtype], "an array of numbers"].join(", ")}), got a ${array}`);
+    const accepted = [...FEED_ARRAYS[dtype], ...(half ? ["Uint16Array (float16 bits)"] : []), "an array of numbers"];
+    throw new ModelError(`input ${name}: ${half ? "float16" : dtype} expected (${accepted.join(", ")}), got a${/^[AEIOU]/.test(array) ? "n" : ""} ${array}`);
   }
   const kind = data.length ? typeof data[0] : "number";
   if (kind !== "number" && !(kind === "bigint" && dtype !== "float32")) throw new ModelError(`input ${name}: ${dtype} elements must be numbers${dtype === "float32" ? "" : " or bigints"}, got ${kind}`);

@@ -571,7 +571,7 @@ export class GpuModel extends GraphModel {
       hostSteps: segments.reduce((n, seg) => n + seg.cpuSteps.length, 0) + shaders.length,
       write: (feeds) => {
         for (const input of this.graph.inputs) {
-          host.set(base(input.name), { dtype: input.dtype, shape: shapes[input.name], data: toHost(input.name, input.dtype, feeds[input.name].data) });
+          host.set(base(input.name), { dtype: input.dtype, shape: shapes[input.name], data: toHost(input.name, input.dtype, feeds[input.name].data, this.graph.half.has(input.name)) });
         }
       },
       receive: (copies) => {

@@ -102,6 +102,26 @@ function externalWeight(location: string): Uint8Array {
   }));
 }
 
+describe("import: float16 inputs and outputs", () => {
+  it("takes float16 bits (a Uint16Array) or floats, and rounds what an op writes to float16", async () => {
+    const info = (name: string) => ({
+      name,
+      type: { value: { case: "tensorType" as const, value: { elemType: TensorProto_DataType.FLOAT16, shape: { dim: [{ value: { case: "dimValue" as const, value: 4n } }] } } } },
+    });
+    const bytes = toBinary(ModelProtoSchema, create(ModelProtoSchema, {
+      irVersion: 8n, opsetImport: [{ domain: "", version: 17n }],
+      graph: { name: "half", node: [{ name: "relu", opType: "Relu", input: ["x"], output: ["y"] }], input: [info("x")], output: [info("y")] },
+    }));
+    const model = await loadModel(bytes);
+    const bits = await model.run({ x: { data: Uint16Array.of(0x3e00, 0xc000, 0x3c00, 0x0001), dims: [4] } }); // 1.5, -2, 1, 2^-24
+    expect(Array.from(bits.y.data as Float32Array)).toEqual([1.5, 0, 1, 2 ** -24]);
+    const floats = await model.run({ x: { data: Float32Array.of(1.0001, 3.14159, -1, 65519), dims: [4] } });
+    expect(Array.from(floats.y.data as Float32Array)).toEqual([1, 3.140625, 0, 65504]); // the nearest float16s
+    await expect(model.run({ x: { data: new Int32Array(4), dims: [4] } }))
+      .rejects.toThrow("input x: float16 expected (Float32Array, Float64Array, Uint16Array (float16 bits), an array of numbers), got an Int32Array");
+  });
+});
+
 describe("import: bad files", () => {
   it("loads external data given beside the model, and names a missing or short file", async () => {
     const file = new Float32Array(12);
