@@ -13,11 +13,11 @@ import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ort from "onnxruntime-web";
 import { feedsFor, runUntilSettled } from "../model/drive.js";
-import { loadModel, type OutputTensor, type TensorLike } from "../model/model.js";
+import { loadModel, type OutputTensor } from "../model/model.js";
 import { decodeModel } from "../model/onnx.js";
 import { median } from "../timing.js";
 import { parseOptions, wholeNumber } from "./args.js";
-import { allowed, distance, formOf, ortLevel, type Form } from "./exports.js";
+import { allowed, distance, formOf, ortLevel, toOrt, type Form } from "./exports.js";
 import { interleaved } from "./interleave.js";
 
 const usage = `usage: bench-exports [--models DIR] [--seq N] [--threads N,N] [--rounds N] [--tune-seconds N] [--json]
@@ -56,13 +56,6 @@ function parse(argv: string[]): Options {
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
-
-function toOrt(feeds: Record<string, TensorLike>): Record<string, ort.Tensor> {
-  return Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
-    const data = t.data as Float32Array | BigInt64Array;
-    return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
-  }));
-}
 
 /** The worst output difference and what the file's form allows, over every output. */
 function compare(form: Form, ours: Record<string, OutputTensor>, theirs: ort.InferenceSession.OnnxValueMapType): { error: number; allowed: number } {

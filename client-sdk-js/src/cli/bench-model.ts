@@ -15,6 +15,7 @@ import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorL
 import { DEFAULT_TUNING } from "../model/op-tuner.js";
 import { maxRelativeError } from "../reference.js";
 import { parseOptions, wholeNumber } from "./args.js";
+import { toOrt } from "./exports.js";
 import { interleaved } from "./interleave.js";
 
 const MODELS = ["bert_layer.onnx", "minilm.onnx"];
@@ -69,13 +70,6 @@ const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
-
-function toOrt(feeds: Record<string, TensorLike>): Record<string, ort.Tensor> {
-  return Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
-    const data = t.data as Float32Array | BigInt64Array;
-    return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
-  }));
-}
 
 type Outputs = Record<string, OutputTensor>;
 type OrtOutputs = ort.InferenceSession.OnnxValueMapType;

@@ -1,6 +1,8 @@
 // Real exporter output as hubs serve it: a file's form from its name (model.onnx, model_int8.onnx,
 // model_q4.onnx, model_fp16.onnx: what the export scripts in shared/models/real-exports write),
-// and how close jitzoo must come to onnxruntime-web on each form. The bench and the tests share it.
+// and how close jitzoo must come to onnxruntime-web on each form. The benches and the tests share it.
+import * as ort from "onnxruntime-web";
+import type { TensorLike } from "../model/model.js";
 
 /** A file's numeric form. */
 export type Form = "fp32" | "fp16" | "int8" | "q4";
@@ -26,6 +28,14 @@ export function allowed(form: Form, largest: number): number {
  * "extended", and from the float32 file's); "extended" keeps ONNX's per-node float16 semantics.
  */
 export const ortLevel = (form: Form): "extended" | "all" => (form === "fp16" ? "extended" : "all");
+
+/** Feeds as onnxruntime-web's tensors (float32, or int64 as BigInt64Array). */
+export function toOrt(feeds: Readonly<Record<string, TensorLike>>): Record<string, ort.Tensor> {
+  return Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
+    const data = t.data as Float32Array | BigInt64Array;
+    return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
+  }));
+}
 
 /** max |a − b| and max |b|. */
 export function distance(a: ArrayLike<number>, b: ArrayLike<number>): { worst: number; largest: number } {

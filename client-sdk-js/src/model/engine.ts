@@ -10,7 +10,7 @@ import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, type Lifetime } from "./arena.js";
 import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
-import { fold, roundIfFloat, type FoldedGraph, type InputShapes } from "./fold.js";
+import { fold, type FoldedGraph, type InputShapes } from "./fold.js";
 import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host/index.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
@@ -19,7 +19,7 @@ import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOp
 import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
 import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
-import { halfToFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
+import { halfToFloat, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
 const DEFAULT_DYNAMIC_ROWS = 512;

@@ -1,6 +1,6 @@
 import { inferNode, runNode, type ValueMeta } from "./host/index.js";
 import { ModelError, type OnnxGraph, type OnnxNode } from "./onnx.js";
-import { roundToHalfInPlace, type HostTensor } from "./tensor.js";
+import { roundIfFloat } from "./tensor.js";
 
 /** The graph for one set of input shapes: every value's type and shape, constants folded. */
 export interface FoldedGraph {
@@ -66,9 +66,4 @@ function checkDims(name: string, declared: readonly (number | string)[], given: 
     if (typeof d === "number" && d > 0 && d !== given[i]) throw new ModelError(`input ${name}: dimension ${i} must be ${d}, got ${given[i]}`);
   });
   if (given.some((d) => !Number.isInteger(d) || d < 1)) throw new ModelError(`input ${name}: dims [${given}] must be positive integers`);
-}
-
-/** Rounds a float32 tensor to float16's precision in place (a float16 value's); other types are left alone. */
-export function roundIfFloat(t: HostTensor): void {
-  if (t.data instanceof Float32Array) roundToHalfInPlace(t.data);
 }

@@ -1,5 +1,5 @@
 import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
-import { dequantizeNBits } from "./host/linalg.js";
+import { dequantizeNBits, nbitsLayout } from "./host/linalg.js";
 import type { OnnxGraph, OnnxNode } from "./onnx.js";
 import type { HostTensor } from "./tensor.js";
 
@@ -31,7 +31,12 @@ class Lowering {
     this.initializers = new Map(graph.initializers);
     for (const n of graph.nodes) {
       n.outputs.forEach((o) => this.producer.set(o, n));
-      n.inputs.forEach((i) => i && this.consumers.set(i, [...(this.consumers.get(i) ?? []), n]));
+      for (const i of n.inputs) {
+        if (!i) continue;
+        const list = this.consumers.get(i);
+        if (list) list.push(n);
+        else this.consumers.set(i, [n]);
+      }
     }
   }
 
@@ -53,9 +58,8 @@ class Lowering {
     const [a, packed, scales, zeros, groups, bias] = node.inputs;
     const [b, s, z, g] = [packed, scales, zeros, groups].map((v) => (v ? this.initializers.get(v) : undefined));
     if (!b || !s || (zeros && !z) || (groups && !g)) return;
-    const w = dequantizeNBits(node, b, s, z, g);
-    const k = w.length / (node.attrs.N as number);
-    const weight = this.add(`${packed}:dequantized`, { dtype: "float32", shape: [k, node.attrs.N as number], data: w });
+    const { k, n } = nbitsLayout(node);
+    const weight = this.add(`${packed}:dequantized`, { dtype: "float32", shape: [k, n], data: dequantizeNBits(node, b, s, z, g) });
     const out = node.outputs[0];
     if (!bias) {
       this.replaced.set(node, [matmul(node.name, a, weight, out)]);

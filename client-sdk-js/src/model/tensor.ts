@@ -59,6 +59,17 @@ export function roundToHalf(x: number): number {
   return scratch[0];
 }
 
+/** Rounds to the nearest integer, ties to even (ONNX's Round, the quantizers' nearbyint). */
+export function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r; // Math.round takes a tie up: back down to the even one
+}
+
+/** Rounds a float32 tensor to float16's precision in place (a float16 value's); other types are left alone. */
+export function roundIfFloat(t: HostTensor): void {
+  if (t.data instanceof Float32Array) roundToHalfInPlace(t.data);
+}
+
 /**
  * Rounds float32 values to the nearest float16 (ties to even) in place: the values a float16
  * tensor holds. Normal halves drop 13 mantissa bits with integer arithmetic (a carry moves into the

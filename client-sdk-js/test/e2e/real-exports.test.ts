@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadModel } from "../../src/model/model.js";
-import { allowed, distance, formOf, nameOf, ortLevel, ortRun, realExports, realFeeds } from "../support/real-exports.js";
+import { ortOutputs } from "../support/models.js";
+import { allowed, distance, formOf, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
 import { noWebGpu, useSwiftShader } from "../support/webgpu.js";
 import { GATEWAY } from "./support.js";
 
@@ -27,7 +28,7 @@ describe.skipIf(!GATEWAY || files.length === 0)("real exports on the suite's ker
     expect(stats.notes).toEqual([]);
     expect(stats.ops.filter((op) => op.source !== "wasm").map((op) => op.key)).toEqual([]); // every op on a generated kernel
     const form = formOf(file);
-    const theirs = await ortRun(bytes, feeds, ortLevel(form));
+    const theirs = await ortOutputs(bytes, feeds, ortLevel(form));
     for (const [output, expected] of Object.entries(theirs)) {
       const { worst, largest } = distance(ours[output].data as Float32Array, expected);
       lines.push(`${name} ${output}: ${worst.toExponential(2)} / ${allowed(form, largest).toExponential(2)}, ${stats.ops.length} kernels, ${stats.hostSteps} host steps`);
@@ -53,7 +54,7 @@ describe.skipIf(!GATEWAY || tiny.length === 0 || noWebGpu)("real exports on WebG
     expect(stats.backend, stats.notes.join("; ")).toBe("webgpu");
     expect(stats.gpu!.errors).toBe(0);
     const form = formOf(file);
-    const theirs = await ortRun(bytes, feeds, ortLevel(form));
+    const theirs = await ortOutputs(bytes, feeds, ortLevel(form));
     for (const [output, expected] of Object.entries(theirs)) {
       const { worst, largest } = distance(ours[output].data as Float32Array, expected);
       gpuLines.push(`${name} ${output}: ${worst.toExponential(2)} / ${allowed(form, largest).toExponential(2)}, `

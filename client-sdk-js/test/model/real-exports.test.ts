@@ -5,7 +5,8 @@
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadModel } from "../../src/model/model.js";
-import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, ortRun, realExports, realFeeds } from "../support/real-exports.js";
+import { ortOutputs } from "../support/models.js";
+import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
 
 const files = realExports("tiny");
 const lines: string[] = [];
@@ -19,8 +20,8 @@ describe.skipIf(files.length === 0)("real exports: every file loads and matches 
     const feeds = realFeeds(model.inputs);
     const ours = await model.run(feeds);
     const form = formOf(file);
-    const theirs = await ortRun(bytes, feeds, ortLevel(form));
-    const reference = form === "fp32" ? undefined : await ortRun(readFileSync(fp32Sibling(file)), feeds);
+    const theirs = await ortOutputs(bytes, feeds, ortLevel(form));
+    const reference = form === "fp32" ? undefined : await ortOutputs(readFileSync(fp32Sibling(file)), feeds);
     expect(Object.keys(ours).sort()).toEqual(Object.keys(theirs).sort());
     for (const [output, expected] of Object.entries(theirs)) {
       const { worst, largest } = distance(ours[output].data as Float32Array, expected);
@@ -54,3 +55,4 @@ describe.skipIf(files.length === 0)("real exports: the heavy ops become jitzoo o
     expect(model.stats().ops.map((op) => op.key)).toEqual(expect.arrayContaining(keys));
   });
 });
+

@@ -32,9 +32,9 @@ export function encoderFeeds(inputs: readonly string[], seq: number, hidden: num
   return feeds;
 }
 
-/** onnxruntime-web's outputs (wasm, one thread) on a model file. */
-export async function ortOutputs(bytes: Uint8Array, feeds: Record<string, ort.Tensor>): Promise<Record<string, Float32Array>> {
-  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+/** onnxruntime-web's outputs (wasm, one thread) on a model file, at a level of its graph optimizations (default all). */
+export async function ortOutputs(bytes: Uint8Array, feeds: Record<string, ort.Tensor>, level: "extended" | "all" = "all"): Promise<Record<string, Float32Array>> {
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: level });
   try {
     const out = await session.run(feeds);
     return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, v.data as Float32Array]));

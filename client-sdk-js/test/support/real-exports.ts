@@ -1,6 +1,6 @@
 // The real exporter output in ../shared/models/real-exports (torch.onnx exports of Hugging Face
 // architectures, onnxruntime's int8 / 4-bit / fp16 conversions): where it is, feeds for each file,
-// and onnxruntime-web to compare with (the forms and their tolerances: src/cli/exports.ts).
+// (onnxruntime-web to compare with: ortOutputs in models.ts; the forms and their tolerances: src/cli/exports.ts).
 import { existsSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,17 +42,6 @@ export function realFeeds(inputs: readonly GraphInput[], seq = SEQ, past = PAST)
     else feeds[input.name] = new ort.Tensor("float32", seededFloats(dims.reduce((a, b) => a * b, 1), 100 + k), dims);
   });
   return feeds;
-}
-
-/** onnxruntime-web's outputs (wasm, one thread) on a model, all of them. */
-export async function ortRun(bytes: Uint8Array, feeds: Record<string, ort.Tensor>, level: "extended" | "all" = "all"): Promise<Record<string, Float32Array>> {
-  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: level });
-  try {
-    const out = await session.run(feeds);
-    return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, v.data as Float32Array]));
-  } finally {
-    await session.release();
-  }
 }
 
 export const nameOf = (file: string): string => basename(file, ".onnx");

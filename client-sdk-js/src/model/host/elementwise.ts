@@ -1,6 +1,6 @@
 import { erf } from "../../reference.js";
 import { TensorProto_DataType as DataType } from "../../gen/onnx/onnx_pb.js";
-import { broadcastStrides, roundToHalf, rowStarts, type DType, type HostTensor } from "../tensor.js";
+import { broadcastStrides, roundHalfEven, roundToHalf, rowStarts, type DType, type HostTensor } from "../tensor.js";
 import {
   broadcastAll, fail, mapBroadcast, need, num, output, same, scalarInput, str, type HostOp, type ValueMeta,
 } from "./op.js";
@@ -73,11 +73,6 @@ const UNARY: Record<string, UnaryOp> = {
 
 /** Where over float32 under broadcasting (masks: a bool condition, a scalar on one side): rows as plain loops. */
 function whereRowsF32(shape: readonly number[], d: Float32Array, cond: Uint8Array, x: Float32Array, y: Float32Array, shapes: readonly (readonly number[])[]): void {
-  if (cond.length === d.length && x.length === 1 && y.length === d.length) { // a guard: one value where the condition holds
-    const v = x[0];
-    for (let i = 0; i < d.length; i++) d[i] = cond[i] ? v : y[i];
-    return;
-  }
   const strides = shapes.map((s) => broadcastStrides(s, shape));
   const inner = shape.at(-1) ?? 1;
   const [sc, sx, sy] = strides.map((st) => st.at(-1) ?? 0);
@@ -116,12 +111,6 @@ function variadic(f: (a: number, b: number) => number, finish?: (x: number, coun
       return [y];
     },
   };
-}
-
-/** Rounds half to even, as ONNX's Round does. */
-function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 const gelu = (x: number) => 0.5 * x * (1 + erf(x / Math.SQRT2));

@@ -1,6 +1,6 @@
 import type { OnnxNode } from "../onnx.js";
 import { broadcastShape, forEachBroadcast, type HostTensor } from "../tensor.js";
-import { constant, fail, num, output, same, transposeTo, type HostOp, type ValueMeta } from "./op.js";
+import { fail, num, output, same, transposeTo, type HostOp } from "./op.js";
 
 /**
  * Products: MatMul (numpy's rules, 1-D operands included), Gemm, the integer MatMulInteger and
@@ -156,7 +156,3 @@ export const LINALG_OPS: Record<string, HostOp> = {
     },
   },
 };
-
-/** Whether a MatMulNBits' weights are constants the importer can dequantize once. */
-export const constantNBits = (ins: readonly (ValueMeta | undefined)[]): boolean =>
-  [1, 2, 3].every((i) => ins[i] === undefined || constant(ins[i]) !== undefined);

@@ -1,15 +1,9 @@
 import { TensorProto_DataType as DataType } from "../../gen/onnx/onnx_pb.js";
 import type { OnnxNode } from "../onnx.js";
-import { axisOf, stridesOf, type DType, type HostTensor } from "../tensor.js";
+import { axisOf, roundHalfEven, stridesOf, type DType, type HostTensor } from "../tensor.js";
 import { fail, num, output, same, type HostOp } from "./op.js";
 
 /** Linear quantization: QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked) and DynamicQuantizeLinear. */
-
-/** Rounds half to even, as the quantizers do (C's nearbyint). */
-function nearbyint(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r; // Math.round takes a tie up: back down to the even one
-}
 
 const RANGE: Partial<Record<DType, [number, number]>> = { uint8: [0, 255], int8: [-128, 127] };
 
@@ -89,7 +83,7 @@ export const QUANT_OPS: Record<string, HostOp> = {
       const at = scaleIndex(x, scale, node);
       for (let i = 0; i < x.data.length; i++) {
         const s = at(i);
-        y.data[i] = Math.min(Math.max(nearbyint(x.data[i] / scale.data[s]) + (zero ? zero.data[s] : 0), lo), hi);
+        y.data[i] = Math.min(Math.max(roundHalfEven(x.data[i] / scale.data[s]) + (zero ? zero.data[s] : 0), lo), hi);
       }
       return [y];
     },
@@ -119,7 +113,7 @@ export const QUANT_OPS: Record<string, HostOp> = {
       const x = ins[0]!;
       const [min, max] = rangeWithZero(x.data as Float32Array);
       const scale = Math.fround((max - min) / 255);
-      const zero = scale === 0 ? 0 : Math.min(Math.max(nearbyint(-min / scale), 0), 255);
+      const zero = scale === 0 ? 0 : Math.min(Math.max(roundHalfEven(-min / scale), 0), 255);
       const y = output("uint8", x.shape, out?.[0]);
       if (scale === 0) y.data.fill(zero);
       else quantizeToUint8(x.data as Float32Array, y.data as Uint8Array, scale, zero);
