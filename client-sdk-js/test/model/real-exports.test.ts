@@ -2,8 +2,13 @@
 // decoders, both torch exporters, int8 / 4-bit / fp16) loads and matches onnxruntime-web on the
 // same file and feeds. No gateway here: every op runs its reference kernel (the e2e stage runs
 // them on jitzoo kernels from a private stack).
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
+import { serveSite } from "../../src/cli/site.js";
+import { ModelProtoSchema, StringStringEntryProtoSchema, TensorProto_DataLocation } from "../../src/gen/onnx/onnx_pb.js";
 import { loadModel } from "../../src/model/model.js";
 import { ortOutputs } from "../support/models.js";
 import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
@@ -56,3 +61,54 @@ describe.skipIf(files.length === 0)("real exports: the heavy ops become jitzoo o
   });
 });
 
+/**
+ * A real export saved as hubs ship big models: every initializer's bytes moved to `model.onnx_data`
+ * (external data, 64-byte aligned as onnx's save_model writes it).
+ */
+function withExternalData(bytes: Uint8Array): { model: Uint8Array; data: Uint8Array } {
+  const proto = fromBinary(ModelProtoSchema, bytes);
+  const chunks: Uint8Array[] = [];
+  let offset = 0;
+  for (const t of proto.graph!.initializer) {
+    const raw = t.rawData;
+    if (raw.length === 0) continue;
+    const padded = Math.ceil(raw.length / 64) * 64;
+    const chunk = new Uint8Array(padded);
+    chunk.set(raw);
+    chunks.push(chunk);
+    t.externalData = [
+      create(StringStringEntryProtoSchema, { key: "location", value: "model.onnx_data" }),
+      create(StringStringEntryProtoSchema, { key: "offset", value: String(offset) }),
+      create(StringStringEntryProtoSchema, { key: "length", value: String(raw.length) }),
+    ];
+    t.dataLocation = TensorProto_DataLocation.EXTERNAL;
+    t.rawData = new Uint8Array(0);
+    offset += padded;
+  }
+  const data = new Uint8Array(offset);
+  chunks.reduce((at, c) => (data.set(c, at), at + c.length), 0);
+  return { model: toBinary(ModelProtoSchema, proto), data };
+}
+
+describe.skipIf(files.length === 0)("real exports: external data", () => {
+  it("loads BERT with its weights in model.onnx_data, fetched beside its URL or given as bytes, with the same outputs", async () => {
+    const bytes = readFileSync(files.find((f) => nameOf(f) === "bert")!);
+    const { model, data } = withExternalData(bytes);
+    const dir = mkdtempSync(join(tmpdir(), "jitzoo-external-"));
+    writeFileSync(join(dir, "model.onnx"), model);
+    writeFileSync(join(dir, "model.onnx_data"), data);
+    const site = await serveSite({ models: { "model.onnx": join(dir, "model.onnx"), "model.onnx_data": join(dir, "model.onnx_data") }, pages: {} });
+    try {
+      const whole = await loadModel(bytes, { worker: false, store: null });
+      const feeds = realFeeds(whole.inputs);
+      const want = (await whole.run(feeds)).last_hidden_state.data;
+      const byUrl = await loadModel(`${site.url}models/model.onnx`, { worker: false, store: null });
+      const given = await loadModel(model, { worker: false, store: null, externalData: { "model.onnx_data": data } });
+      expect((await byUrl.run(feeds)).last_hidden_state.data).toEqual(want);
+      expect((await given.run(feeds)).last_hidden_state.data).toEqual(want);
+    } finally {
+      await site.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -81,9 +81,10 @@ export const QUANT_OPS: Record<string, HostOp> = {
       const [lo, hi] = RANGE[dtype]!;
       const y = output(dtype, x.shape, out?.[0]);
       const at = scaleIndex(x, scale, node);
+      // the quotient rounded to float32 first, as onnxruntime and ONNX's reference divide in float32
       for (let i = 0; i < x.data.length; i++) {
         const s = at(i);
-        y.data[i] = Math.min(Math.max(roundHalfEven(x.data[i] / scale.data[s]) + (zero ? zero.data[s] : 0), lo), hi);
+        y.data[i] = Math.min(Math.max(roundHalfEven(Math.fround(x.data[i] / scale.data[s])) + (zero ? zero.data[s] : 0), lo), hi);
       }
       return [y];
     },
