@@ -125,8 +125,10 @@ export function graphOf(model: ModelProto, external: ExternalFiles = new Map()):
     return { name, opType, inputs: [...n.input], outputs: [...n.output], attrs };
   });
   const ordered = topologicalOrder(nodes, new Set([...initializers.keys(), ...graph.input.map((i) => i.name)]));
-  const halfInputs = [...graph.initializer, ...graph.input.map((i) => ({ name: i.name, dataType: i.type?.value.case === "tensorType" ? i.type.value.value.elemType : 0 }))]
-    .filter((t) => t.dataType === DataType.FLOAT16).map((t) => t.name);
+  const halfInputs = [
+    ...[...initializers].filter(([, t]) => t.half).map(([name]) => name),
+    ...graph.input.filter((i) => i.type?.value.case === "tensorType" && i.type.value.value.elemType === DataType.FLOAT16).map((i) => i.name),
+  ];
   return lower({
     name: graph.name,
     opset: version,
