@@ -95,6 +95,7 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
 const EPILOGUE_LABELS: Partial<Record<EpilogueKind, string>> = {
   [EpilogueKind.SCALE]: "scale", [EpilogueKind.BIAS]: "bias", [EpilogueKind.RELU]: "relu",
   [EpilogueKind.GELU_TANH]: "gelu_tanh", [EpilogueKind.GELU_ERF]: "gelu_erf", [EpilogueKind.RESIDUAL]: "residual",
+  [EpilogueKind.SILU]: "silu",
 };
 
 /** The fields of a kernel's ABI metadata that say what it computes (docs/kernel-abi.md). */
@@ -142,6 +143,8 @@ export function opKey(op: OpSpec): string {
 export const geluErf = (x: number): number => 0.5 * x * (1 + erf(x / Math.SQRT2));
 /** gelu, tanh form, in float64. */
 export const geluTanh = (x: number): number => 0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)));
+/** silu (swish), x · sigmoid(x), in float64. */
+export const silu = (x: number): number => x / (1 + Math.exp(-x));
 
 /** C viewed as rows: `rows` runs of `cols` (N for matmuls, the row for softmax and layer_norm, all of it for add and mul). */
 export function outputRows(op: OpSpec): { rows: number; cols: number } {
@@ -223,6 +226,7 @@ function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Ar
           case EpilogueKind.RELU: v = Math.max(v, 0); break;
           case EpilogueKind.GELU_TANH: v = geluTanh(v); break;
           case EpilogueKind.GELU_ERF: v = geluErf(v); break;
+          case EpilogueKind.SILU: v = silu(v); break;
           case EpilogueKind.RESIDUAL: v += residual[ci + j]; break;
           default: throw new Error(`unsupported epilogue ${EpilogueKind[e.kind] ?? e.kind}`);
         }

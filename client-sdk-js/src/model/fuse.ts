@@ -3,6 +3,7 @@ import { EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema, type Epilogue, type
 import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
 import { runNode, VIEW_OPS, type ValueMeta } from "./host/index.js";
+import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
 import type { OnnxNode } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
@@ -39,9 +40,12 @@ const GELU_MAX_NODES = 10;
 
 /**
  * Turns the input-dependent nodes into jitzoo ops where a pattern matches: MatMul/Gemm with
- * scale, bias, GELU (erf or tanh form, however the formula is arranged) and residual fused in;
+ * scale, bias, GELU (erf or tanh form, however the formula is arranged), SiLU and residual (a
+ * mask broadcast over heads included) fused in;
  * Q·Kᵀ (a MatMul of a transposed operand) as batch_matmul with transposeB; LayerNormalization
- * and its ReduceMean form as layer_norm; Softmax; same-shape Add and Mul. The rest runs in JavaScript.
+ * and its ReduceMean form as layer_norm; Softmax; same-shape Add and Mul. RMSNorm, rotary
+ * embeddings and a softmax's NaN guard become one host step each (`host/fused.ts`); float casts
+ * of float values are views. The rest runs in JavaScript.
  */
 export function fuse(folded: FoldedGraph, outputs: readonly string[]): FusedGraph {
   return new Fuser(folded, outputs).run();
@@ -76,7 +80,7 @@ class Fuser {
       if (this.absorbed.has(node)) continue;
       const step = this.match(node);
       if (step) continue;
-      if (VIEW_OPS.has(node.opType) && this.meta(node.inputs[0]).dtype === "float32") {
+      if ((VIEW_OPS.has(node.opType) || this.floatCast(node)) && this.meta(node.inputs[0]).dtype === "float32") {
         this.aliases.set(node.outputs[0], this.aliases.get(node.inputs[0]) ?? node.inputs[0]);
         continue;
       }
@@ -95,7 +99,10 @@ class Fuser {
       case "LayerNormalization": return this.layerNormOp(node);
       case "ReduceMean": return this.layerNormPattern(node);
       case "Conv": return this.patchEmbedding(node);
-      case "Add": case "Mul": return this.elementwise(node);
+      case "Pow": return this.rmsNorm(node);
+      case "Where": return this.nanGuard(node);
+      case "Add": return this.rotateHalf(node) || this.elementwise(node);
+      case "Mul": return this.elementwise(node);
       default: return false;
     }
   }
@@ -230,6 +237,13 @@ class Fuser {
         out = next!.outputs[0];
         continue;
       }
+      const silu = this.silu(out);
+      if (silu) {
+        epilogue.push(epilogueOf(EpilogueKind.SILU));
+        nodes.push(...silu.nodes);
+        out = silu.out;
+        continue;
+      }
       const gelu = epilogue.some((e) => e.kind === EpilogueKind.GELU_ERF || e.kind === EpilogueKind.GELU_TANH) ? undefined : this.gelu(out);
       if (!gelu) break;
       epilogue.push(epilogueOf(gelu.kind));
@@ -258,7 +272,28 @@ class Fuser {
       operands.Residual = other;
       return epilogueOf(EpilogueKind.RESIDUAL);
     }
+    const expanded = operands.Residual ? undefined : this.expanded(other, out, next);
+    if (expanded) {
+      operands.Residual = expanded;
+      return epilogueOf(EpilogueKind.RESIDUAL);
+    }
     return undefined;
+  }
+
+  /**
+   * A value added to C that broadcasts to C's shape along its leading axes (an attention mask
+   * `[1, 1, S, S]` on scores `[1, heads, S, S]`), as a value shaped like C: one Expand on the
+   * host, before the op, instead of an Add after it.
+   */
+  private expanded(value: string, c: string, add: OnnxNode): string | undefined {
+    const shape = this.meta(c).shape, own = this.meta(value).shape;
+    if (this.meta(value).dtype !== "float32" || this.constant(value) || own.length > shape.length || own.some((d, i) => d !== 1 && d !== shape[shape.length - own.length + i])) return undefined;
+    const name = `${value}:as[${shape}]`;
+    if (this.g.values.has(name)) return name; // another head's or layer's op adds the same value
+    this.value(name, [...shape]);
+    const target = this.derived(`${name}:shape`, { dtype: "int64", shape: [shape.length], data: Float64Array.from(shape) }, "");
+    this.placed.push({ at: this.order.get(add)!, step: { kind: "host", node: { name: `${add.name}:expand`, opType: "Expand", inputs: [value, target], outputs: [name], attrs: {} } } });
+    return name;
   }
 
   /**
@@ -289,6 +324,15 @@ class Fuser {
       if (kind) return { kind, nodes, out };
     }
     return undefined;
+  }
+
+  /** SiLU written out, `Mul(x, Sigmoid(x))` (Llama's and Qwen2's MLP), starting at `x`. */
+  private silu(x: string): { nodes: OnnxNode[]; out: string } | undefined {
+    const users = this.consumers.get(x) ?? [];
+    const sigmoid = users.find((u) => u.opType === "Sigmoid"), mul = users.find((u) => u.opType === "Mul");
+    if (users.length !== 2 || this.outputs.has(x) || !sigmoid || !mul || users.some((u) => this.absorbed.has(u))) return undefined;
+    const gate = sigmoid.outputs[0];
+    return this.single(gate) === mul && mul.inputs.includes(x) && mul.inputs.includes(gate) ? { nodes: [sigmoid, mul], out: mul.outputs[0] } : undefined;
   }
 
   private geluKind(x: string, nodes: OnnxNode[]): EpilogueKind | undefined {
@@ -392,7 +436,131 @@ class Fuser {
     return true;
   }
 
+  /**
+   * RMSNorm written out (Llama, Qwen2, T5): `x · 1/Sqrt(ReduceMean(Pow(x, 2)) + eps)` (or
+   * `Div(x, Sqrt(...))`), then `× weight`, float casts between them, as one
+   * `SimplifiedLayerNormalization` host step.
+   */
+  private rmsNorm(pow: OnnxNode): boolean {
+    const x = pow.inputs[0];
+    const shape = this.meta(x).shape, cols = shape.at(-1)!;
+    if (this.scalar(pow.inputs[1]) !== 2 || this.meta(x).dtype !== "float32" || this.constant(x)) return false;
+    const nodes = [pow];
+    const mean = this.next(pow.outputs[0], nodes);
+    if (mean?.opType !== "ReduceMean" || !this.lastAxisMean(mean, shape.length)) return false;
+    nodes.push(mean);
+    const add = this.next(mean.outputs[0], nodes);
+    const epsilon = add?.opType === "Add" ? this.scalar(add.inputs.find((v) => v !== mean.outputs[0]) ?? "") : undefined;
+    if (epsilon === undefined) return false;
+    nodes.push(add!);
+    const sqrt = this.next(add!.outputs[0], nodes);
+    if (sqrt?.opType !== "Sqrt") return false;
+    nodes.push(sqrt);
+    let step = this.next(sqrt.outputs[0], nodes);
+    if (step && (step.opType === "Reciprocal" || (step.opType === "Div" && this.scalar(step.inputs[0]) === 1 && step.inputs[1] === sqrt.outputs[0]))) {
+      nodes.push(step); // 1 / rms, then x times it
+      const r = step.outputs[0];
+      step = this.next(r, nodes);
+      if (step?.opType !== "Mul" || !step.inputs.includes(x) || !step.inputs.includes(r)) return false;
+    } else if (step?.opType !== "Div" || step.inputs[0] !== x || step.inputs[1] !== sqrt.outputs[0]) {
+      return false;
+    }
+    nodes.push(step);
+    let out = step.outputs[0], scale: string | undefined;
+    const chain = [...nodes];
+    const mul = this.next(out, chain);
+    const normalized = chain.at(-1)!.outputs[0]; // after the casts
+    const weight = mul?.opType === "Mul" && mul.inputs.includes(normalized) ? mul.inputs.find((v) => v !== normalized) : undefined;
+    if (weight !== undefined && this.isBias(weight, cols)) {
+      nodes.splice(0, nodes.length, ...chain, mul!);
+      out = mul!.outputs[0];
+      scale = weight;
+    }
+    scale ??= this.derived(`${out}:ones`, { dtype: "float32", shape: [cols], data: new Float32Array(cols).fill(1) }, "");
+    this.host(nodes, { name: `${pow.name}:rms`, opType: "SimplifiedLayerNormalization", inputs: [x, scale], outputs: [out], attrs: { axis: -1, epsilon } });
+    return true;
+  }
+
+  /**
+   * Rotary embedding as Hugging Face writes it: `x · cos + Concat(−x[h:], x[:h]) · sin` over the
+   * last axis (h half of it), cos and sin constants that repeat over batch and heads, as one
+   * `RotateHalf` host step.
+   */
+  private rotateHalf(add: OnnxNode): boolean {
+    for (const [p, q] of [add.inputs, [...add.inputs].reverse()]) {
+      const direct = this.producer.get(p), rotated = this.producer.get(q);
+      if (direct?.opType !== "Mul" || rotated?.opType !== "Mul" || this.single(p) !== add || this.single(q) !== add) continue;
+      const cos = direct.inputs.find((v) => this.constant(v)), x = direct.inputs.find((v) => !this.constant(v));
+      const sin = rotated.inputs.find((v) => this.constant(v)), concat = this.producer.get(rotated.inputs.find((v) => !this.constant(v)) ?? "");
+      if (!cos || !x || !sin || concat?.opType !== "Concat" || concat.inputs.length !== 2 || this.single(concat.outputs[0]) !== rotated) continue;
+      const shape = this.meta(x).shape, cols = shape.at(-1)!;
+      if (this.meta(x).dtype !== "float32" || cols % 2 || !this.lastAxis(concat.attrs.axis as number, shape.length)) continue;
+      const neg = this.producer.get(concat.inputs[0]), first = this.producer.get(concat.inputs[1]);
+      const second = neg?.opType === "Neg" && this.single(concat.inputs[0]) === concat ? this.producer.get(neg.inputs[0]) : undefined;
+      if (!second || !first || this.single(neg!.inputs[0]) !== neg || this.single(concat.inputs[1]) !== concat
+        || !this.halfSlice(first, x, 0, cols / 2) || !this.halfSlice(second, x, cols / 2, cols)) continue;
+      if (![cos, sin].every((v) => this.repeats(v, shape))) continue;
+      this.host([first, second, neg!, concat, direct, rotated, add], { name: `${add.name}:rotary`, opType: "jitzoo.RotateHalf", inputs: [x, cos, sin], outputs: [add.outputs[0]], attrs: {} });
+      return true;
+    }
+    return false;
+  }
+
+  /** A Slice of x's last axis from `start` to `end` (an end past the axis counts as its end), step 1. */
+  private halfSlice(node: OnnxNode, x: string, start: number, end: number): boolean {
+    if (node.opType !== "Slice" || node.inputs[0] !== x) return false;
+    const [, starts, ends, axes, steps] = node.inputs.map((v) => (v ? this.constant(v)?.data : undefined));
+    const rank = this.meta(x).shape.length;
+    return starts?.length === 1 && ends?.length === 1 && starts[0] === start && Math.min(ends[0], this.meta(x).shape[rank - 1]) === end
+      && (axes === undefined ? rank === 1 : axes.length === 1 && this.lastAxis(axes[0], rank)) && (steps === undefined || steps[0] === 1);
+  }
+
+  /** A float constant whose shape is a trailing part of `shape` (leading 1s aside): it repeats over the leading axes. */
+  private repeats(value: string, shape: readonly number[]): boolean {
+    const c = this.constant(value);
+    if (!c || c.dtype !== "float32") return false;
+    const own = c.shape.slice(c.shape.findIndex((d) => d !== 1));
+    return own.length <= shape.length && own.every((d, i) => d === shape[shape.length - own.length + i]);
+  }
+
+  /** `Where(IsNaN(p), value, p)`, a softmax's guard against fully masked rows, as one `ReplaceNaN` host step. */
+  private nanGuard(where: OnnxNode): boolean {
+    const [cond, value, p] = where.inputs;
+    const isNaN = this.producer.get(cond);
+    if (isNaN?.opType !== "IsNaN" || isNaN.inputs[0] !== p || this.single(cond) !== where || this.scalar(value) === undefined || this.meta(p).dtype !== "float32") return false;
+    this.host([isNaN, where], { name: `${where.name}:nan`, opType: "jitzoo.ReplaceNaN", inputs: [p, value], outputs: [where.outputs[0]], attrs: {} });
+    return true;
+  }
+
   // ------------------------------------------------------------------ helpers
+
+  /** A host step made here that computes `nodes`' result at the last one's place. */
+  private host(nodes: OnnxNode[], node: OnnxNode): void {
+    nodes.forEach((n) => this.absorbed.add(n));
+    this.placed.push({ at: Math.max(...nodes.map((n) => this.order.get(n)!)), step: { kind: "host", node } });
+  }
+
+  /**
+   * The only node after `value` in a chain, past float-to-float Casts (which join `nodes`): the
+   * exporters put them around RMSNorm's arithmetic.
+   */
+  private next(value: string, nodes: OnnxNode[]): OnnxNode | undefined {
+    let node = this.single(value);
+    while (node && this.floatCast(node)) {
+      nodes.push(node);
+      node = this.single(node.outputs[0]);
+    }
+    return node;
+  }
+
+  /** A Cast of float32 to float (or double, held as float32): the same values. */
+  private floatCast(node: OnnxNode): boolean {
+    return node.opType === "Cast" && (node.attrs.to === DataType.FLOAT || node.attrs.to === DataType.DOUBLE) && this.meta(node.inputs[0]).dtype === "float32";
+  }
+
+  private lastAxis(axis: number | undefined, rank: number): boolean {
+    return axis === -1 || axis === rank - 1;
+  }
 
   private emit(nodes: OnnxNode[], op: OpSpec, operands: Record<string, string>): void {
     nodes.forEach((n) => this.absorbed.add(n));

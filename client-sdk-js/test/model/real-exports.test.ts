@@ -9,7 +9,10 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { serveSite } from "../../src/cli/site.js";
 import { ModelProtoSchema, StringStringEntryProtoSchema, TensorProto_DataLocation } from "../../src/gen/onnx/onnx_pb.js";
+import { fold } from "../../src/model/fold.js";
+import { fuse } from "../../src/model/fuse.js";
 import { loadModel } from "../../src/model/model.js";
+import { decodeModel } from "../../src/model/onnx.js";
 import { ortOutputs } from "../support/models.js";
 import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
 
@@ -45,9 +48,13 @@ describe.skipIf(files.length === 0)("real exports: every file loads and matches 
 const HEAVY: [string, string[]][] = [
   // the patch embedding (a Conv of stride = kernel) as a MatMul of the patches with its bias
   ["vit", ["matmul[16,192,64];bias"]],
-  // SDPA's scalars on Q and K as one scale on Q·Kᵀ; GPT-2's Conv1D Gemm through its reshape into the tanh GELU
-  ["gpt2", ["batch_matmul[2,16,32,16];transposeB;scale:0.1767767071723938", "matmul[16,64,256];bias,gelu_tanh", "matmul[16,256,64];bias,residual"]],
-  ["bert", ["batch_matmul[2,16,32,16];scale:0.1767767071723938", "matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
+  // SDPA's scalars on Q and K as one scale on Q·Kᵀ, the mask (broadcast over heads) as its residual;
+  // GPT-2's Conv1D Gemm through its reshape into the tanh GELU
+  ["gpt2", ["batch_matmul[2,16,32,16];transposeB;scale:0.1767767071723938,residual", "matmul[16,64,256];bias,gelu_tanh", "matmul[16,256,64];bias,residual"]],
+  ["bert", ["batch_matmul[2,16,32,16];scale:0.1767767071723938,residual", "matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
+  // SiLU into the gate projection
+  ["llama", ["matmul[16,64,128];silu", "batch_matmul[2,16,32,16];transposeB;scale:0.1767767071723938,residual"]],
+  ["qwen2", ["matmul[16,64,128];silu"]],
   // the 4-bit and int8 weights dequantized once into the same MatMuls as the float file's
   ["bert_q4", ["matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
   ["bert_int8", ["matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
@@ -110,5 +117,26 @@ describe.skipIf(files.length === 0)("real exports: external data", () => {
       await site.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * What the per-inference arithmetic between kernels must become: each pattern one host step
+ * (`host/fused.ts`), none of the node-by-node ops it is written in left on the host.
+ */
+const HOST: [string, string[], string[]][] = [
+  ["llama", ["SimplifiedLayerNormalization", "jitzoo.RotateHalf", "jitzoo.ReplaceNaN"], ["Pow", "Sqrt", "Sigmoid", "Neg", "IsNaN"]],
+  ["qwen2", ["SimplifiedLayerNormalization", "jitzoo.RotateHalf"], ["Pow", "Sigmoid", "Neg"]],
+  ["t5_encoder", ["SimplifiedLayerNormalization"], ["Pow", "ReduceMean"]],
+  ["bert", ["jitzoo.ReplaceNaN"], ["IsNaN"]],
+];
+
+describe.skipIf(files.length === 0)("real exports: the arithmetic between kernels is one host step per pattern", () => {
+  it.each(HOST)("%s", (name, present, absent) => {
+    const graph = decodeModel(readFileSync(files.find((f) => nameOf(f) === name)!));
+    const shapes = Object.fromEntries(Object.entries(realFeeds(graph.inputs)).map(([k, t]) => [k, t.dims]));
+    const ops = fuse(fold(graph, shapes), graph.outputs).steps.flatMap((s) => (s.kind === "host" ? [s.node.opType] : []));
+    expect(ops).toEqual(expect.arrayContaining(present));
+    for (const op of absent) expect(ops, `${op} left on the host`).not.toContain(op);
   });
 });

@@ -1,6 +1,7 @@
 import type { OnnxNode } from "../onnx.js";
 import type { HostTensor } from "../tensor.js";
 import { ELEMENTWISE_OPS } from "./elementwise.js";
+import { FUSED_OPS } from "./fused.js";
 import { INDEXING_OPS } from "./indexing.js";
 import { LINALG_OPS } from "./linalg.js";
 import { NN_OPS } from "./nn.js";
@@ -17,12 +18,15 @@ import { SHAPE_OPS } from "./shape.js";
  * One file per family; an op is supported when it is here.
  */
 const OPS: Readonly<Record<string, HostOp>> = {
-  ...ELEMENTWISE_OPS, ...SHAPE_OPS, ...INDEXING_OPS, ...REDUCE_OPS, ...LINALG_OPS, ...NN_OPS, Resize: RESIZE, ...QUANT_OPS,
+  ...ELEMENTWISE_OPS, ...SHAPE_OPS, ...INDEXING_OPS, ...REDUCE_OPS, ...LINALG_OPS, ...NN_OPS, Resize: RESIZE, ...QUANT_OPS, ...FUSED_OPS,
 };
 
-/** Each supported op type (`domain.OpType` outside the default domain) and the attributes it may carry. */
+/** The engine's own domain: ops the fuser makes, which a file may not name. */
+const OWN_DOMAIN = "jitzoo.";
+
+/** Each op type a file may use (`domain.OpType` outside the default domain) and the attributes it may carry. */
 export const HOST_OP_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
-  Object.entries(OPS).map(([op, { attrs }]) => [op, attrs]));
+  Object.entries(OPS).filter(([op]) => !op.startsWith(OWN_DOMAIN)).map(([op, { attrs }]) => [op, attrs]));
 
 /** Output types and shapes of a node. */
 export function inferNode(node: OnnxNode, ins: readonly (ValueMeta | undefined)[]): OutputMeta[] {

@@ -64,6 +64,7 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
             case EPILOGUE_KIND_RELU -> Epilogue.of(Epilogue.Kind.RELU);
             case EPILOGUE_KIND_GELU_TANH -> Epilogue.of(Epilogue.Kind.GELU_TANH);
             case EPILOGUE_KIND_GELU_ERF -> Epilogue.of(Epilogue.Kind.GELU_ERF);
+            case EPILOGUE_KIND_SILU -> Epilogue.of(Epilogue.Kind.SILU);
             case EPILOGUE_KIND_RESIDUAL -> Epilogue.of(Epilogue.Kind.RESIDUAL);
             default -> throw new InvalidKernelException("unknown epilogue kind " + e.getKindValue());
         }).toList();

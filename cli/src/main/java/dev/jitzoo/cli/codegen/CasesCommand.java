@@ -262,10 +262,10 @@ final class CasesCommand implements Callable<Integer> {
         if (random.nextBoolean()) {
             steps.add(Epilogue.of(Epilogue.Kind.BIAS));
         }
-        int activation = random.nextInt(5);
-        if (activation < 3) {
+        int activation = random.nextInt(6);
+        if (activation < 4) {
             steps.add(Epilogue.of(new Epilogue.Kind[] {Epilogue.Kind.RELU, Epilogue.Kind.GELU_TANH,
-                Epilogue.Kind.GELU_ERF}[activation]));
+                Epilogue.Kind.GELU_ERF, Epilogue.Kind.SILU}[activation]));
         }
         if (random.nextInt(3) == 0) {
             steps.add(Epilogue.of(Epilogue.Kind.RESIDUAL));

@@ -51,7 +51,7 @@ public final class CodegenCli implements Callable<Integer> {
     boolean broadcastB;
 
     @Option(names = "--epilogue", split = ",", description = "steps fused after the product, in order: "
-            + "scale:F, bias, relu, gelu_tanh, gelu_erf, residual")
+            + "scale:F, bias, relu, gelu_tanh, gelu_erf, silu, residual")
     List<String> epilogue = List.of();
 
     @Option(names = "--schedule", description = "the schedule as a JSON object, or a file holding one, "

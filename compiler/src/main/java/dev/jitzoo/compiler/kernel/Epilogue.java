@@ -8,12 +8,14 @@ import java.util.stream.Collectors;
  * One element-wise step fused after a matmul, applied to each output element in the order the op
  * lists them, before it is stored: {@code scale} multiplies by {@code value}; {@code bias} adds
  * Bias[j] (operand {@code Bias}, shape [N]); {@code relu}; {@code gelu_tanh} and {@code gelu_erf},
- * the two GELU forms; {@code residual} adds R[b, i, j] (operand {@code Residual}, shaped like C).
+ * the two GELU forms; {@code silu}, x * sigmoid(x); {@code residual} adds R[b, i, j] (operand
+ * {@code Residual}, shaped like C).
  */
 public record Epilogue(Kind kind, float value) {
 
     public enum Kind {
-        SCALE("scale"), BIAS("bias"), RELU("relu"), GELU_TANH("gelu_tanh"), GELU_ERF("gelu_erf"), RESIDUAL("residual");
+        SCALE("scale"), BIAS("bias"), RELU("relu"), GELU_TANH("gelu_tanh"), GELU_ERF("gelu_erf"), RESIDUAL("residual"),
+        SILU("silu");
 
         /** The name in metadata, ids and command lines. */
         public final String label;

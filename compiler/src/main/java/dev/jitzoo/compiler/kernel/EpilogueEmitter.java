@@ -11,6 +11,7 @@ import dev.jitzoo.compiler.wasm.ValType;
  * f32, rewritten in place, step by step. GELU's tanh and erf are rational approximations (the ones
  * Eigen uses for float: inputs clamped, then an odd polynomial over an even one), within 3e-7 of
  * the exact functions, written with mul/add/div/min/max only so both widths share one code path.
+ * SiLU is the same form: x sigmoid(x) = 0.5x + 0.5x tanh(x / 2).
  */
 final class EpilogueEmitter {
 
@@ -72,24 +73,27 @@ final class EpilogueEmitter {
                     e.constant(0f);
                     e.op(SimdOpcode.F32X4_MAX, Opcode.F32_MAX);
                 }
-                case GELU_TANH -> e.gelu(value, true);
-                case GELU_ERF -> e.gelu(value, false);
+                case GELU_TANH, GELU_ERF, SILU -> e.halfPlusHalfTimes(value, step.kind());
             }
             f.localSet(value);
         }
     }
 
     /**
-     * Pushes GELU(x) for x in {@code value}: 0.5x + 0.5x * tanh(sqrt(2/pi) (x + 0.044715 x^3)) or
-     * 0.5x + 0.5x * erf(x / sqrt 2).
+     * Pushes 0.5x + 0.5x * t(z) for x in {@code value}: GELU's tanh form (t = tanh, z =
+     * sqrt(2/pi) (x + 0.044715 x^3)), its erf form (t = erf, z = x / sqrt 2), or SiLU (t = tanh,
+     * z = x / 2).
      */
-    private void gelu(int value, boolean tanh) {
+    private void halfPlusHalfTimes(int value, Epilogue.Kind kind) {
+        boolean tanh = kind != Epilogue.Kind.GELU_ERF;
         int z = temp("epi.z"), z2 = temp("epi.z2"), half = temp("epi.half");
         f.localGet(value);
         constant(0.5f);
         op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
         f.localSet(half);
-        if (tanh) {
+        if (kind == Epilogue.Kind.SILU) {
+            f.localGet(half);
+        } else if (tanh) {
             // z = x (sqrt(2/pi) + 0.044715 sqrt(2/pi) x^2)
             f.localGet(value).localGet(value);
             op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);

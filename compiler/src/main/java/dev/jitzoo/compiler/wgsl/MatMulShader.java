@@ -66,7 +66,7 @@ final class MatMulShader {
                     + layout.depth() * layout.blockColumns() / lanes + ">;");
         }
         out.blank();
-        WgslMath.geluFunctions(out, op, layout.vectorC());
+        WgslMath.activationFunctions(out, op, layout.vectorC());
         out.line("@compute @workgroup_size(" + layout.threadsX() + ", " + layout.threadsY() + ", 1)");
         out.open("fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,"
                 + " @builtin(local_invocation_index) li: u32)");

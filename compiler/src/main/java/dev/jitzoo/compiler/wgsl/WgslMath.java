@@ -5,7 +5,7 @@ import dev.jitzoo.compiler.kernel.Op;
 
 /**
  * The math the WGSL kernels share with the Wasm ones, as WGSL functions in an f32 and a vec4 form:
- * GELU's tanh and erf forms and softmax's exp. They are the Wasm backend's approximations
+ * GELU's tanh and erf forms, SiLU (through tanh) and softmax's exp. They are the Wasm backend's approximations
  * ({@code EpilogueEmitter}, {@code RowOpEmitter}), same constants and same order of operations, so
  * both backends compute the same function: GELU within 3e-7 of the exact one, exp within 2e-7
  * relative. WGSL's own {@code tanh} and {@code exp} are not used: their accuracy is left to the
@@ -47,27 +47,29 @@ final class WgslMath {
         return vector ? "4" : "1";
     }
 
-    /** The GELU functions an op's epilogue calls, in the f32 or the vec4 form. */
-    static void geluFunctions(WgslSource out, Op op, boolean vector) {
-        if (op.fuses(Epilogue.Kind.GELU_TANH)) {
-            gelu(out, true, vector);
-        }
-        if (op.fuses(Epilogue.Kind.GELU_ERF)) {
-            gelu(out, false, vector);
+    /** The activation functions (GELU's forms, SiLU) an op's epilogue calls, in the f32 or the vec4 form. */
+    static void activationFunctions(WgslSource out, Op op, boolean vector) {
+        for (Epilogue.Kind kind : new Epilogue.Kind[] {Epilogue.Kind.GELU_TANH, Epilogue.Kind.GELU_ERF, Epilogue.Kind.SILU}) {
+            if (op.fuses(kind)) {
+                halfPlusHalfTimes(out, kind, vector);
+            }
         }
     }
 
     /**
-     * {@code fn gelu_tanh1(x: f32) -> f32} (or {@code gelu_erf4} on vec4): 0.5x + 0.5x * tanh(z) with
-     * z = x (sqrt(2/pi) + 0.044715 sqrt(2/pi) x^2), or 0.5x + 0.5x * erf(x / sqrt 2); tanh and erf as
-     * z P(z^2) / Q(z^2) on the clamped z.
+     * {@code fn gelu_tanh1(x: f32) -> f32} (or {@code gelu_erf4}, {@code silu4} on vec4): 0.5x +
+     * 0.5x * tanh(z) with z = x (sqrt(2/pi) + 0.044715 sqrt(2/pi) x^2), 0.5x + 0.5x * erf(x / sqrt 2),
+     * or 0.5x + 0.5x * tanh(x / 2) (= x sigmoid(x)); tanh and erf as z P(z^2) / Q(z^2) on the clamped z.
      */
-    private static void gelu(WgslSource out, boolean tanh, boolean vector) {
+    private static void halfPlusHalfTimes(WgslSource out, Epilogue.Kind kind, boolean vector) {
         String t = vector ? VEC4 : F32;
+        boolean tanh = kind != Epilogue.Kind.GELU_ERF;
         float clamp = tanh ? TANH_CLAMP : ERF_CLAMP;
-        out.open("fn gelu_" + (tanh ? "tanh" : "erf") + suffix(vector) + "(x: " + t + ") -> " + t);
+        out.open("fn " + kind.label + suffix(vector) + "(x: " + t + ") -> " + t);
         out.line("let half = x * " + WgslSource.f(0.5f) + ";");
-        if (tanh) {
+        if (kind == Epilogue.Kind.SILU) {
+            out.line("let u = half;");
+        } else if (tanh) {
             out.line("let u = (x * x * " + WgslSource.f(GELU_CUBIC) + " + " + WgslSource.f(SQRT_2_OVER_PI) + ") * x;");
         } else {
             out.line("let u = x * " + WgslSource.f(SQRT_HALF) + ";");
@@ -111,8 +113,7 @@ final class WgslMath {
                 case SCALE -> out.line(value + " = " + value + " * " + WgslSource.f(step.value()) + ";");
                 case BIAS -> out.line(value + " = " + value + " + " + bias + ";");
                 case RELU -> out.line(value + " = max(" + value + ", " + (vector ? VEC4 + "()" : "0.0f") + ");");
-                case GELU_TANH -> out.line(value + " = gelu_tanh" + suffix(vector) + "(" + value + ");");
-                case GELU_ERF -> out.line(value + " = gelu_erf" + suffix(vector) + "(" + value + ");");
+                case GELU_TANH, GELU_ERF, SILU -> out.line(value + " = " + step.kind().label + suffix(vector) + "(" + value + ");");
                 case RESIDUAL -> out.line(value + " = " + value + " + " + residual + ";");
             }
         }

@@ -168,6 +168,7 @@ class MatMulKernelTest {
         Epilogue bias = Epilogue.of(Epilogue.Kind.BIAS), residual = Epilogue.of(Epilogue.Kind.RESIDUAL);
         Epilogue relu = Epilogue.of(Epilogue.Kind.RELU), tanh = Epilogue.of(Epilogue.Kind.GELU_TANH);
         Epilogue erf = Epilogue.of(Epilogue.Kind.GELU_ERF), scale = Epilogue.scale(0.125f);
+        Epilogue silu = Epilogue.of(Epilogue.Kind.SILU);
         Op plain = Op.matmul(19, 23, 37);
         return Stream.of(
                 Arguments.of(plain.withTransposedB(true), scalar),
@@ -179,6 +180,9 @@ class MatMulKernelTest {
                 Arguments.of(plain.withEpilogue(scale, bias, relu), scalar),
                 Arguments.of(plain.withEpilogue(bias, tanh), vector),
                 Arguments.of(plain.withEpilogue(erf), scalar),
+                Arguments.of(plain.withEpilogue(silu), scalar),
+                Arguments.of(plain.withEpilogue(bias, silu, residual), split.withPackB(true)),
+                Arguments.of(Op.batchMatmul(2, 9, 11, 13).withEpilogue(silu), vector),
                 Arguments.of(plain.withEpilogue(scale, bias, erf, residual), vector),
                 Arguments.of(plain.withEpilogue(bias, tanh, residual), split),
                 Arguments.of(plain.withEpilogue(residual, relu), split.withPackB(true)),

@@ -50,6 +50,7 @@ public final class ReferenceKernels {
                             case RELU -> Math.max(sum, 0);
                             case GELU_TANH -> 0.5 * sum * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (sum + 0.044715 * sum * sum * sum)));
                             case GELU_ERF -> 0.5 * sum * (1 + erf(sum / Math.sqrt(2)));
+                            case SILU -> sum / (1 + Math.exp(-sum));
                             case RESIDUAL -> sum + residual[cBase + i * n + j];
                         };
                     }

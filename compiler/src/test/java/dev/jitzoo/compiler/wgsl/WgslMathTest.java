@@ -17,7 +17,11 @@ class WgslMathTest {
 
     /** What {@code gelu_tanh1} / {@code gelu_erf1} compute, step by step in f32, without the 0.5x + 0.5x * t. */
     private static float rational(float x, boolean tanh) {
-        float u = tanh ? (x * x * WgslMath.GELU_CUBIC + WgslMath.SQRT_2_OVER_PI) * x : x * WgslMath.SQRT_HALF;
+        return rationalOf(tanh ? (x * x * WgslMath.GELU_CUBIC + WgslMath.SQRT_2_OVER_PI) * x : x * WgslMath.SQRT_HALF, tanh);
+    }
+
+    /** tanh(u) or erf(u) as the shaders approximate them. */
+    private static float rationalOf(float u, boolean tanh) {
         float clamp = tanh ? WgslMath.TANH_CLAMP : WgslMath.ERF_CLAMP;
         float z = Math.max(-clamp, Math.min(clamp, u));
         float z2 = z * z;
@@ -43,7 +47,7 @@ class WgslMathTest {
     }
 
     @Test
-    void tanhAndErfAreWithinTheirBoundOfTheExactFunctions() {
+    void tanhErfAndSiluAreWithinTheirBoundOfTheExactFunctions() {
         double worstTanh = 0, worstErf = 0;
         for (int i = -200_000; i <= 200_000; i++) {
             float x = i * 6e-5f;
@@ -55,6 +59,13 @@ class WgslMathTest {
         assertTrue(worstTanh < 5e-7, "tanh " + worstTanh);
         assertTrue(worstErf < 5e-7, "erf " + worstErf);
         assertEquals(1f, rational(1e6f, true), 1e-6f, "clamped, no overflow");
+        double worstSilu = 0;
+        for (int i = -200_000; i <= 200_000; i++) {
+            float x = i * 2e-4f;
+            float half = x * 0.5f, silu = half + half * rationalOf(half, true); // what silu1 computes
+            worstSilu = Math.max(worstSilu, Math.abs(silu - x / (1 + Math.exp(-x))));
+        }
+        assertTrue(worstSilu < 1e-5, "silu " + worstSilu);
         assertEquals(-1f, rational(-1e6f, false), 1e-6f);
     }
 
@@ -92,9 +103,13 @@ class WgslMathTest {
     @Test
     void onlyTheGeluFormsAnEpilogueCallsAreWritten() {
         WgslSource out = new WgslSource();
-        WgslMath.geluFunctions(out, Op.matmul(2, 2, 2).withEpilogue(Epilogue.of(Epilogue.Kind.GELU_TANH)), true);
+        WgslMath.activationFunctions(out, Op.matmul(2, 2, 2).withEpilogue(Epilogue.of(Epilogue.Kind.GELU_TANH)), true);
         String text = out.toString();
         assertTrue(text.contains("fn gelu_tanh4(x: vec4<f32>) -> vec4<f32>") && !text.contains("gelu_erf"), text);
         assertTrue(text.contains("clamp(u, vec4<f32>((-7.905311f)), vec4<f32>(7.905311f))"), text);
+        WgslSource silu = new WgslSource();
+        WgslMath.activationFunctions(silu, Op.matmul(2, 2, 2).withEpilogue(Epilogue.of(Epilogue.Kind.SILU)), false);
+        assertTrue(silu.toString().contains("fn silu1(x: f32) -> f32") && silu.toString().contains("let u = half;")
+                && !silu.toString().contains("gelu"), silu.toString());
     }
 }

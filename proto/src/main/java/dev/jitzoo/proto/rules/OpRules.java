@@ -98,7 +98,7 @@ public final class OpRules {
                         return "a scale must be finite, got " + e.getValue();
                     }
                 }
-                case EPILOGUE_KIND_RELU, EPILOGUE_KIND_GELU_TANH, EPILOGUE_KIND_GELU_ERF -> {
+                case EPILOGUE_KIND_RELU, EPILOGUE_KIND_GELU_TANH, EPILOGUE_KIND_GELU_ERF, EPILOGUE_KIND_SILU -> {
                 }
                 default -> {
                     return "unknown epilogue kind " + e.getKindValue();
