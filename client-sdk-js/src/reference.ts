@@ -34,13 +34,16 @@ export const RELATIVE_ERROR_FLOOR = 1;
  * The largest element-wise error of `actual` against `expected`:
  * `max_i |actual[i] - expected[i]| / max(|expected[i]|, floor)`.
  * Relative where |expected| is at least `floor`, absolute (scaled by `floor`) below it.
- * NaN anywhere, or a length mismatch, counts as infinitely wrong.
+ * Equal infinities agree, and so do NaNs where the reference has one (a mask of −∞ added to
+ * scores, a fully masked softmax row); any other NaN, or a length mismatch, counts as infinitely wrong.
  */
 export function maxRelativeError(actual: Float32Array, expected: Float32Array, floor = RELATIVE_ERROR_FLOOR): number {
   if (actual.length !== expected.length) return Infinity;
   let worst = 0;
   for (let i = 0; i < expected.length; i++) {
-    const e = Math.abs(actual[i] - expected[i]) / Math.max(Math.abs(expected[i]), floor);
+    const a = actual[i], x = expected[i];
+    if (a === x || (a !== a && x !== x)) continue; // only NaN differs from itself
+    const e = Math.abs(a - x) / Math.max(Math.abs(x), floor);
     if (Number.isNaN(e)) return Infinity;
     if (e > worst) worst = e;
   }

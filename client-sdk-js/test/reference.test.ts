@@ -108,6 +108,13 @@ describe("maxRelativeError", () => {
   it("treats NaN and a length mismatch as infinitely wrong", () => {
     expect(maxRelativeError(new Float32Array([NaN]), new Float32Array([1]))).toBe(Infinity);
     expect(maxRelativeError(new Float32Array([1, 2]), new Float32Array([1]))).toBe(Infinity);
+    expect(maxRelativeError(new Float32Array([1]), new Float32Array([NaN]))).toBe(Infinity); // a number where the reference has NaN
+    expect(maxRelativeError(new Float32Array([-Infinity]), new Float32Array([3]))).toBe(Infinity);
+  });
+
+  it("lets equal infinities, and NaN where the reference has NaN, agree (masked scores, a fully masked softmax row)", () => {
+    expect(maxRelativeError(new Float32Array([-Infinity, NaN, 2]), new Float32Array([-Infinity, NaN, 2]))).toBe(0);
+    expect(maxRelativeError(new Float32Array([Infinity]), new Float32Array([-Infinity]))).toBe(Infinity);
   });
 });
 

@@ -112,4 +112,17 @@ describe("tuning during the app's own inference", () => {
     expect(sent).toEqual([{ ranked: [{ kernelId: "fast", ...timed(0.2) }, { kernelId: "slow", ...timed(0.4) }], initial: undefined }]);
     expect(report(new Map([["welcome", timed(0)]]))).toBeUndefined();
   });
+
+  it("checks kernels on tensors that carry infinities (an attention mask of −∞), and keeps tuning", async () => {
+    gateway = await FakeGateway.start({
+      initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }),
+      offers: [naiveMatmulArtifact("k-right", [M, K, N])],
+    });
+    const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", tuning: { budget: 1 } });
+    const masked = { data: x.data.map((v, i) => (i === 0 ? -Infinity : v)), dims: x.dims }; // row 0 of C: ±∞ and NaN
+    const stats = await drive(model, { x: masked });
+    expect(stats.settled).toBe(true);
+    expect(stats.ops[0].refused).toBe(0);
+    expect(stats.ops[0].kernelId).not.toBe("reference");
+  });
 });

@@ -119,10 +119,24 @@ export function gatherStrided(x: HostTensor, starts: readonly number[], steps: r
   return y;
 }
 
-/** {@link gatherStrided} on float32 (every inference's head split and merge): one array type in the loop. */
+/** Fewest elements a copy hands to the engine's own copy (`set`); shorter runs copy faster in a loop. */
+const BLOCK_COPY = 64;
+
+/**
+ * {@link gatherStrided} on float32 (every inference's head split and merge, a mask expanded over
+ * heads): one array type in the loop. Rows that follow each other in the source too are copied
+ * as one block.
+ */
 function copyRowsF32(starts: Int32Array, to: Float32Array, from: Float32Array, first: number, inner: number, last: number): void {
-  if (last === 1) { // contiguous rows (a head split or merge): the engine's own copy
-    for (let r = 0; r < starts.length; r++) to.set(from.subarray(first + starts[r], first + starts[r] + inner), r * inner);
+  if (last === 1) {
+    for (let r = 0; r < starts.length;) {
+      let end = r + 1;
+      while (end < starts.length && starts[end] === starts[end - 1] + inner) end++;
+      const s = first + starts[r], n = (end - r) * inner, o = r * inner;
+      if (n >= BLOCK_COPY) to.set(from.subarray(s, s + n), o);
+      else for (let j = 0; j < n; j++) to[o + j] = from[s + j];
+      r = end;
+    }
     return;
   }
   for (let r = 0, o = 0; r < starts.length; r++) {
