@@ -1,4 +1,6 @@
 import type { WorkerPool } from "../threads/pool.js";
+import type { Weight } from "./kernels.js";
+import { LazyTensor, type HostTensor } from "./tensor.js";
 
 const PAGE_BYTES = 65536;
 /**
@@ -24,6 +26,7 @@ export class Arena {
   private readonly free: { offset: number; bytes: number }[] = [];
   private live = 0;
   private peak = 0;
+  private readonly packed = new Map<object, Map<string, { offset: number; holds: number }>>();
 
   constructor(readonly pool?: WorkerPool) {
     this.memory = pool ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true })
@@ -79,6 +82,32 @@ export class Arena {
     return new Float32Array(this.memory.buffer, offset, count);
   }
 
+  /**
+   * A weight's packed copy in one layout (what a packing kernel reads instead of B), shared by
+   * every kernel that reads that layout: the uKernels of a MatMul's row counts, the incumbent and
+   * a candidate with the same panels. `pack` makes it at the first hold; the last unhold frees it.
+   */
+  holdPacked(weight: object, layout: string, floats: number, pack: () => Float32Array): number {
+    const byLayout = this.packed.get(weight) ?? new Map<string, { offset: number; holds: number }>();
+    this.packed.set(weight, byLayout);
+    let copy = byLayout.get(layout);
+    if (!copy) {
+      copy = { offset: this.alloc(floats * 4), holds: 0 };
+      this.f32(copy.offset, floats).set(pack());
+      byLayout.set(layout, copy);
+    }
+    copy.holds++;
+    return copy.offset;
+  }
+
+  unholdPacked(weight: object, layout: string, floats: number): void {
+    const byLayout = this.packed.get(weight), copy = byLayout?.get(layout);
+    if (!copy || --copy.holds > 0) return;
+    this.release(copy.offset, floats * 4);
+    byLayout!.delete(layout);
+    if (!byLayout!.size) this.packed.delete(weight);
+  }
+
   /** Bytes the memory holds now (it never shrinks). */
   get bytes(): number {
     return this.memory.buffer.byteLength;
@@ -121,17 +150,26 @@ export function layOut(values: readonly Lifetime[]): { offsets: Map<string, numb
   return { offsets, bytes: total };
 }
 
-/** A weight whose arena block exists while it is held (see {@link Weight}). */
-export class ArenaWeight {
+/**
+ * A weight copied into an arena while it is held (see {@link Weight}): a folded constant, or a
+ * model weight on a tuning bench. `source` gives its values when they are read (a model weight's
+ * live in the model's arena, where a memory that grew has moved them to a new buffer).
+ */
+export class ArenaWeight implements Weight {
   private holds = 0;
   private block?: { offset: number; floats: number };
 
-  constructor(private readonly arena: Arena, readonly values: Float32Array) {}
+  constructor(private readonly arena: Arena, private readonly source: () => Float32Array) {}
+
+  get values(): Float32Array {
+    return this.source();
+  }
 
   hold(): { offset: number; floats: number } {
     if (!this.block) {
-      this.block = { offset: this.arena.alloc(this.values.length * 4), floats: this.values.length };
-      this.arena.f32(this.block.offset, this.block.floats).set(this.values);
+      const values = this.values;
+      this.block = { offset: this.arena.alloc(values.length * 4), floats: values.length };
+      this.arena.f32(this.block.offset, this.block.floats).set(values);
     }
     this.holds++;
     return this.block;
@@ -142,4 +180,50 @@ export class ArenaWeight {
     this.arena.release(this.block.offset, this.block.floats * 4);
     this.block = undefined;
   }
+}
+
+/**
+ * A model weight held once. Its values stay where the file put them (JavaScript) while the
+ * kernels that read it read packed copies of their own; the first kernel that reads it as it is
+ * (unpacked) moves it into the arena for good, and the JavaScript copy is dropped: from then on
+ * it is read from there (see {@link ModelWeight.tensor}, what the graph holds instead of the file's tensor).
+ */
+export class ModelWeight implements Weight {
+  private own?: Float32Array;
+  private block?: { offset: number; floats: number };
+  private view?: Float32Array;
+
+  constructor(private readonly arena: Arena, values: Float32Array) {
+    this.own = values;
+  }
+
+  /** Its values: the file's array, or a view of its block (made again once the memory has grown: growing detaches an unshared memory's views). */
+  get values(): Float32Array {
+    if (this.own) return this.own;
+    if (this.view!.buffer !== this.arena.memory.buffer) this.view = this.arena.f32(this.block!.offset, this.block!.floats);
+    return this.view!;
+  }
+
+  /** Whether it lives in the arena now. */
+  get resident(): boolean {
+    return this.block !== undefined;
+  }
+
+  /** The weight as a graph value: the same dtype and shape, its data read from wherever it is. */
+  tensor(of: HostTensor): HostTensor {
+    return new LazyTensor(of.dtype, of.shape, () => this.values, of.half);
+  }
+
+  hold(): { offset: number; floats: number } {
+    if (!this.block) {
+      const values = this.own!;
+      this.block = { offset: this.arena.alloc(values.length * 4), floats: values.length };
+      this.view = this.arena.f32(this.block.offset, this.block.floats);
+      this.view.set(values);
+      this.own = undefined;
+    }
+    return this.block;
+  }
+
+  unhold(): void {}
 }

@@ -8,18 +8,18 @@ import { flopsOf, opKey } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
-import { Arena, ArenaWeight, layOut, type Lifetime } from "./arena.js";
+import { Arena, ArenaWeight, layOut, ModelWeight, type Lifetime } from "./arena.js";
 import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import { fold, type FoldedGraph, type InputShapes } from "./fold.js";
 import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
 import { runNode, type ValueMeta } from "./host/index.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
-import { referenceKernel, type Bindings, type KernelCode, type Operand } from "./kernels.js";
+import { referenceKernel, type Bindings, type KernelCode, type Operand, type Weight } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
 import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
 import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
-import { halfToFloat, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
+import { halfToFloat, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
 const DEFAULT_DYNAMIC_ROWS = 512;
@@ -98,7 +98,7 @@ export class LocalModel extends GraphModel {
   private readonly plans = new Map<string, Plan>();
   private readonly slots = new Map<string, KernelSlot>();
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
-  private readonly weights = new Map<string, ArenaWeight>();
+  private readonly weights = new Map<string, ModelWeight>();
   private readonly tuners = new Map<string, OpTuner>();
   private readonly store?: KernelStore;
   private readonly timeline: RunRecord[] = [];
@@ -422,7 +422,7 @@ export class LocalModel extends GraphModel {
       const named = Object.entries(operands);
       return {
         operands: Object.fromEntries(named.filter(([, v]) => !isConst(base(v))).map(([k, v]) => [k, operand(v)])),
-        weights: Object.fromEntries(named.filter(([, v]) => isConst(base(v))).map(([k, v]) => [k, this.weight(base(v), meta(base(v)).value!, foldedConsts)])),
+        weights: Object.fromEntries(named.filter(([, v]) => isConst(base(v))).map(([k, v]) => [k, this.weight(base(v), values, foldedConsts)])),
       };
     };
 
@@ -520,14 +520,31 @@ export class LocalModel extends GraphModel {
     return slot;
   }
 
-  /** A constant operand: initializers once for the model, folded constants once per plan (`local`). */
-  private weight(name: string, value: HostTensor, local: Map<string, ArenaWeight>): ArenaWeight {
-    const cache = this.graph.initializers.has(name) ? this.weights : local;
-    let w = cache.get(name);
-    if (!w) {
-      w = new ArenaWeight(this.arena, value.data instanceof Float32Array ? value.data : Float32Array.from(value.data as ArrayLike<number>));
-      cache.set(name, w);
+  /**
+   * A constant operand. An initializer is held once for the model (see {@link ModelWeight}): the
+   * graph, and this plan's values, read it through the weight from its first use on; a folded
+   * constant is copied in once per plan (`local`) while a kernel holds it.
+   */
+  private weight(name: string, values: ReadonlyMap<string, ValueMeta>, local: Map<string, ArenaWeight>): Weight {
+    const meta = values.get(name)!;
+    const initializer = this.graph.initializers.get(name);
+    if (!initializer) {
+      let w = local.get(name);
+      if (!w) {
+        const data = meta.value!.data, floats = data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>);
+        w = new ArenaWeight(this.arena, data instanceof Float32Array ? () => meta.value!.data as Float32Array : () => floats);
+        local.set(name, w);
+      }
+      return w;
     }
+    let w = this.weights.get(name);
+    if (!w) {
+      const data = initializer.data;
+      w = new ModelWeight(this.arena, data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>));
+      this.weights.set(name, w);
+      if (initializer.dtype === "float32") (this.graph.initializers as Map<string, HostTensor>).set(name, w.tensor(initializer));
+    }
+    if (initializer.dtype === "float32" && !(meta.value instanceof LazyTensor)) (values as Map<string, ValueMeta>).set(name, { ...meta, value: this.graph.initializers.get(name) });
     return w;
   }
 }

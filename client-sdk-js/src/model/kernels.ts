@@ -12,15 +12,16 @@ export interface Operand {
 }
 
 /**
- * A constant operand (a weight): its values, kept by the model, and a place in an arena only
- * while a kernel that reads it there is bound. A packing kernel reads only its packed copy, so
- * a weight every kernel packs takes no arena memory of its own.
+ * A constant operand (a weight): its values, and its place in an arena while a kernel that reads
+ * it there is bound. A model's weights live in its arena once for good (`ResidentWeight`); a
+ * packing kernel reads its packed copy instead, shared by the kernels that read the same layout.
  */
 export interface Weight {
+  /** Its values (read them when needed: a view of an arena moves when the memory grows). */
   readonly values: Float32Array;
   /** Its place in the arena, written there on the first hold. */
   hold(): Operand;
-  /** Ends a hold; the last one frees the arena block. */
+  /** Ends a hold; the last one frees the arena block (a model weight's stays). */
   unhold(): void;
 }
 
@@ -75,6 +76,16 @@ export function referenceKernel(op: OpSpec, arena: Arena): OpKernel {
       };
     },
   };
+}
+
+/**
+ * What a packing kernel's copy of B looks like: panels x0 columns wide (docs/kernel-abi.md), of B
+ * read transposed or not, one per batch or shared. Kernels whose copies look alike share one; a
+ * kernel whose metadata does not say (no schedule) keeps its own.
+ */
+function packLayout(meta: KernelMetadata, id: string): string {
+  const { schedule, transposeB, broadcastB } = meta as KernelMetadata & { schedule?: { x0?: number }; transposeB?: boolean; broadcastB?: boolean };
+  return Number.isInteger(schedule?.x0) ? `x0=${schedule!.x0};transposeB=${!!transposeB};broadcastB=${!!broadcastB};floats=${meta.pack!.floats}` : `kernel=${id}`;
 }
 
 /** Calls that make a kernel hot enough for V8 to compile it with its optimizing tier. */
@@ -216,24 +227,10 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
           },
         };
       };
-      // binds that read the same constant B (a MatMul's row slices) share one packed copy of it
-      const packedB = new Map<Weight, { offset: number; floats: number; binds: number }>();
-      const holdPacked = (weight: Weight, floats: number): number => {
-        let block = packedB.get(weight);
-        if (!block) {
-          block = { offset: arena.alloc(floats * 4), floats, binds: 0 };
-          arena.f32(block.offset, floats).set(packed(weight.values));
-          packedB.set(weight, block);
-        }
-        block.binds++;
-        return block.offset;
-      };
-      const unholdPacked = (weight: Weight): void => {
-        const block = packedB.get(weight)!;
-        if (--block.binds > 0) return;
-        arena.release(block.offset, block.floats * 4);
-        packedB.delete(weight);
-      };
+      // binds that read a constant B in the same layout (a MatMul's row slices, other kernels with the same panels) share one packed copy
+      const layout = meta.pack ? packLayout(meta, id) : "";
+      const holdPacked = (weight: Weight, floats: number): number => arena.holdPacked(weight, layout, floats, () => packed(weight.values));
+      const unholdPacked = (weight: Weight): void => arena.unholdPacked(weight, layout, meta.pack!.floats);
       return {
         id,
         source: "wasm",

@@ -350,7 +350,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
       operands[name] = to;
     }
     // weights are copied to the bench only when a kernel bound there reads them unpacked
-    const weights = Object.fromEntries(Object.entries(bindings.weights).map(([name, w]) => [name, new ArenaWeight(arena, w.values)]));
+    const weights = Object.fromEntries(Object.entries(bindings.weights).map(([name, w]) => [name, new ArenaWeight(arena, () => w.values)]));
     this.bench = { arena, bindings: { operands, weights }, output: operands.C, rows: sampleRows(this.op) };
   }
 

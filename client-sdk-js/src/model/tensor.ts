@@ -17,6 +17,19 @@ export interface HostTensor {
   readonly half?: true;
 }
 
+/**
+ * A tensor whose elements are read when asked for, each time from where they are now: a weight
+ * that lives in a Wasm memory (whose buffer moves when it grows). Views of it (Reshape,
+ * Identity ...) stay lazy.
+ */
+export class LazyTensor implements HostTensor {
+  constructor(readonly dtype: DType, readonly shape: readonly number[], private readonly read: () => TensorData, readonly half?: true) {}
+
+  get data(): TensorData {
+    return this.read();
+  }
+}
+
 /** Elements of a shape. */
 export const sizeOf = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
 

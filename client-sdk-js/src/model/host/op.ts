@@ -1,6 +1,6 @@
 import type { OnnxNode } from "../onnx.js";
 import {
-  allocate, axisOf, broadcastShape, broadcastStrides, ints, rowStarts, sizeOf, stridesOf, type DType, type HostTensor, type TensorData,
+  LazyTensor, allocate, axisOf, broadcastShape, broadcastStrides, ints, rowStarts, sizeOf, stridesOf, type DType, type HostTensor, type TensorData,
 } from "../tensor.js";
 
 /**
@@ -149,12 +149,13 @@ export function transposeTo(x: HostTensor, perm: readonly number[], out?: HostTe
   return gatherStrided(x, perm.map(() => 0), perm.map(() => 1), perm.map((p) => x.shape[p]), perm.map((p) => strides[p]), out);
 }
 
-/** The same elements under another shape: shares the data unless `out` is given. */
+/** The same elements under another shape: shares the data (a lazy tensor's lazily) unless `out` is given. */
 export function view(x: HostTensor, shape: readonly number[], out?: HostTensor): HostTensor {
   if (out) {
     if (out.data !== x.data) out.data.set(x.data);
     return out;
   }
+  if (x instanceof LazyTensor) return new LazyTensor(x.dtype, [...shape], () => x.data, x.half);
   return { dtype: x.dtype, shape: [...shape], data: x.data };
 }
 
