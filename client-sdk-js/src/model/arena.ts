@@ -26,7 +26,7 @@ export class Arena {
   private readonly free: { offset: number; bytes: number }[] = [];
   private live = 0;
   private peak = 0;
-  private readonly packed = new Map<object, Map<string, { offset: number; holds: number }>>();
+  private readonly packed = new Map<Weight, Map<string, { offset: number; holds: number }>>();
 
   constructor(readonly pool?: WorkerPool) {
     this.memory = pool ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true })
@@ -87,7 +87,7 @@ export class Arena {
    * every kernel that reads that layout: the uKernels of a MatMul's row counts, the incumbent and
    * a candidate with the same panels. `pack` makes it at the first hold; the last unhold frees it.
    */
-  holdPacked(weight: object, layout: string, floats: number, pack: () => Float32Array): number {
+  holdPacked(weight: Weight, layout: string, floats: number, pack: () => Float32Array, panels?: Panels): number {
     const byLayout = this.packed.get(weight) ?? new Map<string, { offset: number; holds: number }>();
     this.packed.set(weight, byLayout);
     let copy = byLayout.get(layout);
@@ -95,14 +95,16 @@ export class Arena {
       copy = { offset: this.alloc(floats * 4), holds: 0 };
       this.f32(copy.offset, floats).set(pack());
       byLayout.set(layout, copy);
+      if (panels && weight instanceof ModelWeight) weight.packedInto(copy.offset, panels);
     }
     copy.holds++;
     return copy.offset;
   }
 
-  unholdPacked(weight: object, layout: string, floats: number): void {
+  unholdPacked(weight: Weight, layout: string, floats: number): void {
     const byLayout = this.packed.get(weight), copy = byLayout?.get(layout);
     if (!copy || --copy.holds > 0) return;
+    if (weight instanceof ModelWeight) weight.packedCopyGoes(copy.offset);
     this.release(copy.offset, floats * 4);
     byLayout!.delete(layout);
     if (!byLayout!.size) this.packed.delete(weight);
@@ -183,47 +185,108 @@ export class ArenaWeight implements Weight {
 }
 
 /**
- * A model weight held once. Its values stay where the file put them (JavaScript) while the
- * kernels that read it read packed copies of their own; the first kernel that reads it as it is
- * (unpacked) moves it into the arena for good, and the JavaScript copy is dropped: from then on
- * it is read from there (see {@link ModelWeight.tensor}, what the graph holds instead of the file's tensor).
+ * How a packing kernel lays a `[K, N]` B out (docs/kernel-abi.md, `pack_b`): panels of `x0`
+ * columns (the last one N mod x0 wide), each K rows of its width; B is stored `[N, K]` when
+ * `transposed`.
+ */
+export interface Panels {
+  readonly x0: number;
+  readonly k: number;
+  readonly n: number;
+  readonly transposed: boolean;
+}
+
+/** B as stored (`[K, N]`, or `[N, K]` when transposed) from its panels. */
+export function unpackPanels(packed: Float32Array, { x0, k, n, transposed }: Panels): Float32Array {
+  const b = new Float32Array(k * n);
+  let o = 0;
+  for (let c0 = 0; c0 < n; c0 += x0) {
+    const width = Math.min(x0, n - c0);
+    for (let r = 0; r < k; r++) {
+      for (let j = 0; j < width; j++) b[transposed ? (c0 + j) * k + r : r * n + c0 + j] = packed[o++];
+    }
+  }
+  return b;
+}
+
+/**
+ * A model weight held once. It starts as the file's values in JavaScript. The first packed copy a
+ * kernel makes of it (what a packing kernel reads instead of B) becomes its one copy, and the
+ * JavaScript one is dropped: its values are unpacked from there when asked for (a candidate
+ * packing it another way, the reference kernel, a tuning bench); should that copy go, they move
+ * back to JavaScript first. The first kernel that reads it as it is moves it into the arena
+ * unpacked, for good. The graph holds {@link ModelWeight.tensor} instead of the file's tensor: a
+ * weight read through the graph too (a host step's Gather of a tied embedding, a folded Transpose)
+ * keeps its values where they can be read at once, in JavaScript or unpacked in the arena.
  */
 export class ModelWeight implements Weight {
   private own?: Float32Array;
   private block?: { offset: number; floats: number };
   private view?: Float32Array;
+  private master?: { offset: number; panels: Panels };
+  private pinned = false;
 
   constructor(private readonly arena: Arena, values: Float32Array) {
     this.own = values;
   }
 
-  /** Its values: the file's array, or a view of its block (made again once the memory has grown: growing detaches an unshared memory's views). */
+  /**
+   * Its values: the file's array, a view of its block (made again once the memory has grown:
+   * growing detaches an unshared memory's views), or a fresh array unpacked from its packed copy.
+   */
   get values(): Float32Array {
     if (this.own) return this.own;
-    if (this.view!.buffer !== this.arena.memory.buffer) this.view = this.arena.f32(this.block!.offset, this.block!.floats);
-    return this.view!;
+    if (this.block) {
+      if (this.view!.buffer !== this.arena.memory.buffer) this.view = this.arena.f32(this.block.offset, this.block.floats);
+      return this.view!;
+    }
+    const { offset, panels } = this.master!;
+    return unpackPanels(this.arena.f32(offset, panels.k * panels.n), panels);
   }
 
-  /** Whether it lives in the arena now. */
-  get resident(): boolean {
-    return this.block !== undefined;
+  /** Where its one copy is now. */
+  get held(): "javascript" | "arena" | "packed" {
+    return this.block ? "arena" : this.own ? "javascript" : "packed";
   }
 
-  /** The weight as a graph value: the same dtype and shape, its data read from wherever it is. */
+  /** The weight as a graph value: the same dtype and shape, its data read from wherever it is (see {@link pin}). */
   tensor(of: HostTensor): HostTensor {
-    return new LazyTensor(of.dtype, of.shape, () => this.values, of.half);
+    return new LazyTensor(of.dtype, of.shape, () => { this.pin(); return this.values; }, of.half);
+  }
+
+  /** Read through the graph (maybe at every run): it is never packed-only again. */
+  private pin(): void {
+    if (this.pinned) return;
+    this.pinned = true;
+    if (!this.own && !this.block) this.own = this.values;
+    this.master = undefined;
   }
 
   hold(): { offset: number; floats: number } {
     if (!this.block) {
-      const values = this.own!;
+      const values = this.values;
       this.block = { offset: this.arena.alloc(values.length * 4), floats: values.length };
       this.view = this.arena.f32(this.block.offset, this.block.floats);
       this.view.set(values);
-      this.own = undefined;
+      if (!this.pinned) this.own = undefined;
+      this.master = undefined;
     }
     return this.block;
   }
 
   unhold(): void {}
+
+  /** A packed copy was made at `offset`: the first, while the values are in JavaScript only, becomes the one copy. */
+  packedInto(offset: number, panels: Panels): void {
+    if (this.block || this.master || this.pinned || panels.k * panels.n !== this.own?.length) return;
+    this.master = { offset, panels };
+    this.own = undefined;
+  }
+
+  /** The packed copy at `offset` is about to go: if it is the one copy, the values move back to JavaScript. */
+  packedCopyGoes(offset: number): void {
+    if (this.master?.offset !== offset) return;
+    this.own = this.values;
+    this.master = undefined;
+  }
 }

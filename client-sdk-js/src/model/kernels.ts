@@ -1,9 +1,9 @@
-import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opName, operandShapes, referenceOp } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
 import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "../wasm-executor.js";
-import { Arena, SHARED_MAX_PAGES } from "./arena.js";
+import { Arena, SHARED_MAX_PAGES, type Panels } from "./arena.js";
 
 /** Where an operand lies in the arena. */
 export interface Operand {
@@ -86,6 +86,15 @@ export function referenceKernel(op: OpSpec, arena: Arena): OpKernel {
 function packLayout(meta: KernelMetadata, id: string): string {
   const { schedule, transposeB, broadcastB } = meta as KernelMetadata & { schedule?: { x0?: number }; transposeB?: boolean; broadcastB?: boolean };
   return Number.isInteger(schedule?.x0) ? `x0=${schedule!.x0};transposeB=${!!transposeB};broadcastB=${!!broadcastB};floats=${meta.pack!.floats}` : `kernel=${id}`;
+}
+
+/** A packing matmul's panels of a two-dimensional B (one for every batch), from its metadata; none otherwise. */
+function panelsOf(meta: KernelMetadata, op: OpSpec): Panels | undefined {
+  const { schedule, transposeB, broadcastB } = meta as KernelMetadata & { schedule?: { x0?: number }; transposeB?: boolean; broadcastB?: boolean };
+  const x0 = schedule?.x0;
+  if (!Number.isInteger(x0) || x0! < 1) return undefined;
+  if (op.kind === OpKind.MATMUL) return { x0: x0!, k: op.shape[1], n: op.shape[2], transposed: !!transposeB };
+  return op.kind === OpKind.BATCH_MATMUL && broadcastB ? { x0: x0!, k: op.shape[2], n: op.shape[3], transposed: !!transposeB } : undefined;
 }
 
 /** Calls that make a kernel hot enough for V8 to compile it with its optimizing tier. */
@@ -229,7 +238,8 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
       };
       // binds that read a constant B in the same layout (a MatMul's row slices, other kernels with the same panels) share one packed copy
       const layout = meta.pack ? packLayout(meta, id) : "";
-      const holdPacked = (weight: Weight, floats: number): number => arena.holdPacked(weight, layout, floats, () => packed(weight.values));
+      const panels = meta.pack ? panelsOf(meta, op) : undefined;
+      const holdPacked = (weight: Weight, floats: number): number => arena.holdPacked(weight, layout, floats, () => packed(weight.values), panels);
       const unholdPacked = (weight: Weight): void => arena.unholdPacked(weight, layout, meta.pack!.floats);
       return {
         id,

@@ -176,6 +176,12 @@ export interface ModelStats {
   plans: number;
   /** Bytes of the model's Wasm memory (weights kernels read unpacked, packed copies, activations): its high-water mark, as a Wasm memory never shrinks. */
   memoryBytes: number;
+  /**
+   * Where the weights kernels read are held, each once (Wasm backend): how many in JavaScript (no
+   * kernel has read them yet, or the graph reads them too), unpacked in the Wasm memory, or as
+   * their first kernel's packed copy alone.
+   */
+  weightsHeld?: Record<"javascript" | "arena" | "packed", number>;
   /** Bytes of the benches of the ops still tuning (their copies of the op's tensors), freed as each op settles. */
   tuningMemoryBytes: number;
   /** Every distinct jitzoo op, in first-use order. */

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { OpKind, OpSpecSchema } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { Arena, ArenaWeight, ModelWeight } from "../../src/model/arena.js";
+import { Arena, ArenaWeight, ModelWeight, unpackPanels, type Panels } from "../../src/model/arena.js";
 import { compileKernel } from "../../src/model/kernels.js";
 import { referenceOp } from "../../src/ops.js";
 import { seededFloats } from "../../src/reference.js";
@@ -42,23 +42,47 @@ describe("weights and kernel bindings in the arena", () => {
     expect(arena.usage.liveBytes).toBe(before);
   });
 
-  it("a model weight is held once: in JavaScript until a kernel reads it unpacked, then in the arena for good", () => {
+  it("a model weight is held once: in JavaScript, then its first packed copy, or unpacked in the arena once a kernel reads it so", () => {
     const arena = new Arena();
-    const values = seededFloats(1000, 4);
+    const [k, n] = [6, 7];
+    const values = seededFloats(k * n, 4);
     const w = new ModelWeight(arena, Float32Array.from(values));
-    const tensor = w.tensor({ dtype: "float32", shape: [10, 100], data: values });
-    expect(tensor.data).toEqual(values);
-    expect(arena.usage.liveBytes).toBe(0); // packing kernels read their own copies
-    expect(w.hold()).toEqual(w.hold()); // no second copy for a second kernel
-    expect(w.resident).toBe(true);
-    expect(arena.usage.liveBytes).toBe(4000);
-    w.unhold();
-    w.unhold();
-    expect(arena.usage.liveBytes).toBe(4000); // and it stays
-    arena.alloc(1 << 20); // the memory grows: an unshared memory's old views are detached
-    expect(tensor.data).toEqual(values);
-    expect(tensor.data.buffer).toBe(arena.memory.buffer);
+    const panels: Panels = { x0: 4, k, n, transposed: false };
+    expect(w.held).toBe("javascript");
+    const copy = arena.holdPacked(w, "x0=4", k * n, () => packPanels(w.values, panels), panels);
+    expect(w.held).toBe("packed"); // the JavaScript copy is gone
+    expect(w.values).toEqual(values); // unpacked when asked for
+    expect(arena.holdPacked(w, "x0=2", k * n, () => packPanels(w.values, { ...panels, x0: 2 }), { ...panels, x0: 2 })).not.toBe(copy);
+    arena.unholdPacked(w, "x0=4", k * n); // the one copy goes: the values move back first
+    expect(w.held).toBe("javascript");
     expect(w.values).toEqual(values);
+    const block = w.hold(); // a kernel reads it as it is
+    expect(w.held).toBe("arena");
+    expect(w.hold()).toEqual(block); // no second copy for a second kernel
+    w.unhold();
+    arena.alloc(1 << 20); // the memory grows: an unshared memory's old views are detached
+    expect(w.values).toEqual(values);
+    expect(w.values.buffer).toBe(arena.memory.buffer);
+  });
+
+  it("a weight read through the graph keeps its values readable at once", () => {
+    const arena = new Arena();
+    const values = seededFloats(12, 6);
+    const w = new ModelWeight(arena, Float32Array.from(values));
+    const tensor = w.tensor({ dtype: "float32", shape: [3, 4], data: values });
+    expect(tensor.data).toEqual(values); // a host step's read
+    const panels: Panels = { x0: 2, k: 3, n: 4, transposed: true };
+    arena.holdPacked(w, "x0=2", 12, () => packPanels(w.values, panels), panels);
+    expect(w.held).toBe("javascript");
+  });
+
+  it("unpacks panels of B stored as it is or transposed", () => {
+    for (const transposed of [false, true]) {
+      for (const x0 of [1, 3, 4, 8]) {
+        const panels = { x0, k: 5, n: 7, transposed }, b = seededFloats(35, x0);
+        expect(unpackPanels(packPanels(b, panels), panels)).toEqual(b);
+      }
+    }
   });
 
   it("kernels that read a weight packed in the same layout share one packed copy", () => {
@@ -84,3 +108,13 @@ describe("weights and kernel bindings in the arena", () => {
     await expect(compileKernel(naiveMatmulArtifact("k", [M, K, N]), op)).rejects.toThrow(/offered for matmul/);
   });
 });
+
+/** pack_b's layout (docs/kernel-abi.md), written out: panels of x0 columns of the logical [K, N] B, K rows each. */
+function packPanels(b: Float32Array, { x0, k, n, transposed }: Panels): Float32Array {
+  const out = new Float32Array(k * n);
+  let o = 0;
+  for (let c0 = 0; c0 < n; c0 += x0) {
+    for (let r = 0; r < k; r++) for (let j = 0; j < Math.min(x0, n - c0); j++) out[o++] = transposed ? b[(c0 + j) * k + r] : b[r * n + c0 + j];
+  }
+  return out;
+}
