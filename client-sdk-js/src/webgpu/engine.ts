@@ -450,11 +450,14 @@ export class GpuModel extends GraphModel {
         gpuSegment.set(base(s.operands.C), current);
         continue;
       }
-      const ins = s.node.inputs.filter(Boolean);
-      const program = ins.some((v) => onGpu.has(base(v))) && [...ins, ...s.node.outputs].every((v) => meta(v).dtype === "float32")
-        && s.node.outputs.length === 1 ? hostProgram(s.node, ins.map((v) => meta(v).shape)) : undefined;
+      const ins = s.node.inputs.filter(Boolean), out = s.node.outputs[0];
+      const candidate = ins.some((v) => onGpu.has(base(v))) && s.node.outputs.length === 1 && meta(out).dtype === "float32"
+        ? hostProgram(s.node, ins.map((v) => meta(v).shape), meta(out).shape) : undefined;
+      // the program binds the node's first inputs (each a float value) and its output as C
+      const bind = (name: string, i: number) => (name === "C" ? out : ins[i]);
+      const program = candidate?.operands.every((name, i) => name === "C" || meta(ins[i]).dtype === "float32") ? candidate : undefined;
       if (program) {
-        gpuSteps.push({ operands: Object.fromEntries(program.operands.map((name, i) => [name, i < ins.length ? ins[i] : s.node.outputs[0]])), program, segment: current });
+        gpuSteps.push({ operands: Object.fromEntries(program.operands.map((name, i) => [name, bind(name, i)])), program, segment: current });
         onGpu.add(base(s.node.outputs[0]));
         gpuSegment.set(base(s.node.outputs[0]), current);
         continue;

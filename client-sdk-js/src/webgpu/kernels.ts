@@ -57,52 +57,95 @@ const MAX_GROUPS = 65535;
 
 const BINARY: Record<string, string> = { Add: "+", Sub: "-", Mul: "*", Div: "/" };
 
-/** The ONNX ops a GPU value can go through when no jitzoo kernel computes them. */
-export const GPU_HOST_OPS = new Set(["Transpose", ...Object.keys(BINARY)]);
-
 /**
- * The SDK's shader for a data-movement node whose input is on the GPU: Transpose, and float
- * Add/Sub/Mul/Div with numpy broadcasting (an attention mask added to the scores). Each
- * invocation writes one element of C, reading its inputs at strided offsets baked into the source.
- * Undefined for any other node.
+ * The SDK's shader for a node whose input is on the GPU and that no jitzoo kernel computes:
+ * Transpose; Expand (grouped-query attention's K and V over the heads); float Add/Sub/Mul/Div
+ * with numpy broadcasting; and the steps the fuser makes of exporters' patterns (RMSNorm, rotary
+ * rotate-half, the softmax's NaN guard), so that a decoder's layer stays on the GPU. Each shader
+ * binds the node's float inputs as A, B, D (in the node's order; Expand's shape is baked in) and
+ * its output as C. Undefined for any other node.
  */
-export function hostProgram(node: OnnxNode, shapes: readonly (readonly number[])[]): GpuProgram | undefined {
+export function hostProgram(node: OnnxNode, shapes: readonly (readonly number[])[], outShape: readonly number[]): GpuProgram | undefined {
   if (node.opType === "Transpose") {
     const shape = shapes[0];
     const perm = (node.attrs.perm as number[] | undefined) ?? shape.map((_, i) => shape.length - 1 - i);
     const strides = stridesOf(shape);
     return strided(perm.map((p) => shape[p]), [perm.map((p) => strides[p])], (a) => a);
   }
+  if (node.opType === "Expand") return strided(outShape, [broadcastStrides(shapes[0], outShape)], (a) => a);
+  const rowwise = ROWWISE[node.opType];
+  if (rowwise) return rowwise(node, shapes);
   const op = BINARY[node.opType];
   if (!op || shapes.length !== 2) return undefined;
   const out = broadcastShape(shapes[0], shapes[1]);
   return strided(out, shapes.map((s) => broadcastStrides(s, out)), (a, b) => `${a} ${op} ${b}`);
 }
 
-/** `C[o] = f(A[ia], B[ib])` over C's shape `out`, each input read with its strides per axis of `out`. */
-function strided(out: readonly number[], strides: readonly (readonly number[])[], f: (...x: string[]) => string): GpuProgram {
-  const n = sizeOf(out);
+/** A shader over C's `n` elements (or rows): `body` computes index `o` of them, `inputs` are bound read-only before C. */
+function shader(n: number, inputs: readonly string[], body: readonly string[]): GpuProgram {
   const groups = Math.max(1, Math.ceil(n / GROUP));
   const x = Math.min(groups, MAX_GROUPS), y = Math.ceil(groups / x);
-  const names = ["A", "B"].slice(0, strides.length);
-  const lines = [
-    ...names.map((name, i) => `@group(0) @binding(${i}) var<storage, read> ${name}: array<f32>;`),
-    `@group(0) @binding(${names.length}) var<storage, read_write> C: array<f32>;`,
+  const source = [
+    ...inputs.map((name, i) => `@group(0) @binding(${i}) var<storage, read> ${name}: array<f32>;`),
+    `@group(0) @binding(${inputs.length}) var<storage, read_write> C: array<f32>;`,
     `@compute @workgroup_size(${GROUP})`,
     "fn main(@builtin(global_invocation_id) g: vec3<u32>) {",
     `  let o = g.x + g.y * ${x * GROUP}u;`,
     `  if (o >= ${n}u) { return; }`,
-    "  var r = o;",
-    ...names.map((name) => `  var i${name} = 0u;`),
-  ];
+    ...body.map((line) => `  ${line}`),
+    "}",
+  ].join("\n") + "\n";
+  return { id: `host:${digest(source)}`, source, entry: "main", operands: [...inputs, "C"], dispatch: [x, y, 1] };
+}
+
+/** A float as a WGSL f32 expression (exponent forms included). */
+const f32 = (x: number): string => `f32(${Number.isInteger(x) ? x.toFixed(1) : String(Math.fround(x))})`;
+
+/** The fuser's own steps (`model/host/fused.ts`) as shaders, where their shapes allow. */
+const ROWWISE: Record<string, (node: OnnxNode, shapes: readonly (readonly number[])[]) => GpuProgram | undefined> = {
+  // one invocation per row: the sum of squares, then the row scaled
+  SimplifiedLayerNormalization(node, [x, scale]) {
+    const axis = (node.attrs.axis as number | undefined) ?? -1;
+    const cols = x.at(-1)!;
+    if ((axis !== -1 && axis !== x.length - 1) || sizeOf(scale) !== cols) return undefined;
+    return shader(sizeOf(x) / cols, ["A", "B"], [
+      `let at = o * ${cols}u;`,
+      "var squares = 0.0;",
+      `for (var j = 0u; j < ${cols}u; j++) { let v = A[at + j]; squares += v * v; }`,
+      `let r = 1.0 / sqrt(squares / ${f32(cols)} + ${f32((node.attrs.epsilon as number | undefined) ?? 1e-5)});`,
+      `for (var j = 0u; j < ${cols}u; j++) { C[at + j] = A[at + j] * r * B[j]; }`,
+    ]);
+  },
+  "jitzoo.RotateHalf"(_node, [x, cos, sin]) {
+    const cols = x.at(-1)!, period = sizeOf(cos);
+    if (cols % 2 || period !== sizeOf(sin) || period % cols || sizeOf(x) % period) return undefined;
+    const half = cols / 2;
+    return shader(sizeOf(x), ["A", "B", "D"], [
+      `let j = o % ${cols}u;`,
+      `let p = o % ${period}u;`,
+      `var rotated = 0.0;`,
+      `if (j < ${half}u) { rotated = -A[o + ${half}u]; } else { rotated = A[o - ${half}u]; }`,
+      "C[o] = A[o] * B[p] + rotated * D[p];",
+    ]);
+  },
+  // NaN by its bits: WGSL lets an implementation assume no NaN in comparisons
+  "jitzoo.ReplaceNaN": (_node, [x]) => shader(sizeOf(x), ["A", "B"], [
+    "let a = A[o];",
+    "C[o] = select(a, B[0], (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u);",
+  ]),
+};
+
+/** `C[o] = f(A[ia], B[ib])` over C's shape `out`, each input read with its strides per axis of `out`. */
+function strided(out: readonly number[], strides: readonly (readonly number[])[], f: (...x: string[]) => string): GpuProgram {
+  const names = ["A", "B"].slice(0, strides.length);
+  const body = ["var r = o;", ...names.map((name) => `var i${name} = 0u;`)];
   for (let axis = out.length - 1; axis >= 0; axis--) {
     if (out[axis] === 1) continue;
-    lines.push(`  let d${axis} = r % ${out[axis]}u;`, `  r = r / ${out[axis]}u;`);
-    names.forEach((name, i) => { if (strides[i][axis]) lines.push(`  i${name} += d${axis} * ${strides[i][axis]}u;`); });
+    body.push(`let d${axis} = r % ${out[axis]}u;`, `r = r / ${out[axis]}u;`);
+    names.forEach((name, i) => { if (strides[i][axis]) body.push(`i${name} += d${axis} * ${strides[i][axis]}u;`); });
   }
-  lines.push(`  C[o] = ${f(...names.map((name) => `${name}[i${name}]`))};`, "}");
-  const source = lines.join("\n") + "\n";
-  return { id: `host:${digest(source)}`, source, entry: "main", operands: [...names, "C"], dispatch: [x, y, 1] };
+  body.push(`C[o] = ${f(...names.map((name) => `${name}[i${name}]`))};`);
+  return shader(sizeOf(out), names, body);
 }
 
 /** A short digest of a source (FNV-1a, 32 bits, twice): names the SDK's shaders in the pipeline cache. */

@@ -63,7 +63,7 @@ describe.skipIf(noWebGpu)("the WebGPU executor on Dawn over SwiftShader", () => 
   it("recovers a lost device: a new one, every pipeline built again from its source, listeners told", async () => {
     const gpu = await GpuContext.open({ gpu: useSwiftShader() });
     try {
-      const program = hostProgram({ name: "t", opType: "Transpose", inputs: ["A"], outputs: ["C"], attrs: {} } as never, [[4, 8]])!;
+      const program = hostProgram({ name: "t", opType: "Transpose", inputs: ["A"], outputs: ["C"], attrs: {} } as never, [[4, 8]], [8, 4])!;
       const before = await gpu.pipelines.prepare(program.id, program.source);
       let restored = 0;
       gpu.onRestore(() => { restored++; });
@@ -102,7 +102,7 @@ describe.skipIf(noWebGpu)("the WebGPU executor on Dawn over SwiftShader", () => 
       const timer = new GpuTimer(gpu);
       expect(timer.mode).toBe("timestamp-query");
       const dispatch = async (n: number) => {
-        const program = hostProgram({ name: "a", opType: "Add", inputs: ["A", "B"], outputs: ["C"], attrs: {} } as never, [[n], [1]])!;
+        const program = hostProgram({ name: "a", opType: "Add", inputs: ["A", "B"], outputs: ["C"], attrs: {} } as never, [[n], [1]], [n])!;
         const pipeline = await gpu.pipelines.prepare(program.id, program.source);
         const usage = GPUBufferUsage.STORAGE;
         const buffers = { A: gpu.device.createBuffer({ size: n * 4, usage }), B: gpu.device.createBuffer({ size: 16, usage }), C: gpu.device.createBuffer({ size: n * 4, usage }) };
@@ -123,7 +123,7 @@ describe.skipIf(noWebGpu)("the WebGPU executor on Dawn over SwiftShader", () => 
       gpu.timestamps = false; // as on an adapter without `timestamp-query`
       const timer = new GpuTimer(gpu);
       expect(timer.mode).toBe("submit");
-      const program = hostProgram({ name: "t", opType: "Transpose", inputs: ["A"], outputs: ["C"], attrs: {} } as never, [[256, 256]])!;
+      const program = hostProgram({ name: "t", opType: "Transpose", inputs: ["A"], outputs: ["C"], attrs: {} } as never, [[256, 256]], [256, 256])!;
       const pipeline = await gpu.pipelines.prepare(program.id, program.source);
       const buffers = Object.fromEntries(["A", "C"].map((n) => [n, gpu.device.createBuffer({ size: 256 * 256 * 4, usage: GPUBufferUsage.STORAGE })]));
       const d = { pipeline, bindGroup: bindGroupOf(gpu.device, pipeline, program, buffers), grid: program.dispatch };
