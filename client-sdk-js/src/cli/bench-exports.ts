@@ -4,7 +4,8 @@
 // threads once per process): load time and first inference of each runtime, jitzoo tuned while it
 // infers by a new device kind, then both timed with their calls interleaved on the same feeds and
 // their outputs compared, and the time jitzoo spent in host steps. Memory: each runtime alone in a
-// fresh process, loaded and run once (resident memory it added: Wasm and JS heap together).
+// fresh process, loaded and run once, measured while loaded (resident memory it added: Wasm and JS
+// heap together), and where jitzoo holds the weights.
 import "../node-platform.js";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -114,27 +115,37 @@ async function benchFile(file: string, threads: number, o: Options): Promise<Rec
 
 /**
  * Resident memory one runtime adds to a fresh process by loading a file and running it once
- * (Wasm memories, JS heap, everything), after a collection; jitzoo on the Welcome's kernels.
+ * (Wasm memories, JS heap, everything), measured while the model is still loaded, after the
+ * garbage from loading is collected; jitzoo on the Welcome's kernels.
  */
 async function memoryOf(runtime: "jitzoo" | "onnxruntime-web", file: string, o: Options): Promise<Record<string, number>> {
   const bytes = readFileSync(file);
   const feeds = feedsFor({ inputs: decodeModel(bytes).inputs }, o.seq);
-  const collect = () => (globalThis as { gc?: () => void }).gc?.();
-  collect();
+  const collect = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200)); // what the run left for later (a worker's, a finalizer's) first
+    (globalThis as { gc?: () => void }).gc?.();
+  };
+  await collect();
   const before = process.memoryUsage();
-  let memoryBytes: number | undefined;
+  const measure = async (jitzoo?: Record<string, number>) => {
+    await collect();
+    const after = process.memoryUsage();
+    return { resident_bytes: after.rss - before.rss, js_heap_bytes: after.heapUsed - before.heapUsed, ...jitzoo };
+  };
   if (runtime === "jitzoo") {
     const model = await loadModel(bytes, { gateway: o.url, threads: 1, fingerprint: `bench-exports-memory-${randomUUID()}`, tuning: { budget: 0 } });
     await model.run(feeds);
-    memoryBytes = model.stats().memoryBytes;
+    const { memoryBytes, weightBytes } = model.stats();
+    // where the weights are: each once, in JavaScript or in the Wasm memory (unpacked, or their packed copy)
+    const figures = await measure({ wasm_bytes: memoryBytes, weights_in_js_bytes: weightBytes!.javascript, weights_in_wasm_bytes: weightBytes!.arena + weightBytes!.packed });
     await model.close();
-  } else {
-    const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: ortLevel(formOf(file)) });
-    await session.run(toOrt(feeds));
+    return figures;
   }
-  collect();
-  const after = process.memoryUsage();
-  return { resident_bytes: after.rss - before.rss, js_heap_bytes: after.heapUsed - before.heapUsed, ...(memoryBytes ? { wasm_bytes: memoryBytes } : {}) };
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: ortLevel(formOf(file)) });
+  await session.run(toOrt(feeds));
+  const figures = await measure();
+  await session.release();
+  return figures;
 }
 
 /** Runs this script again in a fresh process with `args`; its last stdout line is JSON. */
@@ -161,6 +172,7 @@ function table(files: Record<string, unknown>[], threads: number[]): string {
   const mib = (b: unknown) => (Number(b) / 2 ** 20).toFixed(1);
   add("memory: jitzoo / onnxruntime-web (resident, 1 thread)", (f) => `${mib(f.memory_bytes)} / ${mib(f.onnxruntime_web_memory_bytes)} MiB`);
   add("  jitzoo's Wasm memory / JS heap", (f) => `${mib(f.wasm_bytes)} / ${mib(f.js_heap_bytes)} MiB`);
+  add("  jitzoo's weights: in the Wasm memory / in JavaScript", (f) => `${mib(f.weights_in_wasm_bytes)} / ${mib(f.weights_in_js_bytes)} MiB`);
   for (const f of files) if (f.error) lines.push([`${f.model}: did not load`, String(f.error)]);
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => (l[c] ?? "").length)));
   return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("   ")).join("\n");
@@ -192,7 +204,8 @@ async function main(): Promise<void> {
       const theirs = child([...argv, "--inner", "memory-ort", file, "1"]) as Record<string, number>;
       Object.assign(row, {
         memory_bytes: ours.resident_bytes, onnxruntime_web_memory_bytes: theirs.resident_bytes, wasm_bytes: ours.wasm_bytes,
-        js_heap_bytes: ours.js_heap_bytes, memory_vs_onnxruntime_web: round(ours.resident_bytes / theirs.resident_bytes),
+        js_heap_bytes: ours.js_heap_bytes, weights_in_wasm_bytes: ours.weights_in_wasm_bytes, weights_in_js_bytes: ours.weights_in_js_bytes,
+        memory_vs_onnxruntime_web: round(ours.resident_bytes / theirs.resident_bytes),
       });
     } catch (e) {
       row.error = (e as Error).message;

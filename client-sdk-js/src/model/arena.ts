@@ -228,6 +228,7 @@ export class ModelWeight implements Weight {
 
   constructor(private readonly arena: Arena, values: Float32Array) {
     this.own = values;
+    this.bytes = values.length * 4;
   }
 
   /**
@@ -243,6 +244,8 @@ export class ModelWeight implements Weight {
     const { offset, panels } = this.master!;
     return unpackPanels(this.arena.f32(offset, panels.k * panels.n), panels);
   }
+
+  readonly bytes: number;
 
   /** Where its one copy is now. */
   get held(): "javascript" | "arena" | "packed" {

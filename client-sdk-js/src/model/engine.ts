@@ -184,7 +184,7 @@ export class LocalModel extends GraphModel {
       lastRunMs: runMs.at(-1) ?? NaN,
       plans: this.plans.size,
       memoryBytes: this.arena.bytes,
-      weightsHeld: [...this.weights.values()].reduce((held, w) => ({ ...held, [w.held]: held[w.held] + 1 }), { javascript: 0, arena: 0, packed: 0 }),
+      weightBytes: [...this.weights.values()].reduce((held, w) => ({ ...held, [w.held]: held[w.held] + w.bytes }), { javascript: 0, arena: 0, packed: 0 }),
       tuningMemoryBytes: [...this.tuners.values()].reduce((sum, t) => sum + t.benchBytes, 0),
       ops: [...this.slots.values()].map((s) => {
         const t = this.tuners.get(s.key);

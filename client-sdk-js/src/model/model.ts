@@ -177,11 +177,11 @@ export interface ModelStats {
   /** Bytes of the model's Wasm memory (weights kernels read unpacked, packed copies, activations): its high-water mark, as a Wasm memory never shrinks. */
   memoryBytes: number;
   /**
-   * Where the weights kernels read are held, each once (Wasm backend): how many in JavaScript (no
-   * kernel has read them yet, or the graph reads them too), unpacked in the Wasm memory, or as
-   * their first kernel's packed copy alone.
+   * Bytes of the weights kernels read, by where each is held once (Wasm backend): in JavaScript
+   * (no kernel has read it yet, or the graph reads it too), unpacked in the Wasm memory, or as its
+   * first kernel's packed copy alone (other packed copies are in `memoryBytes`).
    */
-  weightsHeld?: Record<"javascript" | "arena" | "packed", number>;
+  weightBytes?: Record<"javascript" | "arena" | "packed", number>;
   /** Bytes of the benches of the ops still tuning (their copies of the op's tensors), freed as each op settles. */
   tuningMemoryBytes: number;
   /** Every distinct jitzoo op, in first-use order. */

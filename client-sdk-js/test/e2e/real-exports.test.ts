@@ -27,7 +27,7 @@ describe.skipIf(!GATEWAY || files.length === 0)("real exports on the suite's ker
     await model.close();
     expect(stats.notes).toEqual([]);
     expect(stats.ops.filter((op) => op.source !== "wasm").map((op) => op.key)).toEqual([]); // every op on a generated kernel
-    expect(stats.weightsHeld?.javascript, "weights held in JavaScript as well").toBe(0); // each weight once: unpacked in the arena, or its packed copy
+    expect(stats.weightBytes?.javascript, "weights held in JavaScript as well").toBe(0); // each weight once: unpacked in the arena, or its packed copy
     const form = formOf(file);
     const theirs = await ortOutputs(bytes, feeds, ortLevel(form));
     for (const [output, expected] of Object.entries(theirs)) {
