@@ -1,5 +1,5 @@
 import { create, getOption } from "@bufbuild/protobuf";
-import { EpilogueKind, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { EpilogueKind, EpilogueKindSchema, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { erf } from "./reference.js";
 
 /**
@@ -92,11 +92,12 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
   }
 }
 
-const EPILOGUE_LABELS: Partial<Record<EpilogueKind, string>> = {
-  [EpilogueKind.SCALE]: "scale", [EpilogueKind.BIAS]: "bias", [EpilogueKind.RELU]: "relu",
-  [EpilogueKind.GELU_TANH]: "gelu_tanh", [EpilogueKind.GELU_ERF]: "gelu_erf", [EpilogueKind.RESIDUAL]: "residual",
-  [EpilogueKind.SILU]: "silu",
-};
+/** An epilogue step's label (`gelu_tanh`), from kernel.proto's enum as the Java side reads it (`OpRules.label`). */
+const epilogueLabel = (kind: EpilogueKind): string => EpilogueKind[kind].toLowerCase();
+
+/** Epilogue kinds by label. */
+const EPILOGUE_BY_LABEL = new Map(EpilogueKindSchema.values.filter((v) => v.number !== EpilogueKind.UNSPECIFIED)
+  .map((v) => [epilogueLabel(v.number as EpilogueKind), v.number as EpilogueKind]));
 
 /** The fields of a kernel's ABI metadata that say what it computes (docs/kernel-abi.md). */
 export interface OpMetadata {
@@ -116,9 +117,9 @@ export function opOfMetadata(meta: OpMetadata): OpSpec {
   const kind = KIND_BY_NAME.get(meta.op);
   if (kind === undefined) throw new Error(`unknown op '${meta.op}' in kernel metadata`);
   const epilogue = (meta.epilogue ?? []).map((e) => {
-    const found = Object.entries(EPILOGUE_LABELS).find(([, label]) => label === e.kind);
-    if (!found) throw new Error(`unknown epilogue step '${e.kind}' in kernel metadata`);
-    return { kind: Number(found[0]) as EpilogueKind, value: e.value ?? 0 };
+    const found = EPILOGUE_BY_LABEL.get(e.kind);
+    if (found === undefined) throw new Error(`unknown epilogue step '${e.kind}' in kernel metadata`);
+    return { kind: found, value: e.value ?? 0 };
   });
   return create(OpSpecSchema, {
     kind, shape: meta.shape, transposeB: !!meta.transposeB, broadcastB: !!meta.broadcastB, epilogue, epsilon: meta.epsilon ?? 0,
@@ -134,7 +135,7 @@ export function opKey(op: OpSpec): string {
   if (op.transposeB) key += ";transposeB";
   if (op.broadcastB) key += ";broadcastB";
   // a scale as the wire carries it (float32), so an op built with a float64 scale keys as its artifacts do
-  if (op.epilogue.length) key += ";" + op.epilogue.map((e) => EPILOGUE_LABELS[e.kind] + (e.kind === EpilogueKind.SCALE ? `:${Math.fround(e.value)}` : "")).join(",");
+  if (op.epilogue.length) key += ";" + op.epilogue.map((e) => epilogueLabel(e.kind) + (e.kind === EpilogueKind.SCALE ? `:${Math.fround(e.value)}` : "")).join(",");
   if (op.kind === OpKind.LAYER_NORM) key += `;epsilon=${epsilonOf(op)}`;
   return key;
 }

@@ -58,15 +58,9 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
     public static Op toOp(dev.jitzoo.proto.kernel.v1.OpSpec spec) {
         OpKind kind = OpKind.of(spec.getKind())
                 .orElseThrow(() -> new InvalidKernelException("unknown op kind " + spec.getKindValue()));
-        List<Epilogue> epilogue = spec.getEpilogueList().stream().map(e -> switch (e.getKind()) {
-            case EPILOGUE_KIND_SCALE -> Epilogue.scale(e.getValue());
-            case EPILOGUE_KIND_BIAS -> Epilogue.of(Epilogue.Kind.BIAS);
-            case EPILOGUE_KIND_RELU -> Epilogue.of(Epilogue.Kind.RELU);
-            case EPILOGUE_KIND_GELU_TANH -> Epilogue.of(Epilogue.Kind.GELU_TANH);
-            case EPILOGUE_KIND_GELU_ERF -> Epilogue.of(Epilogue.Kind.GELU_ERF);
-            case EPILOGUE_KIND_SILU -> Epilogue.of(Epilogue.Kind.SILU);
-            case EPILOGUE_KIND_RESIDUAL -> Epilogue.of(Epilogue.Kind.RESIDUAL);
-            default -> throw new InvalidKernelException("unknown epilogue kind " + e.getKindValue());
+        List<Epilogue> epilogue = spec.getEpilogueList().stream().map(e -> {
+            Epilogue.Kind step = Epilogue.Kind.of(e.getKind());
+            return step == Epilogue.Kind.SCALE ? Epilogue.scale(e.getValue()) : Epilogue.of(step);
         }).toList();
         return new Op(kind, spec.getShapeList(), spec.getTransposeB(), spec.getBroadcastB(), epilogue, spec.getEpsilon());
     }

@@ -1,5 +1,7 @@
 package dev.jitzoo.compiler.kernel;
 
+import dev.jitzoo.proto.kernel.v1.EpilogueKind;
+import dev.jitzoo.proto.rules.OpRules;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -14,20 +16,30 @@ import java.util.stream.Collectors;
 public record Epilogue(Kind kind, float value) {
 
     public enum Kind {
-        SCALE("scale"), BIAS("bias"), RELU("relu"), GELU_TANH("gelu_tanh"), GELU_ERF("gelu_erf"), RESIDUAL("residual"),
-        SILU("silu");
+        SCALE(EpilogueKind.EPILOGUE_KIND_SCALE), BIAS(EpilogueKind.EPILOGUE_KIND_BIAS), RELU(EpilogueKind.EPILOGUE_KIND_RELU),
+        GELU_TANH(EpilogueKind.EPILOGUE_KIND_GELU_TANH), GELU_ERF(EpilogueKind.EPILOGUE_KIND_GELU_ERF),
+        RESIDUAL(EpilogueKind.EPILOGUE_KIND_RESIDUAL), SILU(EpilogueKind.EPILOGUE_KIND_SILU);
 
-        /** The name in metadata, ids and command lines. */
+        /** The kind on the wire. */
+        public final EpilogueKind wire;
+        /** The name in metadata, ids and command lines ({@link OpRules#label(EpilogueKind)}). */
         public final String label;
 
-        Kind(String label) {
-            this.label = label;
+        Kind(EpilogueKind wire) {
+            this.wire = wire;
+            this.label = OpRules.label(wire);
         }
 
         public static Kind of(String label) {
             return Arrays.stream(values()).filter(k -> k.label.equals(label.toLowerCase(Locale.ROOT))).findFirst()
                     .orElseThrow(() -> new InvalidKernelException("unknown epilogue '" + label + "'; known: "
                             + Arrays.stream(values()).map(k -> k.label).collect(Collectors.joining(", "))));
+        }
+
+        /** The kind of a wire kind; {@link InvalidKernelException} for one the compiler does not know. */
+        public static Kind of(EpilogueKind wire) {
+            return Arrays.stream(values()).filter(k -> k.wire == wire).findFirst()
+                    .orElseThrow(() -> new InvalidKernelException("unknown epilogue kind " + wire));
         }
     }
 

@@ -156,7 +156,15 @@ public final class OpRules {
     }
 
     private static String label(Epilogue e) {
-        String name = e.getKind().name().substring("EPILOGUE_KIND_".length()).toLowerCase(Locale.ROOT);
+        String name = label(e.getKind());
         return e.getKind() == EpilogueKind.EPILOGUE_KIND_SCALE ? name + ":" + e.getValue() : name;
+    }
+
+    /**
+     * The label of an epilogue step in keys, ids, metadata and command lines: {@code
+     * EPILOGUE_KIND_GELU_TANH} is {@code gelu_tanh} (the SDK derives it from the same enum).
+     */
+    public static String label(EpilogueKind kind) {
+        return kind.name().substring("EPILOGUE_KIND_".length()).toLowerCase(Locale.ROOT);
     }
 }
