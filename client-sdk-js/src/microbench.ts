@@ -3,6 +3,7 @@
 // fixes the primitives whose winner is the same everywhere.
 import { Primitive, type KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { OpBench } from "./op-bench.js";
+import { TOLERANCE } from "./reference.js";
 import { median, time } from "./timing.js";
 import { readMetadata, type LoadedKernel } from "./wasm-executor.js";
 import { matmul } from "./workloads.js";
@@ -32,7 +33,7 @@ export interface MicrobenchOptions {
   rounds?: number;
   /** Length of one sample (default 40 ms; at least one call). */
   sampleMs?: number;
-  /** Largest accepted error against the reference (default 1e-4). */
+  /** Largest accepted error against the reference (default {@link TOLERANCE}). */
   tolerance?: number;
   /** Called after each round. */
   onProgress?(round: number, rounds: number): void;
@@ -45,7 +46,7 @@ export interface MicrobenchOptions {
  * does not load, or the pairs are not all of one op.
  */
 export async function runMicrobench(pairs: PrimitivePair[], options: MicrobenchOptions = {}): Promise<PrimitiveMeasurement[]> {
-  const { rounds = 7, sampleMs = 40, tolerance = 1e-4, onProgress } = options;
+  const { rounds = 7, sampleMs = 40, tolerance = TOLERANCE, onProgress } = options;
   if (pairs.length === 0) throw new Error("no primitive pairs to measure");
   const shape = readMetadata(pairs[0].off).shape;
   if (shape.length !== 3) throw new Error(`the microbenchmark is a matmul, got shape [${shape}]`);

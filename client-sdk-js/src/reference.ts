@@ -31,6 +31,12 @@ export function referenceMatMul(d: MatMulDims, a: Float32Array, b: Float32Array)
 export const RELATIVE_ERROR_FLOOR = 1;
 
 /**
+ * The largest {@link maxRelativeError} a kernel may have against the reference: what the SDK's
+ * checks, its tuning, the benches and the harness all accept.
+ */
+export const TOLERANCE = 1e-4;
+
+/**
  * The largest element-wise error of `actual` against `expected`:
  * `max_i |actual[i] - expected[i]| / max(|expected[i]|, floor)`.
  * Relative where |expected| is at least `floor`, absolute (scaled by `floor`) below it.

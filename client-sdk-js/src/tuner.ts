@@ -8,8 +8,10 @@ import { flopsOf, opName } from "./ops.js";
 import type { TimingOptions } from "./timing.js";
 import type { Workload } from "./workloads.js";
 
+import { TOLERANCE } from "./reference.js";
+
 /** Kernels whose output differs from the reference by more than this are refused. */
-export const TOLERANCE = 1e-4;
+export { TOLERANCE };
 /** How many kernels a report ranks at most. */
 export const REPORT_TOP_N = 5;
 /** "Near the best": within 5% of the session's final best latency. */

@@ -4,7 +4,9 @@ import { inputsFor, relativeError } from './data.mjs';
 import { reference } from './reference.mjs';
 import { WORKER_COUNTS, runChecked, runPooledChecked, startPool } from './wasm.mjs';
 
-export const TOLERANCE = 1e-4;
+import { TOLERANCE } from '../../client-sdk-js/dist/reference.js';
+
+export { TOLERANCE };
 
 /**
  * Checks cases one by one (a worker pool of the largest worker count is started when the first

@@ -13,14 +13,13 @@ import * as ort from "onnxruntime-web";
 import { convergence, feedsFor, NEAR_FINAL, runUntilSettled } from "../model/drive.js";
 import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike } from "../model/model.js";
 import { DEFAULT_TUNING } from "../model/op-tuner.js";
-import { maxRelativeError } from "../reference.js";
+import { maxRelativeError, TOLERANCE } from "../reference.js";
 import { parseOptions, wholeNumber } from "./args.js";
 import { toOrt } from "./exports.js";
 import { interleaved } from "./interleave.js";
 
 const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 /** Outputs must agree with onnxruntime-web's within this (relative above 1, absolute below). */
-const TOLERANCE = 1e-4;
 /** How long a second device waits for the zoo to elect the first one's kernels. */
 const ZOO_WAIT_MS = 60_000;
 

@@ -17,7 +17,7 @@ import { feedsFor, runUntilSettled } from "../model/drive.js";
 import { MemoryKernelStore } from "../model/kernel-store.js";
 import { loadModel, type Model, type OutputTensor } from "../model/model.js";
 import { usePlatform } from "../platform.js";
-import { maxRelativeError } from "../reference.js";
+import { maxRelativeError, TOLERANCE } from "../reference.js";
 import { median } from "../timing.js";
 import type { GpuModel } from "../webgpu/engine.js";
 import { DeviceProfileSchema, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
@@ -40,7 +40,6 @@ const usage = `usage: bench-webgpu [--models DIR] [--seq N] [--rounds N] [--adap
                   without the suite (its zoo left out: nothing is stored)`;
 const MODEL = "minilm.onnx";
 const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
-const TOLERANCE = 1e-4;
 
 interface Options {
   dir: string; seq: number; rounds: number; adapter: "swiftshader" | "gpu"; tuneSeconds: number; json: boolean; url: string;

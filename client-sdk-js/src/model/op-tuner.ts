@@ -3,7 +3,7 @@ import { batchSize, timeBatch } from "../clock.js";
 import { KernelOfferSchema, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
-import { maxRelativeError } from "../reference.js";
+import { maxRelativeError, TOLERANCE } from "../reference.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight } from "./arena.js";
 import type { WorkerPool } from "../threads/pool.js";
@@ -19,11 +19,11 @@ export interface TuningOptions {
   margin?: number;
   /** Timed pairs (candidate, incumbent) before deciding (default 5). */
   samples?: number;
-  /** Largest accepted error against the reference and the incumbent (default 1e-4, as {@link maxRelativeError}). */
+  /** Largest accepted error against the reference and the incumbent (default {@link TOLERANCE}, as {@link maxRelativeError}). */
   tolerance?: number;
 }
 
-export const DEFAULT_TUNING: Required<TuningOptions> = { budget: 0.1, margin: 0.03, samples: 5, tolerance: 1e-4 };
+export const DEFAULT_TUNING: Required<TuningOptions> = { budget: 0.1, margin: 0.03, samples: 5, tolerance: TOLERANCE };
 
 /** Above this many flops, a check compares a sample of C's rows with the reference (and all of C with the incumbent). */
 const FULL_REFERENCE_FLOPS = 1 << 25;
