@@ -1,5 +1,5 @@
 import { createClient, type ClientOptions, type JitzooClient } from "./client.js";
-import type { KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ProtocolVersion, type KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { microbenchSpeedups, type MicrobenchSummary } from "./microbench.js";
 import { OpBench } from "./op-bench.js";
@@ -127,7 +127,7 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
     await client.ready();
     const welcomed = client.next("welcome");
     client.send({ frame: { case: "hello", value: {
-      protocolVersion: 1, device, backend: workload.backend, ops: workload.ops, credits: options.credits ?? DEFAULT_CREDITS,
+      protocolVersion: ProtocolVersion.CURRENT, device, backend: workload.backend, ops: workload.ops, credits: options.credits ?? DEFAULT_CREDITS,
     } } });
     const welcome = await welcomed;
     result.sessionId = welcome.sessionId;

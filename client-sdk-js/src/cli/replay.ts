@@ -7,7 +7,7 @@ import { create, fromBinary, fromJson, toBinary, toJson, type JsonValue } from "
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
 import { createClient } from "../client.js";
-import { ClientFrameSchema, ErrorCode, ServerFrameSchema, type KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ClientFrameSchema, ErrorCode, ProtocolVersion, ServerFrameSchema, type KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, DeviceProfileSchema, KernelArtifactSchema, OpSpecSchema, type DeviceProfile, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
 
@@ -32,7 +32,7 @@ export async function record(url: string, device: DeviceProfile, ops: readonly O
     const done = client.next("offersDone");
     await client.ready();
     const welcomed = client.next("welcome");
-    client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: Backend.WGSL, ops: [...group], credits: 100_000 } } });
+    client.send({ frame: { case: "hello", value: { protocolVersion: ProtocolVersion.CURRENT, device, backend: Backend.WGSL, ops: [...group], credits: 100_000 } } });
     const welcome = await welcomed;
     await done;
     client.close();

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
 import { ConnectionClosed, GatewayError } from "../errors.js";
-import { ErrorCode, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ErrorCode, ProtocolVersion, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
 import type { ConnectionState } from "./events.js";
@@ -124,7 +124,7 @@ export class ModelSession {
     await this.client.ready();
     if (this.closed) throw new Error("the model closed before its session started");
     const welcomed = this.client.next("welcome");
-    this.client.send({ frame: { case: "hello", value: { protocolVersion: 1, device, backend: this.options.backend ?? Backend.WASM, ops: [...this.ops], credits: this.granted } } });
+    this.client.send({ frame: { case: "hello", value: { protocolVersion: ProtocolVersion.CURRENT, device, backend: this.options.backend ?? Backend.WASM, ops: [...this.ops], credits: this.granted } } });
     const welcome = await welcomed;
     if (welcome.initial.length !== this.ops.length) throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${this.ops.length} ops`);
     this.token = welcome.resumeToken;

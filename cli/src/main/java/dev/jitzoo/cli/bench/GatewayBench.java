@@ -3,6 +3,7 @@ package dev.jitzoo.cli.bench;
 import com.google.gson.Gson;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.ProtocolVersion;
 import dev.jitzoo.proto.gateway.v1.RankedKernel;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
@@ -496,7 +497,7 @@ public final class GatewayBench {
     }
 
     private byte[] hello(List<OpSpec> ops, int credits) {
-        return ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
+        return ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(ProtocolVersion.PROTOCOL_VERSION_CURRENT_VALUE).setBackend(Backend.BACKEND_WASM)
                 .setDevice(DeviceProfile.newBuilder().setFingerprint("bench-gateway-" + run).setUserAgent("jitzoo-bench")
                         .setLogicalCores(4).setWasm(WasmFeatures.newBuilder().setSimd(true))).addAllOps(ops).setCredits(credits))
                 .build().toByteArray();

@@ -4,6 +4,7 @@ import com.google.gson.Gson;
 import dev.jitzoo.cli.suite.Suite;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
+import dev.jitzoo.proto.gateway.v1.ProtocolVersion;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
@@ -259,7 +260,7 @@ public final class ScaleBench {
             int asked = opsAsked.getAndIncrement();
             ops.add(matmul(16 * (1 + random.nextInt(32)), 64 * (1 + asked / 4000), 17 + asked % 4000));
         }
-        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
+        byte[] hello = ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(ProtocolVersion.PROTOCOL_VERSION_CURRENT_VALUE).setBackend(Backend.BACKEND_WASM)
                 .setDevice(DeviceProfile.newBuilder().setFingerprint("scale-" + run).setUserAgent("jitzoo-bench").setLogicalCores(2)
                         .setWasm(WasmFeatures.newBuilder().setSimd(true))).addAllOps(ops).setCredits(100_000)).build().toByteArray();
         WebSocketConnectOptions options = new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI("/v1/session")

@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.PlanRequest;
+import dev.jitzoo.proto.gateway.v1.ProtocolVersion;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
@@ -13,7 +14,7 @@ import dev.jitzoo.proto.rules.OpRules;
 /** What a well-formed client frame is. Plain Java: every rule here is unit-testable. */
 public final class FrameRules {
 
-    public static final int PROTOCOL_VERSION = 1;
+    public static final int PROTOCOL_VERSION = ProtocolVersion.PROTOCOL_VERSION_CURRENT_VALUE;
 
     private final int maxFrameBytes;
     private final int maxOps;
