@@ -18,6 +18,10 @@ export interface KernelMetadata {
   pack?: { operand: string; entry: string; floats: number };
   /** ABI v2: the entry takes `(offsets..., first, end)` and computes units [first, end) of `units`. */
   split?: { axis: string; grain: number; units: number };
+  /** The schedule compiled (`x0`: the width of a packed B's panels, among others). */
+  schedule?: { x0?: number };
+  transposeB?: boolean;
+  broadcastB?: boolean;
 }
 
 /** The ABI versions this host runs. */

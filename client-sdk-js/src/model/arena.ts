@@ -26,7 +26,8 @@ export class Arena {
   private readonly free: { offset: number; bytes: number }[] = [];
   private live = 0;
   private peak = 0;
-  private readonly packed = new Map<Weight, Map<string, { offset: number; holds: number }>>();
+  /** Packed copies of weights, by weight and layout. */
+  private readonly packed = new Map<Weight, Map<string, PackedCopy>>();
 
   constructor(readonly pool?: WorkerPool) {
     this.memory = pool ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true })
@@ -88,24 +89,24 @@ export class Arena {
    * a candidate with the same panels. `pack` makes it at the first hold; the last unhold frees it.
    */
   holdPacked(weight: Weight, layout: string, floats: number, pack: () => Float32Array, panels?: Panels): number {
-    const byLayout = this.packed.get(weight) ?? new Map<string, { offset: number; holds: number }>();
+    const byLayout = this.packed.get(weight) ?? new Map<string, PackedCopy>();
     this.packed.set(weight, byLayout);
     let copy = byLayout.get(layout);
     if (!copy) {
-      copy = { offset: this.alloc(floats * 4), holds: 0 };
+      copy = { offset: this.alloc(floats * 4), floats, holds: 0 };
       this.f32(copy.offset, floats).set(pack());
       byLayout.set(layout, copy);
-      if (panels && weight instanceof ModelWeight) weight.packedInto(copy.offset, panels);
+      if (panels) weight.packedInto?.(copy.offset, panels);
     }
     copy.holds++;
     return copy.offset;
   }
 
-  unholdPacked(weight: Weight, layout: string, floats: number): void {
+  unholdPacked(weight: Weight, layout: string): void {
     const byLayout = this.packed.get(weight), copy = byLayout?.get(layout);
     if (!copy || --copy.holds > 0) return;
-    if (weight instanceof ModelWeight) weight.packedCopyGoes(copy.offset);
-    this.release(copy.offset, floats * 4);
+    weight.packedCopyGoes?.(copy.offset);
+    this.release(copy.offset, copy.floats * 4);
     byLayout!.delete(layout);
     if (!byLayout!.size) this.packed.delete(weight);
   }
@@ -119,6 +120,13 @@ export class Arena {
   get usage(): { liveBytes: number; peakLiveBytes: number } {
     return { liveBytes: this.live, peakLiveBytes: this.peak };
   }
+}
+
+/** A weight's packed copy in one layout, and how many binds hold it. */
+interface PackedCopy {
+  readonly offset: number;
+  readonly floats: number;
+  holds: number;
 }
 
 /** A value's size and the steps it lives over (first written to last read, inclusive). */
@@ -225,6 +233,7 @@ export class ModelWeight implements Weight {
   private view?: Float32Array;
   private master?: { offset: number; panels: Panels };
   private pinned = false;
+  readonly bytes: number;
 
   constructor(private readonly arena: Arena, values: Float32Array) {
     this.own = values;
@@ -244,8 +253,6 @@ export class ModelWeight implements Weight {
     const { offset, panels } = this.master!;
     return unpackPanels(this.arena.f32(offset, panels.k * panels.n), panels);
   }
-
-  readonly bytes: number;
 
   /** Where its one copy is now. */
   get held(): "javascript" | "arena" | "packed" {

@@ -532,16 +532,14 @@ export class LocalModel extends GraphModel {
     if (!initializer) {
       let w = local.get(name);
       if (!w) {
-        const data = meta.value!.data, floats = data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>);
-        w = new ArenaWeight(this.arena, data instanceof Float32Array ? () => meta.value!.data as Float32Array : () => floats);
+        w = new ArenaWeight(this.arena, () => floatsOf(meta.value!.data)); // read when held: a view of a model weight is lazy
         local.set(name, w);
       }
       return w;
     }
     let w = this.weights.get(name);
     if (!w) {
-      const data = initializer.data;
-      w = new ModelWeight(this.arena, data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>));
+      w = new ModelWeight(this.arena, floatsOf(initializer.data));
       this.weights.set(name, w);
       if (initializer.dtype === "float32") (this.graph.initializers as Map<string, HostTensor>).set(name, w.tensor(initializer));
     }
@@ -549,6 +547,9 @@ export class LocalModel extends GraphModel {
     return w;
   }
 }
+
+/** A constant's elements as a kernel reads them. */
+const floatsOf = (data: HostTensor["data"]): Float32Array => (data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>));
 
 /** A model's worker pool stops once the model is gone (its threads would otherwise wait forever). */
 const closeWhenCollected = new FinalizationRegistry<WorkerPool>((pool) => pool.close());

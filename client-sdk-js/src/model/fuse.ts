@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema, type Epilogue, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
 import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
 import { runNode, VIEW_OPS, type ValueMeta } from "./host/index.js";
-import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
 import type { OnnxNode } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
@@ -417,12 +417,10 @@ class Fuser {
     const cols = shape.at(-1)!;
     if (gamma !== undefined && !this.isBias(gamma, cols)) return false;
     if (beta !== undefined && !this.isBias(beta, cols)) return false;
-    const filled = (name: string | undefined, value: number) =>
-      name ?? this.derived(`${out}:${value}`, { dtype: "float32", shape: [cols], data: new Float32Array(cols).fill(value) }, "");
     // the default epsilon is sent as 0, so the op has one key and one kernel id however it was written
     const own = Math.fround(epsilon) === Math.fround(DEFAULT_LAYER_NORM_EPSILON) ? 0 : epsilon;
     const op = create(OpSpecSchema, { kind: OpKind.LAYER_NORM, shape: [sizeOf(shape) / cols, cols], epsilon: own });
-    this.emit(nodes, op, { A: x, Gamma: filled(gamma, 1), Beta: filled(beta, 0), C: out });
+    this.emit(nodes, op, { A: x, Gamma: gamma ?? this.filled(out, cols, 1), Beta: beta ?? this.filled(out, cols, 0), C: out });
     return true;
   }
 
@@ -476,7 +474,7 @@ class Fuser {
       out = mul!.outputs[0];
       scale = weight;
     }
-    scale ??= this.derived(`${out}:ones`, { dtype: "float32", shape: [cols], data: new Float32Array(cols).fill(1) }, "");
+    scale ??= this.filled(out, cols, 1);
     this.host(nodes, { name: `${pow.name}:rms`, opType: "SimplifiedLayerNormalization", inputs: [x, scale], outputs: [out], attrs: { axis: -1, epsilon } });
     return true;
   }
@@ -534,12 +532,6 @@ class Fuser {
 
   // ------------------------------------------------------------------ helpers
 
-  /** A host step made here that computes `nodes`' result at the last one's place. */
-  private host(nodes: OnnxNode[], node: OnnxNode): void {
-    nodes.forEach((n) => this.absorbed.add(n));
-    this.placed.push({ at: Math.max(...nodes.map((n) => this.order.get(n)!)), step: { kind: "host", node } });
-  }
-
   /**
    * The only node after `value` in a chain, past float-to-float Casts (which join `nodes`): the
    * exporters put them around RMSNorm's arithmetic.
@@ -563,10 +555,19 @@ class Fuser {
   }
 
   private emit(nodes: OnnxNode[], op: OpSpec, operands: Record<string, string>): void {
-    nodes.forEach((n) => this.absorbed.add(n));
-    const at = Math.max(...nodes.map((n) => this.order.get(n)!));
     const resolved = Object.fromEntries(Object.entries(operands).map(([k, v]) => [k, this.aliases.get(v) ?? v]));
-    this.placed.push({ at, step: { kind: "kernel", op, key: opKey(op), operands: resolved, nodes: nodes.map((n) => n.name) } });
+    this.replace(nodes, { kind: "kernel", op, key: opKey(op), operands: resolved, nodes: nodes.map((n) => n.name) });
+  }
+
+  /** A host step made here that computes `nodes`' result. */
+  private host(nodes: OnnxNode[], node: OnnxNode): void {
+    this.replace(nodes, { kind: "host", node });
+  }
+
+  /** `step` in place of `nodes`, at the last one's place. */
+  private replace(nodes: OnnxNode[], step: Step): void {
+    nodes.forEach((n) => this.absorbed.add(n));
+    this.placed.push({ at: Math.max(...nodes.map((n) => this.order.get(n)!)), step });
   }
 
   private place(node: OnnxNode, step: Step): void {
@@ -593,6 +594,11 @@ class Fuser {
   private scalar(name: string): number | undefined {
     const c = this.constant(name);
     return c && c.dtype === "float32" && c.data.length === 1 ? c.data[0] : undefined;
+  }
+
+  /** A constant row of `cols` copies of `value` (a default γ, β or RMSNorm weight), named after `out`. */
+  private filled(out: string, cols: number, value: number): string {
+    return this.derived(`${out}:${value}`, { dtype: "float32", shape: [cols], data: new Float32Array(cols).fill(value) }, "");
   }
 
   /** A float constant of `n` elements along the last axis only (a bias, γ or β). */

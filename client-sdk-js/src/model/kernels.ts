@@ -13,8 +13,9 @@ export interface Operand {
 
 /**
  * A constant operand (a weight): its values, and its place in an arena while a kernel that reads
- * it there is bound. A model's weights live in its arena once for good (`ResidentWeight`); a
- * packing kernel reads its packed copy instead, shared by the kernels that read the same layout.
+ * it there is bound. A packing kernel reads a packed copy instead, shared by the kernels that read
+ * the same layout ({@link Arena.holdPacked}); a model's weight may keep that copy as its only one
+ * (`ModelWeight`).
  */
 export interface Weight {
   /** Its values (read them when needed: a view of an arena moves when the memory grows). */
@@ -23,6 +24,10 @@ export interface Weight {
   hold(): Operand;
   /** Ends a hold; the last one frees the arena block (a model weight's stays). */
   unhold(): void;
+  /** A packed copy of it was made at `offset`, laid out as `panels`. */
+  packedInto?(offset: number, panels: Panels): void;
+  /** The packed copy at `offset` is about to be freed. */
+  packedCopyGoes?(offset: number): void;
 }
 
 /** An op's operands by ABI name (A, B, C, Bias, ...): activations in the arena, and weights. */
@@ -83,14 +88,12 @@ export function referenceKernel(op: OpSpec, arena: Arena): OpKernel {
  * read transposed or not, one per batch or shared. Kernels whose copies look alike share one; a
  * kernel whose metadata does not say (no schedule) keeps its own.
  */
-function packLayout(meta: KernelMetadata, id: string): string {
-  const { schedule, transposeB, broadcastB } = meta as KernelMetadata & { schedule?: { x0?: number }; transposeB?: boolean; broadcastB?: boolean };
-  return Number.isInteger(schedule?.x0) ? `x0=${schedule!.x0};transposeB=${!!transposeB};broadcastB=${!!broadcastB};floats=${meta.pack!.floats}` : `kernel=${id}`;
+function packLayout({ schedule, transposeB, broadcastB, pack }: KernelMetadata, id: string): string {
+  return Number.isInteger(schedule?.x0) ? `x0=${schedule!.x0};transposeB=${!!transposeB};broadcastB=${!!broadcastB};floats=${pack!.floats}` : `kernel=${id}`;
 }
 
 /** A packing matmul's panels of a two-dimensional B (one for every batch), from its metadata; none otherwise. */
-function panelsOf(meta: KernelMetadata, op: OpSpec): Panels | undefined {
-  const { schedule, transposeB, broadcastB } = meta as KernelMetadata & { schedule?: { x0?: number }; transposeB?: boolean; broadcastB?: boolean };
+function panelsOf({ schedule, transposeB, broadcastB }: KernelMetadata, op: OpSpec): Panels | undefined {
   const x0 = schedule?.x0;
   if (!Number.isInteger(x0) || x0! < 1) return undefined;
   if (op.kind === OpKind.MATMUL) return { x0: x0!, k: op.shape[1], n: op.shape[2], transposed: !!transposeB };
@@ -240,7 +243,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
       const layout = meta.pack ? packLayout(meta, id) : "";
       const panels = meta.pack ? panelsOf(meta, op) : undefined;
       const holdPacked = (weight: Weight, floats: number): number => arena.holdPacked(weight, layout, floats, () => packed(weight.values), panels);
-      const unholdPacked = (weight: Weight): void => arena.unholdPacked(weight, layout, meta.pack!.floats);
+      const unholdPacked = (weight: Weight): void => arena.unholdPacked(weight, layout);
       return {
         id,
         source: "wasm",

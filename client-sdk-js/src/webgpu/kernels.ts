@@ -1,5 +1,6 @@
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opName } from "../ops.js";
+import { rotates } from "../model/host/fused.js";
 import type { OnnxNode } from "../model/onnx.js";
 import { broadcastShape, broadcastStrides, sizeOf, stridesOf } from "../model/tensor.js";
 
@@ -73,8 +74,8 @@ export function hostProgram(node: OnnxNode, shapes: readonly (readonly number[])
     return strided(perm.map((p) => shape[p]), [perm.map((p) => strides[p])], (a) => a);
   }
   if (node.opType === "Expand") return strided(outShape, [broadcastStrides(shapes[0], outShape)], (a) => a);
-  const rowwise = ROWWISE[node.opType];
-  if (rowwise) return rowwise(node, shapes);
+  const fused = FUSED_STEPS[node.opType];
+  if (fused) return fused(node, shapes);
   const op = BINARY[node.opType];
   if (!op || shapes.length !== 2) return undefined;
   const out = broadcastShape(shapes[0], shapes[1]);
@@ -102,7 +103,7 @@ function shader(n: number, inputs: readonly string[], body: readonly string[]): 
 const f32 = (x: number): string => `f32(${Number.isInteger(x) ? x.toFixed(1) : String(Math.fround(x))})`;
 
 /** The fuser's own steps (`model/host/fused.ts`) as shaders, where their shapes allow. */
-const ROWWISE: Record<string, (node: OnnxNode, shapes: readonly (readonly number[])[]) => GpuProgram | undefined> = {
+const FUSED_STEPS: Record<string, (node: OnnxNode, shapes: readonly (readonly number[])[]) => GpuProgram | undefined> = {
   // one invocation per row: the sum of squares, then the row scaled
   SimplifiedLayerNormalization(node, [x, scale]) {
     const axis = (node.attrs.axis as number | undefined) ?? -1;
@@ -117,9 +118,8 @@ const ROWWISE: Record<string, (node: OnnxNode, shapes: readonly (readonly number
     ]);
   },
   "jitzoo.RotateHalf"(_node, [x, cos, sin]) {
-    const cols = x.at(-1)!, period = sizeOf(cos);
-    if (cols % 2 || period !== sizeOf(sin) || period % cols || sizeOf(x) % period) return undefined;
-    const half = cols / 2;
+    if (!rotates(x, cos, sin)) return undefined;
+    const cols = x.at(-1)!, period = sizeOf(cos), half = cols / 2;
     return shader(sizeOf(x), ["A", "B", "D"], [
       `let j = o % ${cols}u;`,
       `let p = o % ${period}u;`,

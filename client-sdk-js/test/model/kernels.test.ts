@@ -53,7 +53,7 @@ describe("weights and kernel bindings in the arena", () => {
     expect(w.held).toBe("packed"); // the JavaScript copy is gone
     expect(w.values).toEqual(values); // unpacked when asked for
     expect(arena.holdPacked(w, "x0=2", k * n, () => packPanels(w.values, { ...panels, x0: 2 }), { ...panels, x0: 2 })).not.toBe(copy);
-    arena.unholdPacked(w, "x0=4", k * n); // the one copy goes: the values move back first
+    arena.unholdPacked(w, "x0=4"); // the one copy goes: the values move back first
     expect(w.held).toBe("javascript");
     expect(w.values).toEqual(values);
     const block = w.hold(); // a kernel reads it as it is
@@ -96,10 +96,10 @@ describe("weights and kernel bindings in the arena", () => {
     expect(packs).toBe(1);
     expect(arena.usage.liveBytes).toBe(base + 256);
     expect(arena.holdPacked(w, "x0=4", 64, pack)).not.toBe(a); // another layout, another copy
-    arena.unholdPacked(w, "x0=8", 64);
+    arena.unholdPacked(w, "x0=8");
     expect(arena.f32(a, 64)).toEqual(w.values.map((v) => -v)); // still held once
-    arena.unholdPacked(w, "x0=8", 64);
-    arena.unholdPacked(w, "x0=4", 64);
+    arena.unholdPacked(w, "x0=8");
+    arena.unholdPacked(w, "x0=4");
     expect(arena.usage.liveBytes).toBe(base);
   });
 

@@ -36,12 +36,9 @@ export const FUSED_OPS: Record<string, HostOp> = {
     infer: (ins) => same("float32", ins[0]!.shape),
     run(ins, node, out) {
       const [x, cos, sin] = ins as HostTensor[];
-      const cols = x.shape.at(-1)!, period = cos.data.length;
-      if (cols % 2 || period !== sin.data.length || period % cols || x.data.length % period) {
-        fail(node, `cos and sin of ${period} elements do not repeat over x [${x.shape}]`);
-      }
+      if (!rotates(x.shape, cos.shape, sin.shape)) fail(node, `cos [${cos.shape}] and sin [${sin.shape}] do not repeat over x [${x.shape}]`);
       const y = output("float32", x.shape, out?.[0]);
-      rotateHalf(x.data as Float32Array, cos.data as Float32Array, sin.data as Float32Array, y.data as Float32Array, cols);
+      rotateHalf(x.data as Float32Array, cos.data as Float32Array, sin.data as Float32Array, y.data as Float32Array, x.shape.at(-1)!);
       return [y];
     },
   },
@@ -56,6 +53,12 @@ export const FUSED_OPS: Record<string, HostOp> = {
     },
   },
 };
+
+/** Whether RotateHalf applies: x's last axis even, cos and sin of one size that repeats whole rows of x over x. */
+export function rotates(x: readonly number[], cos: readonly number[], sin: readonly number[]): boolean {
+  const cols = x.at(-1)!, period = sizeOf(cos);
+  return cols % 2 === 0 && period === sizeOf(sin) && period % cols === 0 && sizeOf(x) % period === 0;
+}
 
 /** y = x / sqrt(mean(x²) + eps) · scale over rows of `cols`; the rows' 1 / sqrt(...) into `inv` when given. */
 function rmsNorm(x: Float32Array, scale: Float32Array, y: Float32Array, cols: number, eps: number, inv?: Float32Array): void {
