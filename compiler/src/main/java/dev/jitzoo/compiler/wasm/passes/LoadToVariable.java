@@ -83,10 +83,7 @@ final class LoadToVariable {
         }
 
         List<Stmt> statements(List<Stmt> body) {
-            List<Stmt> out = new ArrayList<>(body.size());
-            for (Stmt statement : body) {
-                out.add(statement(statement));
-            }
+            List<Stmt> out = Trees.map(body, this::statement);
             invalidate();
             return out;
         }
@@ -99,28 +96,34 @@ final class LoadToVariable {
             return e.accept(expressionVisitor);
         }
 
-        /** Rewrites a statement's expressions; a write that may change a loaded value ends the epoch. */
+        /**
+         * Rewrites a statement's expressions (a statement whose expressions stay is kept); a write
+         * that may change a loaded value ends the epoch. Nested bodies are their own runs: only the
+         * rewriting walk enters them.
+         */
         private final Stmt.Visitor<Stmt> statementVisitor = new Stmt.Visitor<>() {
             @Override
             public Stmt localSet(Stmt.LocalSet set) {
-                Stmt rebuilt = new Stmt.LocalSet(set.local(), expr(set.value()));
+                Expr value = expr(set.value());
                 if (addressLocals.contains(set.local())) {
                     invalidate();
                 }
-                return rebuilt;
+                return value == set.value() ? set : new Stmt.LocalSet(set.local(), value);
             }
 
             @Override
             public Stmt store(Stmt.Store store) {
                 Expr address = expr(store.address());
-                Stmt rebuilt = new Stmt.Store(store.op(), address, expr(store.value()), store.arg());
+                Expr value = expr(store.value());
                 invalidate();
-                return rebuilt;
+                return address == store.address() && value == store.value() ? store
+                        : new Stmt.Store(store.op(), address, value, store.arg());
             }
 
             @Override
             public Stmt drop(Stmt.Drop drop) {
-                return new Stmt.Drop(expr(drop.value()));
+                Expr value = expr(drop.value());
+                return value == drop.value() ? drop : new Stmt.Drop(value);
             }
 
             @Override
@@ -144,7 +147,11 @@ final class LoadToVariable {
 
             @Override
             public Stmt branch(Stmt.Branch branch) {
-                Stmt rebuilt = branch.condition() == null ? branch : new Stmt.Branch(branch.depth(), expr(branch.condition()));
+                Stmt rebuilt = branch;
+                if (branch.condition() != null) {
+                    Expr condition = expr(branch.condition());
+                    rebuilt = condition == branch.condition() ? branch : new Stmt.Branch(branch.depth(), condition);
+                }
                 invalidate();
                 return rebuilt;
             }
@@ -153,27 +160,22 @@ final class LoadToVariable {
         /** Rewrites an expression in evaluation order, counting or replacing repeated loads. */
         private final Expr.Visitor<Expr> expressionVisitor = new Trees.Rebuild() {
             @Override
+            Expr child(Expr e) {
+                return expr(e);
+            }
+
+            @Override
             public Expr localTee(Expr.LocalTee tee) {
-                Expr value = expr(tee.value());
+                Expr rebuilt = super.localTee(tee);
                 if (addressLocals.contains(tee.local())) {
                     invalidate();
                 }
-                return new Expr.LocalTee(tee.local(), value);
-            }
-
-            @Override
-            public Expr apply(Expr.Apply apply) {
-                return new Expr.Apply(apply.op(), apply.args().stream().map(Walk.this::expr).toList());
-            }
-
-            @Override
-            public Expr lane(Expr.Lane lane) {
-                return new Expr.Lane(lane.op(), lane.lane(), lane.args().stream().map(Walk.this::expr).toList());
+                return rebuilt;
             }
 
             @Override
             public Expr load(Expr.Load load) {
-                Expr.Load rebuilt = new Expr.Load(load.op(), expr(load.address()), load.arg());
+                Expr.Load rebuilt = (Expr.Load) super.load(load);
                 return cacheable(rebuilt.address()) ? Walk.this.load(rebuilt) : rebuilt;
             }
         };
@@ -226,7 +228,12 @@ final class LoadToVariable {
     /** An address of locals, constants and arithmetic only: loading it twice gives the same value. */
     private static boolean cacheable(Expr address) {
         if (address instanceof Expr.Apply apply) {
-            return apply.args().stream().allMatch(LoadToVariable::cacheable);
+            for (Expr arg : apply.args()) {
+                if (!cacheable(arg)) {
+                    return false;
+                }
+            }
+            return true;
         }
         return address instanceof Expr.LocalGet || address instanceof Expr.I32Const;
     }

@@ -6,7 +6,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
-/** Bottom-up rewriting of expression trees, the shape of the two local passes. */
+/**
+ * Bottom-up rewriting of expression trees, the shape of the local passes. A node is rebuilt only
+ * when one of its children changed, so a pass that changes little allocates little (generation
+ * runs in microseconds: the passes are most of it).
+ */
 final class Trees {
 
     private Trees() {
@@ -14,87 +18,44 @@ final class Trees {
 
     /**
      * Rewrites every expression of {@code body}, children before parents, then every statement
-     * (after its expressions and nested bodies) with {@code statements}.
+     * (after its expressions and nested bodies) with {@code statements}. Returns {@code body}
+     * itself when nothing changed.
      */
     static List<Stmt> rewrite(List<Stmt> body, UnaryOperator<Expr> expressions, UnaryOperator<Stmt> statements) {
-        List<Stmt> out = new ArrayList<>(body.size());
-        for (Stmt statement : body) {
-            out.add(statements.apply(rewrite(statement, expressions, statements)));
-        }
-        return out;
-    }
-
-    private static Stmt rewrite(Stmt statement, UnaryOperator<Expr> expressions, UnaryOperator<Stmt> statements) {
-        return statement.accept(new Stmt.Visitor<Stmt>() {
-            @Override
-            public Stmt localSet(Stmt.LocalSet set) {
-                return new Stmt.LocalSet(set.local(), rewrite(set.value(), expressions));
-            }
-
-            @Override
-            public Stmt store(Stmt.Store store) {
-                return new Stmt.Store(store.op(), rewrite(store.address(), expressions), rewrite(store.value(), expressions),
-                        store.arg());
-            }
-
-            @Override
-            public Stmt drop(Stmt.Drop drop) {
-                return new Stmt.Drop(rewrite(drop.value(), expressions));
-            }
-
-            @Override
-            public Stmt block(Stmt.Block block) {
-                return new Stmt.Block(rewrite(block.body(), expressions, statements));
-            }
-
-            @Override
-            public Stmt loop(Stmt.Loop loop) {
-                return new Stmt.Loop(rewrite(loop.body(), expressions, statements));
-            }
-
-            @Override
-            public Stmt ifElse(Stmt.If branch) {
-                return new Stmt.If(rewrite(branch.condition(), expressions),
-                        rewrite(branch.then(), expressions, statements), rewrite(branch.otherwise(), expressions, statements));
-            }
-
-            @Override
-            public Stmt branch(Stmt.Branch branch) {
-                return branch.condition() == null ? branch : new Stmt.Branch(branch.depth(), rewrite(branch.condition(), expressions));
-            }
-        });
+        return new Statements(new BottomUp(expressions), statements).all(body);
     }
 
     /** Rewrites an expression's children, then the expression itself, with {@code f}. */
     static Expr rewrite(Expr expr, UnaryOperator<Expr> f) {
-        return f.apply(expr.accept(new Rebuild() {
-            @Override
-            public Expr localTee(Expr.LocalTee tee) {
-                return new Expr.LocalTee(tee.local(), rewrite(tee.value(), f));
-            }
+        return new BottomUp(f).child(expr);
+    }
 
-            @Override
-            public Expr apply(Expr.Apply apply) {
-                return new Expr.Apply(apply.op(), rewriteAll(apply.args(), f));
+    /** {@code f} applied to each element; the list itself when no element changed. */
+    static <T> List<T> map(List<T> list, UnaryOperator<T> f) {
+        List<T> out = null;
+        for (int i = 0; i < list.size(); i++) {
+            T element = list.get(i);
+            T rewritten = f.apply(element);
+            if (rewritten != element && out == null) {
+                out = new ArrayList<>(list);
             }
-
-            @Override
-            public Expr lane(Expr.Lane lane) {
-                return new Expr.Lane(lane.op(), lane.lane(), rewriteAll(lane.args(), f));
+            if (out != null) {
+                out.set(i, rewritten);
             }
-
-            @Override
-            public Expr load(Expr.Load load) {
-                return new Expr.Load(load.op(), rewrite(load.address(), f), load.arg());
-            }
-        }));
+        }
+        return out == null ? list : out;
     }
 
     /**
-     * A rewrite of expressions: leaves (constants, local.get) stay as they are, each walk rebuilds
-     * the nodes with children. A new leaf kind is a compile error here, a new inner kind in every walk.
+     * A rewrite of expressions: leaves (constants, local.get) stay as they are; a node with children
+     * is rebuilt from the rewrites of its children ({@link #child}) when one of them changed. A new
+     * leaf kind is a compile error here, a new inner kind here too.
      */
     abstract static class Rebuild implements Expr.Visitor<Expr> {
+
+        /** The rewrite of one child. */
+        abstract Expr child(Expr e);
+
         @Override
         public Expr i32Const(Expr.I32Const e) {
             return e;
@@ -114,13 +75,112 @@ final class Trees {
         public Expr localGet(Expr.LocalGet e) {
             return e;
         }
+
+        @Override
+        public Expr localTee(Expr.LocalTee tee) {
+            Expr value = child(tee.value());
+            return value == tee.value() ? tee : new Expr.LocalTee(tee.local(), value);
+        }
+
+        @Override
+        public Expr apply(Expr.Apply apply) {
+            List<Expr> args = map(apply.args(), this::child);
+            return args == apply.args() ? apply : new Expr.Apply(apply.op(), args);
+        }
+
+        @Override
+        public Expr lane(Expr.Lane lane) {
+            List<Expr> args = map(lane.args(), this::child);
+            return args == lane.args() ? lane : new Expr.Lane(lane.op(), lane.lane(), args);
+        }
+
+        @Override
+        public Expr load(Expr.Load load) {
+            Expr address = child(load.address());
+            return address == load.address() ? load : new Expr.Load(load.op(), address, load.arg());
+        }
     }
 
-    private static List<Expr> rewriteAll(List<Expr> exprs, UnaryOperator<Expr> f) {
-        List<Expr> out = new ArrayList<>(exprs.size());
-        for (Expr e : exprs) {
-            out.add(rewrite(e, f));
+    /** Children first, then {@code f} on the node they make. */
+    private static final class BottomUp extends Rebuild {
+        private final UnaryOperator<Expr> f;
+
+        BottomUp(UnaryOperator<Expr> f) {
+            this.f = f;
         }
-        return out;
+
+        @Override
+        Expr child(Expr e) {
+            return f.apply(e.accept(this));
+        }
+    }
+
+    /** Statements rebuilt from their rewritten expressions and bodies, then passed to {@code after}. */
+    private static final class Statements implements Stmt.Visitor<Stmt> {
+        private final BottomUp expressions;
+        private final UnaryOperator<Stmt> after;
+
+        Statements(BottomUp expressions, UnaryOperator<Stmt> after) {
+            this.expressions = expressions;
+            this.after = after;
+        }
+
+        List<Stmt> all(List<Stmt> body) {
+            return map(body, s -> after.apply(s.accept(this)));
+        }
+
+        private Expr expr(Expr e) {
+            return expressions.child(e);
+        }
+
+        @Override
+        public Stmt localSet(Stmt.LocalSet set) {
+            Expr value = expr(set.value());
+            return value == set.value() ? set : new Stmt.LocalSet(set.local(), value);
+        }
+
+        @Override
+        public Stmt store(Stmt.Store store) {
+            Expr address = expr(store.address());
+            Expr value = expr(store.value());
+            return address == store.address() && value == store.value() ? store
+                    : new Stmt.Store(store.op(), address, value, store.arg());
+        }
+
+        @Override
+        public Stmt drop(Stmt.Drop drop) {
+            Expr value = expr(drop.value());
+            return value == drop.value() ? drop : new Stmt.Drop(value);
+        }
+
+        @Override
+        public Stmt block(Stmt.Block block) {
+            List<Stmt> body = all(block.body());
+            return body == block.body() ? block : new Stmt.Block(body);
+        }
+
+        @Override
+        public Stmt loop(Stmt.Loop loop) {
+            List<Stmt> body = all(loop.body());
+            return body == loop.body() ? loop : new Stmt.Loop(body);
+        }
+
+        @Override
+        public Stmt ifElse(Stmt.If branch) {
+            Expr condition = expr(branch.condition());
+            List<Stmt> then = all(branch.then());
+            List<Stmt> otherwise = all(branch.otherwise());
+            return condition == branch.condition() && then == branch.then() && otherwise == branch.otherwise() ? branch
+                    : new Stmt.If(condition, then, otherwise);
+        }
+
+        @Override
+        public Stmt branch(Stmt.Branch branch) {
+            if (branch.condition() == null) {
+                return branch;
+            }
+            Expr condition = expr(branch.condition());
+            return condition == branch.condition() ? branch : new Stmt.Branch(branch.depth(), condition);
+        }
     }
 }
