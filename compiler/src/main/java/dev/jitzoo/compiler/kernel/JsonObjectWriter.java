@@ -1,24 +1,25 @@
 package dev.jitzoo.compiler.kernel;
 
 import java.util.List;
-import java.util.StringJoiner;
-import java.util.stream.Collectors;
 
 /** Just enough JSON for metadata: an object whose keys come out in the order they are put. */
 public final class JsonObjectWriter {
 
-    private final StringJoiner fields = new StringJoiner(",", "{", "}");
+    private final StringBuilder out = new StringBuilder(64).append('{');
 
     public JsonObjectWriter put(String key, long value) {
-        return raw(key, Long.toString(value));
+        key(key).append(value);
+        return this;
     }
 
     public JsonObjectWriter put(String key, boolean value) {
-        return raw(key, Boolean.toString(value));
+        key(key).append(value);
+        return this;
     }
 
     public JsonObjectWriter put(String key, String value) {
-        return raw(key, quote(value));
+        quote(key(key), value);
+        return this;
     }
 
     /** A float as JSON: Java's shortest repr that reads back as the same float. */
@@ -26,39 +27,55 @@ public final class JsonObjectWriter {
         if (!Float.isFinite(value)) {
             throw new IllegalArgumentException(key + " must be finite for JSON, got " + value);
         }
-        return raw(key, Float.toString(value));
+        key(key).append(value);
+        return this;
     }
 
     /** A value that is already JSON text. */
     public JsonObjectWriter putRaw(String key, String json) {
-        return raw(key, json);
+        key(key).append(json);
+        return this;
     }
 
     public JsonObjectWriter put(String key, JsonObjectWriter value) {
-        return raw(key, value.toString());
+        key(key).append(value.out).append('}');
+        return this;
     }
 
     public JsonObjectWriter putInts(String key, List<Integer> values) {
-        return raw(key, values.stream().map(String::valueOf).collect(Collectors.joining(",", "[", "]")));
+        StringBuilder b = key(key).append('[');
+        for (int i = 0; i < values.size(); i++) {
+            (i == 0 ? b : b.append(',')).append(values.get(i).intValue());
+        }
+        b.append(']');
+        return this;
     }
 
     public JsonObjectWriter putStrings(String key, List<String> values) {
-        return raw(key, values.stream().map(JsonObjectWriter::quote).collect(Collectors.joining(",", "[", "]")));
+        StringBuilder b = key(key).append('[');
+        for (int i = 0; i < values.size(); i++) {
+            quote(i == 0 ? b : b.append(','), values.get(i));
+        }
+        b.append(']');
+        return this;
     }
 
     @Override
     public String toString() {
-        return fields.toString();
+        return new StringBuilder(out.length() + 1).append(out).append('}').toString();
     }
 
-    private JsonObjectWriter raw(String key, String json) {
-        fields.add(quote(key) + ":" + json);
-        return this;
+    /** Starts a field: a comma after the first, then the quoted key and a colon. */
+    private StringBuilder key(String key) {
+        if (out.length() > 1) {
+            out.append(',');
+        }
+        return quote(out, key).append(':');
     }
 
-    /** A JSON string literal (RFC 8259): quote, backslash and control characters escaped. */
-    static String quote(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+    /** Appends a JSON string literal (RFC 8259): quote, backslash and control characters escaped. */
+    private static StringBuilder quote(StringBuilder out, String text) {
+        out.append('"');
         for (int i = 0; i < text.length(); i++) {
             char ch = text.charAt(i);
             switch (ch) {
@@ -76,6 +93,6 @@ public final class JsonObjectWriter {
                 }
             }
         }
-        return out.append('"').toString();
+        return out.append('"');
     }
 }

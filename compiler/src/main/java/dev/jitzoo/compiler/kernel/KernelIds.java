@@ -21,6 +21,15 @@ import java.util.stream.Collectors;
  */
 public final class KernelIds {
 
+    /** One digest per thread: looking the algorithm up costs more than hashing a canonical text. */
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    });
+
     private KernelIds() {
     }
 
@@ -34,13 +43,8 @@ public final class KernelIds {
 
     /** The id of a canonical text: {@code k1} and the first 30 hex digits of its SHA-256. */
     public static String hash(String canonicalText) {
-        byte[] canonical = canonicalText.getBytes(StandardCharsets.UTF_8);
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical);
-            return "k1" + HexFormat.of().formatHex(digest).substring(0, 30);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every JDK", e);
-        }
+        byte[] digest = SHA_256.get().digest(canonicalText.getBytes(StandardCharsets.UTF_8));
+        return "k1" + HexFormat.of().formatHex(digest, 0, 15);
     }
 
     /** The text an id hashes, as documented in docs/kernel-abi.md. */

@@ -15,7 +15,10 @@ import java.util.Map;
 final class LocalPool {
 
     private final FunctionBuilder f;
-    private final Map<String, List<Integer>> roles = new HashMap<>();
+    private final Map<Role, List<Integer>> roles = new HashMap<>();
+
+    private record Role(String name, ValType type) {
+    }
 
     LocalPool(FunctionBuilder f) {
         this.f = f;
@@ -26,10 +29,14 @@ final class LocalPool {
     }
 
     int[] group(String role, ValType type, int count) {
-        List<Integer> locals = roles.computeIfAbsent(role + ":" + type, r -> new ArrayList<>());
+        List<Integer> locals = roles.computeIfAbsent(new Role(role, type), r -> new ArrayList<>());
         while (locals.size() < count) {
             locals.add(f.local(type));
         }
-        return locals.subList(0, count).stream().mapToInt(Integer::intValue).toArray();
+        int[] group = new int[count];
+        for (int i = 0; i < count; i++) {
+            group[i] = locals.get(i);
+        }
+        return group;
     }
 }

@@ -4,7 +4,6 @@ import dev.jitzoo.compiler.wasm.Expr;
 import dev.jitzoo.compiler.wasm.MemArg;
 import dev.jitzoo.compiler.wasm.Opcode;
 import dev.jitzoo.compiler.wasm.Stmt;
-import java.util.List;
 
 /**
  * Offset load/store: {@code load(p + c)} with a constant {@code c >= 0} becomes {@code load(p)} with
@@ -16,11 +15,8 @@ final class OffsetFolding {
     private OffsetFolding() {
     }
 
-    static List<Stmt> apply(List<Stmt> body) {
-        return Trees.rewrite(body, OffsetFolding::expression, OffsetFolding::statement);
-    }
-
-    private static Expr expression(Expr expr) {
+    /** A load's fold; any other expression as it is. */
+    static Expr expression(Expr expr) {
         if (expr instanceof Expr.Load load) {
             Folded f = fold(load.address(), load.arg());
             return f == null ? load : new Expr.Load(load.op(), f.base, f.arg);
@@ -28,7 +24,8 @@ final class OffsetFolding {
         return expr;
     }
 
-    private static Stmt statement(Stmt stmt) {
+    /** A store's fold; any other statement as it is. */
+    static Stmt statement(Stmt stmt) {
         if (stmt instanceof Stmt.Store store) {
             Folded f = fold(store.address(), store.arg());
             return f == null ? store : new Stmt.Store(store.op(), f.base, store.value(), f.arg);

@@ -3,9 +3,6 @@ package dev.jitzoo.compiler.wasm.passes;
 import dev.jitzoo.compiler.wasm.Expr;
 import dev.jitzoo.compiler.wasm.Opcode;
 import dev.jitzoo.compiler.wasm.SimdOpcode;
-import dev.jitzoo.compiler.wasm.Stmt;
-import java.util.List;
-import java.util.function.UnaryOperator;
 
 /** Combined instruction: {@code f32x4.splat(f32.load a)} becomes {@code v128.load32_splat a}, one instruction. */
 final class SplatCombining {
@@ -13,11 +10,8 @@ final class SplatCombining {
     private SplatCombining() {
     }
 
-    static List<Stmt> apply(List<Stmt> body) {
-        return Trees.rewrite(body, SplatCombining::expression, UnaryOperator.identity());
-    }
-
-    private static Expr expression(Expr expr) {
+    /** The combined load for a splat of a load; any other expression as it is. */
+    static Expr expression(Expr expr) {
         if (expr instanceof Expr.Apply splat && splat.op() == SimdOpcode.F32X4_SPLAT
                 && splat.args().get(0) instanceof Expr.Load load && load.op() == Opcode.F32_LOAD) {
             return new Expr.Load(SimdOpcode.V128_LOAD32_SPLAT, load.address(), load.arg());
