@@ -1,5 +1,5 @@
 import { createClient, type ClientOptions, type JitzooClient } from "./client.js";
-import { ProtocolVersion, type KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ProtocolVersion, SessionLimit, type KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { microbenchSpeedups, type MicrobenchSummary } from "./microbench.js";
 import { OpBench } from "./op-bench.js";
@@ -12,8 +12,8 @@ import { TOLERANCE } from "./reference.js";
 
 /** Kernels whose output differs from the reference by more than this are refused. */
 export { TOLERANCE };
-/** How many kernels a report ranks at most. */
-export const REPORT_TOP_N = 5;
+/** How many kernels a report ranks at most (gateway.proto's session limit). */
+export const REPORT_TOP_N: number = SessionLimit.REPORT_TOP_N;
 /** "Near the best": within 5% of the session's final best latency. */
 export const NEAR_BEST = 0.05;
 /** Offers the gateway may send ahead of what the client has consumed. */

@@ -7,12 +7,10 @@ import { create, fromBinary, fromJson, toBinary, toJson, type JsonValue } from "
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
 import { createClient } from "../client.js";
-import { ClientFrameSchema, ErrorCode, ProtocolVersion, ServerFrameSchema, type KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ClientFrameSchema, ErrorCode, ProtocolVersion, ServerFrameSchema, SessionLimit, type KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, DeviceProfileSchema, KernelArtifactSchema, OpSpecSchema, type DeviceProfile, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opKey } from "../ops.js";
 
-/** Most ops one session asks for (the gateway's limit). */
-const OPS_PER_SESSION = 16;
 
 /** What `record` writes: per op, its Welcome kernel and its offers, in order (artifacts as protobuf JSON). */
 export interface Recording {
@@ -24,8 +22,8 @@ export interface Recording {
 /** Records the WGSL sessions of `ops` for `device` from the gateway at `url`. */
 export async function record(url: string, device: DeviceProfile, ops: readonly OpSpec[], log: (line: string) => void): Promise<Recording> {
   const recorded: Recording = { format: 1, device: toJson(DeviceProfileSchema, device), ops: [] };
-  for (let i = 0; i < ops.length; i += OPS_PER_SESSION) {
-    const group = ops.slice(i, i + OPS_PER_SESSION);
+  for (let i = 0; i < ops.length; i += SessionLimit.OPS_PER_HELLO) {
+    const group = ops.slice(i, i + SessionLimit.OPS_PER_HELLO);
     const client = createClient(url);
     const offers = new Map<string, KernelOffer[]>(group.map((op) => [opKey(op), []]));
     client.on("offer", (o) => offers.get(opKey(o.artifact!.ref!.op!))?.push(o));

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
-import type { DynamicPlan, InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { SessionLimit, type DynamicPlan, type InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import {
   Backend, KernelArtifactSchema, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type KernelArtifact, type OpSpec,
 } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
@@ -24,8 +24,6 @@ import { halfToFloat, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
 const DEFAULT_DYNAMIC_ROWS = 512;
 
-/** Most ops one gateway session tunes (the gateway's limit per Hello). */
-const OPS_PER_SESSION = 16;
 
 /** A kernel kept on the device, compiled and tried out for this load. */
 interface KeptKernel {
@@ -250,8 +248,8 @@ export class LocalModel extends GraphModel {
     // the gateway offers candidates op by op, in Hello order: the ops that take the most time first
     slots.sort((a, b) => flopsOf(b.op) * b.instances - flopsOf(a.op) * a.instances);
     this.flushOnPageHide();
-    for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
-      const group = slots.slice(i, i + OPS_PER_SESSION);
+    for (let i = 0; i < slots.length; i += SessionLimit.OPS_PER_HELLO) {
+      const group = slots.slice(i, i + SessionLimit.OPS_PER_HELLO);
       const kept = await this.restore(group, device.fingerprint);
       const session = new ModelSession(this.options.gateway!, device, group.map((s) => s.op), {
         client: this.options.client, reconnect: this.options.reconnect, log,

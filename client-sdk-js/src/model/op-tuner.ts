@@ -1,6 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { batchSize, timeBatch } from "../clock.js";
-import { KernelOfferSchema, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { KernelOfferSchema, SessionLimit, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
 import { maxRelativeError, TOLERANCE } from "../reference.js";
@@ -499,7 +499,7 @@ export interface Measured {
 }
 
 /**
- * Sends a settled op's report: its five fastest timed kernels the gateway issued, and the
+ * Sends a settled op's report: its fastest timed kernels (the session limit's top N) the gateway issued, and the
  * Welcome's kernel as timed here (for the zoo's speedup over where sessions start); logs and emits
  * the acknowledgement or the refusal. Undefined when nothing was timed.
  */
@@ -507,7 +507,7 @@ export function reportSettled(r: {
   session: ModelSession; op: OpSpec; key: string; kernelId: string; measured: ReadonlyMap<string, Measured>; localOnly: ReadonlySet<string>;
   welcome?: { id: string; fromZoo: boolean }; log: (line: string) => void; emit: Emit;
 }): Promise<void> | undefined {
-  const ranked = [...r.measured].filter(([id, m]) => timed(m) && !r.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, 5)
+  const ranked = [...r.measured].filter(([id, m]) => timed(m) && !r.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, SessionLimit.REPORT_TOP_N)
     .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
   if (ranked.length === 0) return undefined;
   const started = r.welcome && r.measured.get(r.welcome.id);

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
-import type { InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { SessionLimit, type InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, KernelArtifactSchema, type DeviceProfile, type KernelArtifact } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
@@ -21,8 +21,6 @@ import { hostProgram, type GpuProgram } from "./kernels.js";
 import { GpuTimer, type Dispatch } from "./timer.js";
 import { bindGroupOf, GpuOpTuner, GpuSlot } from "./tuner.js";
 
-/** Most ops one gateway session tunes (the gateway's limit per Hello). */
-const OPS_PER_SESSION = 16;
 /** Store entries of the SDK's own shaders are filed under this prefix (their op key is the shader's id). */
 const SHADER_ENTRY = "shader:";
 /** Per-inference host overheads a model keeps. */
@@ -355,8 +353,8 @@ export class GpuModel extends GraphModel {
     slots.sort((a, b) => flopsOf(b.op) - flopsOf(a.op));
     this.flushOnPageHide();
     const clock = () => performance.now() - (this.started ?? performance.now());
-    for (let i = 0; i < slots.length; i += OPS_PER_SESSION) {
-      const group = slots.slice(i, i + OPS_PER_SESSION);
+    for (let i = 0; i < slots.length; i += SessionLimit.OPS_PER_HELLO) {
+      const group = slots.slice(i, i + SessionLimit.OPS_PER_HELLO);
       const session = new ModelSession(this.options.gateway!, this.device, group.map((s) => s.op), {
         client: this.options.client, reconnect: this.options.reconnect, log, backend: Backend.WGSL,
         onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),

@@ -1,5 +1,6 @@
 package dev.jitzoo.gateway;
 
+import dev.jitzoo.proto.gateway.v1.SessionLimit;
 import dev.jitzoo.proto.rules.OpRules;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -13,12 +14,12 @@ public interface GatewayConfig {
     @WithDefault("65536")
     int maxFrameBytes();
 
-    /** Most ops one Hello may ask to tune. */
-    @WithDefault("16")
+    /** Most ops one Hello may ask to tune: gateway.proto's SESSION_LIMIT_OPS_PER_HELLO, or fewer. */
+    @WithDefault("" + SessionLimit.SESSION_LIMIT_OPS_PER_HELLO_VALUE)
     int maxOpsPerSession();
 
-    /** Largest number of elements any one operand of a requested op may have. */
-    @WithDefault("67108864")
+    /** Most elements a requested op's operands may have together: {@link OpRules#MAX_OPERAND_ELEMENTS}, or fewer. */
+    @WithDefault("" + OpRules.MAX_OPERAND_ELEMENTS)
     long maxOperandElements();
 
     /** Largest M of a dynamic MatMul's PlanRequest; the space serves up to {@link OpRules#MAX_DYNAMIC_ROWS}. */
@@ -29,8 +30,8 @@ public interface GatewayConfig {
     @WithDefault("16")
     int maxPlanRequests();
 
-    /** Most kernels a report may rank (the client's top-N). */
-    @WithDefault("5")
+    /** Most kernels a report may rank: gateway.proto's SESSION_LIMIT_REPORT_TOP_N (the zoo's ballots are that long). */
+    @WithDefault("" + SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE)
     int maxRankedPerReport();
 
     /** Offers buffered per session before the client grants credit; generation waits beyond it. */

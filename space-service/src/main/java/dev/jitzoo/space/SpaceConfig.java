@@ -1,5 +1,6 @@
 package dev.jitzoo.space;
 
+import dev.jitzoo.proto.zoo.v1.Settlement;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.nio.file.Path;
@@ -26,9 +27,10 @@ public interface SpaceConfig {
 
     /**
      * Distinct network origins whose sessions must have ranked a device kind's own best in the zoo
-     * for it to be settled: then the extended space sends only the exploitation set.
+     * for it to be settled: then the extended space sends only the exploitation set (zoo.proto's
+     * SETTLEMENT_ORIGINS by default).
      */
-    @WithDefault("3")
+    @WithDefault("" + Settlement.SETTLEMENT_ORIGINS_VALUE)
     int settledOrigins();
 
     /** How long a Compose waits for the zoo's similar devices before it answers with the lite space alone. */

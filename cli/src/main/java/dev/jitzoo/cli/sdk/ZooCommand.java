@@ -1,6 +1,7 @@
 package dev.jitzoo.cli.sdk;
 
 import dev.jitzoo.cli.suite.Suite;
+import dev.jitzoo.proto.zoo.v1.Settlement;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -39,7 +40,7 @@ public final class ZooCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "best|count|kinds|elections|peak|coverage|volume|win-rates|export|dlq")
     String what;
 
-    @Option(names = "--settled-origins", defaultValue = "3", description = "coverage: origins that settle a kind (default: ${DEFAULT-VALUE})")
+    @Option(names = "--settled-origins", defaultValue = "" + Settlement.SETTLEMENT_ORIGINS_VALUE, description = "coverage: origins that settle a kind (default: ${DEFAULT-VALUE})")
     int settledOrigins;
 
     @Option(names = "--bucket", defaultValue = "hour", description = "volume: minute, hour or day (default: ${DEFAULT-VALUE})")

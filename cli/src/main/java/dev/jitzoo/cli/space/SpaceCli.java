@@ -6,6 +6,7 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
+import dev.jitzoo.proto.zoo.v1.Settlement;
 import dev.jitzoo.proto.zoo.v1.SimilarRequest;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
 import dev.jitzoo.space.device.DeviceProfiles;
@@ -80,7 +81,7 @@ public final class SpaceCli implements Callable<Integer> {
         LiteSpace lite = new LiteSpace(relaxation, max);
         ComposeResponse space = lite.compose(spec, profile, target);
         if (zoo != null) {
-            space = new ExtendedSpace(ExtendedSpace.DEFAULT_SETTLED_ORIGINS)
+            space = new ExtendedSpace(Settlement.SETTLEMENT_ORIGINS_VALUE)
                     .extend(space, askZoo(spec, profile, target, space), spec, profile, target);
         }
         stdout.println(JsonFormat.printer().omittingInsignificantWhitespace().print(space));

@@ -86,7 +86,7 @@ class CodegenCliTest extends CliTestSupport {
                 new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", tile, "--backend", "cuda", "--print"},
                 new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", dir.resolve("missing.json").toString(), "--print"},
                 new String[] {"--op", "matmul", "--shape", "7,13,5", "--schedule", tile});
-        List<String> reasons = List.of("unknown op 'conv2d'", "dimensions must be positive", "comma-separated integers",
+        List<String> reasons = List.of("unknown op 'conv2d'", "must be positive, got 0", "comma-separated integers",
                 "unknown schedule field 'z9'", "not valid JSON", "accumulators", "unknown pass 'unroll'",
                 "unknown backend 'cuda'", "neither a JSON object nor a readable file", "give -o FILE");
         for (int i = 0; i < cases.size(); i++) {

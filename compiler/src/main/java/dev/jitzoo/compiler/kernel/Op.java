@@ -1,5 +1,7 @@
 package dev.jitzoo.compiler.kernel;
 
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.OpRules;
 import java.util.List;
 import java.util.stream.IntStream;
 
@@ -8,7 +10,8 @@ import java.util.stream.IntStream;
  * matmuls how B is laid out and what is fused after the product:
  * {@code transposeB} (B stored [N, K], as weights often are), {@code broadcastB} (batch_matmul
  * only: one B [K, N] shared by every batch), and the {@code epilogue} steps, in order.
- * Constructing one checks it, so every Op in the system is one a kernel can be made for.
+ * Constructing one checks it by {@link OpRules}, the rules the gateway, the space and the zoo
+ * read ops by, so every Op in the system is one a kernel can be made for.
  */
 public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB, List<Epilogue> epilogue,
                  float epsilon) {
@@ -16,79 +19,37 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
     /** Layer norm's epsilon when an op names none (epsilon 0). */
     public static final float DEFAULT_EPSILON = 1e-5f;
 
-    /** Largest total operand size, in floats, a kernel may address: 1 GiB keeps every byte offset in an i32. */
-    public static final long MAX_OPERAND_FLOATS = 1L << 28;
-
     public Op {
         if (kind == null) {
             throw new InvalidKernelException("op kind is required");
         }
         if (dims == null || dims.stream().anyMatch(java.util.Objects::isNull)) {
-            throw new InvalidKernelException(kind.abiName + " needs its dimensions, got " + dims);
+            throw new InvalidKernelException(kind.abiName + " needs its dimensions " + kind.dimensionNames + ", got " + dims);
         }
         dims = List.copyOf(dims);
         epilogue = epilogue == null ? List.of() : List.copyOf(epilogue);
-        if (!kind.matmul && (transposeB || broadcastB || !epilogue.isEmpty())) {
-            throw new InvalidKernelException("transposeB, broadcastB and epilogues apply to matmuls only, not " + kind.abiName);
-        }
         if (epsilon == DEFAULT_EPSILON) {
             epsilon = 0; // one op, one id: the default spelled out is the default
         }
-        if (epsilon != 0 && (kind != OpKind.LAYER_NORM || !(epsilon > 0) || Float.isInfinite(epsilon))) {
-            throw new InvalidKernelException(kind == OpKind.LAYER_NORM
-                    ? "layer_norm's epsilon must be a positive finite number, got " + epsilon
-                    : "epsilon applies to layer_norm only, not " + kind.abiName);
-        }
-        if (broadcastB && kind != OpKind.BATCH_MATMUL) {
-            throw new InvalidKernelException("broadcastB applies to batch_matmul only");
-        }
-        for (Epilogue.Kind operand : List.of(Epilogue.Kind.BIAS, Epilogue.Kind.RESIDUAL)) {
-            if (epilogue.stream().filter(e -> e.kind() == operand).count() > 1) {
-                throw new InvalidKernelException("at most one " + operand.label + " per op");
-            }
-        }
-        if (dims.size() != kind.rank) {
-            throw new InvalidKernelException(kind.abiName + " needs " + kind.rank + " dimensions "
-                    + kind.dimensionNames + ", got " + dims.size() + ": " + dims);
-        }
-        for (int d : dims) {
-            if (d < 1) {
-                throw new InvalidKernelException("dimensions must be positive, got " + kind.abiName + dims);
-            }
-        }
-        long floats = operandFloats(kind, dims, broadcastB, epilogue);
-        if (floats > MAX_OPERAND_FLOATS) {
-            throw new InvalidKernelException("operands of " + floats + " floats do not fit a Wasm32 memory (limit "
-                    + MAX_OPERAND_FLOATS + ")");
+        String problem = OpRules.problem(wire(kind, dims, transposeB, broadcastB, epilogue, epsilon), OpRules.MAX_OPERAND_ELEMENTS);
+        if (problem != null) {
+            throw new InvalidKernelException(kind.abiName + dims + ": " + problem);
         }
     }
 
-    /**
-     * Floats of all operands together, {@link Long#MAX_VALUE} when they do not fit a long: exact
-     * arithmetic, since a sum that wrapped around could pass the limit.
-     */
-    private static long operandFloats(OpKind kind, List<Integer> dims, boolean broadcastB, List<Epilogue> epilogue) {
-        try {
-            switch (kind) {
-                case ADD, MUL:
-                    return 3L * dims.get(0);
-                case SOFTMAX:
-                    return Math.multiplyExact(2L * dims.get(0), (long) dims.get(1));
-                case LAYER_NORM:
-                    return Math.addExact(Math.multiplyExact(2L * dims.get(0), (long) dims.get(1)), 2L * dims.get(1));
-                default:
-                    long batch = kind.rank == 4 ? dims.get(0) : 1;
-                    int first = kind.rank - 3;
-                    long m = dims.get(first), k = dims.get(first + 1), n = dims.get(first + 2);
-                    long outputs = Math.multiplyExact(m, n) * (has(epilogue, Epilogue.Kind.RESIDUAL) ? 2 : 1);
-                    long perBatch = Math.addExact(m * k, outputs); // m*k and m*n are below 2^62
-                    long b = Math.multiplyExact(broadcastB ? 1 : batch, k * n);
-                    return Math.addExact(Math.addExact(Math.multiplyExact(batch, perBatch), b),
-                            has(epilogue, Epilogue.Kind.BIAS) ? n : 0);
-            }
-        } catch (ArithmeticException overflow) {
-            return Long.MAX_VALUE;
+    /** The op on the wire: the form {@link OpRules} judges for every part of the suite. */
+    public OpSpec wire() {
+        return wire(kind, dims, transposeB, broadcastB, epilogue, epsilon);
+    }
+
+    private static OpSpec wire(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB,
+                               List<Epilogue> epilogue, float epsilon) {
+        OpSpec.Builder spec = OpSpec.newBuilder().setKind(kind.wire).addAllShape(dims)
+                .setTransposeB(transposeB).setBroadcastB(broadcastB).setEpsilon(epsilon);
+        for (Epilogue step : epilogue) {
+            spec.addEpilogue(dev.jitzoo.proto.kernel.v1.Epilogue.newBuilder().setKind(step.kind().wire).setValue(step.value()));
         }
+        return spec.build();
     }
 
     /** An op without an epsilon of its own. */

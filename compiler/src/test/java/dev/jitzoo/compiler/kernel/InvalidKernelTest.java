@@ -23,10 +23,10 @@ class InvalidKernelTest {
         assertRefused(() -> new Op(OpKind.BATCH_MATMUL, 4, 4, 4), "4 dimensions");
         assertRefused(() -> new Op(null, 4, 4, 4), "kind");
         assertRefused(() -> new Op(OpKind.MATMUL, Arrays.asList(4, null, 4)), "dimensions");
-        assertRefused(() -> Op.matmul(100_000, 100_000, 100_000), "do not fit");
+        assertRefused(() -> Op.matmul(100_000, 100_000, 100_000), "exceed the limit");
         // sizes whose products wrap around 64 bits (to 0 here) are still too large
-        assertRefused(() -> Op.batchMatmul(16, 1 << 30, 1 << 30, 1 << 30), "operands of 9223372036854775807 floats do not fit");
-        assertRefused(() -> new Op(OpKind.LAYER_NORM, Integer.MAX_VALUE, Integer.MAX_VALUE), "do not fit");
+        assertRefused(() -> Op.batchMatmul(16, 1 << 30, 1 << 30, 1 << 30), "operands of 9223372036854775807 elements in all exceed");
+        assertRefused(() -> new Op(OpKind.LAYER_NORM, Integer.MAX_VALUE, Integer.MAX_VALUE), "exceed the limit");
         assertRefused(() -> Op.matmul(4, 4, 4).withBroadcastB(true), "batch_matmul only");
         assertRefused(() -> Op.matmul(4, 4, 4).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.BIAS)),
                 "at most one bias");

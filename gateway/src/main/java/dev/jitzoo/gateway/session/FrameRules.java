@@ -5,6 +5,7 @@ import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.gateway.v1.ProtocolVersion;
+import dev.jitzoo.proto.gateway.v1.SessionLimit;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
@@ -21,7 +22,19 @@ public final class FrameRules {
     private final long maxOperandElements;
     private final int maxDynamicRows;
 
+    /**
+     * Frame rules under the gateway's settings; settings beyond what every client and service keeps
+     * (gateway.proto's session limits, {@link OpRules#MAX_OPERAND_ELEMENTS}) are refused.
+     */
     public FrameRules(int maxFrameBytes, int maxOps, long maxOperandElements, int maxDynamicRows) {
+        if (maxOps < 1 || maxOps > SessionLimit.SESSION_LIMIT_OPS_PER_HELLO_VALUE) {
+            throw new IllegalArgumentException("jitzoo.gateway.max-ops-per-session must be 1 to "
+                    + SessionLimit.SESSION_LIMIT_OPS_PER_HELLO_VALUE + ", got " + maxOps);
+        }
+        if (maxOperandElements < 1 || maxOperandElements > OpRules.MAX_OPERAND_ELEMENTS) {
+            throw new IllegalArgumentException("jitzoo.gateway.max-operand-elements must be 1 to "
+                    + OpRules.MAX_OPERAND_ELEMENTS + ", got " + maxOperandElements);
+        }
         this.maxFrameBytes = maxFrameBytes;
         this.maxOps = maxOps;
         this.maxOperandElements = maxOperandElements;

@@ -24,6 +24,7 @@ import dev.jitzoo.proto.gateway.v1.ReportAck;
 import dev.jitzoo.proto.gateway.v1.Resume;
 import dev.jitzoo.proto.gateway.v1.Resumed;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
+import dev.jitzoo.proto.gateway.v1.SessionLimit;
 import dev.jitzoo.proto.gateway.v1.Welcome;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
@@ -96,6 +97,10 @@ public class SessionSocket {
         this.store = store;
         this.rules = new FrameRules(config.maxFrameBytes(), config.maxOpsPerSession(), config.maxOperandElements(),
                 config.maxDynamicRows());
+        if (config.maxRankedPerReport() < 1 || config.maxRankedPerReport() > SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE) {
+            throw new IllegalArgumentException("jitzoo.gateway.max-ranked-per-report must be 1 to "
+                    + SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE + ", got " + config.maxRankedPerReport());
+        }
     }
 
     /**

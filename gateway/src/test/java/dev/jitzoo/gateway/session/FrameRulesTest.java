@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 class FrameRulesTest {
 
-    private final FrameRules rules = new FrameRules(1024, 4, 1 << 20, 512);
+    private final FrameRules rules = new FrameRules(1024, 4, 1 << 21, 512);
 
     private static Hello.Builder validHello() {
         return Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
@@ -65,12 +65,12 @@ class FrameRulesTest {
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
                 .addShape(3).addShape(0).addShape(7)), "positive");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
-                .addShape(4096).addShape(4096).addShape(7)), "exceeds");
+                .addShape(4096).addShape(4096).addShape(7)), "exceed the limit");
         // 16 × 2^30 × 2^30 wraps around to 0 in 64 bits: still refused as too large
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_BATCH_MATMUL)
-                .addShape(16).addShape(1 << 30).addShape(1 << 30).addShape(1 << 30)), "an operand of 9223372036854775807 elements exceeds");
+                .addShape(16).addShape(1 << 30).addShape(1 << 30).addShape(1 << 30)), "operands of 9223372036854775807 elements in all exceed");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX)
-                .addShape(1 << 30).addShape(1 << 30)), "exceeds");
+                .addShape(1 << 30).addShape(1 << 30)), "exceed the limit");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKindValue(77)
                 .addShape(3).addShape(3).addShape(7)), "unknown op");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_SOFTMAX)
@@ -109,6 +109,16 @@ class FrameRulesTest {
     }
 
     @Test
+    void refusesSettingsBeyondWhatEveryClientAndServiceKeeps() {
+        // 16 ops per Hello (gateway.proto) and 2^28 elements per op (OpRules): a gateway may lower them, not raise them
+        new FrameRules(1024, 16, 1L << 28, 512);
+        String ops = assertThrows(IllegalArgumentException.class, () -> new FrameRules(1024, 17, 1 << 20, 512)).getMessage();
+        assertTrue(ops.contains("max-ops-per-session must be 1 to 16, got 17"), ops);
+        String elements = assertThrows(IllegalArgumentException.class, () -> new FrameRules(1024, 4, (1L << 28) + 1, 512)).getMessage();
+        assertTrue(elements.contains("max-operand-elements must be 1 to 268435456"), elements);
+    }
+
+    @Test
     void refusesPlanRequestsItCannotServeAndKeepsTheSession() {
         rules.checkPlanRequest(validPlanRequest().build());
         assertBadPlanRequest(validPlanRequest().clearDevice(), "wasm features");
@@ -121,7 +131,7 @@ class FrameRulesTest {
         assertBadPlanRequest(validPlanRequest().setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(512).addShape(768)),
                 "needs 3 dimensions");
         assertBadPlanRequest(validPlanRequest().setOp(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
-                .addShape(512).addShape(1 << 20).addShape(768)), "exceeds");
+                .addShape(512).addShape(1 << 20).addShape(768)), "exceed the limit");
     }
 
     private void assertBadPlanRequest(PlanRequest.Builder request, String reason) {

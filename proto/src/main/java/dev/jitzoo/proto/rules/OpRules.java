@@ -21,8 +21,9 @@ public final class OpRules {
     public static final int MAX_DYNAMIC_ROWS = 4096;
 
     /**
-     * Most elements one operand may have anywhere in the suite: a kernel addresses at most 1 GiB
-     * (2^28 floats) of operands, so that every byte offset fits an i32.
+     * Most elements an op's operands may have together, anywhere in the suite (the compiler, the
+     * gateway, the space, the zoo): a kernel addresses at most 1 GiB (2^28 floats) of operands, so
+     * that every byte offset fits an i32. A gateway may be configured to serve less, never more.
      */
     public static final long MAX_OPERAND_ELEMENTS = 1L << 28;
 
@@ -80,9 +81,9 @@ public final class OpRules {
         if (epilogue != null) {
             return epilogue;
         }
-        long largest = largestOperand(op);
-        if (largest > maxOperandElements) {
-            return "an operand of " + largest + " elements exceeds the limit of " + maxOperandElements;
+        long elements = operandElements(op);
+        if (elements > maxOperandElements) {
+            return "operands of " + elements + " elements in all exceed the limit of " + maxOperandElements;
         }
         return null;
     }
@@ -109,22 +110,41 @@ public final class OpRules {
     }
 
     /**
-     * Elements of the op's largest operand, {@link Long#MAX_VALUE} when that does not fit a long
-     * (a product that wrapped around could pass any limit). The op's shape has its kind's rank.
+     * Elements of all the op's operands together (inputs, output, a layer norm's γ and β, a
+     * matmul's bias and residual), {@link Long#MAX_VALUE} when that does not fit a long (a sum
+     * that wrapped around could pass any limit). The op's shape has its kind's rank.
      */
-    public static long largestOperand(OpSpec op) {
-        if (!isMatmul(op.getKind())) {
+    public static long operandElements(OpSpec op) {
+        OpKind kind = op.getKind();
+        if (!isMatmul(kind)) {
             long elements = 1;
             for (int d : op.getShapeList()) {
                 elements = product(elements, Integer.toUnsignedLong(d));
             }
-            return elements;
+            return switch (kind) {
+                case OP_KIND_ADD, OP_KIND_MUL -> product(3, elements);
+                case OP_KIND_LAYER_NORM -> sum(product(2, elements), 2 * Integer.toUnsignedLong(op.getShape(1)));
+                default -> product(2, elements);
+            };
         }
         int o = op.getShapeCount() - 3;
         long batch = o == 1 ? Integer.toUnsignedLong(op.getShape(0)) : 1;
         long m = Integer.toUnsignedLong(op.getShape(o)), k = Integer.toUnsignedLong(op.getShape(o + 1)),
                 n = Integer.toUnsignedLong(op.getShape(o + 2));
-        return product(batch, Math.max(product(m, k), Math.max(product(k, n), product(m, n))));
+        boolean bias = false, residual = false;
+        for (Epilogue e : op.getEpilogueList()) {
+            bias |= e.getKind() == EpilogueKind.EPILOGUE_KIND_BIAS;
+            residual |= e.getKind() == EpilogueKind.EPILOGUE_KIND_RESIDUAL;
+        }
+        long perBatch = sum(product(m, k), product(residual ? 2 : 1, product(m, n)));
+        long b = product(op.getBroadcastB() ? 1 : batch, product(k, n));
+        return sum(sum(product(batch, perBatch), b), bias ? n : 0);
+    }
+
+    /** a + b for non-negative a and b, or {@link Long#MAX_VALUE} where it overflows. */
+    private static long sum(long a, long b) {
+        long s = a + b;
+        return s < 0 ? Long.MAX_VALUE : s;
     }
 
     /** a × b for non-negative a and b, or {@link Long#MAX_VALUE} where it overflows. */

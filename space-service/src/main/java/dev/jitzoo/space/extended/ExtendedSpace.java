@@ -28,8 +28,6 @@ import java.util.Set;
  */
 public final class ExtendedSpace {
 
-    public static final int DEFAULT_SETTLED_ORIGINS = 3;
-
     private final int settledOrigins;
 
     public ExtendedSpace(int settledOrigins) {

@@ -235,7 +235,7 @@ class LiteSpaceTest {
         InvalidOpException huge = assertThrows(InvalidOpException.class, () -> space.compose(
                 op(OpKind.OP_KIND_BATCH_MATMUL, 16, 1 << 30, 1 << 30, 1 << 30), DeviceProfiles.bundled("this-machine-wasm"),
                 Backend.BACKEND_WASM));
-        assertTrue(huge.getMessage().contains("exceeds the limit of 268435456"), huge.getMessage());
+        assertTrue(huge.getMessage().contains("exceed the limit of 268435456"), huge.getMessage());
         assertThrows(InvalidOpException.class, () -> space.compose(op(OpKind.OP_KIND_SOFTMAX, 1 << 20, 1 << 20),
                 DeviceProfiles.bundled("this-machine-wasm"), Backend.BACKEND_WASM));
         InvalidDeviceException noGpu = assertThrows(InvalidDeviceException.class,

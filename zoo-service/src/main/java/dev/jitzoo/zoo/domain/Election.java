@@ -1,5 +1,6 @@
 package dev.jitzoo.zoo.domain;
 
+import dev.jitzoo.proto.gateway.v1.SessionLimit;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -39,8 +40,8 @@ import java.util.function.ToDoubleFunction;
  */
 public final class Election {
 
-    /** The ballot length: the top-N each report ranks (the paper's 5). */
-    public static final int TOP_N = 5;
+    /** The ballot length: the top-N each report ranks (gateway.proto's SESSION_LIMIT_REPORT_TOP_N, the paper's 5). */
+    public static final int TOP_N = SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE;
     /** Share of origins whose ballots must rank a kernel for it to contend. */
     public static final double QUORUM = 2.0 / 3.0;
     /** A reporter's latency further than this many scaled MADs from a kernel's median is an outlier. */

@@ -2,6 +2,7 @@ package dev.jitzoo.zoo.web;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.zoo.v1.Settlement;
 import dev.jitzoo.zoo.domain.Analytics;
 import dev.jitzoo.zoo.domain.InvalidReportException;
 import dev.jitzoo.zoo.domain.ZooKey;
@@ -60,7 +61,7 @@ public class AnalyticsResource {
     /** Per op, the device kinds with an elected kernel and those settled (ranked by at least {@code settledOrigins} origins). */
     @GET
     @Path("/coverage")
-    public List<Analytics.Coverage> coverage(@QueryParam("settledOrigins") @DefaultValue("3") int settledOrigins) {
+    public List<Analytics.Coverage> coverage(@QueryParam("settledOrigins") @DefaultValue("" + Settlement.SETTLEMENT_ORIGINS_VALUE) int settledOrigins) {
         return analytics.coverage(within("settledOrigins", settledOrigins, 1, 1_000_000));
     }
 
