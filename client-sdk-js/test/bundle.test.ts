@@ -1,5 +1,6 @@
 import { build } from "esbuild";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -11,7 +12,7 @@ const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const app = mkdtempSync(join(tmpdir(), "jitzoo-app-"));
 mkdirSync(join(app, "node_modules", "@jitzoo"), { recursive: true });
 symlinkSync(PACKAGE, join(app, "node_modules", "@jitzoo", "client"), "dir");
-writeFileSync(join(app, "main.js"), 'import { createClient, loadModel } from "@jitzoo/client";\nglobalThis.jitzoo = { createClient, loadModel };\n');
+writeFileSync(join(app, "main.js"), 'import { probeDevice, loadModel } from "@jitzoo/client";\nglobalThis.jitzoo = { probeDevice, loadModel };\n');
 afterAll(() => rmSync(app, { recursive: true, force: true }));
 
 async function bundle(platform: "browser" | "node") {
@@ -39,7 +40,25 @@ describe("the package in a bundler", () => {
 
   it("ships a single-file ESM build for a <script type=module> page", async () => {
     const browser = await import(pathToFileURL(join(PACKAGE, "dist/browser/jitzoo.js")).href);
-    expect(typeof browser.createClient).toBe("function");
+    expect(typeof browser.probeDevice).toBe("function");
     expect(typeof browser.loadModel).toBe("function");
+  });
+
+  it("publishes the runtime only: no tool, bench, demo or drill, and runtime dependencies", () => {
+    const [pack] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: PACKAGE, encoding: "utf8" }));
+    const files: string[] = pack.files.map((f: { path: string }) => f.path);
+    expect(files).toContain("dist/index.js");
+    expect(files).toContain("dist/internal.js");
+    expect(files.filter((f) => /^tools\/|^dist\/cli\/(?!tune\.)|demo|drill|bench-|^test\//.test(f))).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(["@bufbuild/protobuf", "ws"]);
+  });
+
+  it("keeps the public API small: at most 25 names from the root", () => {
+    const index = readFileSync(join(PACKAGE, "src/index.ts"), "utf8");
+    const names = [...index.matchAll(/export\s*\{([^}]*)\}/g)].flatMap((m) => m[1].split(",")).map((n) => n.trim()).filter(Boolean);
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.length).toBeLessThanOrEqual(25);
+    expect(index).not.toMatch(/export \*/);
   });
 });

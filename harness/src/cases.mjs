@@ -3,7 +3,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ABI_SECTION } from '../../client-sdk-js/dist/wasm-executor.js';
+import { ABI_SECTION } from '@jitzoo/client/internal';
 
 const BACKENDS = { '.wasm': 'wasm', '.wgsl': 'wgsl' };
 

@@ -4,7 +4,7 @@ import { inputsFor, relativeError } from './data.mjs';
 import { reference } from './reference.mjs';
 import { WORKER_COUNTS, runChecked, runPooledChecked, startPool } from './wasm.mjs';
 
-import { TOLERANCE } from '../../client-sdk-js/dist/reference.js';
+import { TOLERANCE } from '@jitzoo/client/internal';
 
 export { TOLERANCE };
 

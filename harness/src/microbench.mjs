@@ -6,7 +6,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { log, table } from './bench.mjs';
 
-const SDK = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../client-sdk-js/dist/microbench.js');
+/** What a runner needs of the SDK: its internal entry (built: `cd client-sdk-js && npm run build`). */
+const SDK_NEEDS = "export { runMicrobench, measurePeakGflops } from '@jitzoo/client/internal';";
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.JITZOO_CHROMIUM ?? '/usr/bin/chromium';
 
 /** The pairs of a `codegen microbench` directory, as plain data: { primitive, description, off, on } with bytes and metadata. */
@@ -25,8 +27,7 @@ function readSuite(dir) {
 const toArtifact = (a) => ({ code: { case: 'wasm', value: Uint8Array.from(a.wasm) }, metadataJson: a.metadataJson });
 
 async function inNode(suite, options) {
-  if (!fs.existsSync(SDK)) throw new Error(`${SDK} is missing: build the SDK first (cd client-sdk-js && npm run build)`);
-  const { runMicrobench, measurePeakGflops } = await import(SDK);
+  const { runMicrobench, measurePeakGflops } = await import('@jitzoo/client/internal');
   const results = await runMicrobench(suite.map((p) => ({ primitive: p.primitive, off: toArtifact(p.off), on: toArtifact(p.on) })),
     { ...options, onProgress: (r, n) => log(`  round ${r}/${n}`) });
   return { results, peakGflops: measurePeakGflops(), engine: `node ${process.versions.node} (V8 ${process.versions.v8})`, arch: process.arch };
@@ -36,8 +37,9 @@ async function inChromium(suite, options) {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium, or set JITZOO_CHROMIUM)`);
   const esbuild = await import('esbuild');
   const { chromium } = await import('playwright-core');
-  const bundle = esbuild.buildSync({ entryPoints: [SDK], bundle: true, format: 'iife', globalName: 'jitzooMicrobench', write: false })
-    .outputFiles[0].text;
+  const bundle = esbuild.buildSync({
+    stdin: { contents: SDK_NEEDS, resolveDir: HERE }, bundle: true, format: 'iife', globalName: 'jitzooMicrobench', write: false,
+  }).outputFiles[0].text;
   const browser = await chromium.launch({
     executablePath: CHROMIUM, headless: true,
     args: ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',

@@ -2,7 +2,7 @@
 // chains, as mul + add and as relaxed_madd), timed here as the benches time kernels.
 
 import './wasm.mjs'; // sets the relaxed SIMD flag
-import { peakLoop } from '../../client-sdk-js/dist/peak.js';
+import { peakLoop } from '@jitzoo/client/internal';
 import { timeCalls } from './timing.mjs';
 
 /**

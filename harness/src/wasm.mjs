@@ -1,8 +1,7 @@
 // Runs a Wasm kernel artifact in V8 exactly as docs/kernel-abi.md says a host must.
 
 import v8 from 'node:v8';
-import { instantiateKernel } from '../../client-sdk-js/dist/wasm-executor.js';
-import { shareOf } from '../../client-sdk-js/dist/threads/control.js';
+import { instantiateKernel, shareOf } from '@jitzoo/client/internal';
 import { size } from './data.mjs';
 
 // Relaxed SIMD ships behind a flag in Node 20's V8; set it before any module is compiled.
@@ -206,8 +205,8 @@ export async function runPooledChecked({ pool, memory }, bytes, meta, inputs, wa
  * shared memory for the kernels it runs: { pool, memory, threads, close }.
  */
 export async function startPool(threads) {
-  await import('../../client-sdk-js/dist/node-platform.js'); // worker_threads for the SDK's pool
-  const { WorkerPool } = await import('../../client-sdk-js/dist/threads/pool.js');
+  await import('@jitzoo/client/node'); // worker_threads for the SDK's pool
+  const { WorkerPool } = await import('@jitzoo/client/internal');
   const pool = await WorkerPool.start({ threads });
   return { pool, memory: sharedMemory(BASE), threads: pool.threads, close: () => pool.close() };
 }

@@ -70,7 +70,7 @@ test('a split kernel is checked share by share for 1 to 4 workers and on real th
   assert.deepEqual(results.map((r) => r.ok), [true, true, false], JSON.stringify(results));
   assert.match(results[2].message, /units \[0, 2\) of 5 \(worker 1 of 2\) wrote outside their rows of C/);
   // a v2 kernel needs a shared memory: the SDK's host refuses a plain one
-  const { instantiateKernel } = await import('../../client-sdk-js/dist/wasm-executor.js');
+  const { instantiateKernel } = await import('@jitzoo/client/internal');
   assert.throws(() => instantiateKernel(new WebAssembly.Module(splitAddModule(3)), splitAddMeta(3), new WebAssembly.Memory({ initial: 1 })),
     /split kernel \(ABI v2\) imports a shared memory/);
 });

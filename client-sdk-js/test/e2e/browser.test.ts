@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveSite, SDK_PAGE, type Site } from "../../src/cli/site.js";
+import { serveSite, SDK_PAGE, type PageSdk, type Site } from "../../tools/src/site.js";
 import { MODELS_DIR, modelsMissing } from "../support/models.js";
 import { REAL_EXPORTS } from "../support/real-exports.js";
 import { awaitMeasurements, GATEWAY, restartGateway, zooGet } from "./support.js";
@@ -39,7 +39,7 @@ async function open(browser: Browser, url: string, context?: BrowserContext): Pr
   return page;
 }
 
-type Jitzoo = typeof import("../../src/index.js");
+type Jitzoo = PageSdk;
 /** The note of a model whose kernels run on one thread because the page is not cross-origin isolated. */
 const ONE_THREAD = expect.stringMatching(/^kernels run on one thread: no SharedArrayBuffer here \(the page is not cross-origin isolated/);
 /** Users' own files (real exports: int8, 4-bit with grouped-query attention and rotary embeddings, float16 vision) a page runs. */

@@ -4,8 +4,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Site } from "../../src/cli/site.js";
-import { serveDemo } from "../../src/demo/server.js";
+import type { Site } from "../../tools/src/site.js";
+import { serveDemo } from "../../tools/src/demo/server.js";
 import { MODELS_DIR, modelsMissing } from "../support/models.js";
 import { GATEWAY } from "./support.js";
 

@@ -1,6 +1,6 @@
 // Helpers for the end-to-end tests: raw WebSocket sessions and the zoo's HTTP API.
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { stopPart as stopProcess, up, type Part } from "../../src/cli/stack.js";
+import { stopPart as stopProcess, up, type Part } from "../../tools/src/stack.js";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
@@ -30,7 +30,7 @@ export async function awaitMeasurements(fingerprint: string, atLeast: number, ti
 }
 
 /** A part of the stack under test, as `./jitzoo up` names its pid file. */
-export type { Part } from "../../src/cli/stack.js";
+export type { Part } from "../../tools/src/stack.js";
 
 /**
  * Stops one part of the stack under test (the private stack `./jitzoo test` runs) with `signal`,

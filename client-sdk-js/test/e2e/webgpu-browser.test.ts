@@ -8,13 +8,13 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveSite, SDK_PAGE, type Site } from "../../src/cli/site.js";
+import { serveSite, SDK_PAGE, type PageSdk, type Site } from "../../tools/src/site.js";
 import { MODELS_DIR, modelsMissing } from "../support/models.js";
 import { GATEWAY, zooGet } from "./support.js";
 
 const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
 const SEQ = 8;
-type Jitzoo = typeof import("../../src/index.js");
+type Jitzoo = PageSdk;
 /** What the page sees of a GPU model (its `gpu` context is not part of the Model interface). */
 type GpuHandle = { gpu: { device: GPUDevice } };
 

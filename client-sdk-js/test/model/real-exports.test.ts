@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
-import { serveSite } from "../../src/cli/site.js";
+import { serveSite } from "../../tools/src/site.js";
 import { ModelProtoSchema, StringStringEntryProtoSchema, TensorProto_DataLocation } from "../../src/gen/onnx/onnx_pb.js";
 import { fold } from "../../src/model/fold.js";
 import { fuse } from "../../src/model/fuse.js";

@@ -1,6 +1,6 @@
 // The real exporter output in ../shared/models/real-exports (torch.onnx exports of Hugging Face
 // architectures, onnxruntime's int8 / 4-bit / fp16 conversions): where it is, feeds for each file,
-// (onnxruntime-web to compare with: ortOutputs in models.ts; the forms and their tolerances: src/cli/exports.ts).
+// (onnxruntime-web to compare with: ortOutputs in models.ts; the forms and their tolerances: tools/src/exports.ts).
 import { existsSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +8,7 @@ import * as ort from "onnxruntime-web";
 import type { GraphInput } from "../../src/model/onnx.js";
 import { seededFloats } from "../../src/reference.js";
 
-export { allowed, distance, formOf, fp32Sibling, ortLevel } from "../../src/cli/exports.js";
+export { allowed, distance, formOf, fp32Sibling, ortLevel } from "../../tools/src/exports.js";
 
 /** $JITZOO_REAL_EXPORTS, else `shared/models/real-exports` beside the repository. */
 export const REAL_EXPORTS = process.env.JITZOO_REAL_EXPORTS

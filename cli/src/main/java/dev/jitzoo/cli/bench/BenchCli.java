@@ -203,7 +203,7 @@ public final class BenchCli {
             Suite.say("a private stack; then each model tuned by a new device kind, served to a second one from the zoo, "
                     + "and timed beside onnxruntime-web (minutes)");
             List<String> command = new ArrayList<>(List.of("node", "--experimental-wasm-relaxed-simd",
-                    suite.path("client-sdk-js/dist/cli/bench-model.js").toString()));
+                    suite.path("client-sdk-js/tools/dist/bench-model.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench model", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
         }
@@ -220,7 +220,7 @@ public final class BenchCli {
             Suite.say("a private stack; then each file tuned by a new device kind and timed beside onnxruntime-web, at each "
                     + "thread count, then each runtime's memory alone (minutes)");
             List<String> command = new ArrayList<>(List.of("node", "--experimental-wasm-relaxed-simd",
-                    suite.path("client-sdk-js/dist/cli/bench-exports.js").toString()));
+                    suite.path("client-sdk-js/tools/dist/bench-exports.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench exports", Map.of(), suite.root(), command);
         }
@@ -234,7 +234,7 @@ public final class BenchCli {
             new Prereqs(suite).sdk();
             Suite.say("a private stack; then for each op a device kind alone in the zoo tunes it, and another kind beside it "
                     + "(a few minutes)");
-            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-extended.js").toString()));
+            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/tools/dist/bench-extended.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench extended", Map.of(), suite.root(), command);
         }
@@ -253,7 +253,7 @@ public final class BenchCli {
             prereqs.webgpu(); // Chromium
             Suite.say("a private stack; then a page tunes the model in its worker and on its main thread, and times it beside "
                     + "onnxruntime-web (a few minutes)");
-            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-browser.js").toString()));
+            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/tools/dist/bench-browser.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench browser", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
         }
@@ -273,7 +273,7 @@ public final class BenchCli {
             env.put("JITZOO_MODELS", models.toString());
             Suite.say("a private stack; then the model tunes on WebGPU, reloads with its kept kernels, and runs batched beside "
                     + "per-op submits (a few minutes on SwiftShader)");
-            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/bench-webgpu.js").toString()));
+            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/tools/dist/bench-webgpu.js").toString()));
             command.addAll(passOn);
             suite.withPrivateStack("bench webgpu", env, suite.root(), command);
         }

@@ -11,7 +11,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Unmatched;
 
-/** {@code jitzoo demo}: the live demo page (client-sdk-js/src/demo/) against the running suite. */
+/** {@code jitzoo demo}: the live demo page (client-sdk-js/tools/src/demo/) against the running suite. */
 @Command(name = "demo", description = {"Serves a page that infers a model on jitzoo kernels while it tunes, beside "
         + "onnxruntime-web, with live charts, against the running suite (./jitzoo up):",
         "  demo [--port 8090] [--model FILE.onnx] [--seq N]",
@@ -31,7 +31,7 @@ public final class DemoCommand implements Callable<Integer> {
         if (args.contains("--screenshot")) {
             prereqs.webgpu(); // Chromium
         }
-        List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/demo.js").toString()));
+        List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/tools/dist/demo.js").toString()));
         command.addAll(args);
         return suite.exitOf(suite.root(), Map.of("JITZOO_MODELS", models.toString(), "JITZOO_GATEWAY_URL", TuneCommand.gatewayUrl()),
                 command);

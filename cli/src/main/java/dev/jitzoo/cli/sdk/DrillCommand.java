@@ -11,7 +11,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Unmatched;
 
-/** {@code jitzoo drill}: devices tune a model on a private stack while its parts fail (client-sdk-js/src/cli/drill.ts). */
+/** {@code jitzoo drill}: devices tune a model on a private stack while its parts fail (client-sdk-js/tools/src/drill.ts). */
 @Command(name = "drill", description = {"On a private stack: devices tune the BERT-base layer while the gateway restarts "
         + "(drain and resume), Kafka stops for 30 s and codegen is killed with kill -9; then checks that every report "
         + "sent was acknowledged and stored, and every device finished, and lists what each device saw (a few minutes):",
@@ -29,7 +29,7 @@ public final class DrillCommand implements Callable<Integer> {
         new Prereqs(suite).sdk();
         Suite.say("a private stack; then devices tune while its parts fail one after another (a few minutes)");
         List<String> command = new ArrayList<>(List.of("node", "--experimental-wasm-relaxed-simd",
-                suite.path("client-sdk-js/dist/cli/drill.js").toString()));
+                suite.path("client-sdk-js/tools/dist/drill.js").toString()));
         command.addAll(args);
         suite.withPrivateStack("drill", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
         return 0;

@@ -53,7 +53,7 @@ public final class Models {
 
     /** The ops the SDK's ONNX importer takes (its host ops, one file per family), which decide the node tests worth writing. */
     private String supportedOps() {
-        String module = suite.path("client-sdk-js/dist/model/onnx.js").toUri().toString();
+        String module = suite.path("client-sdk-js/dist/internal.js").toUri().toString(); // @jitzoo/client/internal
         return suite.output("listing the SDK's ONNX ops", List.of("node", "--input-type=module", "-e",
                 "const m = await import('" + module + "'); console.log(Object.keys(m.SUPPORTED_OPS).join(','))")).trim();
     }

@@ -68,7 +68,10 @@ public final class Prereqs {
         }
     }
 
-    /** The SDK, its npm packages installed and its build newer than its sources and the protos. */
+    /**
+     * The SDK, its npm packages installed and its build (the package, then its tools, the last
+     * step) newer than its sources, its tools' sources and the protos.
+     */
     public void sdk() {
         node();
         Path dir = suite.path("client-sdk-js");
@@ -76,8 +79,9 @@ public final class Prereqs {
             Suite.say("installing the SDK's npm dependencies");
             suite.run("npm install in client-sdk-js/", dir, List.of("npm", "install", "--no-audit", "--no-fund"));
         }
-        Path built = dir.resolve("dist/cli/tune.js");
-        if (!Files.exists(built) || newer(dir.resolve("src"), modified(built)) || newer(suite.path("proto/src"), modified(built))) {
+        Path built = dir.resolve("tools/dist/site.js");
+        if (!Files.exists(built) || newer(dir.resolve("src"), modified(built)) || newer(dir.resolve("tools/src"), modified(built))
+                || newer(suite.path("proto/src"), modified(built))) {
             Suite.say("building the SDK");
             suite.run("the SDK's build", dir, List.of("npm", "run", "-s", "build"));
         }

@@ -6,20 +6,17 @@
 // their outputs compared, and the time jitzoo spent in host steps. Memory: each runtime alone in a
 // fresh process, loaded and run once, measured while loaded (resident memory it added: Wasm and JS
 // heap together), and where jitzoo holds the weights.
-import "../node-platform.js";
+import "@jitzoo/client/node";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ort from "onnxruntime-web";
-import { feedsFor, runUntilSettled } from "../model/drive.js";
-import { loadModel, type OutputTensor } from "../model/model.js";
-import { decodeModel } from "../model/onnx.js";
-import { median } from "../timing.js";
 import { parseOptions, wholeNumber } from "./args.js";
 import { allowed, distance, formOf, ortLevel, toOrt, type Form } from "./exports.js";
 import { interleaved } from "./interleave.js";
+import { feedsFor, runUntilSettled, loadModel, type OutputTensor, decodeModel, median } from "@jitzoo/client/internal";
 
 const usage = `usage: bench-exports [--models DIR] [--seq N] [--threads N,N] [--rounds N] [--tune-seconds N] [--json]
   --models        directory of .onnx files (default: ../shared/models/real-exports/bench)

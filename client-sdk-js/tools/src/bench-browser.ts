@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { chromium, type Page } from "playwright-core";
 import { parseOptions, wholeNumber } from "./args.js";
-import { chromiumPath, DIST, SDK_PAGE, serveSite } from "./site.js";
+import { chromiumPath, DIST, SDK_PAGE, serveSite, type PageSdk } from "./site.js";
 
 const usage = `usage: bench-browser [--models DIR] [--model FILE] [--seq N] [--rounds N] [--json]
   --models  directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
@@ -45,9 +45,8 @@ function parse(argv: string[]): Options {
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-type Jitzoo = typeof import("../index.js");
 type Ort = typeof import("onnxruntime-web");
-interface PageGlobals { jitzoo: Jitzoo; ort: Ort; ready: boolean }
+interface PageGlobals { jitzoo: PageSdk; ort: Ort; ready: boolean }
 
 /** Tunes the model in the page until it settles, counting the main thread's long tasks (over 50 ms) meanwhile. */
 function tuneInPage(page: Page, o: Options, fingerprint: string, worker: boolean) {

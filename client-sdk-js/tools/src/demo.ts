@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // ./jitzoo demo: serves the live demo page against the running suite, or (--screenshot) opens it in
 // headless Chromium for a while and saves a picture of it.
-import "../node-platform.js";
+import "@jitzoo/client/node";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { createClient } from "../client.js";
-import { serveDemo } from "../demo/server.js";
 import { parseOptions, wholeNumber } from "./args.js";
 import { chromiumPath } from "./site.js";
+import { createClient } from "@jitzoo/client/internal";
+import { serveDemo } from "./demo/server.js";
 
 const usage = `usage: demo [--port N] [--model FILE] [--seq N] [--screenshot FILE.png [--seconds N]]
   --port        where to serve the page (default 8090)

@@ -1,6 +1,8 @@
 // A local web server for the browser bench and the demo: the SDK's single-file build, its model
-// worker and kernel thread, onnxruntime-web's wasm build, ONNX models, and the pages given. Same
-// origin for all, so a page loads everything it needs from it, cross-origin isolated.
+// worker and kernel thread, the page helpers (seeded feeds, the error measure, medians, the probe: the SDK's
+// own, from its internal entry), onnxruntime-web's wasm build, ONNX models, and the pages given.
+// Same origin for all, so a page loads everything it needs from it, cross-origin isolated.
+import { build } from "esbuild";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -8,7 +10,7 @@ import { createRequire } from "node:module";
 import { dirname, extname, join, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** dist/ of this package (this file is dist/cli/site.js, or src/cli/site.ts under a test runner). */
+/** dist/ of the SDK (this file is tools/dist/site.js, or tools/src/site.ts under a test runner). */
 export const DIST = resolve(dirname(fileURLToPath(import.meta.url)), "../../dist");
 /** onnxruntime-web's dist/ folder, where ort.wasm.min.mjs finds its .wasm. */
 const ORT_DIST = dirname(createRequire(import.meta.url).resolve("onnxruntime-web"));
@@ -47,11 +49,13 @@ export async function serveSite(content: SiteContent, port = 0, { isolated = fal
     "/browser/thread.js": join(DIST, "browser/thread.js"),
   };
   for (const [name, file] of Object.entries(content.models)) fixed[`/models/${name}`] = file;
+  const helpers = await pageHelpers();
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     try {
       let body: string | Buffer;
       if (content.pages[path] !== undefined) body = content.pages[path];
+      else if (path === "/browser/helpers.js") body = helpers;
       else if (fixed[path]) body = readFileSync(fixed[path]);
       else if (path.startsWith("/ort/")) {
         const file = normalize(join(ORT_DIST, path.slice(5)));
@@ -78,17 +82,31 @@ export async function serveSite(content: SiteContent, port = 0, { isolated = fal
 /** Where Chromium is: $JITZOO_CHROMIUM, else Debian's. */
 export const chromiumPath = () => process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
 
+/** What a page's `globalThis.jitzoo` is: the public API and the page helpers. */
+export type PageSdk = typeof import("@jitzoo/client") & Pick<typeof import("@jitzoo/client/internal"), "feedsFor" | "maxRelativeError" | "median" | "probeFeatures">;
+
+/** What pages get beside the public API: the SDK's own helpers, bundled from its internal entry. */
+async function pageHelpers(): Promise<string> {
+  const result = await build({
+    stdin: { contents: `export { feedsFor, maxRelativeError, median, probeFeatures } from "./internal.js";`, loader: "js", resolveDir: DIST },
+    bundle: true, format: "esm", write: false, logLevel: "silent",
+  });
+  return result.outputFiles[0].text;
+}
+
 /**
- * The module script that loads the SDK (globalThis.jitzoo) and onnxruntime-web's wasm build, one
- * thread (globalThis.ort), then sets globalThis.ready.
+ * The module script that loads the SDK's single-file build with the page helpers
+ * (globalThis.jitzoo) and onnxruntime-web's wasm build, one thread (globalThis.ort), then sets
+ * globalThis.ready.
  */
 export const SDK_LOADER = `<script type="module">
-import * as jitzoo from "/browser/jitzoo.js";
+import * as sdk from "/browser/jitzoo.js";
+import * as helpers from "/browser/helpers.js";
 import * as ort from "/ort/ort.wasm.min.mjs";
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.wasmPaths = "/ort/";
 ort.env.logLevel = "error";
-Object.assign(globalThis, { jitzoo, ort, ready: true });
+Object.assign(globalThis, { jitzoo: { ...sdk, ...helpers }, ort, ready: true });
 </script>`;
 
 /** A page with nothing but the SDK and onnxruntime-web loaded ({@link SDK_LOADER}). */

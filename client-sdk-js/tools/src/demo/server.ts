@@ -1,8 +1,12 @@
-// The demo's web server: the demo page (page.ts, built to dist/demo/page.js), its settings, the
+// The demo's web server: the demo page (page.ts, built to tools/dist/demo/page.js), its settings, the
 // model, the SDK and onnxruntime-web, on one local origin.
 import { readFileSync } from "node:fs";
-import { basename, join } from "node:path";
-import { DIST, SDK_LOADER, serveSite, type Site } from "../cli/site.js";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SDK_LOADER, serveSite, type Site } from "../site.js";
+
+/** The built page: tools/dist/demo/page.js, beside this file once built (found from tools/src/demo/ under a test runner too). */
+const PAGE = join(dirname(fileURLToPath(import.meta.url)), "../../dist/demo/page.js");
 
 export interface DemoOptions {
   /** The gateway the page tunes through. */
@@ -52,6 +56,6 @@ export function serveDemo(options: DemoOptions): Promise<Site> {
   const config = { gateway: options.gateway, model: name, seq: options.seq ?? 128, ortEvery: options.ortEvery ?? 5 };
   return serveSite({
     models: { [name]: options.model },
-    pages: { "/": HTML, "/demo/page.js": readFileSync(join(DIST, "demo/page.js"), "utf8"), "/demo/config.json": JSON.stringify(config) },
+    pages: { "/": HTML, "/demo/page.js": readFileSync(PAGE, "utf8"), "/demo/config.json": JSON.stringify(config) },
   }, options.port ?? 0);
 }

@@ -4,14 +4,13 @@
 // for 30 s, codegen killed with kill -9 and started again. Afterwards every report a device sent
 // must be acknowledged and stored once, and every device must have finished; what each device saw
 // is listed. Runs against the stack ./jitzoo started (JITZOO_HOME), parts stopped by their pids.
-import "../node-platform.js";
+import "@jitzoo/client/node";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { feedsFor, runUntilSettled } from "../model/drive.js";
-import { loadModel } from "../model/model.js";
 import { parseOptions, wholeNumber } from "./args.js";
 import { stopPart, up } from "./stack.js";
+import { feedsFor, runUntilSettled, loadModel } from "@jitzoo/client/internal";
 
 const usage = `usage: drill [--devices N] [--kafka-down S] [--models DIR] [--json]
   --devices     devices tuning at once (default 3)

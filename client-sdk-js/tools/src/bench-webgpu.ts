@@ -6,23 +6,16 @@
 //    that kind with every kernel and shader kept (pipelines built while the model loads);
 //  - per-inference host time (encoding and submitting) with every op in one submit against one
 //    submit per op, and their inference latency, interleaved round by round.
-import "../node-platform.js";
+import "@jitzoo/client/node";
 import { create } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { feedsFor, runUntilSettled } from "../model/drive.js";
-import { MemoryKernelStore } from "../model/kernel-store.js";
-import { loadModel, type Model, type OutputTensor } from "../model/model.js";
-import { usePlatform } from "../platform.js";
-import { maxRelativeError, TOLERANCE } from "../reference.js";
-import { median } from "../timing.js";
-import type { GpuModel } from "../webgpu/engine.js";
-import { DeviceProfileSchema, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { parseOptions, wholeNumber } from "./args.js";
 import { record, serveRecording, type Recording } from "./replay.js";
+import { feedsFor, runUntilSettled, MemoryKernelStore, loadModel, type Model, type OutputTensor, usePlatform, maxRelativeError, TOLERANCE, median, type GpuModel, DeviceProfileSchema, type OpSpec } from "@jitzoo/client/internal";
 
 const usage = `usage: bench-webgpu [--models DIR] [--seq N] [--rounds N] [--adapter swiftshader|gpu] [--tune-seconds N] [--onnxruntime-web] [--json]
        bench-webgpu --record FILE --for VENDOR/ARCHITECTURE [--models DIR] [--seq N]

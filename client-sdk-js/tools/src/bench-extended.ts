@@ -3,12 +3,9 @@
 // with no neighbours in the zoo tunes it (the lite space alone), then another kind on the same
 // hardware (the first one's results in the zoo: its exploitation set comes first). Side by side:
 // kernels timed and milliseconds until the incumbent is within 5% of the session's final best.
-import "../node-platform.js";
+import "@jitzoo/client/node";
 import { randomUUID } from "node:crypto";
-import { Backend } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { median } from "../timing.js";
-import { tune, type OpResult } from "../tuner.js";
-import { matmul } from "../workloads.js";
+import { Backend, median, tune, type OpResult, matmul } from "@jitzoo/client/internal";
 
 /** BERT-base MatMuls (sequence 128 and 384) and a few odd ones. */
 const OPS: [number, number, number][] = [

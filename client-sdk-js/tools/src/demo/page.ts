@@ -2,10 +2,11 @@
 // while it tunes in its worker, onnxruntime-web runs the same model every few inferences on the
 // page's thread for comparison, and four panels draw what happens, live. Reads its settings from
 // /demo/config.json; exposes what the charts received as globalThis.demo, for tests.
-import type * as Jitzoo from "../index.js";
+
+import type { PageSdk } from "../site.js";
 
 type Ort = typeof import("onnxruntime-web");
-const { jitzoo, ort } = globalThis as unknown as { jitzoo: typeof Jitzoo; ort: Ort };
+const { jitzoo, ort } = globalThis as unknown as { jitzoo: PageSdk; ort: Ort };
 
 interface Config { gateway: string; model: string; seq: number; ortEvery: number }
 

@@ -6,10 +6,7 @@
 import { create, fromBinary, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
-import { createClient } from "../client.js";
-import { ClientFrameSchema, ErrorCode, ProtocolVersion, ServerFrameSchema, SessionLimit, type KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
-import { Backend, DeviceProfileSchema, KernelArtifactSchema, OpSpecSchema, type DeviceProfile, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { opKey } from "../ops.js";
+import { createClient, ClientFrameSchema, ErrorCode, ProtocolVersion, ServerFrameSchema, SessionLimit, type KernelOffer, Backend, DeviceProfileSchema, KernelArtifactSchema, OpSpecSchema, type DeviceProfile, type KernelArtifact, type OpSpec, opKey } from "@jitzoo/client/internal";
 
 
 /** What `record` writes: per op, its Welcome kernel and its offers, in order (artifacts as protobuf JSON). */

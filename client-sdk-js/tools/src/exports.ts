@@ -2,7 +2,7 @@
 // model_q4.onnx, model_fp16.onnx: what the export scripts in shared/models/real-exports write),
 // and how close jitzoo must come to onnxruntime-web on each form. The benches and the tests share it.
 import * as ort from "onnxruntime-web";
-import type { TensorLike } from "../model/model.js";
+import { type TensorLike } from "@jitzoo/client/internal";
 
 /** A file's numeric form. */
 export type Form = "fp32" | "fp16" | "int8" | "q4";

@@ -1,4 +1,4 @@
-import { median } from "../timing.js";
+import { median } from "@jitzoo/client/internal";
 
 /**
  * Calls each function once per round, in order, after one untimed round (first calls compile,

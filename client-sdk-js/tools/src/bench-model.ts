@@ -5,18 +5,15 @@
 // tuning cost each run, memory); a second device of that kind starts from the zoo (its first
 // inference); the initial kernels untuned; then tuned, untuned and onnxruntime-web timed with
 // their calls interleaved, and their outputs compared.
-import "../node-platform.js";
+import "@jitzoo/client/node";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import * as ort from "onnxruntime-web";
-import { convergence, feedsFor, NEAR_FINAL, runUntilSettled } from "../model/drive.js";
-import { loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike } from "../model/model.js";
-import { DEFAULT_TUNING } from "../model/op-tuner.js";
-import { maxRelativeError, TOLERANCE } from "../reference.js";
 import { parseOptions, wholeNumber } from "./args.js";
 import { toOrt } from "./exports.js";
 import { interleaved } from "./interleave.js";
+import { convergence, feedsFor, NEAR_FINAL, runUntilSettled, loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike, DEFAULT_TUNING, maxRelativeError, TOLERANCE } from "@jitzoo/client/internal";
 
 const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 /** Outputs must agree with onnxruntime-web's within this (relative above 1, absolute below). */
