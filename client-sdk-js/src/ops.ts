@@ -127,17 +127,50 @@ export function opOfMetadata(meta: OpMetadata): OpSpec {
 }
 
 /**
- * A key naming every field that changes what an op computes: two ops with the same key can
- * share kernels, two with different keys never do.
+ * Every field that changes what an op computes, as text (`matmul|384x768x768|transposeB|bias,gelu_erf`,
+ * `layer_norm|128x768|epsilon=1.0E-12`): the gateway's and the zoo's key of the op (`OpRules.key`
+ * in proto/…/rules writes the same; both are held to proto/src/test/resources/op-keys.tsv). A
+ * layer norm's default epsilon is no epsilon; a scale is written as the wire carries it (float32).
  */
 export function opKey(op: OpSpec): string {
-  let key = `${opName(op.kind)}[${op.shape.join(",")}]`;
-  if (op.transposeB) key += ";transposeB";
-  if (op.broadcastB) key += ";broadcastB";
-  // a scale as the wire carries it (float32), so an op built with a float64 scale keys as its artifacts do
-  if (op.epilogue.length) key += ";" + op.epilogue.map((e) => epilogueLabel(e.kind) + (e.kind === EpilogueKind.SCALE ? `:${Math.fround(e.value)}` : "")).join(",");
-  if (op.kind === OpKind.LAYER_NORM) key += `;epsilon=${epsilonOf(op)}`;
+  let key = `${opName(op.kind)}|${op.shape.join("x")}`;
+  if (op.transposeB) key += "|transposeB";
+  if (op.broadcastB) key += "|broadcastB";
+  if (op.epilogue.length) key += "|" + op.epilogue.map((e) => epilogueLabel(e.kind) + (e.kind === EpilogueKind.SCALE ? `:${keyNumber(e.value)}` : "")).join(",");
+  const epsilon = Math.fround(op.epsilon);
+  if (epsilon !== 0 && epsilon !== Math.fround(DEFAULT_LAYER_NORM_EPSILON)) key += `|epsilon=${keyNumber(epsilon)}`;
   return key;
+}
+
+/**
+ * A float32 as keys write it (`OpRules.number` in Java): the shortest decimal that reads back as
+ * the same float (through a double, ties rounded away from zero), laid out as Java's
+ * `Float.toString` lays it out (`0.125`, `1.0E-12`).
+ */
+export function keyNumber(value: number): string {
+  const v = Math.fround(value);
+  if (v === 0) return Object.is(v, -0) ? "-0.0" : "0.0";
+  let shortest = Math.abs(v).toPrecision(9);
+  for (let precision = 1; precision <= 9; precision++) {
+    const text = Math.abs(v).toPrecision(precision);
+    if (Math.fround(Number(text)) === Math.abs(v)) {
+      shortest = text;
+      break;
+    }
+  }
+  const magnitude = Number(shortest);
+  const [mantissa, power] = magnitude.toExponential().split("e");
+  const digits = mantissa.replace(".", "");
+  const exponent = Number(power);
+  let text: string;
+  if (magnitude >= 1e-3 && magnitude < 1e7) {
+    text = exponent >= 0
+      ? `${digits.slice(0, exponent + 1).padEnd(exponent + 1, "0")}.${digits.slice(exponent + 1) || "0"}`
+      : `0.${"0".repeat(-exponent - 1)}${digits}`;
+  } else {
+    text = `${digits[0]}.${digits.slice(1) || "0"}E${exponent}`;
+  }
+  return v < 0 ? `-${text}` : text;
 }
 
 /** gelu, erf form, in float64. */

@@ -103,7 +103,7 @@ describe("tune CLI", () => {
       // a tiny op: at the default budget a timed pair (0.5 ms at least) waits for thousands of its microsecond runs
       // the fake gateway serves one thread's kernels
       expect(await main(["--model", file, "--seq", "16", "--budget", "1", "--runs", "20000", "--threads", "1", "--fingerprint", "test-device", "--json"], run)).toBe(0);
-      expect(run.stdout.join("\n")).toMatch(/matmul\[16,32,24\] +1 +k-(initial|other)/);
+      expect(run.stdout.join("\n")).toMatch(/matmul\|16x32x24 +1 +k-(initial|other)/);
       const json = JSON.parse(run.stdout.at(-1)!);
       expect(json.settled).toBe(true);
       expect(json.ops).toHaveLength(1);

@@ -46,7 +46,7 @@ describe("op shapes", () => {
     const echoed = fromBinary(OpSpecSchema, toBinary(OpSpecSchema, op));
     expect(echoed.epilogue[0].value).not.toBe(op.epilogue[0].value);
     expect(opKey(echoed)).toBe(opKey(op));
-    expect(opKey(op)).toBe(`batch_matmul[12,128,32,128];transposeB;scale:${Math.fround(1 / Math.sqrt(32))}`);
+    expect(opKey(op)).toBe(`batch_matmul|12x128x32x128|transposeB|scale:0.17677669`);
   });
 });
 
@@ -71,9 +71,9 @@ describe("ops read from kernel metadata", () => {
       transposeB: true, broadcastB: false,
       epilogue: [{ kind: "scale", value: 0.5 }, { kind: "bias" }, { kind: "gelu_erf" }, { kind: "residual" }],
     };
-    expect(opKey(opOfMetadata(meta))).toBe("matmul[4,8,8];transposeB;scale:0.5,bias,gelu_erf,residual");
-    expect(opKey(opOfMetadata({ op: "layer_norm", shape: [2, 768], epsilon: 1e-12 }))).toBe("layer_norm[2,768];epsilon=1e-12");
-    expect(opKey(opOfMetadata({ op: "batch_matmul", shape: [2, 3, 4, 5], broadcastB: true }))).toBe("batch_matmul[2,3,4,5];broadcastB");
+    expect(opKey(opOfMetadata(meta))).toBe("matmul|4x8x8|transposeB|scale:0.5,bias,gelu_erf,residual");
+    expect(opKey(opOfMetadata({ op: "layer_norm", shape: [2, 768], epsilon: 1e-12 }))).toBe("layer_norm|2x768|epsilon=1.0E-12");
+    expect(opKey(opOfMetadata({ op: "batch_matmul", shape: [2, 3, 4, 5], broadcastB: true }))).toBe("batch_matmul|2x3x4x5|broadcastB");
   });
 
   it("gives the reference the harness checks kernels against", () => {

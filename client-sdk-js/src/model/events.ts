@@ -1,6 +1,6 @@
 /**
  * What a model tells its app while it tunes, as typed events (`model.on("new-best", ...)`). Op
- * names are op keys (`matmul[128,768,768];bias`), times milliseconds on the tuning bench.
+ * names are op keys (`matmul|128x768x768|bias`), times milliseconds on the tuning bench.
  */
 /** Where a model's gateway session stands: opened, dropped and reconnecting, taken up again, or given up. */
 export type ConnectionState = "open" | "reconnecting" | "resumed" | "failed";

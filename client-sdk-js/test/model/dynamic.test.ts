@@ -51,7 +51,7 @@ describe("a MatMul whose rows change between runs", () => {
     const stats = model.stats();
     expect(stats.plans).toBe(4);
     expect(stats.dynamicSteps).toBe(1);
-    expect(stats.ops.map((o) => o.key).sort()).toEqual(["matmul[16,32,24]", "matmul[4,32,24]", "matmul[8,32,24]"]);
+    expect(stats.ops.map((o) => o.key).sort()).toEqual(["matmul|16x32x24", "matmul|4x32x24", "matmul|8x32x24"]);
     expect(stats.ops.every((o) => o.source === "wasm")).toBe(true);
     expect(gateway.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1);
     const request = gateway.received.find((f) => f.frame.case === "planRequest")!.frame.value as PlanRequest;
@@ -68,8 +68,8 @@ describe("a MatMul whose rows change between runs", () => {
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
     for (const m of [16, 11, 7]) await runChecked(model, m);
     expect(model.stats().dynamicSteps).toBe(0);
-    expect(model.stats().ops.map((o) => o.key).sort()).toEqual(["matmul[11,32,24]", "matmul[16,32,24]", "matmul[7,32,24]"]);
-    expect(lines.join("\n")).toMatch(/no uKernel plan for matmul\[512,32,24\] over 1\.\.512: .*the fake gateway plans nothing/);
+    expect(model.stats().ops.map((o) => o.key).sort()).toEqual(["matmul|11x32x24", "matmul|16x32x24", "matmul|7x32x24"]);
+    expect(lines.join("\n")).toMatch(/no uKernel plan for matmul\|512x32x24 over 1\.\.512: .*the fake gateway plans nothing/);
     expect(model.stats().notes).toEqual(["1 MatMul whose rows change runs a kernel per length: the gateway served no uKernel plan for it"]);
     expect(gateway.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1);
     await model.close();

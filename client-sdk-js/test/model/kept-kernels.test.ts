@@ -28,7 +28,7 @@ describe("kernels kept on the device", () => {
     const store = new MemoryKernelStore();
     const settledOn = await tuneOnce(store);
     const [key] = [...store.entries.keys()];
-    expect(key).toBe(`${FP}|matmul[16,32,24]`);
+    expect(key).toBe(`${FP}|matmul|16x32x24`);
     expect((store.entries.get(key) as { kernelId: string }).kernelId).toBe(settledOn);
 
     // the gateway is unreachable: the first run is on the kept kernel all the same
@@ -44,9 +44,9 @@ describe("kernels kept on the device", () => {
 
   it("times the Welcome's kernel against the kept one, and never reports a kernel this session's gateway did not issue", async () => {
     const store = new MemoryKernelStore();
-    const entry = { format: 1, fingerprint: FP, op: "matmul[16,32,24]", kernelId: "k-kept", savedAt: 1, ms: 0.01,
+    const entry = { format: 1, fingerprint: FP, op: "matmul|16x32x24", kernelId: "k-kept", savedAt: 1, ms: 0.01,
       ...(() => { const a = naiveMatmulArtifact("k-kept", [M, K, N]); return { wasm: a.code.value as Uint8Array, metadataJson: a.metadataJson }; })() };
-    store.entries.set(`${FP}|matmul[16,32,24]`, entry);
+    store.entries.set(`${FP}|matmul|16x32x24`, entry);
     gateway = await FakeGateway.start({
       initial: () => ({ artifact: naiveMatmulArtifact("k-zoo", [M, K, N]), fromZoo: true }),
       offers: [],
@@ -64,13 +64,13 @@ describe("kernels kept on the device", () => {
 
   it("ignores a corrupted or foreign entry, and replaces it once the op settles", async () => {
     const store = new MemoryKernelStore();
-    const key = `${FP}|matmul[16,32,24]`;
-    store.entries.set(key, { format: 1, fingerprint: FP, op: "matmul[16,32,24]", kernelId: "k-broken", wasm: Uint8Array.of(0, 97, 115, 109, 9),
+    const key = `${FP}|matmul|16x32x24`;
+    store.entries.set(key, { format: 1, fingerprint: FP, op: "matmul|16x32x24", kernelId: "k-broken", wasm: Uint8Array.of(0, 97, 115, 109, 9),
       metadataJson: "{}", ms: 1, savedAt: 1 });
-    expect(await store.get(FP, "matmul[16,32,24]")).toBeUndefined(); // not a module
-    expect(checkedEntry({ ...(store.entries.get(key) as object), fingerprint: "another-kind" }, FP, "matmul[16,32,24]")).toBeUndefined();
+    expect(await store.get(FP, "matmul|16x32x24")).toBeUndefined(); // not a module
+    expect(checkedEntry({ ...(store.entries.get(key) as object), fingerprint: "another-kind" }, FP, "matmul|16x32x24")).toBeUndefined();
     const settledOn = await tuneOnce(store);
     expect(settledOn).not.toBe("k-broken");
-    expect((await store.get(FP, "matmul[16,32,24]"))?.kernelId).toBe(settledOn);
+    expect((await store.get(FP, "matmul|16x32x24"))?.kernelId).toBe(settledOn);
   });
 });

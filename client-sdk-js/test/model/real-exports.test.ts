@@ -47,17 +47,17 @@ describe.skipIf(files.length === 0)("real exports: every file loads and matches 
 /** What the heavy ops of each exporter's patterns must become: the jitzoo ops (keys) that carry the flops. */
 const HEAVY: [string, string[]][] = [
   // the patch embedding (a Conv of stride = kernel) as a MatMul of the patches with its bias
-  ["vit", ["matmul[16,192,64];bias"]],
+  ["vit", ["matmul|16x192x64|bias"]],
   // SDPA's scalars on Q and K as one scale on Q·Kᵀ, the mask (broadcast over heads) as its residual;
   // GPT-2's Conv1D Gemm through its reshape into the tanh GELU
-  ["gpt2", ["batch_matmul[2,16,32,16];transposeB;scale:0.1767767071723938,residual", "matmul[16,64,256];bias,gelu_tanh", "matmul[16,256,64];bias,residual"]],
-  ["bert", ["batch_matmul[2,16,32,16];scale:0.1767767071723938,residual", "matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
+  ["gpt2", ["batch_matmul|2x16x32x16|transposeB|scale:0.1767767,residual", "matmul|16x64x256|bias,gelu_tanh", "matmul|16x256x64|bias,residual"]],
+  ["bert", ["batch_matmul|2x16x32x16|scale:0.1767767,residual", "matmul|16x64x128|bias,gelu_erf", "matmul|16x128x64|bias,residual"]],
   // SiLU into the gate projection
-  ["llama", ["matmul[16,64,128];silu", "batch_matmul[2,16,32,16];transposeB;scale:0.1767767071723938,residual"]],
-  ["qwen2", ["matmul[16,64,128];silu"]],
+  ["llama", ["matmul|16x64x128|silu", "batch_matmul|2x16x32x16|transposeB|scale:0.1767767,residual"]],
+  ["qwen2", ["matmul|16x64x128|silu"]],
   // the 4-bit and int8 weights dequantized once into the same MatMuls as the float file's
-  ["bert_q4", ["matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
-  ["bert_int8", ["matmul[16,64,128];bias,gelu_erf", "matmul[16,128,64];bias,residual"]],
+  ["bert_q4", ["matmul|16x64x128|bias,gelu_erf", "matmul|16x128x64|bias,residual"]],
+  ["bert_int8", ["matmul|16x64x128|bias,gelu_erf", "matmul|16x128x64|bias,residual"]],
 ];
 
 describe.skipIf(files.length === 0)("real exports: the heavy ops become jitzoo ops", () => {

@@ -37,12 +37,12 @@ describe("WGSL kernels as the SDK takes them", () => {
 describe("kept WGSL kernels", () => {
   it("are kept and listed per device kind, a bad entry left out", async () => {
     const store = new MemoryKernelStore();
-    const entry = { format: 1 as const, fingerprint: "gpu", op: "matmul[2,3,4]", kernelId: "k1", wgsl: "// code", metadataJson: "{}", ms: 1, savedAt: 1 };
+    const entry = { format: 1 as const, fingerprint: "gpu", op: "matmul|2x3x4", kernelId: "k1", wgsl: "// code", metadataJson: "{}", ms: 1, savedAt: 1 };
     await store.put(entry);
-    await store.put({ ...entry, op: "softmax[2,3]", wgsl: "" }); // empty source: not a kernel
-    await store.put({ ...entry, fingerprint: "other", op: "add[4]" });
-    expect(await store.get("gpu", "matmul[2,3,4]")).toEqual(entry);
-    expect((await store.list("gpu")).map((e) => e.op)).toEqual(["matmul[2,3,4]"]);
+    await store.put({ ...entry, op: "softmax|2x3", wgsl: "" }); // empty source: not a kernel
+    await store.put({ ...entry, fingerprint: "other", op: "add|4" });
+    expect(await store.get("gpu", "matmul|2x3x4")).toEqual(entry);
+    expect((await store.list("gpu")).map((e) => e.op)).toEqual(["matmul|2x3x4"]);
   });
 });
 

@@ -17,7 +17,7 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
                  float epsilon) {
 
     /** Layer norm's epsilon when an op names none (epsilon 0). */
-    public static final float DEFAULT_EPSILON = 1e-5f;
+    public static final float DEFAULT_EPSILON = OpRules.DEFAULT_EPSILON;
 
     public Op {
         if (kind == null) {

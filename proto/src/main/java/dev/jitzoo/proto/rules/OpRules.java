@@ -5,6 +5,9 @@ import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.Kernel;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
@@ -26,6 +29,12 @@ public final class OpRules {
      * that every byte offset fits an i32. A gateway may be configured to serve less, never more.
      */
     public static final long MAX_OPERAND_ELEMENTS = 1L << 28;
+
+    /** A layer norm's epsilon when its op names none (0): an op that names it keys as one that does not. */
+    public static final float DEFAULT_EPSILON = 1e-5f;
+
+    private static final BigDecimal PLAIN_FROM = new BigDecimal("0.001");
+    private static final BigDecimal PLAIN_BELOW = new BigDecimal("10000000");
 
     private OpRules() {
     }
@@ -154,12 +163,17 @@ public final class OpRules {
     }
 
     /**
-     * Every field that changes what an op computes, as text ({@code matmul|384x768x768|transposeB|bias,gelu_erf}):
-     * two ops with the same key can share kernels, two with different keys never do.
+     * Every field that changes what an op computes, as text ({@code matmul|384x768x768|transposeB|bias,gelu_erf},
+     * {@code batch_matmul|12x128x64x128|transposeB|scale:0.125,residual}, {@code layer_norm|128x768|epsilon=1.0E-12}):
+     * two ops with the same key can share kernels, two with different keys never do. The SDK writes
+     * the same text (client-sdk-js/src/ops.ts, {@code opKey}); both are checked against one list
+     * (proto/src/test/resources/op-keys.tsv). A layer norm's default epsilon is no epsilon.
      */
     public static String key(OpSpec op) {
-        StringBuilder key = new StringBuilder(name(op.getKind())).append('|')
-                .append(op.getShapeList().stream().map(String::valueOf).collect(Collectors.joining("x")));
+        StringBuilder key = new StringBuilder(name(op.getKind())).append('|');
+        for (int i = 0; i < op.getShapeCount(); i++) {
+            (i == 0 ? key : key.append('x')).append(Integer.toUnsignedString(op.getShape(i)));
+        }
         if (op.getTransposeB()) {
             key.append("|transposeB");
         }
@@ -169,15 +183,52 @@ public final class OpRules {
         if (op.getEpilogueCount() > 0) {
             key.append('|').append(op.getEpilogueList().stream().map(OpRules::label).collect(Collectors.joining(",")));
         }
-        if (op.getEpsilon() != 0) {
-            key.append("|epsilon=").append(op.getEpsilon());
+        if (op.getEpsilon() != 0 && op.getEpsilon() != DEFAULT_EPSILON) {
+            key.append("|epsilon=").append(number(op.getEpsilon()));
         }
         return key.toString();
     }
 
+    /**
+     * A float as keys write it: the shortest decimal that reads back as the same float (through a
+     * double, ties rounded away from zero), laid out as {@link Float#toString} lays it out
+     * ({@code 0.125}, {@code 1.0E-12}). Float.toString's own digits are not always the shortest
+     * (before Java 19), and TypeScript has no float32 printer: this one both languages implement alike.
+     */
+    public static String number(float value) {
+        if (value == 0) {
+            return Float.floatToRawIntBits(value) < 0 ? "-0.0" : "0.0";
+        }
+        BigDecimal exact = new BigDecimal(value);
+        BigDecimal shortest = exact;
+        for (int precision = 1; precision <= 9; precision++) {
+            BigDecimal rounded = exact.round(new MathContext(precision, RoundingMode.HALF_UP));
+            if ((float) rounded.doubleValue() == value) {
+                shortest = rounded;
+                break;
+            }
+        }
+        BigDecimal magnitude = shortest.abs().stripTrailingZeros();
+        String digits = magnitude.unscaledValue().toString();
+        int exponent = digits.length() - 1 - magnitude.scale();
+        String text;
+        if (magnitude.compareTo(PLAIN_FROM) >= 0 && magnitude.compareTo(PLAIN_BELOW) < 0) {
+            if (exponent >= 0) {
+                String whole = digits.length() > exponent
+                        ? digits.substring(0, exponent + 1) : digits + "0".repeat(exponent + 1 - digits.length());
+                text = whole + "." + (digits.length() > exponent + 1 ? digits.substring(exponent + 1) : "0");
+            } else {
+                text = "0." + "0".repeat(-exponent - 1) + digits;
+            }
+        } else {
+            text = digits.charAt(0) + "." + (digits.length() > 1 ? digits.substring(1) : "0") + "E" + exponent;
+        }
+        return value < 0 ? "-" + text : text;
+    }
+
     private static String label(Epilogue e) {
         String name = label(e.getKind());
-        return e.getKind() == EpilogueKind.EPILOGUE_KIND_SCALE ? name + ":" + e.getValue() : name;
+        return e.getKind() == EpilogueKind.EPILOGUE_KIND_SCALE ? name + ":" + number(e.getValue()) : name;
     }
 
     /**
