@@ -1,5 +1,6 @@
 package dev.jitzoo.compiler.kernel;
 
+import dev.jitzoo.proto.rules.ScheduleRules;
 import java.util.List;
 
 /**
@@ -14,12 +15,8 @@ import java.util.List;
 record MatMulPlan(Op op, Schedule schedule) {
 
     static final int FLOAT_BYTES = 4;
-    static final int LANES = 4;
-    /** Accumulators one register tile may hold: x86-64 has 16 SIMD registers, and V8 spills beyond them. */
-    static final int MAX_ACCUMULATORS = 16;
-    /** Deepest r0: its B vectors (r0 x x0/4) are live at once. */
-    static final int MAX_REDUCTION_TILE = 8;
-    static final int MAX_UNROLL = 16;
+    static final int LANES = ScheduleRules.LANES;
+    static final int MAX_ACCUMULATORS = ScheduleRules.WASM_MAX_ACCUMULATORS;
 
     /** Units of one axis (row bands, column tiles or k steps) grouped into blocks of {@code perBlock}. */
     record Blocking(int units, int perBlock) {
@@ -52,11 +49,7 @@ record MatMulPlan(Op op, Schedule schedule) {
     }
 
     static MatMulPlan of(Op op, Schedule schedule) {
-        check(schedule);
-        if (op.transposeB() && schedule.vectorize() && !schedule.packB()) {
-            throw new InvalidKernelException("a transposed B has no 4 adjacent columns to load as a v128; "
-                    + "with vectorize, also set packB (the pack function transposes it into panels)");
-        }
+        refuse(ScheduleRules.wasmProblem(schedule.wire(), op.transposeB()));
         MatMulPlan plan = new MatMulPlan(op, schedule);
         long innerStride = (long) plan.copies() * plan.depth() * plan.bRowBytes(schedule.x0());
         if (innerStride > Integer.MAX_VALUE) {
@@ -68,35 +61,12 @@ record MatMulPlan(Op op, Schedule schedule) {
 
     /** Throws {@link InvalidKernelException} unless a correct kernel of any shape can follow this schedule. */
     static void check(Schedule s) {
-        if (s.y0() < 1 || s.x0() < 1) {
-            throw new InvalidKernelException("the register tile needs y0 >= 1 rows and x0 >= 1 columns, got y0="
-                    + s.y0() + ", x0=" + s.x0());
-        }
-        if (s.vectorize() && s.x0() % LANES != 0) {
-            throw new InvalidKernelException("a vectorized x0 must be a multiple of 4 (one v128 per 4 columns), got "
-                    + s.x0());
-        }
-        long accumulators = (long) s.y0() * (s.vectorize() ? s.x0() / LANES : s.x0());
-        if (accumulators > MAX_ACCUMULATORS) {
-            throw new InvalidKernelException("register tile " + s.y0() + "x" + s.x0() + " needs " + accumulators
-                    + (s.vectorize() ? " v128" : " f32") + " accumulators; at most " + MAX_ACCUMULATORS + " fit the registers");
-        }
-        if (s.r0() > MAX_REDUCTION_TILE) {
-            throw new InvalidKernelException("r0 must be 0 to " + MAX_REDUCTION_TILE + ", got " + s.r0());
-        }
-        if (s.unroll() > MAX_UNROLL) {
-            throw new InvalidKernelException("unroll must be 0 to " + MAX_UNROLL + ", got " + s.unroll());
-        }
-        if (s.x1() % s.x0() != 0) {
-            throw new InvalidKernelException("x1 must be 0 or a multiple of x0 (whole register tiles per cache tile), got x1="
-                    + s.x1() + ", x0=" + s.x0());
-        }
-        if (s.relaxedSimd() && !s.vectorize()) {
-            throw new InvalidKernelException("relaxedSimd needs vectorize: f32x4.relaxed_madd works on v128 columns");
-        }
-        if (s.y1() % s.y0() != 0) {
-            throw new InvalidKernelException("y1 must be 0 or a multiple of y0 (whole register tiles per cache tile), got y1="
-                    + s.y1() + ", y0=" + s.y0());
+        refuse(ScheduleRules.wasmProblem(s.wire(), false));
+    }
+
+    private static void refuse(String problem) {
+        if (problem != null) {
+            throw new InvalidKernelException(problem);
         }
     }
 

@@ -10,6 +10,7 @@ import dev.jitzoo.compiler.wasm.MemArg;
 import dev.jitzoo.compiler.wasm.Opcode;
 import dev.jitzoo.compiler.wasm.SimdOpcode;
 import dev.jitzoo.compiler.wasm.ValType;
+import dev.jitzoo.proto.rules.ScheduleRules;
 import java.util.function.IntConsumer;
 
 /**
@@ -44,12 +45,9 @@ final class RowOpEmitter {
 
     /** Throws unless {@code schedule} only sets what these ops use: vectorize and unroll. */
     static void check(Op op, Schedule s) {
-        if (s.x0() != 0 || s.y0() != 0 || s.r0() != 0 || s.x1() != 0 || s.y1() != 0 || s.r1() != 0
-                || s.relaxedSimd() || s.packB() || s.columnsOuter()) {
-            throw new InvalidKernelException(op.kind().abiName + " is scheduled by vectorize and unroll only; got " + s);
-        }
-        if (s.unroll() > MatMulPlan.MAX_UNROLL) {
-            throw new InvalidKernelException("unroll must be 0 to " + MatMulPlan.MAX_UNROLL + ", got " + s.unroll());
+        String problem = ScheduleRules.rowOpProblem(s.wire());
+        if (problem != null) {
+            throw new InvalidKernelException(op.kind().abiName + " is " + problem + "; got " + s);
         }
     }
 

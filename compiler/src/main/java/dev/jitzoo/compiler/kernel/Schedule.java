@@ -1,5 +1,8 @@
 package dev.jitzoo.compiler.kernel;
 
+import dev.jitzoo.proto.kernel.v1.SplitAxis;
+import dev.jitzoo.proto.rules.ScheduleRules;
+
 /**
  * A point in the kernel space, field for field the proto's {@code jitzoo.kernel.v1.Schedule}.
  *
@@ -50,6 +53,14 @@ public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean v
     /** A schedule with plain multiply-adds and B read in place. */
     public Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean vectorize, int unroll) {
         this(x0, y0, r0, x1, y1, r1, vectorize, unroll, false, false);
+    }
+
+    /** The schedule on the wire: the form {@link ScheduleRules} judges for every part of the suite. */
+    public dev.jitzoo.proto.kernel.v1.Schedule wire() {
+        return dev.jitzoo.proto.kernel.v1.Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setX1(x1).setY1(y1).setR1(r1)
+                .setVectorize(vectorize).setUnroll(unroll).setRelaxedSimd(relaxedSimd).setPackB(packB).setColumnsOuter(columnsOuter)
+                .setSplitAxis(split.axis() == Split.Axis.ROWS ? SplitAxis.SPLIT_AXIS_ROWS : SplitAxis.SPLIT_AXIS_UNSPECIFIED)
+                .setSplitGrain(split.grain()).build();
     }
 
     /** A register tile only: {@code y0} rows by {@code x0} columns (note the order: rows first). */

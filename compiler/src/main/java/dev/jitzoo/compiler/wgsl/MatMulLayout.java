@@ -4,6 +4,7 @@ import dev.jitzoo.compiler.kernel.Epilogue;
 import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.Schedule;
+import dev.jitzoo.proto.rules.ScheduleRules;
 
 /**
  * How a (batch) matmul maps onto WebGPU for one schedule, decided and checked before any text is
@@ -20,16 +21,10 @@ import dev.jitzoo.compiler.kernel.Schedule;
  */
 record MatMulLayout(Op op, Schedule schedule, int threadsX, int threadsY, int depth, int[] dispatch, int storageBytes) {
 
-    /** Accumulators (floats) one invocation's register tile may hold. */
-    static final int MAX_ACCUMULATORS = 128;
-    static final int MAX_REDUCTION_TILE = 16;
-    static final int MAX_UNROLL = 16;
-    /** Multiply-adds written out in one trip of the k loop: y0 * x0/lanes * r0 * unroll. */
-    static final int MAX_UNROLLED_MADDS = 1024;
     /** Invocations along an axis the schedule leaves open (x1 or y1 = 0), before the limits and the shape cut it. */
     static final int DEFAULT_THREADS = 16;
     static final int FLOAT_BYTES = 4;
-    static final int LANES = 4;
+    static final int LANES = ScheduleRules.LANES;
 
     static MatMulLayout of(Op op, Schedule s, WgslLimits limits) {
         checkTile(s);
@@ -85,38 +80,9 @@ record MatMulLayout(Op op, Schedule schedule, int threadsX, int threadsY, int de
 
     /** Throws unless the register tile, r0 and unroll make a kernel of reasonable size. */
     static void checkTile(Schedule s) {
-        if (s.y0() < 1 || s.x0() < 1) {
-            throw new InvalidKernelException("the register tile needs y0 >= 1 rows and x0 >= 1 columns, got y0="
-                    + s.y0() + ", x0=" + s.x0());
-        }
-        if (s.vectorize() && s.x0() % LANES != 0) {
-            throw new InvalidKernelException("a vectorized x0 must be a multiple of 4 (one vec4<f32> per 4 columns), got "
-                    + s.x0());
-        }
-        long accumulators = (long) s.y0() * s.x0();
-        if (accumulators > MAX_ACCUMULATORS) {
-            throw new InvalidKernelException("register tile " + s.y0() + "x" + s.x0() + " needs " + accumulators
-                    + " accumulators per invocation; at most " + MAX_ACCUMULATORS);
-        }
-        if (s.r0() > MAX_REDUCTION_TILE) {
-            throw new InvalidKernelException("r0 must be 0 to " + MAX_REDUCTION_TILE + ", got " + s.r0());
-        }
-        if (s.unroll() > MAX_UNROLL) {
-            throw new InvalidKernelException("unroll must be 0 to " + MAX_UNROLL + ", got " + s.unroll());
-        }
-        long madds = (long) s.y0() * (s.x0() / (s.vectorize() ? LANES : 1)) * Math.max(1, s.r0()) * Math.max(1, s.unroll());
-        if (madds > MAX_UNROLLED_MADDS) {
-            throw new InvalidKernelException("one trip of the k loop would write out " + madds + " multiply-adds "
-                    + "(y0 * x0" + (s.vectorize() ? "/4" : "") + " * r0 * unroll); at most " + MAX_UNROLLED_MADDS
-                    + ": choose a smaller tile, r0 or unroll");
-        }
-        if (s.x1() % s.x0() != 0) {
-            throw new InvalidKernelException("x1 must be 0 or a multiple of x0 (whole register tiles per workgroup), got x1="
-                    + s.x1() + ", x0=" + s.x0());
-        }
-        if (s.y1() % s.y0() != 0) {
-            throw new InvalidKernelException("y1 must be 0 or a multiple of y0 (whole register tiles per workgroup), got y1="
-                    + s.y1() + ", y0=" + s.y0());
+        String problem = ScheduleRules.wgslTileProblem(s.wire());
+        if (problem != null) {
+            throw new InvalidKernelException(problem);
         }
     }
 

@@ -7,6 +7,7 @@ import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
+import dev.jitzoo.proto.rules.ScheduleRules;
 
 /**
  * Writes the WGSL of the element-wise and row ops, scheduled by {@code vectorize} and
@@ -40,11 +41,9 @@ final class RowOpShader {
     }
 
     static void check(Op op, Schedule s) {
-        if (s.x0() != 0 || s.y0() != 0 || s.r0() != 0 || s.x1() != 0 || s.y1() != 0 || s.r1() != 0) {
-            throw new InvalidKernelException(op.kind().abiName + " is scheduled by vectorize and unroll only; got " + s);
-        }
-        if (s.unroll() > MatMulLayout.MAX_UNROLL) {
-            throw new InvalidKernelException("unroll must be 0 to " + MatMulLayout.MAX_UNROLL + ", got " + s.unroll());
+        String problem = ScheduleRules.rowOpProblem(s.wire());
+        if (problem != null) {
+            throw new InvalidKernelException(op.kind().abiName + " is " + problem + "; got " + s);
         }
     }
 

@@ -15,6 +15,7 @@ import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.rules.OpRules;
+import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.rules.SplitRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
@@ -50,19 +51,9 @@ public class KernelSources {
 
     private static final Logger LOG = Logger.getLogger(KernelSources.class);
 
-    /** The default when the zoo knows nothing: one row, one SIMD vector, valid for any shape. */
-    static final Schedule SAFE_DEFAULT = Schedule.newBuilder().setY0(1).setX0(4).setVectorize(true).build();
-
-    /**
-     * The safe default of an op: {@link #SAFE_DEFAULT} for matmuls (on Wasm a transposed B read
-     * packed, the only way a SIMD vector reads it; WGSL reads it in place), plain vectors for the
-     * ops a schedule only vectorizes.
-     */
+    /** The safe default of an op when the zoo knows nothing: {@link ScheduleRules#safeDefault}. */
     static Schedule safeDefault(OpSpec op, Backend backend) {
-        if (!OpRules.isMatmul(op.getKind())) {
-            return Schedule.newBuilder().setVectorize(true).build();
-        }
-        return op.getTransposeB() && backend == Backend.BACKEND_WASM ? SAFE_DEFAULT.toBuilder().setPackB(true).build() : SAFE_DEFAULT;
+        return ScheduleRules.safeDefault(op, backend);
     }
 
     /** The safe default of an op in a session, {@link #forSession as the session runs it}. */

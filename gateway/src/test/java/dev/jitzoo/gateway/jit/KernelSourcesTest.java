@@ -82,12 +82,15 @@ class KernelSourcesTest {
         assertEquals(Optional.empty(), KernelSources.firstOwnCandidate(null), "no space answer: the safe default");
     }
 
+    /** One row, one SIMD vector: valid for any shape. */
+    private static final Schedule SAFE = Schedule.newBuilder().setY0(1).setX0(4).setVectorize(true).build();
+
     @Test
     void everyOpKindHasASafeDefaultTheCompilerTakes() {
-        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(op(OpKind.OP_KIND_MATMUL, 4, 4, 4), Backend.BACKEND_WASM));
+        assertEquals(SAFE, KernelSources.safeDefault(op(OpKind.OP_KIND_MATMUL, 4, 4, 4), Backend.BACKEND_WASM));
         OpSpec transposed = op(OpKind.OP_KIND_BATCH_MATMUL, 2, 4, 4, 4).toBuilder().setTransposeB(true).build();
         assertTrue(KernelSources.safeDefault(transposed, Backend.BACKEND_WASM).getPackB(), "a Wasm vector tile reads a transposed B packed");
-        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(transposed, Backend.BACKEND_WGSL),
+        assertEquals(SAFE, KernelSources.safeDefault(transposed, Backend.BACKEND_WGSL),
                 "WGSL reads a transposed B in place: packing is a Wasm primitive, refused for WGSL");
         Schedule row = KernelSources.safeDefault(op(OpKind.OP_KIND_LAYER_NORM, 4, 4), Backend.BACKEND_WASM);
         assertEquals(Schedule.newBuilder().setVectorize(true).build(), row, "row ops take vectorize and unroll only");
@@ -108,6 +111,6 @@ class KernelSourcesTest {
         assertEquals(SplitAxis.SPLIT_AXIS_UNSPECIFIED, KernelSources.forSession(matmul, elected, one).getSplitAxis());
         assertEquals(0, KernelSources.forSession(matmul, elected, one).getSplitGrain());
         Hello gpu = two.toBuilder().setBackend(Backend.BACKEND_WGSL).build();
-        assertEquals(KernelSources.SAFE_DEFAULT, KernelSources.safeDefault(matmul, gpu), "WGSL takes no split");
+        assertEquals(SAFE, KernelSources.safeDefault(matmul, gpu), "WGSL takes no split");
     }
 }

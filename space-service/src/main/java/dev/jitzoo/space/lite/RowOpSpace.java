@@ -1,6 +1,8 @@
 package dev.jitzoo.space.lite;
 
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.SplitAxis;
+import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.CandidateSource;
 import java.util.ArrayList;
@@ -32,9 +34,13 @@ final class RowOpSpace {
         return all;
     }
 
-    /** Whether a schedule made elsewhere fits: only vectorize (where the device has SIMD) and unroll set. */
+    /**
+     * Whether a schedule made elsewhere fits: one the compiler takes ({@link ScheduleRules#rowOpProblem}:
+     * vectorize and unroll only), unsplit (the gateway splits a session's schedules), vectorized
+     * only where the device has SIMD.
+     */
     static boolean runs(Schedule s, boolean simd) {
-        Schedule rowFields = Schedule.newBuilder().setVectorize(s.getVectorize()).setUnroll(s.getUnroll()).build();
-        return s.equals(rowFields) && (simd || !s.getVectorize()) && s.getUnroll() <= UNROLLS.length * 2;
+        return ScheduleRules.rowOpProblem(s) == null && s.getSplitGrain() == 0
+                && s.getSplitAxis() == SplitAxis.SPLIT_AXIS_UNSPECIFIED && (simd || !s.getVectorize());
     }
 }

@@ -1,6 +1,7 @@
 package dev.jitzoo.space.lite;
 
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.Utilization;
 import dev.jitzoo.space.domain.OpShapes;
@@ -30,8 +31,8 @@ final class WasmSpace {
     private static final int[] DEPTHS = {1, 2, 4};
     private static final int[] K_BLOCKS = {256, 128, 64, 32};
     /** The code generator's cap on one tile's accumulators (x86-64 has 16 SIMD registers). */
-    static final int MAX_ACCUMULATORS = 16;
-    static final int LANES = 4;
+    static final int MAX_ACCUMULATORS = ScheduleRules.WASM_MAX_ACCUMULATORS;
+    static final int LANES = ScheduleRules.LANES;
 
     private WasmSpace() {
     }
@@ -111,16 +112,13 @@ final class WasmSpace {
     }
 
     /**
-     * Whether a schedule made elsewhere runs on this device: its primitives are ones the device has
-     * (SIMD, relaxed SIMD on vectors), its accumulators are within the code generator's cap, and B
-     * is packed only where it is constant.
+     * Whether a schedule made elsewhere runs on this device: the compiler makes a kernel of it
+     * ({@link ScheduleRules#wasmProblem}), its primitives are ones the device has (SIMD, relaxed
+     * SIMD), and B is packed only where it is constant.
      */
     static boolean runs(Schedule s, boolean constantB, boolean transposedB, Target device) {
-        long columnRegisters = s.getVectorize() ? s.getX0() / LANES : s.getX0();
-        return s.getX0() >= 1 && s.getY0() >= 1 && columnRegisters * s.getY0() <= MAX_ACCUMULATORS
-                && (!s.getVectorize() || device.simd() && s.getX0() % LANES == 0)
-                && (!s.getRelaxedSimd() || device.relaxedSimd() && s.getVectorize())
-                && (!s.getPackB() || constantB || transposedB) && (!transposedB || !s.getVectorize() || s.getPackB());
+        return ScheduleRules.wasmProblem(s, transposedB) == null && (!s.getVectorize() || device.simd())
+                && (!s.getRelaxedSimd() || device.relaxedSimd()) && (!s.getPackB() || constantB || transposedB);
     }
 
     /** A primitive's settings to try: only off where it is not available, else as the verdict says. */

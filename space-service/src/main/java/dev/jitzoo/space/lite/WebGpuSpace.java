@@ -2,6 +2,7 @@ package dev.jitzoo.space.lite;
 
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.WebGpuLimits;
+import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.proto.space.v1.Utilization;
 import dev.jitzoo.space.device.GpuArchitecture;
@@ -134,13 +135,12 @@ final class WebGpuSpace {
     }
 
     /**
-     * Whether a schedule made elsewhere fits this adapter: whole invocation tiles, no Wasm-only
-     * primitive, and a workgroup within the adapter's invocation, per-axis and storage limits.
+     * Whether a schedule made elsewhere fits this adapter: the compiler makes a kernel of its tile
+     * ({@link ScheduleRules#wgslTileProblem}), it names its workgroup, and the workgroup is within
+     * the adapter's invocation, per-axis and storage limits.
      */
     static boolean runs(Schedule s, WebGpuLimits limits) {
-        if (s.getX0() < 1 || s.getY0() < 1 || s.getX1() < s.getX0() || s.getY1() < s.getY0()
-                || s.getX1() % s.getX0() != 0 || s.getY1() % s.getY0() != 0
-                || s.getRelaxedSimd() || s.getPackB() || s.getColumnsOuter()) {
+        if (ScheduleRules.wgslTileProblem(s) != null || s.getX1() < s.getX0() || s.getY1() < s.getY0()) {
             return false;
         }
         long tx = s.getX1() / s.getX0(), ty = s.getY1() / s.getY0();

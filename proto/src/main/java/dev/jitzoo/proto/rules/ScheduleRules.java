@@ -1,0 +1,142 @@
+package dev.jitzoo.proto.rules;
+
+import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+
+/**
+ * What a schedule must be for the compiler to make a kernel of it, whatever the shape: the
+ * compiler's plans refuse schedules by these rules, the Wasm and WebGPU spaces keep only the
+ * schedules they allow, and the gateway starts a session on {@link #safeDefault}, which passes them.
+ * What depends on a device (its SIMD, its WebGPU limits) stays with whoever knows the device.
+ */
+public final class ScheduleRules {
+
+    /** f32 lanes of one SIMD vector (Wasm v128, WGSL vec4). */
+    public static final int LANES = 4;
+    /** Accumulators one Wasm register tile may hold: x86-64 has 16 SIMD registers, and V8 spills beyond them. */
+    public static final int WASM_MAX_ACCUMULATORS = 16;
+    /** Deepest Wasm r0: its B vectors (r0 x x0/4) are live at once. */
+    public static final int WASM_MAX_REDUCTION_TILE = 8;
+    /** Accumulators (floats) one WGSL invocation's register tile may hold. */
+    public static final int WGSL_MAX_ACCUMULATORS = 128;
+    public static final int WGSL_MAX_REDUCTION_TILE = 16;
+    /** Multiply-adds one trip of a WGSL k loop may write out: y0 * x0/lanes * r0 * unroll. */
+    public static final int WGSL_MAX_UNROLLED_MADDS = 1024;
+    public static final int MAX_UNROLL = 16;
+
+    /** The matmul default when nothing better is known: one row, one SIMD vector; runs for any shape. */
+    private static final Schedule MATMUL_DEFAULT = Schedule.newBuilder().setY0(1).setX0(LANES).setVectorize(true).build();
+    /** The default of the ops a schedule only vectorizes (softmax, layer norm, add, mul). */
+    private static final Schedule ROW_OP_DEFAULT = Schedule.newBuilder().setVectorize(true).build();
+
+    private ScheduleRules() {
+    }
+
+    /**
+     * The schedule an op starts on where the zoo knows nothing: {@code 1 x 4} vectorized for
+     * matmuls (on Wasm a transposed B read packed, the only way a SIMD vector reads it; WGSL reads
+     * it in place), plain vectors for the other ops.
+     */
+    public static Schedule safeDefault(OpSpec op, Backend backend) {
+        if (!OpRules.isMatmul(op.getKind())) {
+            return ROW_OP_DEFAULT;
+        }
+        return op.getTransposeB() && backend == Backend.BACKEND_WASM ? MATMUL_DEFAULT.toBuilder().setPackB(true).build() : MATMUL_DEFAULT;
+    }
+
+    /** Why a softmax, layer norm, add or mul schedule cannot be compiled, or null: they take vectorize and unroll only. */
+    public static String rowOpProblem(Schedule s) {
+        if (!s.equals(Schedule.newBuilder().setVectorize(s.getVectorize()).setUnroll(s.getUnroll())
+                .setSplitAxis(s.getSplitAxis()).setSplitGrain(s.getSplitGrain()).build())) {
+            return "scheduled by vectorize and unroll only";
+        }
+        return unrollProblem(s);
+    }
+
+    /** Why a matmul schedule cannot make a Wasm kernel, or null; a transposed B read by vectors needs packB. */
+    public static String wasmProblem(Schedule s, boolean transposedB) {
+        String tile = tileProblem(s, "v128");
+        if (tile != null) {
+            return tile;
+        }
+        long accumulators = (long) s.getY0() * (s.getVectorize() ? s.getX0() / LANES : s.getX0());
+        if (accumulators > WASM_MAX_ACCUMULATORS) {
+            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + accumulators
+                    + (s.getVectorize() ? " v128" : " f32") + " accumulators; at most " + WASM_MAX_ACCUMULATORS + " fit the registers";
+        }
+        if (s.getR0() > WASM_MAX_REDUCTION_TILE) {
+            return "r0 must be 0 to " + WASM_MAX_REDUCTION_TILE + ", got " + s.getR0();
+        }
+        String rest = unrollProblem(s);
+        if (rest == null) {
+            rest = cacheTileProblem(s, "cache tile");
+        }
+        if (rest == null && s.getRelaxedSimd() && !s.getVectorize()) {
+            rest = "relaxedSimd needs vectorize: f32x4.relaxed_madd works on v128 columns";
+        }
+        if (rest == null && transposedB && s.getVectorize() && !s.getPackB()) {
+            rest = "a transposed B has no 4 adjacent columns to load as a v128; "
+                    + "with vectorize, also set packB (the pack function transposes it into panels)";
+        }
+        return rest;
+    }
+
+    /**
+     * Why a matmul schedule's invocation tile cannot make a WGSL kernel, or null. Whether its
+     * workgroup fits an adapter is the adapter's question (its limits).
+     */
+    public static String wgslTileProblem(Schedule s) {
+        String tile = tileProblem(s, "vec4<f32>");
+        if (tile != null) {
+            return tile;
+        }
+        long accumulators = (long) s.getY0() * s.getX0();
+        if (accumulators > WGSL_MAX_ACCUMULATORS) {
+            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + accumulators
+                    + " accumulators per invocation; at most " + WGSL_MAX_ACCUMULATORS;
+        }
+        if (s.getR0() > WGSL_MAX_REDUCTION_TILE) {
+            return "r0 must be 0 to " + WGSL_MAX_REDUCTION_TILE + ", got " + s.getR0();
+        }
+        String unroll = unrollProblem(s);
+        if (unroll != null) {
+            return unroll;
+        }
+        long madds = (long) s.getY0() * (s.getX0() / (s.getVectorize() ? LANES : 1)) * Math.max(1, s.getR0())
+                * Math.max(1, s.getUnroll());
+        if (madds > WGSL_MAX_UNROLLED_MADDS) {
+            return "one trip of the k loop would write out " + madds + " multiply-adds "
+                    + "(y0 * x0" + (s.getVectorize() ? "/4" : "") + " * r0 * unroll); at most " + WGSL_MAX_UNROLLED_MADDS
+                    + ": choose a smaller tile, r0 or unroll";
+        }
+        if (s.getRelaxedSimd() || s.getPackB() || s.getColumnsOuter()) {
+            return "relaxedSimd, packB and columnsOuter are Wasm's; a WGSL schedule sets none of them";
+        }
+        return cacheTileProblem(s, "workgroup");
+    }
+
+    private static String tileProblem(Schedule s, String vector) {
+        if (s.getY0() < 1 || s.getX0() < 1) {
+            return "the register tile needs y0 >= 1 rows and x0 >= 1 columns, got y0=" + s.getY0() + ", x0=" + s.getX0();
+        }
+        if (s.getVectorize() && s.getX0() % LANES != 0) {
+            return "a vectorized x0 must be a multiple of 4 (one " + vector + " per 4 columns), got " + s.getX0();
+        }
+        return null;
+    }
+
+    private static String unrollProblem(Schedule s) {
+        return s.getUnroll() > MAX_UNROLL ? "unroll must be 0 to " + MAX_UNROLL + ", got " + s.getUnroll() : null;
+    }
+
+    private static String cacheTileProblem(Schedule s, String per) {
+        if (s.getX1() % s.getX0() != 0) {
+            return "x1 must be 0 or a multiple of x0 (whole register tiles per " + per + "), got x1=" + s.getX1() + ", x0=" + s.getX0();
+        }
+        if (s.getY1() % s.getY0() != 0) {
+            return "y1 must be 0 or a multiple of y0 (whole register tiles per " + per + "), got y1=" + s.getY1() + ", y0=" + s.getY0();
+        }
+        return null;
+    }
+}
