@@ -110,34 +110,28 @@ public class KernelSources {
 
     /**
      * The Welcome's kernels, and what to offer after them. Per op: the zoo's elected kernel for the
-     * device kind; else the lite space's first candidate for this device (the Table 1 model's best
+     * device kind (as the space's answer carries it: one round trip to the zoo per Hello; the
+     * gateway asks the zoo itself only when the space does not answer); else the lite space's first candidate for this device (the Table 1 model's best
      * guess, so a new kind starts near the end of its tuning, not far from it); else, when the
      * space does not answer, the safe default. A zoo or space that does not answer costs the
      * session its head start, not its inference; a first candidate that does not generate gives
      * way to the safe default.
      */
     public Uni<Start> start(Hello hello, String tenant, SessionTrace trace) {
-        ResolveRequest request = ResolveRequest.newBuilder().setTenant(tenant)
-                .setDevice(hello.getDevice()).setBackend(hello.getBackend()).addAllOps(hello.getOpsList()).build();
-        Uni<ResolveResponse> resolved = trace.within(zoo.resolve(request))
-                .ifNoItem().after(config.rpcTimeout()).fail()
-                .onFailure().recoverWithItem(failure -> {
-                    LOG.warnf("zoo unavailable, starting from the space's first candidates: %s", failure.toString());
-                    return ResolveResponse.getDefaultInstance();
-                });
         Uni<List<ComposeResponse>> spaces = compose(hello, tenant, trace).memoize().indefinitely();
-        Uni<List<ComposeResponse>> spacesOrNone = spaces.onFailure().recoverWithItem(failure -> {
-            LOG.warnf("space unavailable, starting from safe defaults: %s", failure.toString());
-            return List.of();
+        Uni<Optional<List<ComposeResponse>>> spacesOrNone = spaces.map(Optional::of).onFailure().recoverWithItem(failure -> {
+            LOG.warnf("space unavailable, starting from the zoo's kernels and safe defaults: %s", failure.toString());
+            return Optional.empty();
         });
-        return Uni.combine().all().unis(resolved, spacesOrNone).asTuple().chain(both -> {
+        return spacesOrNone.chain(composed -> (composed.isPresent() ? Uni.createFrom().item(elections(composed.get()))
+                : resolve(hello, tenant, trace)).chain(resolved -> {
             List<Schedule> first = new ArrayList<>();
             List<Uni<InitialKernel>> initial = new ArrayList<>();
             for (int i = 0; i < hello.getOpsCount(); i++) {
                 OpSpec op = hello.getOps(i);
-                Optional<Schedule> elected = elected(both.getItem1(), i, op);
-                ComposeResponse composed = both.getItem2().isEmpty() ? null : both.getItem2().get(i);
-                Schedule schedule = forSession(op, elected.or(() -> firstOwnCandidate(composed))
+                Optional<Schedule> elected = elected(resolved, i, op);
+                ComposeResponse space = composed.isPresent() ? composed.get().get(i) : null;
+                Schedule schedule = forSession(op, elected.or(() -> firstOwnCandidate(space))
                         .orElse(safeDefault(op, hello.getBackend())), hello);
                 first.add(schedule);
                 initial.add(generateOrSafeDefault(hello, op, schedule, trace)
@@ -145,8 +139,27 @@ public class KernelSources {
             }
             List<Set<Schedule>> given = first.stream().map(Set::of).toList();
             return Uni.join().all(initial).andFailFast()
-                    .map(kernels -> new Start(kernels, spaces.map(composed -> roundRobin(hello.getOpsList(), composed, given))));
-        });
+                    .map(kernels -> new Start(kernels, spaces.map(c -> roundRobin(hello.getOpsList(), c, given))));
+        }));
+    }
+
+    /** The elections the space's answers carry (the zoo's Similar, asked once per op): a Hello's one round trip to the zoo. */
+    private static ResolveResponse elections(List<ComposeResponse> composed) {
+        ResolveResponse.Builder resolved = ResolveResponse.newBuilder();
+        composed.forEach(c -> resolved.addKernels(c.getOwn()));
+        return resolved.build();
+    }
+
+    /** Asks the zoo itself, when the space did not answer: its elections still start the session. */
+    private Uni<ResolveResponse> resolve(Hello hello, String tenant, SessionTrace trace) {
+        ResolveRequest request = ResolveRequest.newBuilder().setTenant(tenant)
+                .setDevice(hello.getDevice()).setBackend(hello.getBackend()).addAllOps(hello.getOpsList()).build();
+        return trace.within(zoo.resolve(request))
+                .ifNoItem().after(config.rpcTimeout()).fail()
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.warnf("zoo unavailable too, starting from safe defaults: %s", failure.toString());
+                    return ResolveResponse.getDefaultInstance();
+                });
     }
 
     /** The zoo's elected schedule for the i-th op of a Resolve, if it found one for exactly that op. */

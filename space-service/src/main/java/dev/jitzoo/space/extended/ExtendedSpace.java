@@ -75,7 +75,7 @@ public final class ExtendedSpace {
         int limit = exploitationLimit(liteSpace.getCandidatesCount());
         Set<Schedule> exploited = new HashSet<>();
         ComposeResponse.Builder out = liteSpace.toBuilder().clearCandidates()
-                .setSettled(settled).setZooUnavailable(zoo.unavailable());
+                .setSettled(settled).setZooUnavailable(zoo.unavailable()).setOwn(similar.getOwn());
         for (SimilarKernel neighbour : similar.getKernelsList()) {
             KernelRef kernel = neighbour.getKernel();
             if (exploited.size() == limit) {

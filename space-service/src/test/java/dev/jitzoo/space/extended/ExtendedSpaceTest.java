@@ -72,6 +72,7 @@ class ExtendedSpaceTest {
 
         assertEquals(3, r.getExploitationSize());
         assertFalse(r.getSettled(), "40 sessions, but from 2 origins of 3");
+        assertEquals(zoo.getOwn(), r.getOwn(), "the kind's own election travels on to the gateway's Welcome");
         List<Candidate> exploitation = r.getCandidatesList().subList(0, 3);
         assertEquals(List.of(fromLite, foreign, liteSpace.getCandidates(3).getSchedule()),
                 exploitation.stream().map(Candidate::getSchedule).toList());
