@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
-import { SessionLimit, type DynamicPlan, type InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { DynamicPlan, InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import {
   Backend, KernelArtifactSchema, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type KernelArtifact, type OpSpec,
 } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { flopsOf, opKey } from "../ops.js";
+import { opKey } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
@@ -16,7 +16,7 @@ import { runNode, type ValueMeta } from "./host/index.js";
 import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
 import { referenceKernel, type Bindings, type KernelCode, type Operand, type Weight } from "./kernels.js";
 import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
-import { ModelSession, requestPlans, type DynamicMatmul } from "./session.js";
+import { ModelSession, requestPlans, sessionGroups, type DynamicMatmul } from "./session.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
 import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
 import { halfToFloat, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
@@ -245,11 +245,8 @@ export class LocalModel extends GraphModel {
   private async connect(slots: KernelSlot[]): Promise<void> {
     const log = this.options.log ?? (() => undefined);
     const device = await this.probe();
-    // the gateway offers candidates op by op, in Hello order: the ops that take the most time first
-    slots.sort((a, b) => flopsOf(b.op) * b.instances - flopsOf(a.op) * a.instances);
     this.flushOnPageHide();
-    for (let i = 0; i < slots.length; i += SessionLimit.OPS_PER_HELLO) {
-      const group = slots.slice(i, i + SessionLimit.OPS_PER_HELLO);
+    for (const group of sessionGroups(slots)) {
       const kept = await this.restore(group, device.fingerprint);
       const session = new ModelSession(this.options.gateway!, device, group.map((s) => s.op), {
         client: this.options.client, reconnect: this.options.reconnect, log,

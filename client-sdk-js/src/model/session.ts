@@ -1,9 +1,9 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
 import { ConnectionClosed, GatewayError } from "../errors.js";
-import { ErrorCode, ProtocolVersion, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ErrorCode, ProtocolVersion, SessionLimit, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { opKey } from "../ops.js";
+import { flopsOf, opKey } from "../ops.js";
 import type { ConnectionState } from "./events.js";
 
 /**
@@ -50,6 +50,18 @@ export interface ModelSessionOptions {
  * whose acknowledgement was lost is sent again (the gateway stores it once). Errors never reach
  * the model's `run()`: a session that fails leaves its ops on the kernels they have, and says why.
  */
+/**
+ * A model's ops as gateway sessions, one Hello each (at most gateway.proto's ops per Hello): the
+ * ops that take the most time first, by flops times the instances of the op in the model, since
+ * the gateway offers candidates op by op in Hello order. Both backends open their sessions so.
+ */
+export function sessionGroups<T extends { op: OpSpec; instances: number }>(slots: readonly T[]): T[][] {
+  const ordered = [...slots].sort((a, b) => flopsOf(b.op) * b.instances - flopsOf(a.op) * a.instances);
+  const groups: T[][] = [];
+  for (let i = 0; i < ordered.length; i += SessionLimit.OPS_PER_HELLO) groups.push(ordered.slice(i, i + SessionLimit.OPS_PER_HELLO));
+  return groups;
+}
+
 export class ModelSession {
   /** The Welcome's kernels by op key; rejects when the session cannot start. */
   readonly welcome: Promise<Map<string, InitialKernel>>;

@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
-import { SessionLimit, type InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, KernelArtifactSchema, type DeviceProfile, type KernelArtifact } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { flopsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import { median } from "../timing.js";
 import { fromHost, GraphModel, inputShapes, LocalModel, nextTurn, spendCredit, toHost } from "../model/engine.js";
@@ -14,7 +13,7 @@ import { indexedDbKernelStore, type KernelStore, type StoredKernel } from "../mo
 import type { GpuStats, LoadOptions, ModelStats, OutputTensor, RunRecord, TensorLike } from "../model/model.js";
 import { ModelError, type OnnxGraph } from "../model/onnx.js";
 import { DEFAULT_TUNING, type TuningOptions } from "../model/op-tuner.js";
-import { ModelSession } from "../model/session.js";
+import { ModelSession, sessionGroups } from "../model/session.js";
 import { sizeOf, type HostTensor } from "../model/tensor.js";
 import { GpuContext } from "./context.js";
 import { hostProgram, type GpuProgram } from "./kernels.js";
@@ -350,11 +349,9 @@ export class GpuModel extends GraphModel {
   private async connect(slots: GpuSlot[]): Promise<void> {
     const log = this.options.log ?? (() => undefined);
     const kept = await this.kept;
-    slots.sort((a, b) => flopsOf(b.op) - flopsOf(a.op));
     this.flushOnPageHide();
     const clock = () => performance.now() - (this.started ?? performance.now());
-    for (let i = 0; i < slots.length; i += SessionLimit.OPS_PER_HELLO) {
-      const group = slots.slice(i, i + SessionLimit.OPS_PER_HELLO);
+    for (const group of sessionGroups(slots)) {
       const session = new ModelSession(this.options.gateway!, this.device, group.map((s) => s.op), {
         client: this.options.client, reconnect: this.options.reconnect, log, backend: Backend.WGSL,
         onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),
