@@ -98,60 +98,40 @@ final class LoadToVariable {
 
         /**
          * Rewrites a statement's expressions (a statement whose expressions stay is kept); a write
-         * that may change a loaded value ends the epoch. Nested bodies are their own runs: only the
-         * rewriting walk enters them.
+         * that may change a loaded value ends the epoch, and so does a nested body, which is a run
+         * of its own: only the rewriting walk enters it.
          */
-        private final Stmt.Visitor<Stmt> statementVisitor = new Stmt.Visitor<>() {
+        private final Stmt.Visitor<Stmt> statementVisitor = new Trees.RebuildStatements() {
+            @Override
+            Expr expr(Expr e) {
+                return Walk.this.expr(e);
+            }
+
+            @Override
+            List<Stmt> body(List<Stmt> statements) {
+                invalidate();
+                return rewriting ? rewrite(statements) : statements;
+            }
+
             @Override
             public Stmt localSet(Stmt.LocalSet set) {
-                Expr value = expr(set.value());
+                Stmt rebuilt = super.localSet(set);
                 if (addressLocals.contains(set.local())) {
                     invalidate();
                 }
-                return value == set.value() ? set : new Stmt.LocalSet(set.local(), value);
+                return rebuilt;
             }
 
             @Override
             public Stmt store(Stmt.Store store) {
-                Expr address = expr(store.address());
-                Expr value = expr(store.value());
+                Stmt rebuilt = super.store(store);
                 invalidate();
-                return address == store.address() && value == store.value() ? store
-                        : new Stmt.Store(store.op(), address, value, store.arg());
-            }
-
-            @Override
-            public Stmt drop(Stmt.Drop drop) {
-                Expr value = expr(drop.value());
-                return value == drop.value() ? drop : new Stmt.Drop(value);
-            }
-
-            @Override
-            public Stmt block(Stmt.Block block) {
-                invalidate();
-                return rewriting ? new Stmt.Block(rewrite(block.body())) : block;
-            }
-
-            @Override
-            public Stmt loop(Stmt.Loop loop) {
-                invalidate();
-                return rewriting ? new Stmt.Loop(rewrite(loop.body())) : loop;
-            }
-
-            @Override
-            public Stmt ifElse(Stmt.If branch) {
-                Expr condition = expr(branch.condition());
-                invalidate();
-                return rewriting ? new Stmt.If(condition, rewrite(branch.then()), rewrite(branch.otherwise())) : branch;
+                return rebuilt;
             }
 
             @Override
             public Stmt branch(Stmt.Branch branch) {
-                Stmt rebuilt = branch;
-                if (branch.condition() != null) {
-                    Expr condition = expr(branch.condition());
-                    rebuilt = condition == branch.condition() ? branch : new Stmt.Branch(branch.depth(), condition);
-                }
+                Stmt rebuilt = super.branch(branch);
                 invalidate();
                 return rebuilt;
             }

@@ -115,23 +115,18 @@ final class Trees {
         }
     }
 
-    /** Statements rebuilt from their rewritten expressions and bodies, then passed to {@code after}. */
-    private static final class Statements implements Stmt.Visitor<Stmt> {
-        private final BottomUp expressions;
-        private final UnaryOperator<Stmt> after;
+    /**
+     * A rewrite of statements: each is rebuilt from the rewrites of its expressions ({@link #expr})
+     * and nested bodies ({@link #body}) when one of them changed. A new statement kind is a compile
+     * error here.
+     */
+    abstract static class RebuildStatements implements Stmt.Visitor<Stmt> {
 
-        Statements(BottomUp expressions, UnaryOperator<Stmt> after) {
-            this.expressions = expressions;
-            this.after = after;
-        }
+        /** The rewrite of one of a statement's expressions. */
+        abstract Expr expr(Expr e);
 
-        List<Stmt> all(List<Stmt> body) {
-            return map(body, s -> after.apply(s.accept(this)));
-        }
-
-        private Expr expr(Expr e) {
-            return expressions.child(e);
-        }
+        /** The rewrite of a nested body (a block's, a loop's, a branch of an if). */
+        abstract List<Stmt> body(List<Stmt> statements);
 
         @Override
         public Stmt localSet(Stmt.LocalSet set) {
@@ -155,21 +150,21 @@ final class Trees {
 
         @Override
         public Stmt block(Stmt.Block block) {
-            List<Stmt> body = all(block.body());
+            List<Stmt> body = body(block.body());
             return body == block.body() ? block : new Stmt.Block(body);
         }
 
         @Override
         public Stmt loop(Stmt.Loop loop) {
-            List<Stmt> body = all(loop.body());
+            List<Stmt> body = body(loop.body());
             return body == loop.body() ? loop : new Stmt.Loop(body);
         }
 
         @Override
         public Stmt ifElse(Stmt.If branch) {
             Expr condition = expr(branch.condition());
-            List<Stmt> then = all(branch.then());
-            List<Stmt> otherwise = all(branch.otherwise());
+            List<Stmt> then = body(branch.then());
+            List<Stmt> otherwise = body(branch.otherwise());
             return condition == branch.condition() && then == branch.then() && otherwise == branch.otherwise() ? branch
                     : new Stmt.If(condition, then, otherwise);
         }
@@ -181,6 +176,31 @@ final class Trees {
             }
             Expr condition = expr(branch.condition());
             return condition == branch.condition() ? branch : new Stmt.Branch(branch.depth(), condition);
+        }
+    }
+
+    /** Statements rebuilt from their rewritten expressions and bodies, then passed to {@code after}. */
+    private static final class Statements extends RebuildStatements {
+        private final BottomUp expressions;
+        private final UnaryOperator<Stmt> after;
+
+        Statements(BottomUp expressions, UnaryOperator<Stmt> after) {
+            this.expressions = expressions;
+            this.after = after;
+        }
+
+        List<Stmt> all(List<Stmt> body) {
+            return map(body, s -> after.apply(s.accept(this)));
+        }
+
+        @Override
+        Expr expr(Expr e) {
+            return expressions.child(e);
+        }
+
+        @Override
+        List<Stmt> body(List<Stmt> statements) {
+            return all(statements);
         }
     }
 }
