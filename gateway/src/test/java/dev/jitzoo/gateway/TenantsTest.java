@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import dev.jitzoo.gateway.tenant.MongoTenantStore;
-import dev.jitzoo.gateway.tenant.Quotas;
-import dev.jitzoo.gateway.tenant.Tenant;
-import dev.jitzoo.gateway.tenant.TenantStore;
+import dev.jitzoo.tenant.MongoTenantStore;
+import dev.jitzoo.tenant.Quotas;
+import dev.jitzoo.tenant.Tenant;
+import dev.jitzoo.tenant.TenantStore;
 import dev.jitzoo.localstack.TestInfra;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.ErrorCode;

@@ -6,11 +6,11 @@ import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import dev.jitzoo.gateway.tenant.MongoTenantStore;
-import dev.jitzoo.gateway.tenant.OriginPolicy;
-import dev.jitzoo.gateway.tenant.Quotas;
-import dev.jitzoo.gateway.tenant.Tenant;
-import dev.jitzoo.gateway.tenant.TenantStore;
+import dev.jitzoo.tenant.MongoTenantStore;
+import dev.jitzoo.tenant.OriginPolicy;
+import dev.jitzoo.tenant.Quotas;
+import dev.jitzoo.tenant.Tenant;
+import dev.jitzoo.tenant.TenantStore;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,7 +28,7 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code jitzoo tenant ...}: the gateway's tenants, their API keys, Origins and quotas, kept in
  * MongoDB. The gateway reads them (a change reaches it within its tenants' cache TTL, 30 s by
- * default); this command writes them, straight to the database.
+ * default); this command writes them through the same library (tenant-store), straight to the database.
  */
 @Command(name = "tenant", mixinStandardHelpOptions = true,
         description = {"The gateway's tenants in MongoDB: API keys (only their SHA-256 is kept), page Origins, quotas.",
@@ -90,8 +90,6 @@ public final class TenantCli implements Callable<Integer> {
         }
     }
 
-    static final Quotas DEFAULT_QUOTAS = new Quotas(1000, 20_000, 500_000);
-
     @Command(name = "create", mixinStandardHelpOptions = true, description = "Makes a tenant and its first API key, printed once.")
     static final class Create implements Callable<Integer> {
         @Parameters(index = "0", paramLabel = "NAME", description = "a-z, 0-9 and '-', up to 63")
@@ -109,7 +107,7 @@ public final class TenantCli implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            Tenant tenant = new Tenant(Tenant.checkName(name), checkedOrigins(origins), quotas.over(DEFAULT_QUOTAS));
+            Tenant tenant = new Tenant(Tenant.checkName(name), checkedOrigins(origins), quotas.over(Quotas.NEW_TENANT));
             String key = directory.with(store -> store.create(tenant, Instant.now()));
             Map<String, Object> fields = describe(tenant);
             fields.put("api_key", key);

@@ -1,7 +1,7 @@
 package dev.jitzoo.gateway.infra;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.jitzoo.gateway.Digests;
+import dev.jitzoo.tenant.Digests;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.session.SessionStore;
 import dev.jitzoo.proto.gateway.v1.Hello;

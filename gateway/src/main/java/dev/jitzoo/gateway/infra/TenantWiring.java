@@ -2,7 +2,7 @@ package dev.jitzoo.gateway.infra;
 
 import com.mongodb.client.MongoClient;
 import dev.jitzoo.gateway.GatewayConfig;
-import dev.jitzoo.gateway.tenant.MongoTenantStore;
+import dev.jitzoo.tenant.MongoTenantStore;
 import dev.jitzoo.gateway.tenant.QuotaMeter;
 import dev.jitzoo.gateway.tenant.Tenants;
 import jakarta.enterprise.inject.Produces;

@@ -1,6 +1,6 @@
 package dev.jitzoo.gateway.session;
 
-import dev.jitzoo.gateway.tenant.Tenant;
+import dev.jitzoo.tenant.Tenant;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import io.smallrye.mutiny.subscription.Cancellable;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -2,14 +2,14 @@ package dev.jitzoo.gateway.session;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
-import dev.jitzoo.gateway.Digests;
+import dev.jitzoo.tenant.Digests;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.jit.KernelSources;
 import dev.jitzoo.gateway.jit.SessionTrace;
 import dev.jitzoo.gateway.jit.StallGuard;
 import dev.jitzoo.gateway.reports.ReportPublisher;
 import dev.jitzoo.gateway.tenant.QuotaMeter;
-import dev.jitzoo.gateway.tenant.Tenant;
+import dev.jitzoo.tenant.Tenant;
 import dev.jitzoo.gateway.tenant.Tenants;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Error;

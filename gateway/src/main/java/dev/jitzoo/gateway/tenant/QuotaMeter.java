@@ -1,5 +1,7 @@
 package dev.jitzoo.gateway.tenant;
 
+import dev.jitzoo.tenant.Quotas;
+import dev.jitzoo.tenant.Tenant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 

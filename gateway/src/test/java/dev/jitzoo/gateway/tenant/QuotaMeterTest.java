@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.gateway.tenant.QuotaMeter.Kind;
+import dev.jitzoo.tenant.Quotas;
+import dev.jitzoo.tenant.Tenant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

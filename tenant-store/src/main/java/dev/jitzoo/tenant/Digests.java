@@ -1,4 +1,4 @@
-package dev.jitzoo.gateway;
+package dev.jitzoo.tenant;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -1,4 +1,4 @@
-package dev.jitzoo.gateway.tenant;
+package dev.jitzoo.tenant;
 
 /**
  * What a tenant may use per minute, on each gateway replica: sessions started, reports stored and
@@ -7,6 +7,8 @@ package dev.jitzoo.gateway.tenant;
 public record Quotas(int sessionsPerMinute, int reportsPerMinute, int offersPerMinute) {
 
     public static final Quotas UNLIMITED = new Quotas(0, 0, 0);
+    /** What a tenant is made with unless told otherwise. */
+    public static final Quotas NEW_TENANT = new Quotas(1000, 20_000, 500_000);
 
     public Quotas {
         if (sessionsPerMinute < 0 || reportsPerMinute < 0 || offersPerMinute < 0) {

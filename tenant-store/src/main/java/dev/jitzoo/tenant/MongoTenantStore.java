@@ -1,4 +1,4 @@
-package dev.jitzoo.gateway.tenant;
+package dev.jitzoo.tenant;
 
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoWriteException;

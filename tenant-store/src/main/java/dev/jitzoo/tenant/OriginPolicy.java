@@ -1,4 +1,4 @@
-package dev.jitzoo.gateway.tenant;
+package dev.jitzoo.tenant;
 
 import java.net.URI;
 import java.util.List;

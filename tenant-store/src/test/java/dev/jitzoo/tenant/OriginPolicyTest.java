@@ -1,4 +1,4 @@
-package dev.jitzoo.gateway.tenant;
+package dev.jitzoo.tenant;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

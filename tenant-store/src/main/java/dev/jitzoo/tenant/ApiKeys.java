@@ -1,6 +1,5 @@
-package dev.jitzoo.gateway.tenant;
+package dev.jitzoo.tenant;
 
-import dev.jitzoo.gateway.Digests;
 import java.security.SecureRandom;
 import java.util.Base64;
 
