@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
 import { ConnectionClosed, GatewayError } from "../errors.js";
-import { ErrorCode, ProtocolVersion, SessionLimit, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { ErrorCode, PlanLimit, ProtocolVersion, SessionLimit, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, opKey } from "../ops.js";
 import type { ConnectionState } from "./events.js";
@@ -285,9 +285,6 @@ export interface DynamicMatmul {
   readonly hi: number;
 }
 
-/** Most PlanRequests one connection may send (the gateway's limit). */
-const PLANS_PER_CONNECTION = 16;
-
 /**
  * Asks the gateway for the uKernel plan of each dynamic MatMul, one at a time, over as few
  * connections as its limit allows. An op the gateway cannot plan (refused, or the space down) is
@@ -296,11 +293,11 @@ const PLANS_PER_CONNECTION = 16;
 export async function requestPlans(url: string, device: DeviceProfile, matmuls: readonly DynamicMatmul[], options: ClientOptions = {},
   log: (line: string) => void = () => undefined): Promise<Map<DynamicMatmul, DynamicPlan>> {
   const plans = new Map<DynamicMatmul, DynamicPlan>();
-  for (let i = 0; i < matmuls.length; i += PLANS_PER_CONNECTION) {
+  for (let i = 0; i < matmuls.length; i += PlanLimit.REQUESTS_PER_CONNECTION) {
     const client = createClient(url, options);
     try {
       await client.ready();
-      for (const m of matmuls.slice(i, i + PLANS_PER_CONNECTION)) {
+      for (const m of matmuls.slice(i, i + PlanLimit.REQUESTS_PER_CONNECTION)) {
         const answered = client.next("dynamicPlan");
         client.send({ frame: { case: "planRequest", value: { device, op: m.op, lo: m.lo, hi: m.hi } } });
         try {

@@ -2,7 +2,7 @@
 // model_q4.onnx, model_fp16.onnx: what the export scripts in shared/models/real-exports write),
 // and how close jitzoo must come to onnxruntime-web on each form. The benches and the tests share it.
 import * as ort from "onnxruntime-web";
-import { type TensorLike } from "@jitzoo/client/internal";
+import { TOLERANCE, type TensorLike } from "@jitzoo/client/internal";
 
 /** A file's numeric form. */
 export type Form = "fp32" | "fp16" | "int8" | "q4";
@@ -14,11 +14,11 @@ export const fp32Sibling = (file: string): string => file.replace(/_(int8|q4|fp1
 
 /**
  * The largest difference from onnxruntime-web's output allowed for a form, given the magnitude of
- * that output: float32 1e-4 absolute; int8 and 4-bit 2% of the output's largest magnitude; float16
+ * that output: float32 the kernels' own tolerance (TOLERANCE, 1e-4) absolute; int8 and 4-bit 2% of the output's largest magnitude; float16
  * 2e-3 of it.
  */
 export function allowed(form: Form, largest: number): number {
-  return form === "fp32" ? 1e-4 : form === "fp16" ? 2e-3 * largest : 0.02 * largest;
+  return form === "fp32" ? TOLERANCE : form === "fp16" ? 2e-3 * largest : 0.02 * largest;
 }
 
 /**

@@ -1,5 +1,6 @@
 package dev.jitzoo.gateway;
 
+import dev.jitzoo.proto.gateway.v1.PlanLimit;
 import dev.jitzoo.proto.gateway.v1.SessionLimit;
 import dev.jitzoo.proto.rules.OpRules;
 import io.smallrye.config.ConfigMapping;
@@ -26,8 +27,8 @@ public interface GatewayConfig {
     @WithDefault("" + OpRules.MAX_DYNAMIC_ROWS)
     int maxDynamicRows();
 
-    /** Most PlanRequests one connection may send; one more ends it with close code 1008. */
-    @WithDefault("16")
+    /** Most PlanRequests one connection may send (gateway.proto's PLAN_LIMIT_REQUESTS_PER_CONNECTION, or fewer); one more ends it with close code 1008. */
+    @WithDefault("" + PlanLimit.PLAN_LIMIT_REQUESTS_PER_CONNECTION_VALUE)
     int maxPlanRequests();
 
     /** Most kernels a report may rank: gateway.proto's SESSION_LIMIT_REPORT_TOP_N (the zoo's ballots are that long). */

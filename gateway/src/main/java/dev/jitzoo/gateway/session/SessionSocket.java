@@ -2,6 +2,7 @@ package dev.jitzoo.gateway.session;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import dev.jitzoo.proto.gateway.v1.PlanLimit;
 import dev.jitzoo.tenant.Digests;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.gateway.jit.KernelSources;
@@ -100,6 +101,10 @@ public class SessionSocket {
         if (config.maxRankedPerReport() < 1 || config.maxRankedPerReport() > SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE) {
             throw new IllegalArgumentException("jitzoo.gateway.max-ranked-per-report must be 1 to "
                     + SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE + ", got " + config.maxRankedPerReport());
+        }
+        if (config.maxPlanRequests() < 0 || config.maxPlanRequests() > PlanLimit.PLAN_LIMIT_REQUESTS_PER_CONNECTION_VALUE) {
+            throw new IllegalArgumentException("jitzoo.gateway.max-plan-requests must be 0 to "
+                    + PlanLimit.PLAN_LIMIT_REQUESTS_PER_CONNECTION_VALUE + ", got " + config.maxPlanRequests());
         }
     }
 
