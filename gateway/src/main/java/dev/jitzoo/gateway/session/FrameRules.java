@@ -27,18 +27,19 @@ public final class FrameRules {
      * (gateway.proto's session limits, {@link OpRules#MAX_OPERAND_ELEMENTS}) are refused.
      */
     public FrameRules(int maxFrameBytes, int maxOps, long maxOperandElements, int maxDynamicRows) {
-        if (maxOps < 1 || maxOps > SessionLimit.SESSION_LIMIT_OPS_PER_HELLO_VALUE) {
-            throw new IllegalArgumentException("jitzoo.gateway.max-ops-per-session must be 1 to "
-                    + SessionLimit.SESSION_LIMIT_OPS_PER_HELLO_VALUE + ", got " + maxOps);
-        }
-        if (maxOperandElements < 1 || maxOperandElements > OpRules.MAX_OPERAND_ELEMENTS) {
-            throw new IllegalArgumentException("jitzoo.gateway.max-operand-elements must be 1 to "
-                    + OpRules.MAX_OPERAND_ELEMENTS + ", got " + maxOperandElements);
-        }
+        checkSetting("max-ops-per-session", maxOps, 1, SessionLimit.SESSION_LIMIT_OPS_PER_HELLO_VALUE);
+        checkSetting("max-operand-elements", maxOperandElements, 1, OpRules.MAX_OPERAND_ELEMENTS);
         this.maxFrameBytes = maxFrameBytes;
         this.maxOps = maxOps;
         this.maxOperandElements = maxOperandElements;
         this.maxDynamicRows = maxDynamicRows;
+    }
+
+    /** Refuses a gateway setting outside {@code min..max}: what every client and service keeps bounds it. */
+    static void checkSetting(String name, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException("jitzoo.gateway." + name + " must be " + min + " to " + max + ", got " + value);
+        }
     }
 
     /** Parses one binary WebSocket message; garbage, truncation or an empty oneof is malformed. */

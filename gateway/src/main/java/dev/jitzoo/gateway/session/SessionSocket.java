@@ -98,14 +98,8 @@ public class SessionSocket {
         this.store = store;
         this.rules = new FrameRules(config.maxFrameBytes(), config.maxOpsPerSession(), config.maxOperandElements(),
                 config.maxDynamicRows());
-        if (config.maxRankedPerReport() < 1 || config.maxRankedPerReport() > SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE) {
-            throw new IllegalArgumentException("jitzoo.gateway.max-ranked-per-report must be 1 to "
-                    + SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE + ", got " + config.maxRankedPerReport());
-        }
-        if (config.maxPlanRequests() < 0 || config.maxPlanRequests() > PlanLimit.PLAN_LIMIT_REQUESTS_PER_CONNECTION_VALUE) {
-            throw new IllegalArgumentException("jitzoo.gateway.max-plan-requests must be 0 to "
-                    + PlanLimit.PLAN_LIMIT_REQUESTS_PER_CONNECTION_VALUE + ", got " + config.maxPlanRequests());
-        }
+        FrameRules.checkSetting("max-ranked-per-report", config.maxRankedPerReport(), 1, SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE);
+        FrameRules.checkSetting("max-plan-requests", config.maxPlanRequests(), 0, PlanLimit.PLAN_LIMIT_REQUESTS_PER_CONNECTION_VALUE);
     }
 
     /**
