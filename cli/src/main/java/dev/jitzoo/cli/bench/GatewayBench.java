@@ -29,7 +29,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -83,13 +82,13 @@ public final class GatewayBench {
     }
 
     public static void main(String[] args) throws Exception {
-        List<String> argv = Arrays.asList(args);
-        boolean json = argv.contains("--json");
-        int held = withinDescriptors(intArg(argv, "--sessions", 10_000));
-        int burst = intArg(argv, "--burst", 1000);
-        int burstSeconds = intArg(argv, "--burst-seconds", 10);
-        int reportSessions = intArg(argv, "--report-sessions", 1000);
-        long phaseTimeoutMs = intArg(argv, "--phase-timeout", 300) * 1000L;
+        BenchArgs argv = BenchArgs.of(args);
+        boolean json = argv.json();
+        int held = withinDescriptors(argv.count("--sessions", 10_000));
+        int burst = argv.count("--burst", 1000);
+        int burstSeconds = argv.count("--burst-seconds", 10);
+        int reportSessions = argv.count("--report-sessions", 1000);
+        long phaseTimeoutMs = argv.count("--phase-timeout", 300) * 1000L;
         URI gateway = URI.create(System.getenv().getOrDefault("JITZOO_GATEWAY_URL", "ws://127.0.0.1:8080/v1/session"));
         GatewayBench bench = new GatewayBench(gateway, phaseTimeoutMs);
         Map<String, Object> figures = new LinkedHashMap<>();
@@ -115,17 +114,6 @@ public final class GatewayBench {
             }
         }
         return sessions;
-    }
-
-    private static int intArg(List<String> argv, String name, int otherwise) {
-        int at = argv.indexOf(name);
-        if (at < 0) {
-            return otherwise;
-        }
-        if (at + 1 >= argv.size() || !argv.get(at + 1).matches("[1-9][0-9]*")) {
-            throw new IllegalArgumentException(name + " takes a positive count");
-        }
-        return Integer.parseInt(argv.get(at + 1));
     }
 
     // ---- phases ----

@@ -29,7 +29,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -95,11 +94,11 @@ public final class ScaleBench {
     }
 
     public static void main(String[] args) throws Exception {
-        List<String> argv = Arrays.asList(args);
-        boolean json = argv.contains("--json");
-        int rounds = intArg(argv, "--rounds", 3);
-        int reports = intArg(argv, "--reports", 20_000);
-        int sessions = intArg(argv, "--sessions", 200);
+        BenchArgs argv = BenchArgs.of(args);
+        boolean json = argv.json();
+        int rounds = argv.count("--rounds", 3);
+        int reports = argv.count("--reports", 20_000);
+        int sessions = argv.count("--sessions", 200);
         ScaleBench bench = new ScaleBench();
         Runtime.getRuntime().addShutdownHook(new Thread(bench::stopAll)); // a bench stopped by a signal leaves no instance behind
         Map<String, Object> figures = new LinkedHashMap<>();
@@ -489,11 +488,6 @@ public final class ScaleBench {
 
     private static OpSpec matmul(int m, int k, int n) {
         return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(k).addShape(n).build();
-    }
-
-    private static int intArg(List<String> argv, String name, int otherwise) {
-        int i = argv.indexOf(name);
-        return i >= 0 && i + 1 < argv.size() ? Integer.parseInt(argv.get(i + 1)) : otherwise;
     }
 
     private static double median(List<Double> xs) {

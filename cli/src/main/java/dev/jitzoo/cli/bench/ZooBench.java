@@ -19,7 +19,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,10 +66,10 @@ public final class ZooBench {
     }
 
     public static void main(String[] args) throws Exception {
-        List<String> argv = Arrays.asList(args);
-        boolean json = argv.contains("--json");
-        int reports = argv.contains("--reports") ? Integer.parseInt(argv.get(argv.indexOf("--reports") + 1)) : 5000;
-        int rate = argv.contains("--rate") ? Integer.parseInt(argv.get(argv.indexOf("--rate") + 1)) : 1000;
+        BenchArgs argv = BenchArgs.of(args);
+        boolean json = argv.json();
+        int reports = argv.count("--reports", 5000);
+        int rate = argv.count("--rate", 1000);
         String zooHttp = System.getenv().getOrDefault("JITZOO_ZOO_HTTP", "http://127.0.0.1:8083");
         String kafka = "127.0.0.1:" + System.getenv().getOrDefault("JITZOO_KAFKA_PORT", "9092");
         ZooBench bench = new ZooBench(zooHttp, kafka);

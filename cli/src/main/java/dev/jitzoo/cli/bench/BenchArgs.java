@@ -1,0 +1,33 @@
+package dev.jitzoo.cli.bench;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The arguments a bench's own JVM gets ({@code ./jitzoo bench NAME ...} starts it on a private
+ * stack and passes them on): {@code --json}, and counts as {@code --name N}. One reading for every
+ * bench, so a count that is not one is refused the same way everywhere.
+ */
+record BenchArgs(List<String> argv) {
+
+    static BenchArgs of(String[] args) {
+        return new BenchArgs(Arrays.asList(args));
+    }
+
+    /** Whether the figures go out as one JSON line. */
+    boolean json() {
+        return argv.contains("--json");
+    }
+
+    /** A positive count given as {@code name N}, else {@code otherwise}. */
+    int count(String name, int otherwise) {
+        int at = argv.indexOf(name);
+        if (at < 0) {
+            return otherwise;
+        }
+        if (at + 1 >= argv.size() || !argv.get(at + 1).matches("[1-9][0-9]{0,8}")) {
+            throw new IllegalArgumentException(name + " takes a positive count");
+        }
+        return Integer.parseInt(argv.get(at + 1));
+    }
+}

@@ -1,0 +1,25 @@
+package dev.jitzoo.cli.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** How every bench's own JVM reads its arguments. */
+class BenchArgsTest {
+
+    @Test
+    void readsCountsAndJsonAndRefusesWhatIsNotACount() {
+        BenchArgs args = BenchArgs.of(new String[] {"--burst", "500", "--json"});
+        assertTrue(args.json());
+        assertEquals(500, args.count("--burst", 1000));
+        assertEquals(10, args.count("--burst-seconds", 10), "absent: the default");
+        assertFalse(BenchArgs.of(new String[] {}).json());
+        for (String[] bad : new String[][] {{"--burst"}, {"--burst", "0"}, {"--burst", "-3"}, {"--burst", "x"}, {"--burst", "99999999999"}}) {
+            String message = assertThrows(IllegalArgumentException.class, () -> BenchArgs.of(bad).count("--burst", 1)).getMessage();
+            assertEquals("--burst takes a positive count", message);
+        }
+    }
+}
