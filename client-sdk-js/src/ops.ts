@@ -148,12 +148,12 @@ export function opKey(op: OpSpec): string {
  * `Float.toString` lays it out (`0.125`, `1.0E-12`).
  */
 export function keyNumber(value: number): string {
-  const v = Math.fround(value);
+  const v = Math.fround(value), abs = Math.abs(v);
   if (v === 0) return Object.is(v, -0) ? "-0.0" : "0.0";
-  let shortest = Math.abs(v).toPrecision(9);
+  let shortest = abs.toPrecision(9);
   for (let precision = 1; precision <= 9; precision++) {
-    const text = Math.abs(v).toPrecision(precision);
-    if (Math.fround(Number(text)) === Math.abs(v)) {
+    const text = abs.toPrecision(precision);
+    if (Math.fround(Number(text)) === abs) {
       shortest = text;
       break;
     }

@@ -10,4 +10,11 @@ public class InvalidKernelException extends IllegalArgumentException {
     public InvalidKernelException(String reason, Throwable cause) {
         super(reason, cause);
     }
+
+    /** Throws with {@code problem} as the reason, where a rule named one (rules answer null for none). */
+    public static void refuse(String problem) {
+        if (problem != null) {
+            throw new InvalidKernelException(problem);
+        }
+    }
 }

@@ -49,7 +49,7 @@ record MatMulPlan(Op op, Schedule schedule) {
     }
 
     static MatMulPlan of(Op op, Schedule schedule) {
-        refuse(ScheduleRules.wasmProblem(schedule.wire(), op.transposeB()));
+        InvalidKernelException.refuse(ScheduleRules.wasmProblem(schedule.wire(), op.transposeB()));
         MatMulPlan plan = new MatMulPlan(op, schedule);
         long innerStride = (long) plan.copies() * plan.depth() * plan.bRowBytes(schedule.x0());
         if (innerStride > Integer.MAX_VALUE) {
@@ -61,13 +61,7 @@ record MatMulPlan(Op op, Schedule schedule) {
 
     /** Throws {@link InvalidKernelException} unless a correct kernel of any shape can follow this schedule. */
     static void check(Schedule s) {
-        refuse(ScheduleRules.wasmProblem(s.wire(), false));
-    }
-
-    private static void refuse(String problem) {
-        if (problem != null) {
-            throw new InvalidKernelException(problem);
-        }
+        InvalidKernelException.refuse(ScheduleRules.wasmProblem(s.wire(), false));
     }
 
     int lanes() {

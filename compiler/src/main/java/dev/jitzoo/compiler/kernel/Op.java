@@ -38,10 +38,6 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
     }
 
     /** The op on the wire: the form {@link OpRules} judges for every part of the suite. */
-    public OpSpec wire() {
-        return wire(kind, dims, transposeB, broadcastB, epilogue, epsilon);
-    }
-
     private static OpSpec wire(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB,
                                List<Epilogue> epilogue, float epsilon) {
         OpSpec.Builder spec = OpSpec.newBuilder().setKind(kind.wire).addAllShape(dims)

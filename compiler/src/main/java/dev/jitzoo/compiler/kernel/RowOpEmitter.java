@@ -10,7 +10,6 @@ import dev.jitzoo.compiler.wasm.MemArg;
 import dev.jitzoo.compiler.wasm.Opcode;
 import dev.jitzoo.compiler.wasm.SimdOpcode;
 import dev.jitzoo.compiler.wasm.ValType;
-import dev.jitzoo.proto.rules.ScheduleRules;
 import java.util.function.IntConsumer;
 
 /**
@@ -43,14 +42,6 @@ final class RowOpEmitter {
         this.locals = locals;
     }
 
-    /** Throws unless {@code schedule} only sets what these ops use: vectorize and unroll. */
-    static void check(Op op, Schedule s) {
-        String problem = ScheduleRules.rowOpProblem(s.wire());
-        if (problem != null) {
-            throw new InvalidKernelException(op.kind().abiName + " is " + problem + "; got " + s);
-        }
-    }
-
     /** The entry {@code (a, ..., c)} computing the whole op. */
     static FunctionBuilder emit(Op op, Schedule schedule) {
         FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(AbiMetadata.operandShapes(op).size()));
@@ -60,7 +51,7 @@ final class RowOpEmitter {
 
     /** The whole op's code written into {@code f}, whose first parameters are the operands' offsets. */
     static void emitInto(Op op, Schedule schedule, FunctionBuilder f, LocalPool locals) {
-        check(op, schedule);
+        schedule.checkRowOp(op);
         RowOpEmitter e = new RowOpEmitter(op, schedule, f, locals);
         switch (op.kind()) {
             case ADD -> e.elementwise(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);

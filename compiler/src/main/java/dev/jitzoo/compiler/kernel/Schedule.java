@@ -63,6 +63,14 @@ public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean v
                 .setSplitGrain(split.grain()).build();
     }
 
+    /** Throws unless this schedules {@code op}, a softmax, layer norm, add or mul: vectorize and unroll only. */
+    public void checkRowOp(Op op) {
+        String problem = ScheduleRules.rowOpProblem(wire());
+        if (problem != null) {
+            throw new InvalidKernelException(op.kind().abiName + " is " + problem + "; got " + this);
+        }
+    }
+
     /** A register tile only: {@code y0} rows by {@code x0} columns (note the order: rows first). */
     public static Schedule registerTile(int y0, int x0, boolean vectorize, int unroll) {
         return new Schedule(x0, y0, 0, 0, 0, 0, vectorize, unroll);

@@ -80,10 +80,7 @@ record MatMulLayout(Op op, Schedule schedule, int threadsX, int threadsY, int de
 
     /** Throws unless the register tile, r0 and unroll make a kernel of reasonable size. */
     static void checkTile(Schedule s) {
-        String problem = ScheduleRules.wgslTileProblem(s.wire());
-        if (problem != null) {
-            throw new InvalidKernelException(problem);
-        }
+        InvalidKernelException.refuse(ScheduleRules.wgslTileProblem(s.wire()));
     }
 
     private static long storage(Schedule s, int tx, int ty, int depth) {

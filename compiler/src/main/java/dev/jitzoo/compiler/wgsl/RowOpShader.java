@@ -7,7 +7,6 @@ import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
-import dev.jitzoo.proto.rules.ScheduleRules;
 
 /**
  * Writes the WGSL of the element-wise and row ops, scheduled by {@code vectorize} and
@@ -40,15 +39,8 @@ final class RowOpShader {
         this.limits = limits;
     }
 
-    static void check(Op op, Schedule s) {
-        String problem = ScheduleRules.rowOpProblem(s.wire());
-        if (problem != null) {
-            throw new InvalidKernelException(op.kind().abiName + " is " + problem + "; got " + s);
-        }
-    }
-
     static Shader write(Op op, Schedule s, WgslLimits limits) {
-        check(op, s);
+        s.checkRowOp(op);
         long floats = op.kind() == OpKind.ADD || op.kind() == OpKind.MUL ? op.dims().get(0) : (long) op.rows() * op.cols();
         if (floats * MatMulLayout.FLOAT_BYTES > limits.maxStorageBufferBindingSize()) {
             throw new InvalidKernelException("an operand of " + floats * MatMulLayout.FLOAT_BYTES + " bytes exceeds "

@@ -111,9 +111,9 @@ public class KernelSources {
     /**
      * The Welcome's kernels, and what to offer after them. Per op: the zoo's elected kernel for the
      * device kind (as the space's answer carries it: one round trip to the zoo per Hello; the
-     * gateway asks the zoo itself only when the space does not answer); else the lite space's first candidate for this device (the Table 1 model's best
-     * guess, so a new kind starts near the end of its tuning, not far from it); else, when the
-     * space does not answer, the safe default. A zoo or space that does not answer costs the
+     * gateway asks the zoo itself only when the space does not answer); else the lite space's first
+     * candidate for this device (the Table 1 model's best guess, so a new kind starts near the end
+     * of its tuning, not far from it); else the safe default. A zoo or space that does not answer costs the
      * session its head start, not its inference; a first candidate that does not generate gives
      * way to the safe default.
      */

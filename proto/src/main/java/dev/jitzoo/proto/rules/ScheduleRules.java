@@ -47,8 +47,8 @@ public final class ScheduleRules {
 
     /** Why a softmax, layer norm, add or mul schedule cannot be compiled, or null: they take vectorize and unroll only. */
     public static String rowOpProblem(Schedule s) {
-        if (!s.equals(Schedule.newBuilder().setVectorize(s.getVectorize()).setUnroll(s.getUnroll())
-                .setSplitAxis(s.getSplitAxis()).setSplitGrain(s.getSplitGrain()).build())) {
+        if (s.getX0() != 0 || s.getY0() != 0 || s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0
+                || s.getRelaxedSimd() || s.getPackB() || s.getColumnsOuter()) {
             return "scheduled by vectorize and unroll only";
         }
         return unrollProblem(s);
