@@ -7,7 +7,7 @@ export { probeFeatures, fingerprintOf, type DeviceFeatures } from "./probe.js";
 export { tune, TOLERANCE, REPORT_TOP_N, DEFAULT_CREDITS, type TuneResult, type OpResult, type TuneOptions } from "./tuner.js";
 export { OpBench, type KernelTiming, type KernelVerdict } from "./op-bench.js";
 export { WORKLOADS, matmul, batchMatmul, type Workload } from "./workloads.js";
-export { loadKernel, readMetadata, instantiateKernel, OperandMemory, ABI_SECTION, type LoadedKernel, type KernelMetadata } from "./wasm-executor.js";
+export { loadKernel, readMetadata, instantiateKernel, OperandMemory, ABI_SECTION, type LoadedKernel, type KernelMetadata } from "./wasm/executor.js";
 export { referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, seededFloats, erf } from "./reference.js";
 export {
   referenceOp, opOfMetadata, operandShapes, opKey, opName, dimsOf, flopsOf, checkOp, DEFAULT_LAYER_NORM_EPSILON, type MatMulDims,
@@ -30,7 +30,7 @@ export {
 export {
   Backend, DeviceProfileSchema, KernelArtifactSchema, OpSpecSchema, type DeviceProfile, type KernelArtifact, type OpSpec,
 } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-export { decodeModel, SUPPORTED_OPS, OPSETS, type GraphInput } from "./model/onnx.js";
-export { DEFAULT_TUNING } from "./model/op-tuner.js";
+export { decodeModel, SUPPORTED_OPS, OPSETS, type GraphInput } from "./graph/onnx.js";
+export { DEFAULT_TUNING } from "./model/tuning.js";
 export { feedsFor, convergence, NEAR_FINAL, type Convergence, type DriveLimits } from "./model/drive.js";
-export { type GpuModel } from "./webgpu/engine.js";
+export { type GpuModel } from "./webgpu/model.js";

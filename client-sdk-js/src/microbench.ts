@@ -5,7 +5,7 @@ import { Primitive, type KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb
 import { OpBench } from "./op-bench.js";
 import { TOLERANCE } from "./reference.js";
 import { median, time } from "./timing.js";
-import { readMetadata, type LoadedKernel } from "./wasm-executor.js";
+import { readMetadata, type LoadedKernel } from "./wasm/executor.js";
 import { matmul } from "./workloads.js";
 
 export { measurePeakGflops } from "./peak.js";

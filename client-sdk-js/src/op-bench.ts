@@ -4,7 +4,7 @@ import type { KernelArtifact, OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js
 import { dimsOf } from "./ops.js";
 import { maxRelativeError, referenceMatMul, seededFloats } from "./reference.js";
 import { time, type TimingOptions } from "./timing.js";
-import { loadKernel, OperandMemory, type LoadedKernel } from "./wasm-executor.js";
+import { loadKernel, OperandMemory, type LoadedKernel } from "./wasm/executor.js";
 
 /** A correct kernel's measurement. */
 export interface KernelTiming {

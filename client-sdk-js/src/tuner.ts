@@ -1,14 +1,13 @@
-import { createClient, type ClientOptions, type JitzooClient } from "./client.js";
-import { ProtocolVersion, SessionLimit, type KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
-import type { OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import type { ClientOptions } from "./client.js";
+import { SessionLimit, type KernelOffer } from "./gen/jitzoo/gateway/v1/gateway_pb.js";
 import { microbenchSpeedups, type MicrobenchSummary } from "./microbench.js";
+import { ModelSession, type ReconnectOptions } from "./model/session.js";
 import { OpBench } from "./op-bench.js";
+import { flopsOf, opKey, opName } from "./ops.js";
 import { probeDevice } from "./probe.js";
-import { flopsOf, opName } from "./ops.js";
+import { TOLERANCE } from "./reference.js";
 import type { TimingOptions } from "./timing.js";
 import type { Workload } from "./workloads.js";
-
-import { TOLERANCE } from "./reference.js";
 
 /** Kernels whose output differs from the reference by more than this are refused. */
 export { TOLERANCE };
@@ -87,6 +86,8 @@ export interface TuneOptions {
   idleTimeoutMs?: number;
   /** Passed to {@link createClient}. */
   client?: ClientOptions;
+  /** How the session reconnects and resumes when its connection drops (see {@link ReconnectOptions}). */
+  reconnect?: ReconnectOptions;
   /** Receives progress lines. */
   log?: (line: string) => void;
   /** This device's primitive microbenchmark, sent for the fleet's primitive table right after the Welcome. */
@@ -111,37 +112,26 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
   // every new best of each op: its latency, when, and how many kernels had been timed by then
   const bests = new Map<OpBench, { ms: number; at: number; timed: number }[]>(benches.map((b) => [b, []]));
   const timed = new Map<OpBench, number>(benches.map((b) => [b, 0]));
-  const client = createClient(url, options.client);
+  const session = new ModelSession(url, device, workload.ops, {
+    client: options.client, reconnect: options.reconnect, log, backend: workload.backend, credits: options.credits ?? DEFAULT_CREDITS,
+  });
   const result: TuneResult = {
     workload: workload.name, fingerprint: device.fingerprint, sessionId: "", rounds: 1,
     offersSent: 0, kernelsReceived: 0, offersFromZoo: 0, kernelsValidated: 0, kernelsInvalid: 0, kernelsTimed: 0,
     inferences: 0, reportsAcked: 0, microbenchAcked: false, initialFromZoo: false, ops: [],
   };
 
-  const inbox = new OfferInbox(client, options.idleTimeoutMs ?? 120_000, log);
   const start = performance.now();
-  // an abort closes the connection: whatever the loop awaits then fails, and the abort's reason is thrown instead
-  const abort = () => client.close(1000, "aborted");
+  // an abort closes the session: whatever the loop awaits then fails, and the abort's reason is thrown instead
+  const abort = () => session.close();
   options.signal?.addEventListener("abort", abort, { once: true });
   try {
-    await client.ready();
-    const welcomed = client.next("welcome");
-    client.send({ frame: { case: "hello", value: {
-      protocolVersion: ProtocolVersion.CURRENT, device, backend: workload.backend, ops: workload.ops, credits: options.credits ?? DEFAULT_CREDITS,
-    } } });
-    const welcome = await welcomed;
-    result.sessionId = welcome.sessionId;
-    log(`session ${welcome.sessionId}: ${welcome.initial.length} initial kernels`);
-    if (welcome.initial.length !== benches.length) {
-      throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${benches.length} ops`);
-    }
+    const welcome = await session.welcome;
+    result.sessionId = session.sessionId;
     if (options.microbench) {
-      const acked = client.next("microbenchAck");
-      client.send({ frame: { case: "microbench", value: {
-        speedups: microbenchSpeedups(options.microbench), engine: options.microbench.engine,
-        peakGflops: options.microbench.peakGflops ?? 0,
-      } } });
-      await acked;
+      await session.microbench({
+        speedups: microbenchSpeedups(options.microbench), engine: options.microbench.engine, peakGflops: options.microbench.peakGflops ?? 0,
+      });
       result.microbenchAcked = true;
       const peak = options.microbench.peakGflops ? `, peak ${options.microbench.peakGflops.toFixed(1)} GFLOP/s` : "";
       log(`microbenchmark sent (${Object.keys(options.microbench.speedups).length} primitives${peak})`);
@@ -162,44 +152,38 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
     };
 
     const initial: { fromZoo: boolean; id: string; ms: number }[] = [];
-    for (const [i, k] of welcome.initial.entries()) {
+    for (const [i, op] of workload.ops.entries()) {
+      const k = welcome.get(opKey(op))!;
       await tryOn(benches[i], k, `initial (${k.fromZoo ? "from the zoo" : "default"})`);
       const id = k.artifact?.ref?.kernelId ?? "";
       initial.push({ fromZoo: k.fromZoo, id, ms: benches[i].timingOf(id)?.medianMs ?? NaN });
     }
 
     const zooKernels = new Map(benches.map((b) => [b, [] as string[]]));
-    for (let offer = await inbox.take(); offer; offer = await inbox.take()) {
+    const idleMs = options.idleTimeoutMs ?? 120_000;
+    for (let next = await session.nextOffer(idleMs); next; next = await session.nextOffer(idleMs)) {
+      const { key, offer } = next;
       result.kernelsReceived++;
-      const op = offer.artifact?.ref?.op;
-      const bench = op && benches.find((b) => sameOp(b.op, op));
-      if (offer.fromZoo) result.offersFromZoo++;
-      if (bench) {
-        if (offer.fromZoo) zooKernels.get(bench)!.push(offer.artifact?.ref?.kernelId ?? "");
-        await tryOn(bench, offer, `offer #${offer.rank}${offer.fromZoo ? " (a similar device's best)" : ""}`);
-      } else {
-        result.kernelsInvalid++;
-        log(`  offer #${offer.rank} ${offer.artifact?.ref?.kernelId}: refused (an op this session did not ask for)`);
+      const bench = benches.find((b) => opKey(b.op) === key)!;
+      if (offer.fromZoo) {
+        result.offersFromZoo++;
+        zooKernels.get(bench)!.push(offer.artifact?.ref?.kernelId ?? "");
       }
+      await tryOn(bench, offer, `offer #${offer.rank}${offer.fromZoo ? " (a similar device's best)" : ""}`);
       for (const b of benches) {
         b.incumbent?.run(); // the page's next inference, on the best kernel so far
         result.inferences++;
       }
-      client.send({ frame: { case: "credit", value: { credits: 1 } } });
     }
 
-    result.offersSent = inbox.offersSent;
-    log(`offers done: ${inbox.offersSent} sent, ${result.kernelsReceived} received`);
+    result.offersSent = session.offersSent;
+    log(`offers done: ${session.offersSent} sent, ${result.kernelsReceived} received`);
 
     for (const [i, bench] of benches.entries()) {
       const ranked = bench.ranked(REPORT_TOP_N);
       if (ranked.length === 0) throw new Error(`no correct kernel for ${opName(bench.op.kind)} [${bench.op.shape}]`);
       const started = bench.timingOf(initial[i].id);
-      const acked = client.next("reportAck");
-      client.send({ frame: { case: "report", value: {
-        op: bench.op, ranked, initial: started && { kernelId: initial[i].id, ...started }, initialFromZoo: initial[i].fromZoo,
-      } } });
-      await acked;
+      await session.report(bench.op, ranked, started && { kernel: { kernelId: initial[i].id, ...started }, fromZoo: initial[i].fromZoo });
       result.reportsAcked++;
     }
 
@@ -230,55 +214,6 @@ export async function tune(url: string, workload: Workload, options: TuneOptions
     throw e;
   } finally {
     options.signal?.removeEventListener("abort", abort);
-    inbox.dispose();
-    client.close();
+    session.close();
   }
-}
-
-/** Queues offers as they arrive; `take` yields them in order and undefined after OffersDone. */
-class OfferInbox {
-  private readonly offers: KernelOffer[] = [];
-  private done = false;
-  /** What OffersDone said. */
-  offersSent = 0;
-  private failure?: Error;
-  private wake: () => void = () => undefined;
-  private readonly cancels: (() => void)[];
-
-  constructor(client: JitzooClient, private readonly idleTimeoutMs: number, log: (line: string) => void) {
-    const notify = () => this.wake();
-    this.cancels = [
-      client.on("offer", (offer) => { this.offers.push(offer); notify(); }),
-      client.on("offersDone", (d) => {
-        this.offersSent = d.offersSent;
-        if (d.cutShort) log(`  offers cut short after ${d.offersSent}: ${d.cutShort}`);
-        this.done = true;
-        notify();
-      }),
-      // Errors while offers flow are logged: a fatal one is followed by a close, which ends the loop.
-      client.on("error", (e) => log(`  ${e.message}`)),
-      client.on("close", (c) => { this.failure = c; notify(); }),
-    ];
-  }
-
-  async take(): Promise<KernelOffer | undefined> {
-    for (;;) {
-      const offer = this.offers.shift();
-      if (offer) return offer;
-      if (this.done) return undefined;
-      if (this.failure) throw this.failure;
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no offer for ${this.idleTimeoutMs} ms`)), this.idleTimeoutMs);
-        this.wake = () => { clearTimeout(timer); resolve(); };
-      });
-    }
-  }
-
-  dispose(): void {
-    this.cancels.forEach((cancel) => cancel());
-  }
-}
-
-function sameOp(a: OpSpec, b: OpSpec): boolean {
-  return a.kind === b.kind && a.shape.length === b.shape.length && a.shape.every((d, i) => d === b.shape[i]);
 }

@@ -1,8 +1,8 @@
-// The SDK's worker entry: runs a model (LocalModel) for a page's WorkerModel, so that kernel
+// The SDK's worker entry: runs a model (WasmModel) for a page's WorkerModel, so that kernel
 // timing, checking and the reference run here and never on the page's thread. Started by
 // worker-start.ts; speaks worker-protocol.ts.
-import type { LocalModel } from "./model/engine.js";
-import { loadModel } from "./model/model.js";
+import type { WasmModel } from "./wasm/model.js";
+import { loadModel } from "./load.js";
 import { LOAD, MODEL_EVENTS, postedError, type FromWorker, type ToWorker } from "./model/worker-protocol.js";
 
 const scope = globalThis as unknown as {
@@ -12,7 +12,7 @@ const scope = globalThis as unknown as {
 };
 const post = (message: FromWorker, transfer: Transferable[] = []) => scope.postMessage(message, transfer);
 
-let model: Promise<LocalModel> | undefined;
+let model: Promise<WasmModel> | undefined;
 
 scope.onmessage = ({ data: message }) => {
   switch (message.type) {
@@ -20,7 +20,7 @@ scope.onmessage = ({ data: message }) => {
       const { keep, log, ...options } = message.options;
       model = loadModel(message.source, {
         ...options, worker: false, store: keep ? undefined : null, log: log ? (line) => post({ type: "log", line }) : undefined,
-      }) as Promise<LocalModel>; // worker: false is a LocalModel
+      }) as Promise<WasmModel>; // worker: false is a WasmModel
       model.then((m) => {
         for (const event of MODEL_EVENTS) m.on(event, (payload) => post({ type: "event", event, payload }));
         post({ type: "loaded", inputs: [...m.inputs], outputNames: m.outputNames, stats: m.stats() });

@@ -98,9 +98,18 @@ describe("tune", () => {
     await expect(tune(g.url, WORKLOAD, { signal: before.signal })).rejects.toMatchObject({ name: "AbortError" });
   });
 
-  it("fails with the close when the gateway hangs up mid-session", async () => {
+  it("resumes the session when its connection drops, and is offered what it missed", async () => {
+    const g = await start({ dropAfterOffers: 2 });
+    const result = await tune(g.url, WORKLOAD, { fingerprint: "unit", timing: FAST_TIMING, reconnect: { baseDelayMs: 10 } });
+    expect(g.connections).toBe(2);
+    expect(g.received.filter((f) => f.frame.case === "resume")).toHaveLength(1);
+    expect(result).toMatchObject({ kernelsReceived: 6, offersSent: 6, kernelsInvalid: 0, reportsAcked: 1 });
+    expect(g.acked).toHaveLength(1);
+  });
+
+  it("fails with the close when the gateway hangs up and reconnecting is off", async () => {
     const g = await start({ closeAfterOffers: 2 });
-    const failure = await tune(g.url, WORKLOAD, { fingerprint: "unit", timing: FAST_TIMING }).catch((e) => e);
+    const failure = await tune(g.url, WORKLOAD, { fingerprint: "unit", timing: FAST_TIMING, reconnect: { attempts: 0 } }).catch((e) => e);
     expect(failure).toBeInstanceOf(ConnectionClosed);
     expect(failure).toMatchObject({ closeCode: 1011, reason: "the fake gateway gives up" });
   });

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { KernelArtifactSchema } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
-import { loadKernel, OperandMemory, readMetadata } from "../src/wasm-executor.js";
+import { loadKernel, OperandMemory, readMetadata } from "../src/wasm/executor.js";
 import { matmulMetadata, naiveMatmulArtifact } from "./support/wasm.js";
 
 const leb = (n: number): number[] => (n < 0x80 ? [n] : [(n & 0x7f) | 0x80, ...leb(n >>> 7)]);

@@ -9,8 +9,9 @@ import { tune, type TuneResult } from "../tuner.js";
 import type { ClientOptions } from "../client.js";
 import { WORKLOADS } from "../workloads.js";
 import { convergence, feedsFor, runUntilSettled, type Convergence } from "../model/drive.js";
-import { loadModel, type Model, type ModelStats } from "../model/model.js";
-import { DEFAULT_TUNING } from "../model/op-tuner.js";
+import { loadModel } from "../load.js";
+import type { Model, ModelStats } from "../model/model.js";
+import { DEFAULT_TUNING } from "../model/tuning.js";
 
 /** Where the CLI writes: stdout lines, stderr lines, and its environment. */
 export interface CliIo {

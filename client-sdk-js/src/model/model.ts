@@ -1,38 +1,17 @@
 import type { ClockInfo } from "../clock.js";
 import type { ClientOptions } from "../client.js";
 import type { OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { LocalModel } from "./engine.js";
-import type { ModelEvent, ModelListener } from "./events.js";
+import type { OutputTensor, TensorLike } from "../graph/feeds.js";
+import type { GraphInput, OnnxGraph } from "../graph/onnx.js";
+import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import type { KernelStore } from "./kernel-store.js";
-import { externalLocations, graphOf, ModelError, parseModel, type ExternalFiles, type GraphInput } from "./onnx.js";
-import type { TuningOptions } from "./op-tuner.js";
 import type { ReconnectOptions } from "./session.js";
-import { WorkerModel } from "./worker-model.js";
-import { GpuModel, openBackend } from "../webgpu/engine.js";
-import { WorkerPool, probeThreads } from "../threads/pool.js";
-import { SHARED_MAX_PAGES } from "./arena.js";
+import type { TuningOptions } from "./tuning.js";
 
-// The model API an app holds: loadModel, its options, and what a model reports. A model runs on
-// the calling thread (LocalModel, engine.ts) or in a dedicated Worker (WorkerModel).
+// The model an app holds, the same on every backend: its options, what it reports, and the base
+// of the backends' models (wasm/, webgpu/). `loadModel` (load.ts) picks the backend.
 
-/**
- * A tensor fed to {@link Model.run}: onnxruntime-web's `Tensor` fits, as does `{ data, dims }`
- * with numbers or bigints (a Float32Array, Int32Array, BigInt64Array or a plain array).
- */
-export interface TensorLike {
-  readonly data: ArrayLike<unknown>;
-  readonly dims: readonly number[];
-}
-
-/**
- * A model output, row-major, as onnxruntime-web returns them: float32 (float16 and float64
- * outputs too), int64 (BigInt64Array; every wider integer type), bool (0 or 1), int8, uint8.
- */
-export interface OutputTensor {
-  readonly type: "float32" | "int64" | "bool" | "int8" | "uint8";
-  readonly dims: number[];
-  readonly data: Float32Array | BigInt64Array | Uint8Array | Int8Array;
-}
+export type { OutputTensor, TensorLike };
 
 /** Options of {@link loadModel}. */
 export interface LoadOptions {
@@ -224,72 +203,49 @@ export interface Model {
   close(): Promise<void>;
 }
 
-/** Whether this is a page's main thread that can start a module Worker. */
-const inPage = () => typeof Worker !== "undefined" && typeof document !== "undefined";
+/** What every model over an ONNX graph on this thread shares: its inputs and outputs, `run` and its events. */
+export abstract class GraphModel implements Model {
+  protected readonly events = new ModelEmitter();
 
-/**
- * Loads an ONNX model (bytes, or a URL to fetch) and prepares it to run on jitzoo kernels.
- * @throws ModelError naming the node and op type when the model uses something unsupported
- */
-export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL, options: LoadOptions = {}): Promise<Model> {
-  options.signal?.throwIfAborted();
-  const worker = options.worker ?? inPage();
-  if (worker) return WorkerModel.start(source, options, worker === true ? undefined : worker.url);
-  const bytes = await bytesOf(source, options.signal);
-  const proto = parseModel(bytes);
-  const graph = graphOf(proto, await externalFiles(externalLocations(proto), source, options));
-  options.log?.(`model ${graph.name || "(unnamed)"}: ${graph.nodes.length} nodes, opset ${graph.opset}, inputs ${graph.inputs.map((i) => i.name).join(", ")}`);
-  const backend = await openBackend(options);
-  if ("gpu" in backend) {
-    options.log?.(`WebGPU: ${backend.gpu.profile.vendor || "?"} ${backend.gpu.profile.architecture || "?"}${backend.gpu.profile.software ? " (software)" : ""}`);
-    return new GpuModel(graph, options, backend.gpu, backend.device);
+  constructor(protected readonly graph: OnnxGraph) {}
+
+  /** The inputs a run must feed: name, element type, declared dimensions (strings for symbolic ones). */
+  get inputs(): readonly GraphInput[] {
+    return this.graph.inputs;
   }
-  const threads = await kernelThreads(options.threads);
-  if (threads.pool) options.log?.(`kernels run on ${threads.pool.threads} threads`);
-  return new LocalModel(graph, { ...options, backend: "wasm" }, [backend.why, threads.note].filter((n) => n).join("; ") || undefined,
-    threads.pool);
-}
 
-/** Threads kernels run on unless the app says otherwise: a few cores speed a model up, all of them would starve the page. */
-const DEFAULT_THREADS = 4;
-
-/** A worker pool for `cap` threads (the probe's count, at most `cap`), or why kernels run on one. */
-async function kernelThreads(cap = DEFAULT_THREADS): Promise<{ pool?: WorkerPool; note?: string }> {
-  if (!(Number.isInteger(cap) && cap >= 1)) throw new ModelError(`threads must be a whole number of at least 1, got ${cap}`);
-  if (cap === 1) return {};
-  const probe = probeThreads(cap);
-  if (probe.threads === 1) return { note: probe.reason && `kernels run on one thread: ${probe.reason}` };
-  try {
-    new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true }); // the arena's reservation fits here
-    return { pool: await WorkerPool.start({ threads: probe.threads }) };
-  } catch (e) {
-    return { note: `kernels run on one thread: the kernel threads did not start (${(e as Error).message})` };
+  /** Names of the inputs a run must feed. */
+  get inputNames(): string[] {
+    return this.graph.inputs.map((i) => i.name);
   }
-}
 
-/** The external data files a model names: given in the options, else fetched from beside the model's URL. */
-async function externalFiles(locations: readonly string[], source: Uint8Array | ArrayBuffer | string | URL, options: LoadOptions): Promise<ExternalFiles> {
-  const files = new Map<string, Uint8Array>();
-  for (const location of locations) {
-    const given = options.externalData?.[location];
-    if (given) {
-      files.set(location, given instanceof Uint8Array ? given : new Uint8Array(given));
-    } else if (typeof source === "string" || source instanceof URL) {
-      const url = new URL(location, new URL(String(source), (globalThis as { location?: { href: string } }).location?.href));
-      options.log?.(`fetching external data ${url}`);
-      files.set(location, await bytesOf(url, options.signal));
-    } else {
-      throw new ModelError(`the model keeps tensors in ${location}: pass it in externalData (${locations.join(", ")})`);
-    }
+  /** Names of the outputs a run returns. */
+  get outputNames(): string[] {
+    return [...this.graph.outputs];
   }
-  return files;
-}
 
-async function bytesOf(source: Uint8Array | ArrayBuffer | string | URL, signal?: AbortSignal): Promise<Uint8Array> {
-  if (source instanceof Uint8Array) return source;
-  if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  const response = await fetch(source, { signal });
-  if (!response.ok) throw new ModelError(`cannot fetch ${String(source)}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
+  /**
+   * Runs the model. Feeds are keyed by input name; int64 inputs take a BigInt64Array, an
+   * Int32Array or numbers. Resolves to every graph output.
+   */
+  async run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
+    let result!: Record<string, OutputTensor>;
+    await this.runThenTune(feeds, (outputs) => { result = outputs; });
+    return result;
+  }
 
+  /**
+   * One inference, its outputs handed to `deliver` as soon as they are read, then this run's
+   * share of tuning. {@link run} returns after both; the model's worker posts the outputs to the
+   * page first, so a page never waits for tuning.
+   * @internal
+   */
+  abstract runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void>;
+
+  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
+    return this.events.on(event, listener);
+  }
+
+  abstract stats(): ModelStats;
+  abstract close(): Promise<void>;
+}

@@ -1,7 +1,9 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type ClientOptions, type JitzooClient } from "../client.js";
 import { ConnectionClosed, GatewayError } from "../errors.js";
-import { ErrorCode, PlanLimit, ProtocolVersion, SessionLimit, type DynamicPlan, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import {
+  ErrorCode, PlanLimit, ProtocolVersion, SessionLimit, type DynamicPlan, type InitialKernel, type KernelOffer, type MicrobenchSchema, type RankedKernelSchema,
+} from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, type DeviceProfile, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { flopsOf, opKey } from "../ops.js";
 import type { ConnectionState } from "./events.js";
@@ -39,6 +41,8 @@ export interface ModelSessionOptions {
   onConnection?: (state: ConnectionState, detail: string) => void;
   /** The kernels' backend (default Wasm; WGSL needs the device's webgpu adapter). */
   backend?: Backend;
+  /** Offers the gateway may send ahead of those taken (default two per op, at least 4, at most 32). */
+  credits?: number;
 }
 
 /**
@@ -67,6 +71,14 @@ export class ModelSession {
   readonly welcome: Promise<Map<string, InitialKernel>>;
   /** Why the session ended early, if it did. */
   failure?: string;
+  /** The gateway's id of the session (empty before the Welcome). */
+  sessionId = "";
+  /** What the gateway's OffersDone said it sent (0 until then). */
+  offersSent = 0;
+  /** The error that ended the session early (the close, the gateway's refusal). */
+  private cause?: Error;
+  /** Wakes {@link nextOffer}'s wait: an offer arrived, or no more will. */
+  private wake?: () => void;
   private client: JitzooClient;
   /** The open connection; while reconnecting, a promise of the next one (rejected when the session fails). */
   private link: Promise<JitzooClient>;
@@ -96,10 +108,10 @@ export class ModelSession {
     this.link = Promise.resolve(this.client);
     ops.forEach((op) => this.queues.set(opKey(op), []));
     this.reportsLeft = ops.length;
-    this.granted = credits(ops.length);
+    this.granted = options.credits ?? credits(ops.length);
     this.cancels.push(...this.listen(this.client), this.client.on("close", (c) => this.dropped(c)));
     this.welcome = this.start(device);
-    this.welcome.catch((e: Error) => this.fail(e.message));
+    this.welcome.catch((e: Error) => this.fail(e.message, e));
   }
 
   /** Takes a connection's offers; returns the functions that stop it. */
@@ -117,6 +129,7 @@ export class ModelSession {
         this.offered.add(id);
         if (queue) {
           queue.push(offer);
+          this.wake?.();
           return;
         }
         // its credit comes back, or stray offers would use up the credits the asked-for ops need
@@ -125,7 +138,9 @@ export class ModelSession {
       }),
       client.on("offersDone", (d) => {
         if (d.cutShort) this.log(`  offers cut short after ${d.offersSent}: ${d.cutShort}`);
+        this.offersSent = d.offersSent;
         this.done = true;
+        this.wake?.();
       }),
       client.on("error", (e) => this.log(`  gateway: ${e.message}`)),
       client.on("goaway", (g) => this.log(`  gateway: ${g.reason}`)), // its close (1001) starts the resume
@@ -140,6 +155,7 @@ export class ModelSession {
     const welcome = await welcomed;
     if (welcome.initial.length !== this.ops.length) throw new Error(`the Welcome has ${welcome.initial.length} initial kernels for ${this.ops.length} ops`);
     this.token = welcome.resumeToken;
+    this.sessionId = welcome.sessionId;
     this.log(`session ${welcome.sessionId}: ${this.ops.length} ops${this.token ? "" : " (the gateway keeps no sessions: it cannot be resumed)"}`);
     return new Map(welcome.initial.map((k, i) => [opKey(this.ops[i]), k]));
   }
@@ -149,7 +165,7 @@ export class ModelSession {
     if (this.closed || this.failure) return;
     const resumable = this.token && this.reportsLeft > 0 && this.reconnect.attempts > 0 && !FINAL_CLOSE_CODES.has(closed.closeCode);
     if (!resumable) {
-      if (this.reportsLeft > 0) this.fail(closed.message);
+      if (this.reportsLeft > 0) this.fail(closed.message, closed);
       return;
     }
     this.cancels.splice(0).forEach((cancel) => cancel());
@@ -160,7 +176,7 @@ export class ModelSession {
     this.options.onConnection?.("reconnecting", closed.message);
     void this.resume().then(settle.resolve, (e: Error) => {
       settle.reject(e);
-      this.fail(e.message);
+      this.fail(e.message, e);
     });
   }
 
@@ -194,10 +210,12 @@ export class ModelSession {
     throw new Error(`gave up reconnecting after ${this.reconnect.attempts} attempts (${why})`);
   }
 
-  private fail(why: string): void {
+  private fail(why: string, cause?: Error): void {
     if (this.failure) return;
     this.failure = why;
+    this.cause = cause;
     this.done = true;
+    this.wake?.();
     if (this.token) this.options.onConnection?.("failed", why);
   }
 
@@ -222,6 +240,35 @@ export class ModelSession {
     if (this.failure || this.closed) return;
     this.granted++;
     if (this.client.state === "open") this.client.send({ frame: { case: "credit", value: { credits: 1 } } });
+  }
+
+  /**
+   * The next offer for any op, in the ops' order, once one has arrived (taking it grants a
+   * credit); undefined once no more will come. Rejects with what ended the session early, or
+   * when nothing arrives for `idleMs`.
+   */
+  async nextOffer(idleMs: number): Promise<{ key: string; offer: KernelOffer } | undefined> {
+    for (;;) {
+      for (const key of this.queues.keys()) {
+        const offer = this.take(key);
+        if (offer) return { key, offer };
+      }
+      if (this.failure) throw this.cause ?? new Error(this.failure);
+      if (this.closed) throw new Error("the session was closed");
+      if (this.done) return undefined;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no offer for ${idleMs} ms`)), idleMs);
+        this.wake = () => { clearTimeout(timer); this.wake = undefined; resolve(); };
+      });
+    }
+  }
+
+  /** Sends the device's microbenchmark for the fleet's primitive table; resolves when the gateway stored it. */
+  async microbench(result: MessageInitShape<typeof MicrobenchSchema>): Promise<void> {
+    const client = await this.link;
+    const acked = client.next("microbenchAck");
+    client.send({ frame: { case: "microbench", value: result } });
+    await acked;
   }
 
   /** Whether no more offers will come for an op (every planned offer sent, or the session ended). */
@@ -273,6 +320,7 @@ export class ModelSession {
 
   close(): void {
     this.closed = true;
+    this.wake?.();
     this.cancels.splice(0).forEach((cancel) => cancel());
     this.client.close();
   }

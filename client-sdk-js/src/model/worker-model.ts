@@ -2,7 +2,7 @@ import { JitzooError, WorkerError } from "../errors.js";
 import { startModelWorker } from "../worker-start.js";
 import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, TensorLike } from "./model.js";
-import { ModelError, type GraphInput } from "./onnx.js";
+import { ModelError, type GraphInput } from "../graph/onnx.js";
 import { LOAD, type FromWorker, type PostedError, type PostedTensor, type ToWorker, type WorkerLoadOptions } from "./worker-protocol.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { JitzooErrorCode } from "../errors.js";
 import type { ModelEvent, ModelEvents } from "./events.js";
 import type { LoadOptions, ModelStats, OutputTensor } from "./model.js";
-import type { GraphInput } from "./onnx.js";
+import type { GraphInput } from "../graph/onnx.js";
 
 // The messages between a page's WorkerModel and the SDK's worker entry (worker.ts).
 

@@ -1,8 +1,8 @@
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { opName } from "../ops.js";
-import { rotates } from "../model/host/fused.js";
-import type { OnnxNode } from "../model/onnx.js";
-import { broadcastShape, broadcastStrides, sizeOf, stridesOf } from "../model/tensor.js";
+import { rotates } from "../graph/host/fused.js";
+import type { OnnxNode } from "../graph/onnx.js";
+import { broadcastShape, broadcastStrides, sizeOf, stridesOf } from "../graph/tensor.js";
 
 /**
  * What a GPU step runs: a server-issued WGSL kernel (docs/kernel-abi.md, "WGSL kernels") or one of

@@ -3,8 +3,7 @@ import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.j
 import { flopsOf, operandShapes, referenceOp } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import { median } from "../timing.js";
-import type { Emit } from "../model/events.js";
-import { judgeOutput, pairVerdict, sampleRows, TunerBase, type Task, type TuningOptions } from "../model/op-tuner.js";
+import { judgeOutput, pairVerdict, sampleRows, TunerBase, type Task, type TunerContext } from "../model/tuning.js";
 import type { ModelSession } from "../model/session.js";
 import type { GpuContext } from "./context.js";
 import { wgslKernelOf, type GpuProgram } from "./kernels.js";
@@ -100,18 +99,8 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
   private incumbentOutput?: Float32Array;
   private candidate?: Candidate;
 
-  constructor(
-    slot: GpuSlot,
-    private readonly context: GpuContext,
-    private readonly timer: GpuTimer,
-    session: ModelSession,
-    options: Required<TuningOptions>,
-    clock: () => number,
-    log: (line: string) => void,
-    emit: Emit = () => undefined,
-    keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
-  ) {
-    super(slot, session, options, clock, log, emit, keep);
+  constructor(slot: GpuSlot, private readonly context: GpuContext, private readonly timer: GpuTimer, session: ModelSession, tuner: TunerContext) {
+    super(slot, session, tuner);
     const shapes = operandShapes(slot.op);
     shapes.forEach(([name, shape], i) => { if (name !== "C") this.inputs[name] = seededFloats(shape.reduce((a, b) => a * b, 1), 17 + i); });
     this.rows = sampleRows(slot.op);
@@ -135,7 +124,6 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
     }
   }
 
-  /** A kernel kept on the device by an earlier load, its pipeline built and checked: in use before the gateway answers. */
   async adoptKept(artifact: KernelArtifact): Promise<boolean> {
     const id = artifact.ref?.kernelId ?? "";
     try {

@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { feedsFor, runUntilSettled } from "../../src/model/drive.js";
 import { MemoryKernelStore, type StoredKernel } from "../../src/model/kernel-store.js";
-import { loadModel, type Model } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
+import { type Model } from "../../src/model/model.js";
 import { maxRelativeError } from "../../src/reference.js";
 import { probeThreads } from "../../src/threads/pool.js";
 import { modelBytes, modelsMissing } from "../support/models.js";

@@ -4,7 +4,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { feedsFor, runUntilSettled } from "../../src/model/drive.js";
-import { loadModel, type Model } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
+import { type Model } from "../../src/model/model.js";
 import { modelBytes, modelsMissing } from "../support/models.js";
 import { GATEWAY, zooGet } from "./support.js";
 import { maxRelativeError } from "../../src/reference.js";

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadModel } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
 import { ortOutputs } from "../support/models.js";
 import { allowed, distance, formOf, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
 import { noWebGpu, useSwiftShader } from "../support/webgpu.js";

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { PlanRequest } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
-import { loadModel, type Model } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
+import { type Model } from "../../src/model/model.js";
 import { referenceMatMul, seededFloats } from "../../src/reference.js";
 import { FakeGateway } from "../support/fake-gateway.js";
 import { matmulModel } from "../support/onnx.js";

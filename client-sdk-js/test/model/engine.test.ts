@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadModel } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
 import { encoderFeeds, maxError, modelBytes, modelsMissing, ortOutputs } from "../support/models.js";
 
 /** Largest error against onnxruntime-web allowed on a whole model (both in float32, summed in different orders). */

@@ -1,6 +1,6 @@
 // float16: decoding every bit pattern, and rounding to the nearest half (ties to even), as a Cast to float16 does.
 import { describe, expect, it } from "vitest";
-import { halfToFloat, roundToHalf } from "../../src/model/tensor.js";
+import { halfToFloat, roundToHalf } from "../../src/graph/tensor.js";
 
 describe("float16", () => {
   it("decodes the values that bound every range", () => {

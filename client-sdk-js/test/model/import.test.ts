@@ -2,8 +2,8 @@ import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import * as ort from "onnxruntime-web";
 import { describe, expect, it } from "vitest";
 import { ModelProtoSchema, TensorProto_DataLocation, TensorProto_DataType, type NodeProtoSchema } from "../../src/gen/onnx/onnx_pb.js";
-import { loadModel } from "../../src/model/model.js";
-import { ModelError } from "../../src/model/onnx.js";
+import { loadModel } from "../../src/load.js";
+import { ModelError } from "../../src/graph/onnx.js";
 import { encoderFeeds, maxError, modelBytes, modelsMissing, ortOutputs } from "../support/models.js";
 
 /** A one-node model made here: `[4, 8]` float input x, output y, and float initializers. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { loadModel } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
 import { checkedEntry, MemoryKernelStore } from "../../src/model/kernel-store.js";
 import { FakeGateway } from "../support/fake-gateway.js";
 import { expectedY, M, K, N, runUntilSettled, smallMatmul, x } from "../support/small-matmul.js";

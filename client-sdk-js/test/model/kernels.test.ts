@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { OpKind, OpSpecSchema } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { Arena, ArenaWeight, ModelWeight, unpackPanels, type Panels } from "../../src/model/arena.js";
-import { compileKernel } from "../../src/model/kernels.js";
+import { Arena, ArenaWeight, ModelWeight, unpackPanels, type Panels } from "../../src/wasm/arena.js";
+import { compileKernel } from "../../src/wasm/kernels.js";
 import { referenceOp } from "../../src/ops.js";
 import { seededFloats } from "../../src/reference.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModelProtoSchema, TensorProto_DataType as DataType, TensorProtoSchema } from "../../src/gen/onnx/onnx_pb.js";
-import { loadModel } from "../../src/model/model.js";
-import { tensorOf } from "../../src/model/onnx.js";
+import { loadModel } from "../../src/load.js";
+import { tensorOf } from "../../src/graph/onnx.js";
 import { MODELS_DIR, maxError } from "../support/models.js";
 
 const NODE_DIR = join(MODELS_DIR, "node");

@@ -9,10 +9,10 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { serveSite } from "../../tools/src/site.js";
 import { ModelProtoSchema, StringStringEntryProtoSchema, TensorProto_DataLocation } from "../../src/gen/onnx/onnx_pb.js";
-import { fold } from "../../src/model/fold.js";
-import { fuse } from "../../src/model/fuse.js";
-import { loadModel } from "../../src/model/model.js";
-import { decodeModel } from "../../src/model/onnx.js";
+import { fold } from "../../src/graph/fold.js";
+import { fuse } from "../../src/graph/fuse.js";
+import { loadModel } from "../../src/load.js";
+import { decodeModel } from "../../src/graph/onnx.js";
 import { ortOutputs } from "../support/models.js";
 import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
 

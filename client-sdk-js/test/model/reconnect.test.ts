@@ -2,7 +2,8 @@
 // keeps its kernels reportable, is offered what it missed, and sends again a report whose
 // acknowledgement was lost (stored once); a session the gateway forgot fails and says why.
 import { afterEach, describe, expect, it } from "vitest";
-import { loadModel, type Model } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
+import { type Model } from "../../src/model/model.js";
 import { FakeGateway, type FakeGatewayOptions } from "../support/fake-gateway.js";
 import { K, M, N, runUntilSettled, smallMatmul } from "../support/small-matmul.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";

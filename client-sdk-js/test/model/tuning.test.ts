@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runUntilSettled as drive } from "../../src/model/drive.js";
-import { loadModel } from "../../src/model/model.js";
-import { reportSettled, type Measured } from "../../src/model/op-tuner.js";
+import { loadModel } from "../../src/load.js";
+import { reportSettled, type Measured } from "../../src/model/tuning.js";
 import type { ModelSession } from "../../src/model/session.js";
 import { FakeGateway } from "../support/fake-gateway.js";
 import { K, M, N, runUntilSettled, x } from "../support/small-matmul.js";

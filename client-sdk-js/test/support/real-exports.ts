@@ -5,7 +5,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ort from "onnxruntime-web";
-import type { GraphInput } from "../../src/model/onnx.js";
+import type { GraphInput } from "../../src/graph/onnx.js";
 import { seededFloats } from "../../src/reference.js";
 
 export { allowed, distance, formOf, fp32Sibling, ortLevel } from "../../tools/src/exports.js";

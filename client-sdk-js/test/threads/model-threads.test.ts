@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadModel } from "../../src/model/model.js";
+import { loadModel } from "../../src/load.js";
 import { probeThreads } from "../../src/threads/pool.js";
 import { matmulModel } from "../support/onnx.js";
 

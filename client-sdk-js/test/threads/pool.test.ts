@@ -3,7 +3,7 @@ import { KernelError } from "../../src/errors.js";
 import { WorkerPool, probeThreads } from "../../src/threads/pool.js";
 import { shareOf } from "../../src/threads/control.js";
 import { splitAddWasm } from "../support/wasm.js";
-import { Arena, SHARED_MAX_PAGES } from "../../src/model/arena.js";
+import { Arena, SHARED_MAX_PAGES } from "../../src/wasm/arena.js";
 
 const memory = () => new WebAssembly.Memory({ initial: 1, maximum: 16, shared: true });
 

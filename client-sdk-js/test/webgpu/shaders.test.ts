@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { runNode } from "../../src/model/host/index.js";
-import type { OnnxNode } from "../../src/model/onnx.js";
-import type { HostTensor } from "../../src/model/tensor.js";
+import { runNode } from "../../src/graph/host/index.js";
+import type { OnnxNode } from "../../src/graph/onnx.js";
+import type { HostTensor } from "../../src/graph/tensor.js";
 import { seededFloats } from "../../src/reference.js";
 import { GpuContext } from "../../src/webgpu/context.js";
 import { hostProgram, type GpuProgram } from "../../src/webgpu/kernels.js";

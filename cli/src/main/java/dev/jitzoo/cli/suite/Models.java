@@ -31,8 +31,8 @@ public final class Models {
         prereqs.sdk();
         Path stamp = dir().resolve(".stamp");
         if (Files.exists(stamp) && !Prereqs.newer(suite.path("harness/models"), Prereqs.modified(stamp))
-                && !Prereqs.newer(suite.path("client-sdk-js/src/model/onnx.ts"), Prereqs.modified(stamp))
-                && !Prereqs.newer(suite.path("client-sdk-js/src/model/host"), Prereqs.modified(stamp))) {
+                && !Prereqs.newer(suite.path("client-sdk-js/src/graph/onnx.ts"), Prereqs.modified(stamp))
+                && !Prereqs.newer(suite.path("client-sdk-js/src/graph/host"), Prereqs.modified(stamp))) {
             return dir();
         }
         Path python = python();

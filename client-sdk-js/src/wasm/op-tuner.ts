@@ -1,43 +1,22 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { batchSize, timeBatch } from "../clock.js";
-import { KernelOfferSchema, SessionLimit, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import type { InitialKernel, KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { flopsOf, operandShapes, outputRows, referenceOp } from "../ops.js";
-import { maxRelativeError, TOLERANCE } from "../reference.js";
+import { batchSize, timeBatch } from "../clock.js";
+import { flopsOf, operandShapes, referenceOp } from "../ops.js";
+import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
-import { Arena, ArenaWeight } from "./arena.js";
+import type { ModelSession } from "../model/session.js";
+import { judgeOutput, pairVerdict, pickRows, sampleRows, TunerBase, type Judged, type Task, type TunerContext } from "../model/tuning.js";
 import type { WorkerPool } from "../threads/pool.js";
-import type { Emit } from "./events.js";
+import { Arena, ArenaWeight } from "./arena.js";
 import { compileKernel, referenceKernel, type Bindings, type Bound, type KernelCode, type OpKernel, type Operand } from "./kernels.js";
-import type { ModelSession } from "./session.js";
 
-/** How a model tunes while it infers. */
-export interface TuningOptions {
-  /** Time spent tuning, as a fraction of inference time (default 0.1). */
-  budget?: number;
-  /** A candidate replaces the incumbent only when faster by this fraction (default 0.03). */
-  margin?: number;
-  /** Timed pairs (candidate, incumbent) before deciding (default 5). */
-  samples?: number;
-  /** Largest accepted error against the reference and the incumbent (default {@link TOLERANCE}, as {@link maxRelativeError}). */
-  tolerance?: number;
-}
+// How an op of a Wasm model tunes: its slot (the kernel every step of the op calls), and its
+// tuner, which times candidates on a bench of the op's real tensors between runs.
 
-export const DEFAULT_TUNING: Required<TuningOptions> = { budget: 0.1, margin: 0.03, samples: 5, tolerance: TOLERANCE };
-
-/** Above this many flops, a check compares a sample of C's rows with the reference (and all of C with the incumbent). */
-const FULL_REFERENCE_FLOPS = 1 << 25;
-/** Rows of C checked against the reference for large ops: the first and last few (edge tiles) and some spread between. */
-const SAMPLED_ROWS = { ends: 4, spread: 8 };
 /** A sample lasts at least this long (short ops are repeated). */
 const SAMPLE_MS = 0.5;
 /** In-app call latencies a slot keeps. */
 const IN_APP_CALLS = 9;
-/** A candidate this much faster than the incumbent after one sample wins at once. */
-const DECISIVE_WIN = 1.5;
-/** A candidate this much slower after one sample loses at once; after three, one slower by {@link CLEARLY_SLOWER} (medians) does. */
-const DECISIVE_LOSS = 1.25;
-const CLEARLY_SLOWER = 1.1;
 
 /** The kernel in use for one distinct op, and every place (step) that calls it. */
 export class KernelSlot {
@@ -129,126 +108,6 @@ interface Candidate {
   readonly incumbentSamples: number[];
 }
 
-/** A unit of tuning work and what it is expected to cost. */
-export interface Task {
-  readonly costMs: number;
-  /** The work; GPU work returns its promise, awaited before the next task. */
-  run(): void | Promise<void>;
-}
-
-/** What a tuner's base needs of its op's slot: the op, its key, and the id of the kernel in use. */
-export interface TunedSlot {
-  readonly key: string;
-  readonly op: OpSpec;
-  readonly kernelId: string;
-}
-
-/**
- * What every op tuner keeps, on Wasm and on WebGPU alike: the incumbents' history, refusals, what
- * each kernel measured, where the op started (the zoo's kernel, the Welcome's, one kept on the
- * device), the incumbent's artifact to keep; and what it does with them: refusing a kernel,
- * taking the Welcome's for an op started on a kept kernel, and the report once it settles.
- */
-export abstract class TunerBase<S extends TunedSlot> {
-  /** Every incumbent, with when it took over (ms since tuning began) and its bench latency. */
-  readonly history: { atMs: number; kernelId: string; ms: number }[] = [];
-  /** Kernels refused, with the reason. */
-  readonly refused = new Map<string, string>();
-  settled = false;
-  /** Whether the op's first kernel was the zoo's elected one (not the lite space's first candidate for a new kind). */
-  fromZoo = false;
-  /** Whether the op's first kernel was one kept on the device from an earlier session. */
-  restored = false;
-  report?: Promise<void>;
-  protected readonly measured = new Map<string, Measured>();
-  protected incumbentSamples: number[] = [];
-  /** The kernel the gateway's Welcome started this op with, reported with its timing. */
-  protected welcomeKernel?: { id: string; fromZoo: boolean };
-  /** The incumbent's artifact, to keep on the device when the op settles. */
-  protected incumbentArtifact?: KernelArtifact;
-  /** Kernels this session's gateway did not issue (kept on the device): never reported. */
-  protected readonly localOnly = new Set<string>();
-
-  constructor(
-    protected readonly slot: S,
-    protected readonly session: ModelSession,
-    protected readonly options: Required<TuningOptions>,
-    protected readonly clock: () => number,
-    protected readonly log: (line: string) => void,
-    protected readonly emit: Emit,
-    /** Keeps the kernel an op settles on (on the device, for the next load). */
-    protected readonly keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void,
-  ) {}
-
-  get op(): OpSpec {
-    return this.slot.op;
-  }
-
-  /** Lines for the model's notes: a session that failed. */
-  notes(): string[] {
-    return this.session.failure ? [`${this.slot.key}: the gateway session ended early (${this.session.failure})`] : [];
-  }
-
-  close(): void {
-    this.session.close();
-  }
-
-  /** The Welcome's kernel for an op that started on a kept one: the same (now issued), or a first candidate. */
-  reconcile(initial: InitialKernel): void {
-    const id = initial.artifact?.ref?.kernelId ?? "";
-    this.fromZoo = initial.fromZoo;
-    this.welcomeKernel = { id, fromZoo: initial.fromZoo };
-    if (this.localOnly.delete(id)) return;
-    this.session.enqueueLocal(this.slot.key, create(KernelOfferSchema, { artifact: initial.artifact, rank: 0, fromZoo: initial.fromZoo }));
-  }
-
-  /** With no candidate under way: starts the session's next offer for the op, or settles once it has no more. */
-  protected takeNext(): void {
-    const offer = this.session.take(this.slot.key);
-    if (offer) this.start(offer);
-    else if (this.session.exhausted(this.slot.key)) this.settle();
-  }
-
-  /** Takes an offer as the candidate: its code compiled (or pipeline built) in the background. */
-  protected abstract start(offer: KernelOffer): void;
-
-  /** No more offers (or the page is going away): the op keeps its kernel and reports. */
-  protected abstract settle(): void;
-
-  /** A kernel now in use, checked with this error: measured, in the history, its artifact the one to keep. */
-  protected took(id: string, artifact: KernelArtifact, error: number): void {
-    this.incumbentArtifact = artifact;
-    this.measured.set(id, { medianMs: NaN, samples: 0, maxRelError: error });
-    this.history.push({ atMs: this.clock(), kernelId: id, ms: NaN });
-  }
-
-  /** The incumbent's latest bench median, for the report. */
-  protected recordIncumbent(ms: number): void {
-    const id = this.slot.kernelId;
-    const known = this.measured.get(id);
-    if (known) this.measured.set(id, { ...known, medianMs: ms, samples: this.incumbentSamples.length });
-    if (this.history.length && Number.isNaN(this.history.at(-1)!.ms)) this.history.at(-1)!.ms = ms;
-  }
-
-  protected refuse(id: string, why: string): void {
-    this.refused.set(id, why);
-    this.log(`  ${this.slot.key}: ${id} refused (${why})`);
-    this.emit("kernel-refused", { op: this.slot.key, kernelId: id, why });
-  }
-
-  /** Settled: the incumbent kept on the device, the top kernels reported. */
-  protected keepAndReport(): void {
-    const id = this.slot.kernelId;
-    this.settled = true;
-    this.emit("op-settled", { op: this.slot.key, kernelId: id });
-    if (this.incumbentArtifact) this.keep(id, this.incumbentArtifact, this.measured.get(id)?.medianMs ?? NaN);
-    this.report = reportSettled({
-      session: this.session, op: this.op, key: this.slot.key, kernelId: id, measured: this.measured,
-      localOnly: this.localOnly, welcome: this.welcomeKernel, log: this.log, emit: this.emit,
-    });
-  }
-}
-
 /**
  * Tunes one op of a running model: puts the Welcome's kernel in use before the first run once it
  * is right on seeded inputs, copies the op's real tensors at its first call, checks the incumbent
@@ -265,17 +124,8 @@ export class OpTuner extends TunerBase<KernelSlot> {
   /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
   private initial?: { id: string; code: KernelCode };
 
-  constructor(
-    slot: KernelSlot,
-    private readonly arena: Arena,
-    session: ModelSession,
-    options: Required<TuningOptions>,
-    clock: () => number,
-    log: (line: string) => void,
-    emit: Emit = () => undefined,
-    keep: (kernelId: string, artifact: KernelArtifact, ms: number) => void = () => undefined,
-  ) {
-    super(slot, session, options, clock, log, emit, keep);
+  constructor(slot: KernelSlot, private readonly arena: Arena, session: ModelSession, context: TunerContext) {
+    super(slot, session, context);
     slot.onFirstCall = (bindings) => this.capture(bindings);
   }
 
@@ -299,17 +149,22 @@ export class OpTuner extends TunerBase<KernelSlot> {
     }
   }
 
-  /**
-   * A kernel kept on the device from an earlier session, already tried out: in use from the first
-   * call, before the gateway answers. The Welcome's kernel, if another, is then timed against it.
-   */
-  adoptRestored(id: string, code: KernelCode, artifact: KernelArtifact, error: number): void {
-    this.slot.replace(code.instantiate(this.arena));
-    this.initial = { id, code };
+  async adoptKept(artifact: KernelArtifact): Promise<boolean> {
+    const id = artifact.ref?.kernelId ?? "";
+    let tried: { code: KernelCode; error: number };
+    try {
+      tried = await triedOut(artifact, this.op, this.options.tolerance, this.arena.pool);
+    } catch (e) {
+      this.log(`  ${this.slot.key}: the kernel kept on this device is unusable (${(e as Error).message}); ignored`);
+      return false;
+    }
+    this.slot.replace(tried.code.instantiate(this.arena));
+    this.initial = { id, code: tried.code };
     this.restored = true;
     this.localOnly.add(id);
-    this.took(id, artifact, error);
+    this.took(id, artifact, tried.error);
     this.log(`  ${this.slot.key}: kernel ${id}, kept on this device, in use`);
+    return true;
   }
 
   /** The next piece of work, if any can be done now. */
@@ -491,78 +346,6 @@ export class OpTuner extends TunerBase<KernelSlot> {
   }
 }
 
-/** A kernel's bench measurement, as a report ranks it. */
-export interface Measured {
-  medianMs: number;
-  samples: number;
-  maxRelError: number;
-}
-
-/**
- * Sends a settled op's report: its fastest timed kernels (the session limit's top N) the gateway issued, and the
- * Welcome's kernel as timed here (for the zoo's speedup over where sessions start); logs and emits
- * the acknowledgement or the refusal. Undefined when nothing was timed.
- */
-export function reportSettled(r: {
-  session: ModelSession; op: OpSpec; key: string; kernelId: string; measured: ReadonlyMap<string, Measured>; localOnly: ReadonlySet<string>;
-  welcome?: { id: string; fromZoo: boolean }; log: (line: string) => void; emit: Emit;
-}): Promise<void> | undefined {
-  const ranked = [...r.measured].filter(([id, m]) => timed(m) && !r.localOnly.has(id)).sort((a, b) => a[1].medianMs - b[1].medianMs).slice(0, SessionLimit.REPORT_TOP_N)
-    .map(([kernelId, m]): MessageInitShape<typeof RankedKernelSchema> => ({ kernelId, ...m }));
-  if (ranked.length === 0) return undefined;
-  const started = r.welcome && r.measured.get(r.welcome.id);
-  const initial = started && timed(started) && r.welcome
-    ? { kernel: { kernelId: r.welcome.id, ...started }, fromZoo: r.welcome.fromZoo } : undefined;
-  return r.session.report(r.op, ranked, initial).then(
-    () => {
-      r.log(`  ${r.key}: settled on ${r.kernelId}; report acknowledged`);
-      r.emit("report-acked", { op: r.key, kernelId: r.kernelId, ranked: ranked.length });
-    },
-    (e: Error) => {
-      r.log(`  ${r.key}: report not stored (${e.message})`);
-      r.emit("report-failed", { op: r.key, why: e.message });
-    },
-  );
-}
-
-/** Whether a measurement has a latency to report: finite and above 0 (the gateway refuses the report otherwise). */
-function timed(m: Measured): boolean {
-  return Number.isFinite(m.medianMs) && m.medianMs > 0;
-}
-
-/** A kernel's C judged: right (with its error against the reference), or why not. */
-export type Judged = { ok: true; output: Float32Array; maxRelError: number } | { ok: false; why: string };
-
-/**
- * A kernel's C (poisoned with NaN before it ran) against the reference's values of the given rows,
- * within `tolerance`, and against the incumbent's C, if any, within twice that.
- */
-export function judgeOutput(op: OpSpec, output: Float32Array, rows: readonly number[], expected: Float32Array,
-  incumbentOutput: Float32Array | undefined, tolerance: number): Judged {
-  const vsReference = maxRelativeError(pickRows(op, output, rows), expected);
-  if (!(vsReference <= tolerance)) return { ok: false, why: `max relative error ${vsReference.toExponential(2)} against the reference > ${tolerance}` };
-  if (output.some(Number.isNaN)) return { ok: false, why: "it left part of C unwritten" };
-  const vsIncumbent = incumbentOutput ? maxRelativeError(output, incumbentOutput) : 0;
-  if (!(vsIncumbent <= 2 * tolerance)) return { ok: false, why: `max relative error ${vsIncumbent.toExponential(2)} against the incumbent > ${2 * tolerance}` };
-  return { ok: true, output, maxRelError: vsReference };
-}
-
-/**
- * What a candidate's timed pairs so far decide (samples in milliseconds, the incumbent's each taken
- * right after the candidate's): it wins at once when 1.5 times faster or loses at once when 1.25
- * times slower after one pair, loses after three when its median is 1.1 times slower, else is
- * decided after `samples` pairs by the margin (medians, so noise does not flip it); undefined: time another pair.
- */
-export function pairVerdict(samples: readonly number[], incumbentSamples: readonly number[],
-  options: Pick<Required<TuningOptions>, "samples" | "margin">): "win" | "lose" | undefined {
-  const cand = median([...samples]), inc = median([...incumbentSamples]);
-  if (samples.length === 1 && cand > DECISIVE_LOSS * inc) return "lose";
-  if (samples.length === 1 && cand * DECISIVE_WIN < inc) return "win";
-  if (samples.length === 3 && cand > CLEARLY_SLOWER * inc) return "lose";
-  if (samples.length < options.samples) return undefined;
-  return cand < (1 - options.margin) * inc ? "win" : "lose";
-}
-
 /** A kernel compiled and run once on seeded inputs (warming it up), its rows checked against the reference. */
 export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: number,
   pool?: WorkerPool): Promise<{ code: KernelCode; error: number }> {
@@ -572,22 +355,4 @@ export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: 
   const error = maxRelativeError(pickRows(op, trial.output, rows), referenceOp(op, trial.inputs, rows));
   if (!(error <= tolerance)) throw new Error(`max relative error ${error.toExponential(2)} against the reference on seeded inputs > ${tolerance}`);
   return { code, error };
-}
-
-/** The given rows of an op's C. */
-export function pickRows(op: OpSpec, output: Float32Array, rows: readonly number[]): Float32Array {
-  const { cols } = outputRows(op);
-  const picked = new Float32Array(rows.length * cols);
-  rows.forEach((r, i) => picked.set(output.subarray(r * cols, (r + 1) * cols), i * cols));
-  return picked;
-}
-
-/** The rows of an op's C checked against the reference: all, or for large ops the first and last few and some spread between. */
-export function sampleRows(op: OpSpec): number[] {
-  const { rows } = outputRows(op);
-  const all = [...Array(rows).keys()];
-  if (flopsOf(op) <= FULL_REFERENCE_FLOPS || rows <= 2 * SAMPLED_ROWS.ends + SAMPLED_ROWS.spread) return all;
-  const picked = new Set([...all.slice(0, SAMPLED_ROWS.ends), ...all.slice(-SAMPLED_ROWS.ends)]);
-  for (let i = 1; i <= SAMPLED_ROWS.spread; i++) picked.add(Math.floor((i * rows) / (SAMPLED_ROWS.spread + 1)));
-  return [...picked].sort((a, b) => a - b);
 }

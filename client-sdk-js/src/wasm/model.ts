@@ -1,37 +1,27 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
-import type { DynamicPlan, InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
-import {
-  Backend, KernelArtifactSchema, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type KernelArtifact, type OpSpec,
-} from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import type { DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { Backend, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { fromHost, inputShapes, toHost } from "../graph/feeds.js";
+import { fold, type FoldedGraph, type InputShapes } from "../graph/fold.js";
+import { fuse, type FusedGraph, type KernelStep } from "../graph/fuse.js";
+import { runNode, type ValueMeta } from "../graph/host/index.js";
+import type { OnnxGraph } from "../graph/onnx.js";
+import { halfToFloat, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "../graph/tensor.js";
+import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
+import { requestPlans, type DynamicMatmul } from "../model/session.js";
+import { ModelTuning, nextTurn } from "../model/tuning.js";
 import { opKey } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, ModelWeight, type Lifetime } from "./arena.js";
-import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
-import { fold, type FoldedGraph, type InputShapes } from "./fold.js";
-import { fuse, type FusedGraph, type KernelStep } from "./fuse.js";
-import { runNode, type ValueMeta } from "./host/index.js";
-import { indexedDbKernelStore, type KernelStore } from "./kernel-store.js";
-import { referenceKernel, type Bindings, type KernelCode, type Operand, type Weight } from "./kernels.js";
-import { DEFAULT_TUNING, KernelSlot, OpTuner, triedOut, type Task, type TuningOptions } from "./op-tuner.js";
-import { ModelSession, requestPlans, sessionGroups, type DynamicMatmul } from "./session.js";
-import type { LoadOptions, Model, ModelStats, OutputTensor, RunRecord, TensorLike } from "./model.js";
-import { ModelError, type GraphInput, type OnnxGraph } from "./onnx.js";
-import { halfToFloat, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "./tensor.js";
+import { referenceKernel, type Bindings, type Operand, type Weight } from "./kernels.js";
+import { KernelSlot, OpTuner } from "./op-tuner.js";
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
 const DEFAULT_DYNAMIC_ROWS = 512;
 
-
-/** A kernel kept on the device, compiled and tried out for this load. */
-interface KeptKernel {
-  kernelId: string;
-  code: KernelCode;
-  artifact: KernelArtifact;
-  error: number;
-}
 
 /** A compiled program for one set of input shapes. */
 interface Plan {
@@ -43,65 +33,15 @@ interface Plan {
   readonly dynamicSteps: number;
 }
 
-/** What every model over an ONNX graph on this thread shares: its inputs and outputs, `run` and its events. */
-export abstract class GraphModel implements Model {
-  protected readonly events = new ModelEmitter();
-
-  constructor(protected readonly graph: OnnxGraph) {}
-
-  /** The inputs a run must feed: name, element type, declared dimensions (strings for symbolic ones). */
-  get inputs(): readonly GraphInput[] {
-    return this.graph.inputs;
-  }
-
-  /** Names of the inputs a run must feed. */
-  get inputNames(): string[] {
-    return this.graph.inputs.map((i) => i.name);
-  }
-
-  /** Names of the outputs a run returns. */
-  get outputNames(): string[] {
-    return [...this.graph.outputs];
-  }
-
-  /**
-   * Runs the model. Feeds are keyed by input name; int64 inputs take a BigInt64Array, an
-   * Int32Array or numbers. Resolves to every graph output.
-   */
-  async run(feeds: Readonly<Record<string, TensorLike>>): Promise<Record<string, OutputTensor>> {
-    let result!: Record<string, OutputTensor>;
-    await this.runThenTune(feeds, (outputs) => { result = outputs; });
-    return result;
-  }
-
-  /**
-   * One inference, its outputs handed to `deliver` as soon as they are read, then this run's
-   * share of tuning. {@link run} returns after both; the model's worker posts the outputs to the
-   * page first, so a page never waits for tuning.
-   * @internal
-   */
-  abstract runThenTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void>;
-
-  on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
-    return this.events.on(event, listener);
-  }
-
-  abstract stats(): ModelStats;
-  abstract close(): Promise<void>;
-}
-
-/** A model run on this thread. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
-export class LocalModel extends GraphModel {
+/** A model run on this thread with Wasm kernels. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
+export class WasmModel extends GraphModel {
   private readonly arena: Arena;
   private readonly plans = new Map<string, Plan>();
   private readonly slots = new Map<string, KernelSlot>();
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
   private readonly weights = new Map<string, ModelWeight>();
-  private readonly tuners = new Map<string, OpTuner>();
-  private readonly store?: KernelStore;
+  private readonly tuning: ModelTuning<KernelSlot, OpTuner>;
   private readonly timeline: RunRecord[] = [];
-  private readonly tuning: Required<TuningOptions>;
-  private credit = 0;
   private started?: number;
   /** The plan of the latest run. */
   private latest?: Plan;
@@ -109,16 +49,14 @@ export class LocalModel extends GraphModel {
   /** MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, and a MatMul's uKernel plan once asked for (null: not served). */
   private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
   private device?: Promise<DeviceProfile>;
-  /** Stops listening to `pagehide`. */
-  private pageHide?: () => void;
 
   /** @internal use {@link loadModel}; with `pool`, kernels are split for its threads and run there */
   constructor(graph: OnnxGraph, private readonly options: LoadOptions, why?: string, pool?: WorkerPool) {
     super(graph);
     this.arena = new Arena(pool);
     if (pool) closeWhenCollected.register(this, pool);
-    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
-    this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
+    this.tuning = new ModelTuning(options, Backend.WASM, this.events, this.notes, () => performance.now() - (this.started ?? performance.now()),
+      (slot, session, context) => new OpTuner(slot, this.arena, session, context));
     if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
     if (why) this.notes.push(why);
   }
@@ -135,41 +73,15 @@ export class LocalModel extends GraphModel {
     const record: RunRecord = { atMs: start - this.started, inferMs, hostMs, tuneMs: 0 };
     this.timeline.push(record);
     deliver(outputs);
-    record.tuneMs = await this.tune(inferMs);
+    record.tuneMs = await this.tuning.spend(inferMs);
     this.arena.pool?.park(); // until the app's next run
     // offers and compiled candidates arrive as events: give them a turn even when the app calls run() in a tight loop
-    if (this.tuners.size && ![...this.tuners.values()].every((t) => t.settled)) await nextTurn();
+    if (!this.tuning.settled) await nextTurn();
   }
 
   /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions. */
-  async close(): Promise<void> {
-    this.pageHide?.();
-    await Promise.all([...this.tuners.values()].map((t) => t.report));
-    for (const t of this.tuners.values()) t.close();
-  }
-
-  /**
-   * When the page goes away (`pagehide`: a navigation, a closed tab, the page frozen into the
-   * back-forward cache), every op still tuning settles on its kernel and reports what it timed,
-   * while the socket can still carry it.
-   */
-  private flushOnPageHide(): void {
-    const page = globalThis as { addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener };
-    if (this.pageHide || !page.addEventListener) return;
-    const flush = () => {
-      const open = [...this.tuners.values()].filter((t) => !t.settled);
-      if (open.length) this.options.log?.(`page hidden: ${open.length} ops report what they timed`);
-      open.forEach((t) => t.settleNow());
-    };
-    page.addEventListener("pagehide", flush);
-    this.pageHide = () => page.removeEventListener?.("pagehide", flush);
-  }
-
-  /** This run's share of tuning ({@link spendCredit}). */
-  private async tune(inferMs: number): Promise<number> {
-    const start = performance.now();
-    this.credit = await spendCredit([...this.tuners.values()], this.credit, this.tuning.budget, inferMs);
-    return performance.now() - start;
+  close(): Promise<void> {
+    return this.tuning.close();
   }
 
   stats(): ModelStats {
@@ -183,20 +95,13 @@ export class LocalModel extends GraphModel {
       plans: this.plans.size,
       memoryBytes: this.arena.bytes,
       weightBytes: [...this.weights.values()].reduce((held, w) => ({ ...held, [w.held]: held[w.held] + w.bytes }), { javascript: 0, arena: 0, packed: 0 }),
-      tuningMemoryBytes: [...this.tuners.values()].reduce((sum, t) => sum + t.benchBytes, 0),
-      ops: [...this.slots.values()].map((s) => {
-        const t = this.tuners.get(s.key);
-        return {
-          key: s.key, op: s.op, instances: s.instances, kernelId: s.kernel.id, source: s.kernel.source, fromZoo: t?.fromZoo ?? false,
-          restored: t?.restored ?? false,
-          ms: t ? t.incumbentMs() : NaN, history: t ? [...t.history] : [], refused: t?.refused.size ?? 0, settled: t?.settled ?? false,
-        };
-      }),
+      tuningMemoryBytes: this.tuning.benchBytes,
+      ops: [...this.slots.values()].map((s) => this.tuning.opStats(s, s.kernel.source)),
       hostSteps: this.latest?.hostSteps ?? 0,
       dynamicSteps: this.latest?.dynamicSteps ?? 0,
-      notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
+      notes: [...this.notes, ...this.tuning.tunerNotes()],
       timeline: this.timeline.map((r) => ({ ...r })),
-      settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
+      settled: this.plans.size > 0 && this.tuning.settled,
       clock: clockInfo(),
     };
   }
@@ -215,7 +120,7 @@ export class LocalModel extends GraphModel {
       this.plans.set(key, plan);
       this.options.log?.(`compiled a plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops`);
       if (this.options.gateway) {
-        await this.connect([...this.slots.values()].filter((s) => !known.has(s.key)));
+        await this.tuning.connect([...this.slots.values()].filter((s) => !known.has(s.key)), await this.probe());
         this.warmUp(plan, feeds);
       }
     }
@@ -235,88 +140,6 @@ export class LocalModel extends GraphModel {
     plan.write(feeds);
     plan.run();
     this.options.log?.(`warmed the plan up in ${(performance.now() - start).toFixed(0)} ms`);
-  }
-
-  /**
-   * Opens gateway sessions for new ops and waits for their Welcomes, so the first run already
-   * uses the zoo's (or the default) kernels, each checked at its first call. A gateway that
-   * cannot be reached leaves the ops on the reference kernels, and a note says why.
-   */
-  private async connect(slots: KernelSlot[]): Promise<void> {
-    const log = this.options.log ?? (() => undefined);
-    const device = await this.probe();
-    this.flushOnPageHide();
-    for (const group of sessionGroups(slots)) {
-      const kept = await this.restore(group, device.fingerprint);
-      const session = new ModelSession(this.options.gateway!, device, group.map((s) => s.op), {
-        client: this.options.client, reconnect: this.options.reconnect, log,
-        onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),
-      });
-      const clock = () => performance.now() - (this.started ?? performance.now());
-      const tunerOf = (slot: KernelSlot) => {
-        const tuner = new OpTuner(slot, this.arena, session, this.tuning, clock, log, this.events.emit, this.keeper(device.fingerprint, slot.key));
-        this.tuners.set(slot.key, tuner);
-        const k = kept.get(slot.key);
-        if (k) tuner.adoptRestored(k.kernelId, k.code, k.artifact, k.error);
-        return tuner;
-      };
-      const welcomed = session.welcome.then(
-        (welcome) => {
-          this.events.emit("connection", { state: "open", ops: group.length, detail: "" });
-          return welcome;
-        },
-        (e: Error) => {
-          this.notes.push(`the gateway did not answer (${e.message}): ${group.length - kept.size} ops run their reference kernels`
-            + (kept.size ? `, ${kept.size} the kernels kept on this device` : ""));
-          this.events.emit("connection", { state: "failed", ops: group.length, detail: e.message });
-          return undefined;
-        });
-      // an op with a kept kernel runs it from the first call; the Welcome's kernel is then timed against it
-      const tuners = new Map(group.filter((slot) => kept.has(slot.key)).map((slot) => [slot.key, tunerOf(slot)]));
-      const greet = async (welcome: Map<string, InitialKernel> | undefined): Promise<void> => {
-        if (!welcome) return session.close();
-        await Promise.all(group.map((slot) => {
-          const tuner = tuners.get(slot.key);
-          return tuner ? tuner.reconcile(welcome.get(slot.key)!) : tunerOf(slot).offerInitial(welcome.get(slot.key)!);
-        }));
-      };
-      if (kept.size === group.length) {
-        void welcomed.then(greet); // every op has a kept kernel: the first run need not wait for the gateway
-      } else {
-        await greet(await welcomed);
-      }
-    }
-  }
-
-  /** The kernels kept on this device for these ops, each compiled and tried out; a bad entry is skipped. */
-  private async restore(slots: KernelSlot[], fingerprint: string): Promise<Map<string, KeptKernel>> {
-    const kept = new Map<string, KeptKernel>();
-    if (!this.store) return kept;
-    for (const slot of slots) {
-      const entry = await this.store.get(fingerprint, slot.key);
-      if (!entry?.wasm) continue;
-      const artifact = create(KernelArtifactSchema, {
-        ref: { kernelId: entry.kernelId, op: slot.op, backend: Backend.WASM },
-        code: { case: "wasm", value: entry.wasm }, metadataJson: entry.metadataJson,
-      });
-      try {
-        const { code, error } = await triedOut(artifact, slot.op, this.tuning.tolerance, this.arena.pool);
-        kept.set(slot.key, { kernelId: entry.kernelId, code, artifact, error });
-      } catch (e) {
-        this.options.log?.(`  ${slot.key}: the kernel kept on this device is unusable (${(e as Error).message}); ignored`);
-      }
-    }
-    return kept;
-  }
-
-  /** What keeps an op's settled kernel in the store, for the next load on this device kind. */
-  private keeper(fingerprint: string, op: string): (kernelId: string, artifact: KernelArtifact, ms: number) => void {
-    return (kernelId, artifact, ms) => {
-      if (!this.store || artifact.code.case !== "wasm") return;
-      this.store.put({
-        format: 1, fingerprint, op, kernelId, wasm: artifact.code.value, metadataJson: artifact.metadataJson, ms, savedAt: Date.now(),
-      }).catch((e: Error) => this.options.log?.(`  ${op}: kernel not kept on this device (${e.message})`));
-    };
   }
 
   private probe(): Promise<DeviceProfile> {
@@ -575,92 +398,3 @@ function sliceRows(op: OpSpec, whole: Bindings, row: number, count: number): Bin
   return { operands, weights: whole.weights };
 }
 
-/** The shapes of a run's feeds by input name; throws a ModelError naming a missing or unknown input. */
-export function inputShapes(graph: OnnxGraph, feeds: Readonly<Record<string, TensorLike>>): Record<string, readonly number[]> {
-  const names = graph.inputs.map((i) => i.name).join(", ");
-  const shapes: Record<string, readonly number[]> = {};
-  for (const input of graph.inputs) {
-    const feed = feeds[input.name];
-    if (!feed) throw new ModelError(`input ${input.name} is missing (inputs: ${names})`);
-    shapes[input.name] = [...feed.dims];
-  }
-  for (const name of Object.keys(feeds)) {
-    if (!shapes[name]) throw new ModelError(`${name} is not an input of the model (inputs: ${names})`);
-  }
-  return shapes;
-}
-
-/**
- * Tuning between runs: the budget's share of this run's inference time is added to a credit
- * (capped at one inference), and tasks (checks, timed pairs) run round-robin over the ops while
- * the credit covers them, so tuning takes the budget on average (one task at most past the credit,
- * once it is full). Nothing runs while the page is hidden. Returns the credit left.
- */
-export async function spendCredit(tuners: readonly { next(): Task | undefined }[],
-  credit: number, budget: number, inferMs: number): Promise<number> {
-  if (tuners.length === 0 || pageHidden()) return credit;
-  const cap = inferMs;
-  credit = Math.min(credit + budget * inferMs, cap);
-  for (let progress = true; progress;) {
-    progress = false;
-    for (const tuner of tuners) {
-      const task = tuner.next();
-      // a task dearer than one inference runs once the credit is full, or it would never run
-      if (!task || (task.costMs > credit && credit < cap)) continue;
-      const t0 = performance.now();
-      await task.run();
-      credit -= performance.now() - t0;
-      progress = true;
-    }
-  }
-  return credit;
-}
-
-/** One turn of the event loop (a macrotask), without the 4 ms clamp of nested setTimeout in browsers. */
-export function nextTurn(): Promise<void> {
-  const immediate = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate;
-  if (immediate) return new Promise((resolve) => immediate(resolve));
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => { channel.port1.close(); resolve(); };
-    channel.port2.postMessage(undefined);
-  });
-}
-
-export const pageHidden = () => (globalThis as { document?: { visibilityState?: string } }).document?.visibilityState === "hidden";
-
-/**
- * The typed arrays a feed of each element type may come in: onnxruntime-web's, and a Float64Array
- * for numbers (how the engine holds integers); a plain array of numbers (or bigints for integers)
- * fits every type.
- */
-const FEED_ARRAYS: Record<HostTensor["dtype"], readonly string[]> = {
-  float32: ["Float32Array", "Float64Array"], int64: ["BigInt64Array", "Int32Array", "Float64Array"], bool: ["Uint8Array"],
-  int8: ["Int8Array"], uint8: ["Uint8Array"],
-};
-
-/**
- * A feed's elements as the engine holds the input's type; a ModelError names a feed of another
- * type. A float16 input (`half`) also takes its values' bits in a Uint16Array, as onnxruntime-web
- * holds float16 tensors.
- */
-export function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>, half = false): HostTensor["data"] {
-  if (half && data instanceof Uint16Array) return Float32Array.from(data, halfToFloat);
-  const array = ArrayBuffer.isView(data) ? data.constructor.name : undefined;
-  if (array && !FEED_ARRAYS[dtype].includes(array)) {
-    const accepted = [...FEED_ARRAYS[dtype], ...(half ? ["Uint16Array (float16 bits)"] : []), "an array of numbers"];
-    throw new ModelError(`input ${name}: ${half ? "float16" : dtype} expected (${accepted.join(", ")}), got a${/^[AEIOU]/.test(array) ? "n" : ""} ${array}`);
-  }
-  const kind = data.length ? typeof data[0] : "number";
-  if (kind !== "number" && !(kind === "bigint" && dtype !== "float32")) throw new ModelError(`input ${name}: ${dtype} elements must be numbers${dtype === "float32" ? "" : " or bigints"}, got ${kind}`);
-  const values = kind === "bigint" ? Array.from(data as ArrayLike<bigint>, Number) : (data as ArrayLike<number>);
-  if (dtype === "float32") return Float32Array.from(values);
-  if (dtype === "int8") return Int8Array.from(values);
-  return dtype === "bool" || dtype === "uint8" ? Uint8Array.from(values) : Float64Array.from(values);
-}
-
-export function fromHost(t: HostTensor): OutputTensor["data"] {
-  if (t.dtype === "float32") return Float32Array.from(t.data);
-  if (t.dtype === "int8") return Int8Array.from(t.data);
-  return t.dtype === "int64" ? BigInt64Array.from(t.data, (x) => BigInt(x)) : Uint8Array.from(t.data);
-}

@@ -1,6 +1,6 @@
 import type { WorkerPool } from "../threads/pool.js";
 import type { Weight } from "./kernels.js";
-import { LazyTensor, type HostTensor } from "./tensor.js";
+import { LazyTensor, type HostTensor } from "../graph/tensor.js";
 
 const PAGE_BYTES = 65536;
 /**

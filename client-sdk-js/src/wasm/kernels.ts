@@ -2,7 +2,7 @@ import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v
 import { opName, operandShapes, referenceOp } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
-import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "../wasm-executor.js";
+import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "./executor.js";
 import { Arena, SHARED_MAX_PAGES, type Panels } from "./arena.js";
 
 /** Where an operand lies in the arena. */

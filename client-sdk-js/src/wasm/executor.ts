@@ -1,6 +1,6 @@
-import { KernelError } from "./errors.js";
-import type { KernelArtifact } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-import type { MatMulDims } from "./ops.js";
+import { KernelError } from "../errors.js";
+import type { KernelArtifact } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import type { MatMulDims } from "../ops.js";
 
 /** The ABI metadata of a Wasm kernel (docs/kernel-abi.md); unknown keys are ignored. */
 export interface KernelMetadata {

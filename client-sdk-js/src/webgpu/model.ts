@@ -1,21 +1,17 @@
-import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
-import type { InitialKernel } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
-import { Backend, KernelArtifactSchema, type DeviceProfile, type KernelArtifact } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { probeDevice } from "../probe.js";
-import { median } from "../timing.js";
-import { fromHost, GraphModel, inputShapes, LocalModel, nextTurn, spendCredit, toHost } from "../model/engine.js";
+import { Backend, type DeviceProfile } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { fromHost, inputShapes, toHost } from "../graph/feeds.js";
+import { fold, type FoldedGraph, type InputShapes } from "../graph/fold.js";
+import { fuse, type FusedGraph, type HostStep, type KernelStep } from "../graph/fuse.js";
+import { runNode, type ValueMeta } from "../graph/host/index.js";
+import type { OnnxGraph } from "../graph/onnx.js";
+import { sizeOf, type HostTensor } from "../graph/tensor.js";
 import type { ModelEvent, ModelListener } from "../model/events.js";
-import { fold, type FoldedGraph, type InputShapes } from "../model/fold.js";
-import { fuse, type FusedGraph, type HostStep, type KernelStep } from "../model/fuse.js";
-import { runNode, type ValueMeta } from "../model/host/index.js";
-import { indexedDbKernelStore, type KernelStore, type StoredKernel } from "../model/kernel-store.js";
-import type { GpuStats, LoadOptions, ModelStats, OutputTensor, RunRecord, TensorLike } from "../model/model.js";
-import { ModelError, type OnnxGraph } from "../model/onnx.js";
-import { DEFAULT_TUNING, type TuningOptions } from "../model/op-tuner.js";
-import { ModelSession, sessionGroups } from "../model/session.js";
-import { sizeOf, type HostTensor } from "../model/tensor.js";
-import { GpuContext } from "./context.js";
+import { GraphModel, type GpuStats, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
+import { ModelTuning, nextTurn } from "../model/tuning.js";
+import { median } from "../timing.js";
+import { WasmModel } from "../wasm/model.js";
+import type { GpuContext } from "./context.js";
 import { hostProgram, type GpuProgram } from "./kernels.js";
 import { GpuTimer, type Dispatch } from "./timer.js";
 import { bindGroupOf, GpuOpTuner, GpuSlot } from "./tuner.js";
@@ -86,18 +82,15 @@ interface GpuPlan {
 export class GpuModel extends GraphModel {
   private readonly plans = new Map<string, GpuPlan>();
   private readonly slots = new Map<string, GpuSlot>();
-  private readonly tuners = new Map<string, GpuOpTuner>();
   /** Initializers on the current device. */
   private readonly weights = new Map<string, GPUBuffer>();
   private readonly timeline: RunRecord[] = [];
   private readonly hostMs: number[] = [];
   private readonly notes: string[] = [];
-  private readonly tuning: Required<TuningOptions>;
-  private readonly store?: KernelStore;
+  private readonly tuning: ModelTuning<GpuSlot, GpuOpTuner>;
   private readonly timer: GpuTimer;
-  /** Kernels and shaders kept on this device kind by earlier loads, their pipelines started at load. */
-  private readonly kept: Promise<Map<string, StoredKernel>>;
-  private credit = 0;
+  /** Pipelines of the kernels and shaders kept on this device kind by earlier loads, started at load. */
+  private readonly prebuilt: Promise<void>;
   /** The run under way, with its tuning: the next one starts after it. */
   private turns: Promise<void> = Promise.resolve();
   /** The device the initializers' buffers are on. */
@@ -107,26 +100,25 @@ export class GpuModel extends GraphModel {
   private started?: number;
   private latest?: GpuPlan;
   private fallback?: WasmFallback;
-  private pageHide?: () => void;
 
   /** @internal use {@link loadModel} with `backend: "webgpu"` */
   constructor(graph: OnnxGraph, private readonly options: LoadOptions, readonly gpu: GpuContext,
     private readonly device: DeviceProfile) {
     super(graph);
-    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
-    this.store = options.store === null ? undefined : (options.store ?? indexedDbKernelStore());
     this.timer = new GpuTimer(gpu);
+    this.tuning = new ModelTuning(options, Backend.WGSL, this.events, this.notes, () => performance.now() - (this.started ?? performance.now()),
+      (slot, session, context) => new GpuOpTuner(slot, this.gpu, this.timer, session, context));
     gpu.onRestore(() => {
       // buffers and bind groups died with the device: plans compile again at the next run
       this.plans.clear();
       this.weights.clear();
       for (const slot of this.slots.values()) slot.clearUses();
     });
-    this.kept = this.prebuild();
+    this.prebuilt = this.prebuild();
   }
 
   /**
-   * As {@link LocalModel.runThenTune}, one call at a time: GPU work is awaited, so a run asked for
+   * As {@link WasmModel.runThenTune}, one call at a time: GPU work is awaited, so a run asked for
    * while the last one's tuning is under way (a worker posts the outputs first) waits for it
    * rather than share the benches, readbacks and plans with it.
    * @internal
@@ -140,7 +132,7 @@ export class GpuModel extends GraphModel {
   private async runAndTune(feeds: Readonly<Record<string, TensorLike>>, deliver: (outputs: Record<string, OutputTensor>) => void): Promise<void> {
     if (this.gpu.failed && !this.fallback) this.runOnWasm(`the WebGPU device was lost and not replaced (${this.gpu.failed})`);
     if (this.fallback) return this.fallback.runThenTune(feeds, deliver);
-    await this.kept; // the load's own builds (the kept kernels') are started before the run's
+    await this.prebuilt; // the load's own builds (the kept kernels') are started before the run's
     this.gpu.pipelines.onCriticalPath = true;
     let outputs: Record<string, OutputTensor>;
     let start: number;
@@ -170,10 +162,8 @@ export class GpuModel extends GraphModel {
     const record: RunRecord = { atMs: start - this.started, inferMs, hostMs: NaN, tuneMs: 0 };
     this.timeline.push(record);
     deliver(outputs);
-    const t0 = performance.now();
-    this.credit = await spendCredit([...this.tuners.values()], this.credit, this.tuning.budget, inferMs);
-    record.tuneMs = performance.now() - t0;
-    if (this.tuners.size && ![...this.tuners.values()].every((t) => t.settled)) await nextTurn();
+    record.tuneMs = await this.tuning.spend(inferMs);
+    if (!this.tuning.settled) await nextTurn();
   }
 
   /**
@@ -235,10 +225,8 @@ export class GpuModel extends GraphModel {
   }
 
   async close(): Promise<void> {
-    this.pageHide?.();
     await this.fallback?.close();
-    await Promise.all([...this.tuners.values()].map((t) => t.report));
-    for (const t of this.tuners.values()) t.close();
+    await this.tuning.close();
   }
 
   override on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
@@ -275,32 +263,24 @@ export class GpuModel extends GraphModel {
       lastRunMs: runMs.at(-1) ?? NaN,
       plans: this.plans.size,
       memoryBytes: [...this.plans.values()].reduce((sum, p) => sum + p.bytes, 0) + [...this.weights.values()].reduce((sum, b) => sum + b.size, 0),
-      tuningMemoryBytes: [...this.tuners.values()].reduce((sum, t) => sum + t.benchBytes, 0),
-      ops: [...this.slots.values()].map((s) => {
-        const t = this.tuners.get(s.key);
-        return {
-          key: s.key, op: s.op, instances: s.instances, kernelId: s.program?.id ?? "none", source: "wgsl" as const,
-          fromZoo: t?.fromZoo ?? false, restored: t?.restored ?? false,
-          ms: t ? t.incumbentMs() : NaN, history: t ? [...t.history] : [], refused: t?.refused.size ?? 0, settled: t?.settled ?? false,
-        };
-      }),
+      tuningMemoryBytes: this.tuning.benchBytes,
+      ops: [...this.slots.values()].map((s) => this.tuning.opStats(s, "wgsl")),
       hostSteps: this.latest?.hostSteps ?? 0,
       dynamicSteps: 0,
-      notes: [...this.notes, ...[...this.tuners.values()].flatMap((t) => t.notes())],
+      notes: [...this.notes, ...this.tuning.tunerNotes()],
       timeline: this.timeline.map((r) => ({ ...r })),
-      settled: this.plans.size > 0 && [...this.tuners.values()].every((t) => t.settled),
+      settled: this.plans.size > 0 && this.tuning.settled,
       clock: clockInfo(),
       gpu,
     };
   }
 
   /** Builds the pipelines of every kernel and shader kept on this device kind, while the model loads. */
-  private async prebuild(): Promise<Map<string, StoredKernel>> {
-    const entries = (await this.store?.list?.(this.device.fingerprint)) ?? [];
+  private async prebuild(): Promise<void> {
+    const entries = (await this.tuning.store?.list?.(this.device.fingerprint)) ?? [];
     for (const e of entries) {
-      this.gpu.pipelines.prepare(e.kernelId, e.wgsl!).catch(() => undefined); // a bad one is refused at its use
+      if (e.wgsl) this.gpu.pipelines.prepare(e.kernelId, e.wgsl).catch(() => undefined); // a bad one is refused at its use
     }
-    return new Map(entries.filter((e) => e.wgsl).map((e) => [e.op, e]));
   }
 
   private async planFor(feeds: Readonly<Record<string, TensorLike>>): Promise<GpuPlan> {
@@ -341,85 +321,28 @@ export class GpuModel extends GraphModel {
   }
 
   /**
-   * Opens WGSL sessions for new ops and waits for their Welcomes (each kernel's pipeline built and
-   * checked); an op with a kernel kept on this device starts on it. Where an op ends with no
-   * kernel (the gateway did not answer, its kernel was refused), the model runs on Wasm, and a
+   * Opens WGSL sessions for new ops ({@link ModelTuning.connect}): each op starts on a kernel kept
+   * on this device, or on the Welcome's with its pipeline built and checked. Where an op ends with
+   * no kernel (the gateway did not answer, its kernel was refused), the model runs on Wasm, and a
    * note says why.
    */
   private async connect(slots: GpuSlot[]): Promise<void> {
-    const log = this.options.log ?? (() => undefined);
-    const kept = await this.kept;
-    this.flushOnPageHide();
-    const clock = () => performance.now() - (this.started ?? performance.now());
-    for (const group of sessionGroups(slots)) {
-      const session = new ModelSession(this.options.gateway!, this.device, group.map((s) => s.op), {
-        client: this.options.client, reconnect: this.options.reconnect, log, backend: Backend.WGSL,
-        onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),
-      });
-      const tuners = group.map((slot) => {
-        const tuner = new GpuOpTuner(slot, this.gpu, this.timer, session, this.tuning, clock, log, this.events.emit, this.keeper(slot.key));
-        this.tuners.set(slot.key, tuner);
-        return tuner;
-      });
-      const adopted = await Promise.all(tuners.map((t, j) => {
-        const entry = kept.get(group[j].key);
-        return entry ? t.adoptKept(artifactOf(entry, group[j])) : false;
-      }));
-      const welcomed = session.welcome.then((welcome) => {
-        this.events.emit("connection", { state: "open", ops: group.length, detail: "" });
-        return welcome;
-      });
-      const greet = async (welcome: Map<string, InitialKernel>) => {
-        await Promise.all(tuners.map((t, j) => (adopted[j] ? t.reconcile(welcome.get(group[j].key)!) : t.offerInitial(welcome.get(group[j].key)!))));
-      };
-      if (adopted.every(Boolean)) {
-        // every op has a kept kernel: the first run need not wait for the gateway
-        welcomed.then(greet, (e: Error) => this.notes.push(`the gateway did not answer (${e.message}): ops keep the kernels kept on this device`));
-        continue;
-      }
-      try {
-        await greet(await welcomed);
-      } catch (e) {
-        this.events.emit("connection", { state: "failed", ops: group.length, detail: (e as Error).message });
-        this.runOnWasm(`the gateway did not answer (${(e as Error).message})`);
-        return;
-      }
+    const stop = await this.tuning.connect(slots, this.device, (group) => {
       const missing = group.filter((s) => !s.program);
-      if (missing.length) return this.runOnWasm(`no usable WGSL kernel for ${missing.map((s) => s.key).join(", ")}`);
-    }
+      return missing.length ? `no usable WGSL kernel for ${missing.map((s) => s.key).join(", ")}` : undefined;
+    });
+    if (stop) this.runOnWasm(stop);
   }
 
   /** Gives up on WebGPU for this model: it runs (and tunes) on Wasm from now on. */
   private runOnWasm(why: string): void {
     this.notes.push(`${why}: the model runs on Wasm`);
     this.options.log?.(`WebGPU: ${why}; the model runs on Wasm`);
-    for (const t of this.tuners.values()) t.close();
-    this.tuners.clear();
+    this.tuning.abandon();
     this.gpu.close();
     const fallback = new WasmFallback(this.graph, { ...this.options, backend: "wasm" });
     for (const [event, listener] of this.listening) fallback.listen(event, listener);
     this.fallback = fallback;
-  }
-
-  /** What keeps an op's settled kernel, and the plan's shaders, in the store for the next load on this device kind. */
-  private keeper(op: string): (kernelId: string, artifact: KernelArtifact, ms: number) => void {
-    return (kernelId, artifact, ms) => {
-      if (!this.store || artifact.code.case !== "wgsl") return;
-      this.keep({ op, kernelId, wgsl: artifact.code.value, metadataJson: artifact.metadataJson, ms });
-    };
-  }
-
-  private keep(entry: Pick<StoredKernel, "op" | "kernelId" | "wgsl" | "metadataJson" | "ms">): void {
-    this.store?.put({ format: 1, fingerprint: this.device.fingerprint, savedAt: Date.now(), ...entry })
-      .catch((e: Error) => this.options.log?.(`  ${entry.op}: not kept on this device (${e.message})`));
-  }
-
-  private flushOnPageHide(): void {
-    const page = globalThis as { addEventListener?: typeof addEventListener; removeEventListener?: typeof removeEventListener };
-    if (this.pageHide || !page.addEventListener) return;
-    const flush = () => [...this.tuners.values()].filter((t) => !t.settled).forEach((t) => t.settleNow());
-    page.addEventListener("pagehide", flush);
-    this.pageHide = () => page.removeEventListener?.("pagehide", flush);
   }
 
   private async compile(shapes: InputShapes, folded: FoldedGraph, { steps, aliases }: FusedGraph): Promise<GpuPlan> {
@@ -528,7 +451,9 @@ export class GpuModel extends GraphModel {
       dispatches.push(() => dispatch);
       shaders.push(program);
     }
-    for (const p of new Set(shaders)) this.keep({ op: SHADER_ENTRY + p.id, kernelId: p.id, wgsl: p.source, metadataJson: "{}", ms: NaN });
+    for (const p of new Set(shaders)) {
+      this.tuning.keepEntry({ fingerprint: this.device.fingerprint, op: SHADER_ENTRY + p.id, kernelId: p.id, wgsl: p.source, metadataJson: "{}", ms: NaN });
+    }
 
     const host = new Map<string, HostTensor>();
     const read = (v: string): HostTensor => {
@@ -602,7 +527,7 @@ export class GpuModel extends GraphModel {
 }
 
 /** The Wasm model a WebGPU model goes on as, taking the app's listeners with it. */
-class WasmFallback extends LocalModel {
+class WasmFallback extends WasmModel {
   private readonly offs = new Map<unknown, () => void>();
 
   listen(event: ModelEvent, listener: ModelListener<never>): void {
@@ -615,44 +540,9 @@ class WasmFallback extends LocalModel {
   }
 }
 
-/** A kept WGSL kernel as the artifact it came in. */
-function artifactOf(entry: StoredKernel, slot: GpuSlot): KernelArtifact {
-  return create(KernelArtifactSchema, {
-    ref: { kernelId: entry.kernelId, op: slot.op, backend: Backend.WGSL },
-    code: { case: "wgsl", value: entry.wgsl! }, metadataJson: entry.metadataJson,
-  });
-}
-
 function encode(pass: GPUComputePassEncoder, d: Dispatch): void {
   pass.setPipeline(d.pipeline);
   pass.setBindGroup(0, d.bindGroup);
   pass.dispatchWorkgroups(d.grid[0], d.grid[1], d.grid[2]);
 }
 
-/**
- * The backend a model loads on: `wasm`; `webgpu` (needs a gateway and an adapter: throws a
- * ModelError naming what is missing); `auto` (the default): WebGPU where a gateway is given and
- * the adapter is a hardware GPU, else Wasm (a software adapter is slower than Wasm SIMD). Returns
- * the GPU context and device profile for WebGPU, the reason for Wasm otherwise.
- */
-export async function openBackend(options: LoadOptions): Promise<{ gpu: GpuContext; device: DeviceProfile } | { why?: string }> {
-  const asked = options.backend ?? "auto";
-  if (asked === "wasm") return {};
-  if (!options.gateway) {
-    if (asked === "webgpu") throw new ModelError("backend webgpu needs a gateway: WGSL kernels come from the suite");
-    return {};
-  }
-  let gpu: GpuContext;
-  try {
-    gpu = await GpuContext.open({ log: options.log });
-  } catch (e) {
-    if (asked === "webgpu") throw new ModelError(`backend webgpu: ${(e as Error).message}`);
-    return {}; // no WebGPU here: Wasm, as everywhere
-  }
-  if (asked === "auto" && gpu.profile.software) {
-    gpu.close();
-    return { why: "WebGPU's adapter is a software one: the model runs on Wasm, which is faster here" };
-  }
-  const device = await probeDevice(options.fingerprint, undefined, gpu.profile);
-  return { gpu, device };
-}
