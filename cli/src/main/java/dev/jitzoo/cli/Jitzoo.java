@@ -10,6 +10,7 @@ import dev.jitzoo.cli.sdk.ModelsCommand;
 import dev.jitzoo.cli.sdk.TuneCommand;
 import dev.jitzoo.cli.sdk.ZooCommand;
 import dev.jitzoo.cli.space.SpaceCli;
+import dev.jitzoo.cli.suite.LaunchCommand;
 import dev.jitzoo.cli.suite.Suite;
 import dev.jitzoo.cli.tenant.TenantCli;
 import dev.jitzoo.cli.test.TestCli;
@@ -26,7 +27,8 @@ import picocli.CommandLine.Command;
 @Command(name = "jitzoo", mixinStandardHelpOptions = true,
         description = "Kernels, spaces and benchmarks of the jitzoo suite, without servers unless a command says so.",
         subcommands = {TestCli.class, TuneCommand.class, ZooCommand.class, CodegenCli.class, SpaceCli.class,
-                MicrobenchCommand.class, ModelsCommand.class, TenantCli.class, DemoCommand.class, DrillCommand.class, BenchCli.class, ImagesCommand.class, CommandLine.HelpCommand.class})
+                MicrobenchCommand.class, ModelsCommand.class, TenantCli.class, DemoCommand.class, DrillCommand.class, BenchCli.class,
+                ImagesCommand.class, LaunchCommand.class, CommandLine.HelpCommand.class})
 public final class Jitzoo {
 
     /** Exit status of a command given bad input. */

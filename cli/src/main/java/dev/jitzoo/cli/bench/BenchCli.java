@@ -38,14 +38,16 @@ public final class BenchCli {
 
         /** {@code java -cp <this jar and its lib> MAIN <options passed on>}: a bench that runs in a JVM of its own. */
         List<String> javaMain(Class<?> main) {
-            Path jar;
-            try {
-                jar = Path.of(main.getProtectionDomain().getCodeSource().getLocation().toURI());
-            } catch (java.net.URISyntaxException e) {
-                throw new IllegalStateException(e);
-            }
-            List<String> command = new ArrayList<>(List.of("java", "-cp", jar + java.io.File.pathSeparator + jar.resolveSibling("lib") + "/*",
-                    main.getName()));
+            List<String> command = new ArrayList<>(Suite.javaMain(main, List.of()));
+            command.addAll(passOn);
+            return command;
+        }
+
+        /** {@code node FLAGS client-sdk-js/tools/dist/SCRIPT <options passed on>}: one of the SDK's benches. */
+        List<String> sdkBench(String script, String... nodeFlags) {
+            List<String> command = new ArrayList<>(List.of("node"));
+            command.addAll(List.of(nodeFlags));
+            command.add(suite.path("client-sdk-js/tools/dist/" + script).toString());
             command.addAll(passOn);
             return command;
         }
@@ -202,10 +204,8 @@ public final class BenchCli {
             Path models = new Models(suite).ensure();
             Suite.say("a private stack; then each model tuned by a new device kind, served to a second one from the zoo, "
                     + "and timed beside onnxruntime-web (minutes)");
-            List<String> command = new ArrayList<>(List.of("node", "--experimental-wasm-relaxed-simd",
-                    suite.path("client-sdk-js/tools/dist/bench-model.js").toString()));
-            command.addAll(passOn);
-            suite.withPrivateStack("bench model", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
+            suite.withPrivateStack("bench model", Map.of("JITZOO_MODELS", models.toString()), suite.root(),
+                    sdkBench("bench-model.js", "--experimental-wasm-relaxed-simd"));
         }
     }
 
@@ -219,10 +219,8 @@ public final class BenchCli {
             new Prereqs(suite).sdk();
             Suite.say("a private stack; then each file tuned by a new device kind and timed beside onnxruntime-web, at each "
                     + "thread count, then each runtime's memory alone (minutes)");
-            List<String> command = new ArrayList<>(List.of("node", "--experimental-wasm-relaxed-simd",
-                    suite.path("client-sdk-js/tools/dist/bench-exports.js").toString()));
-            command.addAll(passOn);
-            suite.withPrivateStack("bench exports", Map.of(), suite.root(), command);
+            suite.withPrivateStack("bench exports", Map.of(), suite.root(),
+                    sdkBench("bench-exports.js", "--experimental-wasm-relaxed-simd"));
         }
     }
 
@@ -234,9 +232,7 @@ public final class BenchCli {
             new Prereqs(suite).sdk();
             Suite.say("a private stack; then for each op a device kind alone in the zoo tunes it, and another kind beside it "
                     + "(a few minutes)");
-            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/tools/dist/bench-extended.js").toString()));
-            command.addAll(passOn);
-            suite.withPrivateStack("bench extended", Map.of(), suite.root(), command);
+            suite.withPrivateStack("bench extended", Map.of(), suite.root(), sdkBench("bench-extended.js"));
         }
     }
 
@@ -253,9 +249,7 @@ public final class BenchCli {
             prereqs.webgpu(); // Chromium
             Suite.say("a private stack; then a page tunes the model in its worker and on its main thread, and times it beside "
                     + "onnxruntime-web (a few minutes)");
-            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/tools/dist/bench-browser.js").toString()));
-            command.addAll(passOn);
-            suite.withPrivateStack("bench browser", Map.of("JITZOO_MODELS", models.toString()), suite.root(), command);
+            suite.withPrivateStack("bench browser", Map.of("JITZOO_MODELS", models.toString()), suite.root(), sdkBench("bench-browser.js"));
         }
     }
 
@@ -273,9 +267,7 @@ public final class BenchCli {
             env.put("JITZOO_MODELS", models.toString());
             Suite.say("a private stack; then the model tunes on WebGPU, reloads with its kept kernels, and runs batched beside "
                     + "per-op submits (a few minutes on SwiftShader)");
-            List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/tools/dist/bench-webgpu.js").toString()));
-            command.addAll(passOn);
-            suite.withPrivateStack("bench webgpu", env, suite.root(), command);
+            suite.withPrivateStack("bench webgpu", env, suite.root(), sdkBench("bench-webgpu.js"));
         }
     }
 

@@ -103,7 +103,7 @@ public final class CodegenBench {
             }
             Files.write(out.resolve("clang.wasm"), wasm);
             Files.writeString(out.resolve("clang.json"), ours.metadataJson(), StandardCharsets.UTF_8);
-            double clangMillis = median(nanos) / 1e6;
+            double clangMillis = Percentiles.median(nanos) / 1e6;
             clangJson = String.format(Locale.ROOT, "{\"median_ms\":%.1f,\"bytes\":%d,\"runs\":%d}", clangMillis, wasm.length,
                     CLANG_RUNS);
             System.err.printf(Locale.ROOT, "clang + wasm-ld: median %.1f ms per candidate; ours %.1f us: %.0fx faster%n",
@@ -131,10 +131,5 @@ public final class CodegenBench {
             medians.put(result.getParams().getParam("backend"), result.getPrimaryResult().getStatistics().getPercentile(50));
         }
         return medians;
-    }
-
-    private static double median(List<Long> values) {
-        List<Long> sorted = values.stream().sorted().toList();
-        return sorted.get(sorted.size() / 2);
     }
 }

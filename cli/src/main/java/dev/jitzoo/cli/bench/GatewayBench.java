@@ -1,6 +1,10 @@
 package dev.jitzoo.cli.bench;
 
-import com.google.gson.Gson;
+import static dev.jitzoo.cli.bench.BenchReport.roundKeepingNaN;
+import static dev.jitzoo.cli.bench.BenchReport.say;
+
+import dev.jitzoo.cli.suite.ServiceLauncher;
+import dev.jitzoo.cli.suite.Suite;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.ProtocolVersion;
@@ -24,10 +28,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -165,19 +165,18 @@ public final class GatewayBench {
             }
         }
         clients.forEach(Client::close);
-        Collections.sort(welcome);
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("burst_sessions", sessions);
         f.put("burst_seconds", seconds);
         f.put("burst_welcomed", welcome.size());
         f.put("burst_refused", refused);
-        f.put("burst_done_s", round(openedInS, 1));
-        f.put("welcome_p50_ms", round(quantile(welcome, 0.5), 1));
-        f.put("welcome_p99_ms", round(quantile(welcome, 0.99), 1));
-        f.put("welcome_max_ms", round(welcome.isEmpty() ? Double.NaN : welcome.get(welcome.size() - 1), 1));
-        Map<String, Double> metrics = metrics();
-        f.put("offer_p50_ms", round(metrics.getOrDefault("jitzoo_gateway_offer_seconds{quantile=\"0.5\"}", Double.NaN) * 1e3, 2));
-        f.put("offer_p99_ms", round(metrics.getOrDefault("jitzoo_gateway_offer_seconds{quantile=\"0.99\"}", Double.NaN) * 1e3, 2));
+        f.put("burst_done_s", roundKeepingNaN(openedInS, 1));
+        f.put("welcome_p50_ms", roundKeepingNaN(Percentiles.nearestRank(welcome, 0.5), 1));
+        f.put("welcome_p99_ms", roundKeepingNaN(Percentiles.nearestRank(welcome, 0.99), 1));
+        f.put("welcome_max_ms", roundKeepingNaN(Percentiles.max(welcome), 1));
+        Metrics metrics = metrics();
+        f.put("offer_p50_ms", roundKeepingNaN(metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.5\"}", Double.NaN) * 1e3, 2));
+        f.put("offer_p99_ms", roundKeepingNaN(metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.99\"}", Double.NaN) * 1e3, 2));
         return f;
     }
 
@@ -199,8 +198,7 @@ public final class GatewayBench {
         int errors = 0;
         int opened = 0;
         List<byte[]> frames = List.of();
-        String pid = gatewayPid();
-        Optional<ProcessHandle> gatewayProcess = pid == null ? Optional.empty() : ProcessHandle.of(Long.parseLong(pid));
+        Optional<ProcessHandle> gatewayProcess = gatewayProcess();
         List<Double> perCpuSecond = new ArrayList<>();
         for (int round = 0; round < 3; round++) {
             List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, round " + (round + 1));
@@ -228,20 +226,18 @@ public final class GatewayBench {
             awaitNoConnections();
             say("  round " + (round + 1) + ": " + Math.round(roundAcks / seconds) + " reports acknowledged a second");
         }
-        Collections.sort(rates);
-        Collections.sort(perCpuSecond);
-        double reportsPerS = rates.get(1);
+        double reportsPerS = Percentiles.median(rates);
         double[] echoed = echo(opened, frames);
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("report_sessions", opened);
         f.put("reports_acked", ackCount);
         f.put("report_errors", errors);
-        f.put("reports_per_s", round(reportsPerS, 0));
-        f.put("reports_first_round_per_s", round(firstRound, 0));
-        f.put("reports_per_gateway_cpu_s", round(perCpuSecond.get(1), 0));
-        f.put("echo_frames_per_s", round(echoed[0], 0));
-        f.put("echo_frames_per_cpu_s", round(echoed[1], 0));
-        f.put("speedup_vs_echo", round(reportsPerS / echoed[0], 3));
+        f.put("reports_per_s", roundKeepingNaN(reportsPerS, 0));
+        f.put("reports_first_round_per_s", roundKeepingNaN(firstRound, 0));
+        f.put("reports_per_gateway_cpu_s", roundKeepingNaN(Percentiles.median(perCpuSecond), 0));
+        f.put("echo_frames_per_s", roundKeepingNaN(echoed[0], 0));
+        f.put("echo_frames_per_cpu_s", roundKeepingNaN(echoed[1], 0));
+        f.put("speedup_vs_echo", roundKeepingNaN(reportsPerS / echoed[0], 3));
         return f;
     }
 
@@ -254,9 +250,8 @@ public final class GatewayBench {
             return new double[] {Double.NaN, Double.NaN};
         }
         say("echo: the same " + connections + " connections and frames against a bare Vert.x WebSocket echo server");
-        Path jar = Path.of(EchoServer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        Process server = new ProcessBuilder("java", "-Xmx1g", "-cp", jar + java.io.File.pathSeparator + jar.resolveSibling("lib") + "/*",
-                EchoServer.class.getName()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process server = new ProcessBuilder(Suite.javaMain(EchoServer.class, List.of("-Xmx1g")))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             String port = new BufferedReader(new InputStreamReader(server.getInputStream())).readLine();
             if (port == null) {
@@ -271,7 +266,7 @@ public final class GatewayBench {
                     clients.add(open(echo, null).get(30, TimeUnit.SECONDS));
                 }
                 long start = System.nanoTime();
-                double cpuBefore = cpuSeconds(Optional.of(server.toHandle()));
+                double cpuBefore = CpuSampler.seconds(server.toHandle());
                 List<CompletableFuture<?>> answered = new ArrayList<>();
                 for (Client c : clients) {
                     c.expectEchoes(frames.size());
@@ -280,12 +275,10 @@ public final class GatewayBench {
                 }
                 awaitAll(answered, "echoes");
                 rates.add(connections * (double) frames.size() / ((System.nanoTime() - start) / 1e9));
-                perCpuSecond.add(connections * (double) frames.size() / (cpuSeconds(Optional.of(server.toHandle())) - cpuBefore));
+                perCpuSecond.add(connections * (double) frames.size() / (CpuSampler.seconds(server.toHandle()) - cpuBefore));
                 clients.forEach(Client::close);
             }
-            Collections.sort(rates);
-            Collections.sort(perCpuSecond);
-            return new double[] {rates.get(1), perCpuSecond.get(1)};
+            return new double[] {Percentiles.median(rates), Percentiles.median(perCpuSecond)};
         } finally {
             server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
@@ -303,18 +296,17 @@ public final class GatewayBench {
         double openS = (System.nanoTime() - start) / 1e9;
         Thread.sleep(1000);
         long open = clients.stream().filter(Client::isOpen).count();
-        Map<String, Double> metrics = metrics();
+        Metrics metrics = metrics();
         double heap = heapAfterGc();
         clients.forEach(Client::close);
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("sessions_target", sessions);
         f.put("sessions_held", open);
-        f.put("gateway_sessions", metrics.getOrDefault("jitzoo_gateway_sessions", Double.NaN).intValue());
-        f.put("held_open_s", round(openS, 1));
+        f.put("gateway_sessions", (int) metrics.get("jitzoo_gateway_sessions", Double.NaN));
+        f.put("held_open_s", roundKeepingNaN(openS, 1));
         f.put("heap_used_bytes", (long) heap);
         f.put("heap_baseline_bytes", (long) baseline);
-        f.put("heap_max_bytes", metrics.entrySet().stream().filter(e -> e.getKey().startsWith("jvm_memory_max_bytes{area=\"heap\""))
-                .mapToDouble(Map.Entry::getValue).filter(v -> v > 0).sum());
+        f.put("heap_max_bytes", metrics.values("jvm_memory_max_bytes", "area=\"heap\"").filter(v -> v > 0).sum());
         f.put("heap_per_session_bytes", open == 0 ? 0 : (long) ((heap - baseline) / open));
         return f;
     }
@@ -493,26 +485,15 @@ public final class GatewayBench {
 
     // ---- the gateway's side ----
 
-    /** The gateway's Prometheus series, by name and labels as printed. */
-    private Map<String, Double> metrics() throws Exception {
-        String page = http.send(HttpRequest.newBuilder(URI.create("http://" + gateway.getHost() + ":" + gateway.getPort() + "/q/metrics"))
-                .build(), HttpResponse.BodyHandlers.ofString()).body();
-        Map<String, Double> series = new LinkedHashMap<>();
-        page.lines().filter(l -> !l.startsWith("#") && l.lastIndexOf(' ') > 0).forEach(l -> {
-            try {
-                series.put(l.substring(0, l.lastIndexOf(' ')), Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)));
-            } catch (NumberFormatException ignored) {
-                // not a sample line
-            }
-        });
-        return series;
+    private Metrics metrics() throws Exception {
+        return Metrics.read(http, "http://" + gateway.getHost() + ":" + gateway.getPort());
     }
 
     /** Waits until the gateway's offer queues stop growing: generation for sessions without credit has parked. */
     private void awaitQuiet() throws Exception {
         double last = -1;
         for (long deadline = System.currentTimeMillis() + phaseTimeoutMs; System.currentTimeMillis() < deadline; ) {
-            double queued = metrics().getOrDefault("jitzoo_gateway_offers_queued", 0.0);
+            double queued = metrics().get("jitzoo_gateway_offers_queued", 0.0);
             if (queued == last) {
                 say("  " + (long) queued + " offers queued for credit; generation has parked");
                 return;
@@ -524,34 +505,31 @@ public final class GatewayBench {
 
     private void awaitNoConnections() throws Exception {
         for (long deadline = System.currentTimeMillis() + 30_000; System.currentTimeMillis() < deadline; Thread.sleep(200)) {
-            if (metrics().getOrDefault("jitzoo_gateway_connections", 0.0) == 0) {
+            if (metrics().get("jitzoo_gateway_connections", 0.0) == 0) {
                 return;
             }
         }
     }
 
-    /** The gateway's pid, as ./jitzoo up recorded it; null when it did not. */
-    private static String gatewayPid() throws java.io.IOException {
-        String home = System.getenv("JITZOO_HOME");
-        Path pid = home == null ? null : Path.of(home, "run", "gateway.pid");
-        return pid != null && Files.exists(pid) ? Files.readString(pid).trim() : null;
+    /** The gateway's process, as ./jitzoo up recorded it; empty when it did not. */
+    private static Optional<ProcessHandle> gatewayProcess() {
+        return ServiceLauncher.here().running("gateway");
     }
 
-    /** CPU time a process has used so far, in seconds; NaN where the system does not say. */
-    private static double cpuSeconds(Optional<ProcessHandle> process) {
-        return process.flatMap(p -> p.info().totalCpuDuration()).map(d -> d.toNanos() / 1e9).orElse(Double.NaN);
+    /** CPU seconds the gateway has used so far; NaN where its process or the system does not say. */
+    private static double cpuSeconds(Optional<ProcessHandle> gateway) {
+        return gateway.map(CpuSampler::seconds).orElse(Double.NaN);
     }
 
     /** The gateway's heap in use right after a full GC (jcmd on its pid). */
     private double heapAfterGc() throws Exception {
-        String pid = gatewayPid();
-        if (pid != null) {
-            Process gc = new ProcessBuilder("jcmd", pid, "GC.run").redirectErrorStream(true)
+        Optional<ProcessHandle> gateway = gatewayProcess();
+        if (gateway.isPresent()) {
+            Process gc = new ProcessBuilder("jcmd", String.valueOf(gateway.get().pid()), "GC.run").redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             gc.waitFor(60, TimeUnit.SECONDS);
         }
-        return metrics().entrySet().stream().filter(e -> e.getKey().startsWith("jvm_memory_used_bytes{area=\"heap\""))
-                .mapToDouble(Map.Entry::getValue).sum();
+        return metrics().values("jvm_memory_used_bytes", "area=\"heap\"").sum();
     }
 
     // ---- figures ----
@@ -564,19 +542,7 @@ public final class GatewayBench {
         }
     }
 
-    private static double quantile(List<Double> sorted, double q) {
-        return sorted.isEmpty() ? Double.NaN : sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(q * sorted.size()) - 1));
-    }
-
-    private static double round(double value, int digits) {
-        double scale = Math.pow(10, digits);
-        return Double.isFinite(value) ? Math.round(value * scale) / scale : value;
-    }
-
-    private static void say(String line) {
-        System.err.println(line);
-    }
-
+    /** The table, always; with {@code --json}, the JSON line after it. */
     private static void print(Map<String, Object> f, boolean json) {
         System.out.printf("""
                 gateway bench (one gateway, 1 GB heap; clients on loopback, each from an address of its own)
@@ -597,7 +563,7 @@ public final class GatewayBench {
                 f.get("report_errors"),
                 f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"));
         if (json) {
-            System.out.println(new Gson().toJson(f));
+            System.out.println(BenchReport.json(f));
         }
     }
 }

@@ -1,7 +1,11 @@
 package dev.jitzoo.cli.bench;
 
-import com.google.gson.Gson;
-import dev.jitzoo.cli.suite.Suite;
+import static dev.jitzoo.cli.bench.BenchReport.round;
+import static dev.jitzoo.cli.bench.BenchReport.say;
+
+import dev.jitzoo.cli.suite.ServiceLauncher;
+import dev.jitzoo.cli.suite.ServiceLauncher.Instance;
+import dev.jitzoo.cli.suite.ServiceLauncher.Launch;
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.ProtocolVersion;
@@ -20,14 +24,10 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
-import java.io.IOException;
-import java.net.Socket;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -41,8 +41,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -73,25 +71,14 @@ public final class ScaleBench {
     private static final int OPS_PER_SESSION = 4;
     private static final int SESSIONS_IN_FLIGHT = 16;
 
-    private final Suite suite = Suite.here();
+    /** The private stack's addresses, and how its services start: these instances start the same way. */
+    private final ServiceLauncher stack = ServiceLauncher.here();
     private final String run = UUID.randomUUID().toString().substring(0, 8);
-    private final Path logs;
-    private final Map<String, String> stack;
     private final HttpClient http = HttpClient.newHttpClient();
     private final List<Instance> started = new ArrayList<>();
     private final Random random = new Random(11);
     /** Ops asked so far: each op's N comes from it, so no two ops of a run share a shape (no cache hit). */
     private final AtomicInteger opsAsked = new AtomicInteger();
-
-    private ScaleBench() {
-        Path home = Path.of(System.getenv().getOrDefault("JITZOO_HOME", suite.home().toString()));
-        this.logs = home.resolve("logs");
-        Map<String, String> env = System.getenv();
-        this.stack = Map.of("kafka", "127.0.0.1:" + env.getOrDefault("JITZOO_KAFKA_PORT", "9092"),
-                "redis", "redis://127.0.0.1:" + env.getOrDefault("JITZOO_REDIS_PORT", "6390"),
-                "mongo", "mongodb://127.0.0.1:" + env.getOrDefault("JITZOO_MONGO_PORT", "27018"),
-                "space", env.getOrDefault("JITZOO_SPACE_PORT", "8081"), "zoo", env.getOrDefault("JITZOO_ZOO_PORT", "8083"));
-    }
 
     public static void main(String[] args) throws Exception {
         BenchArgs argv = BenchArgs.of(args);
@@ -110,7 +97,7 @@ public final class ScaleBench {
         } finally {
             bench.stopAll();
         }
-        print(figures, json);
+        BenchReport.print(figures, json, ScaleBench::table);
         System.exit(0);
     }
 
@@ -119,8 +106,8 @@ public final class ScaleBench {
     private void zoo(int rounds, int reports, Map<String, Object> figures) throws Exception {
         String one = "scale-reports-1-" + run;
         String two = "scale-reports-2-" + run;
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.get("kafka")));
-             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", stack.get("kafka"),
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()));
+             KafkaProducer<String, byte[]> producer = new KafkaProducer<>(Map.of("bootstrap.servers", stack.kafkaBootstrap(),
                      "acks", "all", "linger.ms", 5, "batch.size", 262_144), new StringSerializer(), new ByteArraySerializer())) {
             admin.createTopics(List.of(new NewTopic(one, PARTITIONS, (short) 1), new NewTopic(two, PARTITIONS, (short) 1))).all()
                     .get(30, TimeUnit.SECONDS);
@@ -135,14 +122,9 @@ public final class ScaleBench {
         }
     }
 
-    private Instance zooInstance(String name, String topic, int port) throws Exception {
-        Map<String, String> env = new LinkedHashMap<>();
-        env.put("JITZOO_MONGO_URI", stack.get("mongo"));
-        env.put("JITZOO_REDIS_URI", stack.get("redis"));
-        env.put("JITZOO_KAFKA_BOOTSTRAP", stack.get("kafka"));
-        env.put("MP_MESSAGING_INCOMING_REPORTS_TOPIC", topic);
-        env.put("MP_MESSAGING_INCOMING_REPORTS_GROUP_ID", "scale-" + topic);
-        return start(name, "zoo-service", "127.0.0.1", port, env, List.of());
+    private Instance zooInstance(String name, String topic, int port) {
+        return start(name, "zoo", "127.0.0.1", port, Map.of("MP_MESSAGING_INCOMING_REPORTS_TOPIC", topic,
+                "MP_MESSAGING_INCOMING_REPORTS_GROUP_ID", "scale-" + topic), List.of());
     }
 
     /** Until the group has {@code members} consumers that hold every partition between them. */
@@ -163,7 +145,7 @@ public final class ScaleBench {
     private Round ingest(KafkaProducer<String, byte[]> producer, String topic, List<Instance> zoos, int reports) throws Exception {
         double before = sum(zoos, "jitzoo_zoo_reports_ingested_total");
         Map<String, Double> cpu = cpuByProcess();
-        long[] machine = machineTicks();
+        CpuSampler.Machine machine = CpuSampler.Machine.now();
         String batch = UUID.randomUUID().toString().substring(0, 6);
         long t0 = System.nanoTime();
         for (int i = 0; i < reports; i++) {
@@ -178,7 +160,7 @@ public final class ScaleBench {
             }
             Thread.sleep(100);
         }
-        return new Round(reports, (System.nanoTime() - t0) / 1e9, cpuSince(cpu), zoos, busySince(machine));
+        return new Round(reports, (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), zoos, machine.busySince());
     }
 
     private KernelReport report(String kind, String session) {
@@ -198,12 +180,11 @@ public final class ScaleBench {
 
     private void codegen(int rounds, int sessions, Map<String, Object> figures) throws Exception {
         // the headless Service's answer, as a hosts file the gateways' JVMs read instead of the system's
-        Path hosts = logs.resolveSibling("scale-hosts");
+        Path hosts = stack.home().resolve("scale-hosts");
         Files.writeString(hosts, "127.0.0.1 codegen-one.scale\n127.0.0.1 codegen-two.scale\n127.0.0.2 codegen-two.scale\n");
         int port = 28310;
-        List<Instance> codegens = List.of(start("codegen-a", "codegen-service", "127.0.0.1", port, Map.of("JITZOO_REDIS_URI",
-                stack.get("redis")), List.of()), start("codegen-b", "codegen-service", "127.0.0.2", port, Map.of("JITZOO_REDIS_URI",
-                stack.get("redis")), List.of()));
+        List<Instance> codegens = List.of(start("codegen-a", "codegen", "127.0.0.1", port, Map.of(), List.of()),
+                start("codegen-b", "codegen", "127.0.0.2", port, Map.of(), List.of()));
         Instance one = gateway("gateway-1", 28311, "codegen-one.scale", port, hosts);
         Instance two = gateway("gateway-2", 28312, "codegen-two.scale", port, hosts);
         say("codegen: gateway-1 calls codegen-a; gateway-2 calls codegen-a and codegen-b (round_robin over their addresses)");
@@ -219,24 +200,16 @@ public final class ScaleBench {
         }
     }
 
-    private Instance gateway(String name, int port, String codegenHost, int codegenPort, Path hosts) throws Exception {
-        Map<String, String> env = new LinkedHashMap<>();
-        env.put("JITZOO_MONGO_URI", stack.get("mongo"));
-        env.put("JITZOO_REDIS_URI", stack.get("redis"));
-        env.put("JITZOO_KAFKA_BOOTSTRAP", stack.get("kafka"));
-        env.put("JITZOO_SPACE_PORT", stack.get("space"));
-        env.put("JITZOO_ZOO_PORT", stack.get("zoo"));
-        env.put("JITZOO_CODEGEN_HOST", codegenHost);
-        env.put("JITZOO_CODEGEN_PORT", String.valueOf(codegenPort));
-        env.put("QUARKUS_GRPC_CLIENTS_CODEGEN_LOAD_BALANCING_POLICY", "round_robin");
-        env.put("JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true");
-        return start(name, "gateway", "127.0.0.1", port, env, List.of("-Djdk.net.hosts.file=" + hosts));
+    private Instance gateway(String name, int port, String codegenHost, int codegenPort, Path hosts) {
+        return start(name, "gateway", "127.0.0.1", port, Map.of("JITZOO_CODEGEN_HOST", codegenHost,
+                "JITZOO_CODEGEN_PORT", String.valueOf(codegenPort), "QUARKUS_GRPC_CLIENTS_CODEGEN_LOAD_BALANCING_POLICY", "round_robin",
+                "JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true"), List.of("-Djdk.net.hosts.file=" + hosts));
     }
 
     /** Sessions of new shapes, {@value #SESSIONS_IN_FLIGHT} at a time, each until its last offer: the kernels delivered. */
     private Round generate(WebSocketClient client, Instance gateway, List<Instance> codegens, int sessions) throws Exception {
         Map<String, Double> cpu = cpuByProcess();
-        long[] machine = machineTicks();
+        CpuSampler.Machine machine = CpuSampler.Machine.now();
         AtomicLong kernels = new AtomicLong();
         Semaphore inFlight = new Semaphore(SESSIONS_IN_FLIGHT);
         List<CompletableFuture<Void>> done = Collections.synchronizedList(new ArrayList<>());
@@ -248,7 +221,8 @@ public final class ScaleBench {
             done.add(session);
         }
         CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
-        return new Round(kernels.get(), (System.nanoTime() - t0) / 1e9, cpuSince(cpu), codegens, busySince(machine));
+        return new Round(kernels.get(), (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), codegens,
+                machine.busySince());
     }
 
     private CompletableFuture<Void> session(WebSocketClient client, int port, int n, AtomicLong kernels) {
@@ -334,16 +308,17 @@ public final class ScaleBench {
     }
 
     private static void summarize(String service, String unit, Map<Integer, List<Round>> results, Map<String, Object> figures) {
-        double one = median(results.get(1).stream().map(Round::perSecond).toList());
-        double two = median(results.get(2).stream().map(Round::perSecond).toList());
+        double one = Percentiles.median(results.get(1).stream().map(Round::perSecond).toList());
+        double two = Percentiles.median(results.get(2).stream().map(Round::perSecond).toList());
         figures.put(service + "_" + unit + "_per_s_1", Math.round(one));
         figures.put(service + "_" + unit + "_per_s_2", Math.round(two));
         figures.put(service + "_speedup_2_vs_1", round(two / one, 2));
         for (int n : new int[] {1, 2}) {
-            figures.put(service + "_machine_busy_pct_" + n, Math.round(100 * median(results.get(n).stream().map(Round::machineBusy).toList())));
+            double machineBusy = Percentiles.median(results.get(n).stream().map(Round::machineBusy).toList());
+            figures.put(service + "_machine_busy_pct_" + n, Math.round(100 * machineBusy));
         }
         // the capacity model's figure: work per CPU second an instance spends (a pod of c cores: c times it, where nothing else binds)
-        figures.put(service + "_" + unit + "_per_cpu_s", Math.round(median(results.values().stream().flatMap(Collection::stream)
+        figures.put(service + "_" + unit + "_per_cpu_s", Math.round(Percentiles.median(results.values().stream().flatMap(Collection::stream)
                 .map(r -> r.units() / r.cpuSeconds()).toList())));
         // where the machine's CPU went in the counted rounds, every process of the stack, the instances and the load
         double serviceShare = 0;
@@ -361,127 +336,45 @@ public final class ScaleBench {
         }
         // what a second instance can give on this machine at most: the idle CPU left beside one
         // instance (1 / busy), and no more than the whole machine without the service's work (1 / (1 - share))
-        double busy = median(results.get(1).stream().map(Round::machineBusy).toList());
+        double busy = Percentiles.median(results.get(1).stream().map(Round::machineBusy).toList());
         figures.put(service + "_speedup_ceiling_here", round(Math.min(1 / busy, 1 / (1 - serviceShare)), 2));
     }
 
     // ---- instances ----
 
-    private record Instance(String name, Process process, String host, int port) {
-    }
-
-    /** A service's fast-jar in a JVM of its own, as ./jitzoo up starts one; ready when its readiness check is. */
-    private Instance start(String name, String module, String host, int port, Map<String, String> env, List<String> jvm)
-            throws Exception {
-        Path jar = suite.path(module).resolve("target/quarkus-app/quarkus-run.jar");
-        try (Socket taken = new Socket(host, port)) {
+    /** A service's fast-jar in a JVM of its own, as ./jitzoo up starts one, on {@code host}; ready when its readiness check is. */
+    private Instance start(String name, String service, String host, int port, Map<String, String> env, List<String> jvm) {
+        if (ServiceLauncher.listening(host, port)) {
             throw new IllegalStateException(host + ":" + port + " (for " + name + ") is taken: an instance of an earlier run?");
-        } catch (IOException free) {
-            // nothing listens there: ours to take
         }
-        List<String> command = new ArrayList<>(List.of("java", "-Xmx384m", "-XX:+UseSerialGC"));
-        command.addAll(jvm);
-        command.addAll(List.of("-jar", jar.toString()));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(logs.resolve("scale-" + name + ".log").toFile());
-        builder.environment().putAll(env);
-        builder.environment().put("QUARKUS_HTTP_HOST", host);
-        builder.environment().put("QUARKUS_HTTP_PORT", String.valueOf(port));
-        Instance instance = new Instance(name, builder.start(), host, port);
+        Instance instance = stack.start(new Launch(service, name, host, port, env, jvm, stack.logs().resolve("scale-" + name + ".log"),
+                false));
         started.add(instance);
-        long deadline = System.currentTimeMillis() + 120_000;
-        while (!ready(instance)) {
-            if (!instance.process().isAlive() || System.currentTimeMillis() > deadline) {
-                throw new IllegalStateException(name + " did not become ready; see " + logs.resolve("scale-" + name + ".log"));
-            }
-            Thread.sleep(300);
-        }
+        instance.awaitReady(ServiceLauncher.READY_TIMEOUT);
         say("  " + name + " ready on " + host + ":" + port);
         return instance;
     }
 
-    private boolean ready(Instance instance) {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://" + instance.host() + ":" + instance.port() + "/q/health/ready"))
-                    .build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-    }
-
     private void stopAll() {
-        started.forEach(i -> i.process().destroy());
-        for (Instance i : started) {
-            try {
-                if (!i.process().waitFor(20, TimeUnit.SECONDS)) {
-                    i.process().destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        ServiceLauncher.stop(started, Duration.ofSeconds(20));
     }
 
     /** A counter summed over instances, from their Prometheus pages. */
     private double sum(List<Instance> instances, String series) throws Exception {
         double total = 0;
-        Pattern line = Pattern.compile("(?m)^" + Pattern.quote(series) + "(?:\\{[^}]*\\})? ([0-9.eE+]+)");
         for (Instance i : instances) {
-            String page = http.send(HttpRequest.newBuilder(URI.create("http://" + i.host() + ":" + i.port() + "/q/metrics")).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
-            Matcher m = line.matcher(page);
-            while (m.find()) {
-                total += Double.parseDouble(m.group(1));
-            }
+            total += Metrics.read(http, "http://" + i.host() + ":" + i.port()).total(series);
         }
         return total;
-    }
-
-    /** The machine's busy and total CPU ticks so far, over every core (/proc/stat); zeros where there is none. */
-    private static long[] machineTicks() {
-        try {
-            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
-            long total = 0;
-            for (int i = 1; i < Math.min(f.length, 9); i++) {
-                total += Long.parseLong(f[i]);
-            }
-            long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
-            return new long[] {total - idle, total};
-        } catch (IOException | RuntimeException e) {
-            return new long[] {0, 0};
-        }
-    }
-
-    private static double busySince(long[] before) {
-        long[] now = machineTicks();
-        return now[1] == before[1] ? Double.NaN : (double) (now[0] - before[0]) / (now[1] - before[1]);
     }
 
     /** CPU seconds so far of every process here: the stack's parts (their pid files), the instances, this load. */
     private Map<String, Double> cpuByProcess() {
         Map<String, ProcessHandle> processes = new LinkedHashMap<>();
-        try (var pids = Files.list(logs.resolveSibling("run"))) {
-            for (Path pid : pids.filter(p -> p.toString().endsWith(".pid")).toList()) {
-                String part = pid.getFileName().toString().replace(".pid", "");
-                ProcessHandle.of(Long.parseLong(Files.readString(pid).trim())).ifPresent(h -> processes.put("stack " + part, h));
-            }
-        } catch (IOException | NumberFormatException e) {
-            // no stack of ./jitzoo here: the instances and the load only
-        }
-        started.forEach(i -> processes.put(i.name(), i.process().toHandle()));
+        stack.running().forEach((part, h) -> processes.put("stack " + part, h));
+        started.forEach(i -> i.process().ifPresent(h -> processes.put(i.name(), h)));
         processes.put("load", ProcessHandle.current());
-        Map<String, Double> cpu = new LinkedHashMap<>();
-        processes.forEach((name, h) -> h.info().totalCpuDuration().ifPresent(d -> cpu.put(name, d.toNanos() / 1e9)));
-        return cpu;
-    }
-
-    private Map<String, Double> cpuSince(Map<String, Double> before) {
-        Map<String, Double> used = new LinkedHashMap<>();
-        cpuByProcess().forEach((name, now) -> used.put(name, now - before.getOrDefault(name, 0.0)));
-        return used;
+        return CpuSampler.seconds(processes);
     }
 
     // ---- small things ----
@@ -490,27 +383,7 @@ public final class ScaleBench {
         return OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(m).addShape(k).addShape(n).build();
     }
 
-    private static double median(List<Double> xs) {
-        List<Double> sorted = new ArrayList<>(xs);
-        Collections.sort(sorted);
-        int n = sorted.size();
-        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-    }
-
-    private static double round(double x, int digits) {
-        double f = Math.pow(10, digits);
-        return Math.round(x * f) / f;
-    }
-
-    private static void say(String line) {
-        System.err.println(line);
-    }
-
-    private static void print(Map<String, Object> f, boolean json) {
-        if (json) {
-            System.out.println(new Gson().toJson(f));
-            return;
-        }
+    private static void table(Map<String, Object> f) {
         System.out.println();
         System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %8s %14s %12s %10s%n", "", "1 instance", "2 instances", "ratio",
                 "per CPU s", "machine busy", "ceiling");

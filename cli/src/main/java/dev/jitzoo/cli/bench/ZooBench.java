@@ -1,6 +1,9 @@
 package dev.jitzoo.cli.bench;
 
-import com.google.gson.Gson;
+import static dev.jitzoo.cli.bench.BenchReport.round;
+import static dev.jitzoo.cli.bench.BenchReport.say;
+
+import dev.jitzoo.cli.suite.ServiceLauncher;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
@@ -16,10 +19,7 @@ import io.grpc.ManagedChannelBuilder;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,8 +30,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -71,8 +69,7 @@ public final class ZooBench {
         int reports = argv.count("--reports", 5000);
         int rate = argv.count("--rate", 1000);
         String zooHttp = System.getenv().getOrDefault("JITZOO_ZOO_HTTP", "http://127.0.0.1:8083");
-        String kafka = "127.0.0.1:" + System.getenv().getOrDefault("JITZOO_KAFKA_PORT", "9092");
-        ZooBench bench = new ZooBench(zooHttp, kafka);
+        ZooBench bench = new ZooBench(zooHttp, ServiceLauncher.here().kafkaBootstrap());
         try {
             Map<String, Object> figures = new LinkedHashMap<>();
             String mongo = System.getenv().getOrDefault("JITZOO_MONGO_URI", "");
@@ -82,19 +79,11 @@ public final class ZooBench {
             bench.reportToElected(100, figures);
             bench.resolveLoad(rate, 3, 10, figures);
             bench.poisoning(figures);
-            if (json) {
-                System.out.println(new Gson().toJson(figures));
-            } else {
-                figures.forEach((k, v) -> System.out.printf("  %-40s %s%n", k, v));
-            }
+            BenchReport.print(figures, json, BenchReport::list);
         } finally {
             bench.producer.close();
             bench.channel.shutdownNow();
         }
-    }
-
-    private static void say(String line) {
-        System.err.println(line);
     }
 
     /** Publishes honest reports over 200 device kinds, and times the zoo until it ingested them all. */
@@ -139,8 +128,8 @@ public final class ZooBench {
             }
             ms.add((System.nanoTime() - t0) / 1e6);
         }
-        figures.put("report_to_elected_p50_ms", round(quantile(ms, 0.5), 1));
-        figures.put("report_to_elected_p99_ms", round(quantile(ms, 0.99), 1));
+        figures.put("report_to_elected_p50_ms", round(Percentiles.rankAbove(ms, 0.5), 1));
+        figures.put("report_to_elected_p99_ms", round(Percentiles.rankAbove(ms, 0.99), 1));
     }
 
     /**
@@ -185,8 +174,8 @@ public final class ZooBench {
         double elapsed = (System.nanoTime() - start) / 1e9 - warmUp;
         List<Double> all = new ArrayList<>(ms);
         figures.put("resolve_requests_per_s", Math.round(all.size() / elapsed));
-        figures.put("resolve_p50_ms", round(quantile(all, 0.5), 2));
-        figures.put("resolve_p99_ms", round(quantile(all, 0.99), 2));
+        figures.put("resolve_p50_ms", round(Percentiles.rankAbove(all, 0.5), 2));
+        figures.put("resolve_p99_ms", round(Percentiles.rankAbove(all, 0.99), 2));
         figures.put("resolve_failed", failed.get());
     }
 
@@ -305,23 +294,6 @@ public final class ZooBench {
 
     /** The zoo's count of ingested reports, from its metrics. */
     private double ingested() throws IOException, InterruptedException {
-        String metrics = http.send(HttpRequest.newBuilder(URI.create(zooHttp + "/q/metrics")).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
-        Matcher m = Pattern.compile("(?m)^jitzoo_zoo_reports_ingested_total(?:\\{[^}]*\\})? ([0-9.eE+]+)").matcher(metrics);
-        return m.find() ? Double.parseDouble(m.group(1)) : 0;
-    }
-
-    private static double quantile(List<Double> xs, double q) {
-        if (xs.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> sorted = new ArrayList<>(xs);
-        Collections.sort(sorted);
-        return sorted.get(Math.min(sorted.size() - 1, (int) Math.floor(q * sorted.size())));
-    }
-
-    private static double round(double x, int digits) {
-        double f = Math.pow(10, digits);
-        return Math.round(x * f) / f;
+        return Metrics.read(http, zooHttp).total("jitzoo_zoo_reports_ingested_total");
     }
 }

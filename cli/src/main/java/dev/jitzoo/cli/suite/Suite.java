@@ -17,7 +17,8 @@ import java.util.stream.Stream;
 /**
  * Where the suite lives on this machine and how its parts are run from the command line: the
  * checkout, {@code JITZOO_HOME}, child processes with their output passed through, this jar's own
- * commands in process, the harness, and a private stack on other ports.
+ * commands in process, the harness, and a private stack on other ports ({@code ./jitzoo up}, whose
+ * services {@link ServiceLauncher} starts).
  */
 public final class Suite {
 
@@ -156,6 +157,20 @@ public final class Suite {
         return output(what, harnessCommand(args), env);
     }
 
+    /** {@code java OPTIONS -cp <this jar and its lib> MAIN}: a class of this jar in a JVM of its own. */
+    public static List<String> javaMain(Class<?> main, List<String> options) {
+        Path jar;
+        try {
+            jar = Path.of(main.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+        List<String> command = new ArrayList<>(List.of("java"));
+        command.addAll(options);
+        command.addAll(List.of("-cp", jar + java.io.File.pathSeparator + jar.resolveSibling("lib") + "/*", main.getName()));
+        return command;
+    }
+
     private List<String> harnessCommand(String... args) {
         return concat(List.of("node", "--no-liftoff", "--no-wasm-dynamic-tiering", path("harness/bin/harness.mjs").toString()), args);
     }
@@ -217,8 +232,9 @@ public final class Suite {
             if (exitOf(root, env, concat(launcher, "up"), ProcessBuilder.Redirect.DISCARD) != 0) {
                 throw new StepFailed(what + ": the private stack did not start");
             }
-            env.put("JITZOO_GATEWAY_URL", "ws://127.0.0.1:" + PRIVATE_PORTS.get("JITZOO_GATEWAY_PORT") + "/v1/session");
-            env.put("JITZOO_ZOO_HTTP", "http://127.0.0.1:" + PRIVATE_PORTS.get("JITZOO_ZOO_PORT"));
+            ServiceLauncher stack = new ServiceLauncher(root, home, env);
+            env.put("JITZOO_GATEWAY_URL", "ws://" + ServiceLauncher.LOOPBACK + ":" + stack.port("gateway") + "/v1/session");
+            env.put("JITZOO_ZOO_HTTP", "http://" + ServiceLauncher.LOOPBACK + ":" + stack.port("zoo"));
             run(what, dir, env, command);
             ok = true;
         } finally {
@@ -238,7 +254,7 @@ public final class Suite {
     }
 
     /** A step of a pipeline that failed; the command line prints its message and exits 1. */
-    public static final class StepFailed extends RuntimeException {
+    public static class StepFailed extends RuntimeException {
         public StepFailed(String message) {
             super(message);
         }
