@@ -163,8 +163,10 @@ class TenantDataTest {
         assertEquals("none", elected(zoo, "public", KIND_A), "only votes of no weight: no election");
         assertEquals(40, zoo.countMeasurements(KIND_A.getFingerprint()), "its 20 reports of 2 kernels are stored");
 
-        zoo.ingest(crowd("public", 1, KIND_A, "k-fast"));
-        assertEquals("k-fast", elected(zoo, "spam", KIND_A), "one trusted device elects; the twenty do not count");
+        zoo.ingest(crowd("public", 2, KIND_A, "k-fast"));
+        assertEquals("none", elected(zoo, "spam", KIND_A), "two trusted devices are under the minimum of origins; the twenty do not count");
+        zoo.ingest(crowd("public", 3, KIND_A, "k-fast")); // a third origin (the first two report again)
+        assertEquals("k-fast", elected(zoo, "spam", KIND_A), "three trusted devices elect; the twenty still do not count");
     }
 
     @Test

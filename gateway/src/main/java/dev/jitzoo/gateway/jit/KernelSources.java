@@ -105,7 +105,7 @@ public class KernelSources {
      * What a session starts with: one initial kernel per op for the Welcome, and the candidates
      * still to offer (the space's, less each op's initial one), composed once for both.
      */
-    public record Start(List<InitialKernel> initial, Uni<List<Planned>> offers) {
+    public record Start(List<InitialKernel> initial, Uni<List<Planned>> offers, double kindPeakGflops) {
     }
 
     /**
@@ -115,7 +115,8 @@ public class KernelSources {
      * candidate for this device (the Table 1 model's best guess, so a new kind starts near the end
      * of its tuning, not far from it); else the safe default. A zoo or space that does not answer costs the
      * session its head start, not its inference; a first candidate that does not generate gives
-     * way to the safe default.
+     * way to the safe default. With them, the device kind's peak as the zoo measured it (NaN when it
+     * did not, or did not answer): the session's reports are held to the ceiling it implies.
      */
     public Uni<Start> start(Hello hello, String tenant, SessionTrace trace) {
         Uni<List<ComposeResponse>> spaces = compose(hello, tenant, trace).memoize().indefinitely();
@@ -138,8 +139,10 @@ public class KernelSources {
                         .map(a -> InitialKernel.newBuilder().setArtifact(a).setFromZoo(elected.isPresent()).build()));
             }
             List<Set<Schedule>> given = first.stream().map(Set::of).toList();
+            double kindPeak = resolved.getKernelsList().stream().mapToDouble(ResolvedKernel::getKindPeakGflops).max().orElse(0);
             return Uni.join().all(initial).andFailFast()
-                    .map(kernels -> new Start(kernels, spaces.map(c -> roundRobin(hello.getOpsList(), c, given))));
+                    .map(kernels -> new Start(kernels, spaces.map(c -> roundRobin(hello.getOpsList(), c, given)),
+                            kindPeak > 0 ? kindPeak : Double.NaN));
         }));
     }
 

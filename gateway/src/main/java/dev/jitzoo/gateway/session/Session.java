@@ -6,6 +6,7 @@ import dev.jitzoo.proto.gateway.v1.KernelOffer;
 import dev.jitzoo.proto.gateway.v1.RankedKernel;
 import dev.jitzoo.proto.gateway.v1.Report;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
+import dev.jitzoo.proto.rules.LatencyRules;
 import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
@@ -49,6 +50,8 @@ public final class Session {
     private CompletableFuture<Void> room;
     private int roomBelow;
     private boolean microbenchSent;
+    /** The device kind's single-thread Wasm peak as the zoo measured it at the Hello (NaN: not measured): its reports' ceiling. */
+    private double kindPeakGflops = Double.NaN;
 
     public Session(String id, Hello hello) {
         this.id = id;
@@ -61,6 +64,7 @@ public final class Session {
         Session session = new Session(kept.sessionId(), kept.hello());
         kept.issued().forEach(session::issue);
         session.storedOps.addAll(kept.reportedOps());
+        session.kindPeakGflops = kept.kindPeakGflops();
         session.credits = credits;
         session.token = token;
         return session;
@@ -83,6 +87,15 @@ public final class Session {
     public void from(String networkOrigin, String tenantName) {
         this.origin = networkOrigin;
         this.tenant = tenantName;
+    }
+
+    /** Holds the session's reports to the ceiling its device kind's measured peak implies (NaN or 0: not measured). */
+    public void holdTo(double kindPeakGflops) {
+        this.kindPeakGflops = kindPeakGflops > 0 ? kindPeakGflops : Double.NaN;
+    }
+
+    public double kindPeakGflops() {
+        return kindPeakGflops;
     }
 
     /** Every kernel issued so far (initial and offered). */
@@ -189,8 +202,10 @@ public final class Session {
 
     /**
      * Turns a client's report into the zoo's record of it, with the full kernel references the
-     * gateway issued. Refuses ops never asked for, ids never issued for that op, bad timings, and
-     * a second report of the same op.
+     * gateway issued and the ceiling it was checked against. Refuses ops never asked for, ids never
+     * issued for that op, bad timings, a latency faster than the device can reach
+     * ({@link LatencyRules}: the zoo would refuse it after the acknowledgement), and a second
+     * report of the same op.
      */
     public KernelReport acceptReport(Report report, int maxRanked, long nowMs) {
         int opIndex = opIndex(report);
@@ -205,19 +220,26 @@ public final class Session {
         if (reportedOps.contains(opIndex)) {
             throw ProtocolException.invalidReport("this op was reported already in this session");
         }
+        double ceiling = LatencyRules.ceilingFlops(hello.getBackend(), kindPeakGflops);
         KernelReport.Builder out = KernelReport.newBuilder()
                 .setSessionId(id)
                 .setDevice(hello.getDevice())
                 .setOp(report.getOp())
                 .setBackend(hello.getBackend())
                 .setOrigin(origin).setTenant(tenant)
-                .setReceivedAtMs(nowMs);
+                .setReceivedAtMs(nowMs)
+                .setCeilingGflops(ceiling / 1e9);
         Set<String> seen = new HashSet<>();
         for (RankedKernel ranked : report.getRankedList()) {
             if (!seen.add(ranked.getKernelId())) {
                 throw ProtocolException.invalidReport("kernel " + ranked.getKernelId() + " is ranked twice");
             }
-            out.addRanked(measurement(report, ranked, "kernel"));
+            Measurement timed = measurement(report, ranked, "kernel");
+            String impossible = LatencyRules.problem(report.getOp(), timed.getMedianMs(), ceiling);
+            if (impossible != null) {
+                throw ProtocolException.invalidReport("kernel " + abbreviate(ranked.getKernelId()) + " " + impossible);
+            }
+            out.addRanked(timed);
         }
         if (report.hasInitial()) {
             out.setInitial(measurement(report, report.getInitial(), "initial kernel")).setInitialFromZoo(report.getInitialFromZoo());

@@ -19,6 +19,7 @@ import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Primitive;
 import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
+import dev.jitzoo.proto.rules.LatencyRules;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import org.junit.jupiter.api.Test;
@@ -165,6 +166,32 @@ class SessionTest {
                 .setMedianMs(Double.NaN)).build(), "latency");
         session.acceptReport(report(OP, "k1"), 5, 0);
         assertRefused(report(OP, "k1"), "already");
+    }
+
+    /**
+     * A report is held, before it is acknowledged, to the ceiling its device kind's measured peak
+     * implies (twice the peak; the backend's own where none was measured), and carries that
+     * ceiling to the zoo: nothing acknowledged is refused there later for being too fast.
+     */
+    @Test
+    void refusesALatencyFasterThanTheDeviceKindCanReachAndStampsTheCeiling() {
+        session.enqueue(offer("k1", OP));
+        Session fresh = new Session("s0", session.hello());
+        fresh.enqueue(offer("k1", OP));
+        KernelReport unmeasured = fresh.acceptReport(report(OP, "k1"), 5, 0);
+        assertEquals(LatencyRules.WASM_FLOPS_CEILING / 1e9, unmeasured.getCeilingGflops(), "no peak measured: Wasm's own ceiling");
+
+        session.holdTo(1); // the zoo measured this kind at 1 GFLOP/s: 2 GFLOP/s at most, 1024 flops take 512 ns
+        assertRefused(Report.newBuilder().setOp(OP).addRanked(RankedKernel.newBuilder().setKernelId("k1").setMedianMs(1e-4)).build(),
+                "the most its device can reach");
+        KernelReport report = session.acceptReport(Report.newBuilder().setOp(OP).addRanked(RankedKernel.newBuilder()
+                .setKernelId("k1").setMedianMs(6e-4)).build(), 5, 0);
+        assertEquals(2, report.getCeilingGflops(), 1e-9);
+
+        Session lowballed = new Session("s3", session.hello());
+        lowballed.holdTo(1e-6); // a forged peak reached the zoo's median: the floor still holds
+        lowballed.enqueue(offer("k1", OP));
+        assertEquals(2 * LatencyRules.PEAK_FLOOR_GFLOPS, lowballed.acceptReport(report(OP, "k1"), 5, 0).getCeilingGflops(), 1e-9);
     }
 
     private void assertRefused(Report report, String reason) {

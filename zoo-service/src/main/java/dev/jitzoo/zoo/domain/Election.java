@@ -33,10 +33,11 @@ import java.util.function.ToDoubleFunction;
  * as when some devices were offered kernels others were not, each ranking only what it timed),
  * the contenders are the kernels the most origins ranked: every key with a vote has an election.
  * <p>
- * Where tenants share their data, a ballot is a tenant's origin and weighs the tenant's trust
- * ({@link TenantData#trust}): the quorum is that share of the ballots' total weight, and a
- * ballot's points are scaled by it. A ballot of weight 0 is not counted; a key with only such
- * ballots has no election.
+ * Where tenants share their data, an origin's ballot weighs the highest trust
+ * ({@link TenantData#trust}) of the tenants it reported under, once: the same address behind many
+ * tenants' keys (scraped, or leaked) is one ballot, not one per key. The quorum is that share of
+ * the ballots' total weight, and a ballot's points are scaled by it. A ballot of weight 0 is not
+ * counted; a key with only such ballots has no election.
  */
 public final class Election {
 
@@ -63,8 +64,11 @@ public final class Election {
         }
     }
 
-    /** The elected kernel, its latency, its rank-weighted points, and the sessions and origins that ranked it. */
-    public record Result(KernelRef kernel, double medianMs, double points, int sessions, int origins) {
+    /**
+     * The elected kernel, its latency, its rank-weighted points, the sessions and origins that
+     * ranked it, and the ballots (origins whose votes weigh) the election counted.
+     */
+    public record Result(KernelRef kernel, double medianMs, double points, int sessions, int origins, int ballots) {
     }
 
     /** Elects from every vote of one key, every tenant trusted alike; empty only when there is none. */
@@ -77,16 +81,22 @@ public final class Election {
      * no vote has any weight. Linear in the votes, plain loops: it runs per batch per key.
      */
     public static Optional<Result> elect(List<Vote> votes, ToDoubleFunction<String> trust) {
-        // a tenant's origin → its sessions, and per kernel its sessions' latencies and rank points
-        Map<String, Ballot> ballots = new HashMap<>();
-        Map<String, Tally> tallies = new HashMap<>();
+        // each origin's weight: the highest trust of the tenants it reported under
+        Map<String, Double> trusts = new HashMap<>();
         Map<String, Double> weights = new HashMap<>();
         for (Vote v : votes) {
-            double weight = weights.computeIfAbsent(v.tenant(), trust::applyAsDouble);
+            double t = trusts.computeIfAbsent(v.tenant(), trust::applyAsDouble);
+            weights.merge(v.origin(), t, Math::max);
+        }
+        // an origin → its sessions, and per kernel its sessions' latencies and rank points
+        Map<String, Ballot> ballots = new HashMap<>();
+        Map<String, Tally> tallies = new HashMap<>();
+        for (Vote v : votes) {
+            double weight = weights.get(v.origin());
             if (!(weight > 0)) {
                 continue;
             }
-            Ballot ballot = ballots.computeIfAbsent(v.tenant() + "|" + v.origin(), o -> new Ballot(weight));
+            Ballot ballot = ballots.computeIfAbsent(v.origin(), o -> new Ballot(weight));
             ballot.sessions.add(v.sessionId());
             ballot.kernels.computeIfAbsent(v.kernel().getKernelId(), k -> new Ranking()).add(v);
             tallies.computeIfAbsent(v.kernel().getKernelId(), k -> new Tally(v.kernel())).sessions.add(v.sessionId());
@@ -124,7 +134,7 @@ public final class Election {
                 winnerMs = ms;
             }
         }
-        return Optional.of(new Result(winner.kernel, winnerMs, winner.points, winner.sessions.size(), winner.latencies.size()));
+        return Optional.of(new Result(winner.kernel, winnerMs, winner.points, winner.sessions.size(), winner.latencies.size(), ballots.size()));
     }
 
     /** One origin's ballot, weighing its tenant's trust. */

@@ -11,13 +11,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
- * Each zoo key's election window kept in memory as reports arrive: the votes of its latest
- * {@link Zoo#ELECTION_WINDOW} sessions and the kernel it last elected. A key is read from the
- * store once, when it is first touched (or again after it was evicted or after {@link #clear()}),
- * the keys a batch touches together in one read; then it is only appended to: an election never
- * reads the key's history again.
+ * Each zoo key's election window kept in memory as reports arrive: the latest sessions of each of
+ * its latest {@link Zoo#ELECTION_ORIGINS} network origins (at most {@link Zoo#SESSIONS_PER_ORIGIN}
+ * each) and the kernel it last elected. The window counts origins, not sessions, so a flood of
+ * sessions from one address pushes out only that address's older sessions, never another
+ * origin's ballot. A key is read from the store once, when it is first touched (or again after it
+ * was evicted or after {@link #clear()}), the keys a batch touches together in one read; then it is
+ * only appended to: an election never reads the key's history again.
  *
  * <p>Reports of one device kind reach one consumer (they are keyed by its fingerprint), so the
  * window in that consumer's memory is the key's; when partitions move between replicas the
@@ -28,30 +31,55 @@ public final class ElectionWindows {
 
     /** One key's window. */
     static final class Window {
-        private final ArrayDeque<ReportStore.SessionVotes> sessions = new ArrayDeque<>();
+        /** Each origin's latest sessions, oldest first; the origin that reported last is last. */
+        private final LinkedHashMap<String, ArrayDeque<ReportStore.SessionVotes>> origins = new LinkedHashMap<>();
         private final Set<String> sessionIds = new HashSet<>();
         /** One reference object per kernel, shared by all its votes. */
         private final Map<String, KernelRef> refs = new HashMap<>();
         private String elected;
 
-        /** Adds one session's votes unless the window holds that session already; drops the oldest past the window. */
+        /**
+         * Adds one session's votes unless the window holds that session already: its origin becomes
+         * the latest, keeping its latest sessions; the origin that reported longest ago leaves past
+         * the window.
+         */
         void add(ReportStore.SessionVotes session) {
-            if (!sessionIds.add(session.sessionId())) {
+            if (session.votes().isEmpty() || !sessionIds.add(session.sessionId())) {
                 return;
             }
-            sessions.addLast(new ReportStore.SessionVotes(session.sessionId(), session.receivedAtMs(),
+            String origin = session.votes().get(0).origin();
+            ArrayDeque<ReportStore.SessionVotes> latest = origins.remove(origin); // put back last: the latest origin
+            if (latest == null) {
+                latest = new ArrayDeque<>();
+            }
+            latest.addLast(new ReportStore.SessionVotes(session.sessionId(), session.receivedAtMs(),
                     session.votes().stream().map(v -> new Election.Vote(v.sessionId(), v.origin(), v.rank(),
                             refs.computeIfAbsent(v.kernel().getKernelId(), id -> v.kernel()), v.medianMs(), v.tenant())).toList(),
                     session.initial()));
-            while (sessions.size() > Zoo.ELECTION_WINDOW) {
-                sessionIds.remove(sessions.removeFirst().sessionId());
+            while (latest.size() > Zoo.SESSIONS_PER_ORIGIN) {
+                sessionIds.remove(latest.removeFirst().sessionId());
+            }
+            origins.put(origin, latest);
+            while (origins.size() > Zoo.ELECTION_ORIGINS) {
+                Map.Entry<String, ArrayDeque<ReportStore.SessionVotes>> eldest = origins.entrySet().iterator().next();
+                eldest.getValue().forEach(s -> sessionIds.remove(s.sessionId()));
+                origins.remove(eldest.getKey());
             }
         }
 
         List<Election.Vote> votes() {
-            List<Election.Vote> all = new ArrayList<>(sessions.size() * Election.TOP_N);
-            sessions.forEach(s -> all.addAll(s.votes()));
+            List<Election.Vote> all = new ArrayList<>(sessionIds.size() * Election.TOP_N);
+            sessions().forEach(s -> all.addAll(s.votes()));
             return all;
+        }
+
+        /** The network origins the window holds. */
+        int origins() {
+            return origins.size();
+        }
+
+        private Stream<ReportStore.SessionVotes> sessions() {
+            return origins.values().stream().flatMap(ArrayDeque::stream);
         }
 
         /**
@@ -62,9 +90,9 @@ public final class ElectionWindows {
         ReportStore.Speedups speedups(String kernelId) {
             List<Double> all = new ArrayList<>();
             List<Double> fromSafeDefault = new ArrayList<>();
-            for (ReportStore.SessionVotes s : sessions) {
+            sessions().forEach(s -> {
                 if (s.initial() == null) {
-                    continue;
+                    return;
                 }
                 for (Election.Vote v : s.votes()) {
                     if (v.kernel().getKernelId().equals(kernelId)) {
@@ -75,7 +103,7 @@ public final class ElectionWindows {
                         }
                     }
                 }
-            }
+            });
             return new ReportStore.Speedups(medianOrNaN(all), medianOrNaN(fromSafeDefault));
         }
 
@@ -85,7 +113,7 @@ public final class ElectionWindows {
 
         /** When the oldest report the window counts arrived. */
         long fromMs() {
-            return sessions.stream().mapToLong(ReportStore.SessionVotes::receivedAtMs).min().orElse(0);
+            return sessions().mapToLong(ReportStore.SessionVotes::receivedAtMs).min().orElse(0);
         }
 
         /** Records the kernel now elected; says whether it differs from the one before. */
@@ -128,7 +156,7 @@ public final class ElectionWindows {
             ReportStore.History history = stored.get(key);
             if (history != null) {
                 history.sessions().forEach(window::add);
-                window.elected = history.best().kernel().getKernelId();
+                window.elected = history.best() == null ? null : history.best().kernel().getKernelId();
             }
             windows.put(key, window);
             out.put(key, window);

@@ -3,19 +3,23 @@ package dev.jitzoo.zoo.domain;
 import com.github.benmanes.caffeine.cache.CacheLoader;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.LoadingCache;
+import dev.jitzoo.proto.rules.LatencyRules;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * Each device kind's measured single-thread Wasm peak, GFLOP/s: what the zoo checks a kind's
- * reported latencies against. A kind's peak is the median of its origins' latest microbenchmarks,
- * so a minority of origins cannot move it far (a flood from one address is one origin). Read from the store for all the cold kinds of a batch at once and
- * kept {@link #KEPT}; a microbenchmark this replica stores makes its kind's entry read again.
- * NaN for a kind no microbenchmark measured.
+ * reported latencies against. A kind's peak is the median of its origins' latest microbenchmarks
+ * once enough origins measured it, never below a floor ({@link LatencyRules#kindPeakGflops}), so
+ * a minority of origins cannot move it far and one origin cannot set it (a flood from one address
+ * is one origin). Read from the store for all the cold kinds of a batch at once and kept
+ * {@link #KEPT}; a microbenchmark this replica stores makes its kind's entry read again. NaN for
+ * a kind not measured by enough origins.
  */
 public final class KindPeaks {
 
@@ -24,7 +28,7 @@ public final class KindPeaks {
 
     private final LoadingCache<String, Double> peaks;
 
-    public KindPeaks(ReportStore store, long maxKinds) {
+    public KindPeaks(ReportStore store, long maxKinds, int minOrigins) {
         this.peaks = Caffeine.newBuilder().expireAfterWrite(KEPT).maximumSize(maxKinds).build(new CacheLoader<>() {
             @Override
             public Double load(String fingerprint) {
@@ -37,7 +41,7 @@ public final class KindPeaks {
                 Map<String, Double> all = new HashMap<>();
                 fingerprints.forEach(fp -> {
                     List<Double> origins = measured.getOrDefault(fp, List.of());
-                    all.put(fp, origins.isEmpty() ? Double.NaN : Election.median(origins.stream().mapToDouble(Double::doubleValue).toArray()));
+                    all.put(fp, LatencyRules.kindPeakGflops(origins, minOrigins));
                 });
                 return all;
             }
@@ -47,6 +51,11 @@ public final class KindPeaks {
     /** The peaks of these kinds, NaN where none was measured; the cold ones read in one store call. */
     public Map<String, Double> of(Collection<String> fingerprints) {
         return peaks.getAll(fingerprints);
+    }
+
+    /** The kind's peak if held in memory (NaN inside: held as not measured). */
+    Optional<Double> held(String fingerprint) {
+        return Optional.ofNullable(peaks.getIfPresent(fingerprint));
     }
 
     /** Reads the kind's peak again on its next use: a microbenchmark of it was stored. */

@@ -16,12 +16,12 @@ public interface ReportStore {
     void addReports(List<StoredReport> reports);
 
     /**
-     * What is stored of some keys' elections, read at once: each key's elected kernel and the
-     * reports of its latest sessions (at most {@code sessions}, oldest first), those its election
-     * counts. A key never elected is absent: what was stored of it but not elected belongs to a
-     * batch that was not acknowledged, and will be ingested again.
+     * What is stored of some keys' elections, read at once: each key's elected kernel (null when
+     * none was served: too few origins yet) and the reports its election counts, oldest first: the
+     * latest {@code sessionsPerOrigin} sessions of each of its latest {@code origins} origins. A key
+     * with no report is absent.
      */
-    Map<ZooKey, History> histories(Collection<ZooKey> keys, int sessions);
+    Map<ZooKey, History> histories(Collection<ZooKey> keys, int origins, int sessionsPerOrigin);
 
     /**
      * Keeps the keys' elected kernels, in one round trip, each with when the oldest report its
@@ -97,6 +97,7 @@ public interface ReportStore {
     }
 
     /** What {@link #histories} read of one key: its election, and its latest sessions' votes oldest first. */
+    /** A key's stored election ({@code best} null when none is served) and the sessions it counts, oldest first. */
     record History(BestKernel best, List<SessionVotes> sessions) {
     }
 

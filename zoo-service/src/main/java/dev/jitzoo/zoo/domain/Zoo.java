@@ -3,6 +3,7 @@ package dev.jitzoo.zoo.domain;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.LatencyRules;
 import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
@@ -17,20 +18,16 @@ public class Zoo {
 
     /** Most kernels one similar-device lookup returns. */
     public static final int MAX_SIMILAR = 64;
-    /** The sessions an election counts: a key's latest, so that kernels offered later can win and old devices age out. */
-    public static final int ELECTION_WINDOW = 400;
     /**
-     * FLOP/s no device reaches on one op of a backend: a latency implying more is a lie, refused.
-     * Wasm kernels run on one CPU thread; a WGSL kernel has a whole GPU.
+     * The network origins an election counts: a key's latest to report, so that kernels offered
+     * later can win and old devices age out, and a flood of sessions from one origin pushes out no
+     * other origin's ballot.
      */
-    static final double WASM_FLOPS_CEILING = 1e12;
-    static final double WGSL_FLOPS_CEILING = 2e14;
-    /**
-     * Where a device kind's microbenchmark measured its Wasm peak, a Wasm kernel may be timed at
-     * most this many times faster than that peak: the headroom covers a peak measured while the
-     * device was busy, not a kernel beating the hardware.
-     */
-    static final double PEAK_MARGIN = 2;
+    public static final int ELECTION_ORIGINS = 400;
+    /** The sessions of one origin an election counts: its latest (they pool into its one ballot). */
+    public static final int SESSIONS_PER_ORIGIN = 8;
+    /** Fewest origins an election is served from, unless configured otherwise ({@code jitzoo.zoo.min-origins}). */
+    public static final int MIN_ORIGINS = 3;
     /** Device kinds whose measured peak this replica keeps in memory. */
     private static final int PEAK_KINDS = 100_000;
 
@@ -40,18 +37,33 @@ public class Zoo {
     private final KindPeaks peaks;
     private final OpTimings timings;
     private final TenantData tenants;
+    private final int minOrigins;
 
-    /** A zoo where tenants share their data, all trusted alike. */
+    /** A zoo where tenants share their data, all trusted alike, serving elections of {@link #MIN_ORIGINS} origins or more. */
     public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows) {
-        this(store, cache, windows, TenantData.shared());
+        this(store, cache, windows, TenantData.shared(), MIN_ORIGINS);
     }
 
+    /** A zoo whose tenants' data is kept as {@code tenants} says, serving elections of {@link #MIN_ORIGINS} origins or more. */
     public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows, TenantData tenants) {
+        this(store, cache, windows, tenants, MIN_ORIGINS);
+    }
+
+    /**
+     * A zoo whose elections are served once at least {@code minOrigins} network origins voted:
+     * below it no election is saved, and sessions start from the space's order. 1 serves one
+     * device's report (a stack on one machine has one origin).
+     */
+    public Zoo(ReportStore store, BestKernelCache cache, ElectionWindows windows, TenantData tenants, int minOrigins) {
+        if (minOrigins < 1) {
+            throw new IllegalArgumentException("min-origins must be at least 1, got " + minOrigins);
+        }
+        this.minOrigins = minOrigins;
         this.tenants = tenants;
         this.store = store;
         this.cache = cache;
         this.windows = windows;
-        this.peaks = new KindPeaks(store, PEAK_KINDS);
+        this.peaks = new KindPeaks(store, PEAK_KINDS, minOrigins);
         this.timings = new OpTimings(store, 10_000);
     }
 
@@ -70,9 +82,10 @@ public class Zoo {
     /**
      * Stores a batch of reports in one write and re-elects each key they touch once, from its
      * window in memory ({@link ElectionWindows}); the new elections are saved in one write and
-     * cached. A report that is malformed or claims a latency its device cannot reach (beyond its
-     * kind's measured peak, see {@link #ceilingFlops}) is refused and the rest go on. Safe to call again with the same batch (a redelivery, or a retry after
-     * the store failed): a report is stored and counted once.
+     * cached. A report that is malformed or claims a latency its device cannot reach is refused and
+     * the rest go on: the ceiling is the one the gateway stamped on it when it acknowledged it, else
+     * the one its kind's measured peak implies ({@link LatencyRules}). Safe to call again with the
+     * same batch (a redelivery, or a retry after the store failed): a report is stored and counted once.
      */
     public synchronized Ingested ingest(List<KernelReport> batch) {
         List<ReportStore.StoredReport> valid = new ArrayList<>();
@@ -82,8 +95,8 @@ public class Zoo {
         for (int i = 0; i < batch.size(); i++) {
             try {
                 KernelReport report = batch.get(i);
-                valid.add(validate(report, ceilingFlops(report.getBackend(),
-                        kindPeaks.getOrDefault(report.getDevice().getFingerprint(), Double.NaN))));
+                valid.add(validate(report, report.getCeilingGflops() > 0 ? report.getCeilingGflops() * 1e9
+                        : LatencyRules.ceilingFlops(report.getBackend(), kindPeaks.getOrDefault(report.getDevice().getFingerprint(), Double.NaN))));
             } catch (InvalidReportException e) {
                 refused.add(new Refused(i, e));
             }
@@ -92,11 +105,13 @@ public class Zoo {
         valid.stream().map(r -> r.key().opKey()).distinct().forEach(timings::forget); // the next lookup of these ops reads them again
         Map<ZooKey, ElectionWindows.Window> touched = windows.windows(
                 valid.stream().map(ReportStore.StoredReport::key).distinct().toList(),
-                cold -> store.histories(cold, ELECTION_WINDOW));
+                cold -> store.histories(cold, ELECTION_ORIGINS, SESSIONS_PER_ORIGIN));
         valid.forEach(r -> touched.get(r.key()).add(r.votes()));
         Map<ZooKey, ReportStore.Elected> bests = new LinkedHashMap<>();
-        // a key whose votes all weigh nothing (tenants of trust 0) has no election: its reports are stored, its lookups find none
-        touched.forEach((key, window) -> Election.elect(window.votes(), tenants::trust).map(BestKernel::of).ifPresent(best ->
+        // a key whose votes all weigh nothing (tenants of trust 0), or from fewer origins than an election needs, has no
+        // election: its reports are stored, its lookups find none
+        touched.forEach((key, window) -> Election.elect(window.votes(), tenants::trust).filter(r -> r.ballots() >= minOrigins)
+                .map(BestKernel::of).ifPresent(best ->
                 bests.put(key, new ReportStore.Elected(best, window.fromMs(), window.speedups(best.kernel().getKernelId())))));
         store.saveBests(bests);
         Map<ZooKey, BestKernel> cached = new LinkedHashMap<>();
@@ -109,18 +124,6 @@ public class Zoo {
         return new Ingested(elections, refused);
     }
 
-    /**
-     * The most FLOP/s a kernel of a backend can be timed at on a device kind: for Wasm,
-     * {@link #PEAK_MARGIN} times the kind's measured peak ({@code kindPeakGflops}; NaN when no
-     * microbenchmark measured it), never above the backend's ceiling.
-     */
-    public static double ceilingFlops(Backend backend, double kindPeakGflops) {
-        if (backend != Backend.BACKEND_WASM) {
-            return WGSL_FLOPS_CEILING;
-        }
-        return Double.isNaN(kindPeakGflops) ? WASM_FLOPS_CEILING : Math.min(WASM_FLOPS_CEILING, PEAK_MARGIN * kindPeakGflops * 1e9);
-    }
-
     /** A report as stored, or why it is refused; {@code ceilingFlops} is what its device can reach at most. */
     private ReportStore.StoredReport validate(KernelReport report, double ceilingFlops) {
         if (report.getSessionId().isBlank()) {
@@ -129,7 +132,6 @@ public class Zoo {
         if (report.getRankedCount() == 0) {
             throw new InvalidReportException("a report ranks at least one kernel");
         }
-        double least = flops(report.getOp()) / ceilingFlops * 1e3;
         List<ReportStore.Timed> ranked = new ArrayList<>();
         for (int rank = 0; rank < report.getRankedCount(); rank++) {
             var m = report.getRanked(rank);
@@ -142,9 +144,9 @@ public class Zoo {
             if (!(m.getMedianMs() > 0) || Double.isInfinite(m.getMedianMs())) {
                 throw new InvalidReportException("measurement " + rank + " has no positive latency");
             }
-            if (m.getMedianMs() < least) {
-                throw new InvalidReportException("impossible_latency", "measurement " + rank + " claims " + m.getMedianMs() + " ms, under the "
-                        + least + " ms its op takes at " + ceilingFlops / 1e9 + " GFLOP/s, the most its device can reach");
+            String impossible = LatencyRules.problem(report.getOp(), m.getMedianMs(), ceilingFlops);
+            if (impossible != null) {
+                throw new InvalidReportException("impossible_latency", "measurement " + rank + " " + impossible);
             }
             ranked.add(new ReportStore.Timed(m.getKernel(), m.getMedianMs(), m.getSamples()));
         }
@@ -225,26 +227,27 @@ public class Zoo {
         }
     }
 
-    /** A device kind's measured single-thread Wasm peak in GFLOP/s: the median of its origins' latest; NaN if none was measured. */
+    /** Fewest network origins an election is served from. */
+    public int minOrigins() {
+        return minOrigins;
+    }
+
+    /**
+     * A device kind's measured single-thread Wasm peak in GFLOP/s: the median of its origins' latest
+     * once at least the minimum of origins measured it ({@link LatencyRules#kindPeakGflops}); NaN before.
+     */
     public double peakGflops(String fingerprint) {
         return peaks.of(List.of(fingerprint)).get(fingerprint);
+    }
+
+    /** A device kind's peak if this replica holds it in memory (NaN inside: held as not measured): no I/O, fit for an event loop. */
+    public Optional<Double> heldPeakGflops(String fingerprint) {
+        return peaks.held(fingerprint);
     }
 
     /** The fleet's microbenchmark results, one entry per device kind. */
     public List<ReportStore.DevicePrimitive> primitives() {
         return store.primitives();
-    }
-
-    /** Floating-point operations of an op: 2MKN for a MatMul, 2BMKN for a batch of them, an element each otherwise. */
-    static double flops(OpSpec op) {
-        double product = 1;
-        for (int dim : op.getShapeList()) {
-            product *= dim;
-        }
-        return switch (op.getKind()) {
-            case OP_KIND_MATMUL, OP_KIND_BATCH_MATMUL -> 2 * product;
-            default -> product;
-        };
     }
 
     public long countMeasurements(String fingerprint) {

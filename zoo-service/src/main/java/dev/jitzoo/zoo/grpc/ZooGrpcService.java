@@ -49,6 +49,11 @@ public class ZooGrpcService implements ZooService {
 
     /** Every op's election; with {@code heldOnly}, from memory only, or null when one op is not held. */
     private ResolveResponse answer(ResolveRequest request, boolean heldOnly) {
+        String fingerprint = request.getDevice().getFingerprint();
+        Optional<Double> peak = heldOnly ? zoo.heldPeakGflops(fingerprint) : Optional.of(zoo.peakGflops(fingerprint));
+        if (peak.isEmpty()) {
+            return null;
+        }
         ResolveResponse.Builder response = ResolveResponse.newBuilder();
         for (OpSpec op : request.getOpsList()) {
             Optional<BestKernel> best = heldOnly ? zoo.held(request.getTenant(), op, request.getBackend(), request.getDevice())
@@ -56,7 +61,7 @@ public class ZooGrpcService implements ZooService {
             if (heldOnly && best.isEmpty()) {
                 return null;
             }
-            response.addKernels(resolved(op, best));
+            response.addKernels(resolved(op, best, peak.get()));
         }
         return response.build();
     }
@@ -72,7 +77,7 @@ public class ZooGrpcService implements ZooService {
                 response.addKernels(SimilarKernel.newBuilder()
                         .setKernel(k.kernel()).setScore(k.score()).setDevices(k.devices()));
             }
-            return response.setOwn(resolved(request.getOp(), similar.own())).build();
+            return response.setOwn(resolved(request.getOp(), similar.own(), zoo.peakGflops(request.getDevice().getFingerprint()))).build();
         });
     }
 
@@ -104,8 +109,10 @@ public class ZooGrpcService implements ZooService {
         });
     }
 
-    private static ResolvedKernel resolved(OpSpec op, Optional<BestKernel> best) {
-        ResolvedKernel.Builder resolved = ResolvedKernel.newBuilder().setOp(op);
+    /** An op's election, and its device kind's measured peak (0 when not measured: NaN is no answer on the wire). */
+    private static ResolvedKernel resolved(OpSpec op, Optional<BestKernel> best, double kindPeakGflops) {
+        ResolvedKernel.Builder resolved = ResolvedKernel.newBuilder().setOp(op)
+                .setKindPeakGflops(Double.isNaN(kindPeakGflops) ? 0 : kindPeakGflops);
         best.ifPresent(b -> resolved.setFound(true).setKernel(b.kernel()).setMedianMs(b.medianMs()).setReports(b.reports())
                 .setOrigins(b.origins()));
         return resolved.build();

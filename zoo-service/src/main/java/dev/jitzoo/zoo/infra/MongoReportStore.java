@@ -144,33 +144,41 @@ public class MongoReportStore implements ReportStore {
     }
 
     @Override
-    public Map<ZooKey, History> histories(Collection<ZooKey> keys, int sessions) {
+    public Map<ZooKey, History> histories(Collection<ZooKey> keys, int origins, int sessionsPerOrigin) {
         Map<String, ZooKey> wanted = new LinkedHashMap<>();
         keys.forEach(k -> wanted.put(k.asString(), k));
         Map<String, Document> elected = new HashMap<>();
         best.find(Filters.in("_id", wanted.keySet())).forEach(d -> elected.put(d.getString("_id"), d));
-        // each elected key's reports since the oldest its election counted, newest first; a key never
-        // elected has no report that counts yet (a batch whose election was not saved is not acked, and comes again)
-        List<Bson> since = elected.values().stream().map(d -> Filters.and(Filters.eq("key", d.getString("_id")),
-                Filters.gte("receivedAtMs", number(d, "windowFromMs")))).toList();
+        // an elected key's reports since the oldest its election counted; a key not elected yet (too few origins), all of
+        // them; newest first, each origin's latest kept (a report stored by a batch not acknowledged comes again, and counts once)
+        List<Bson> since = wanted.keySet().stream().map(name -> elected.containsKey(name)
+                ? Filters.and(Filters.eq("key", name), Filters.gte("receivedAtMs", number(elected.get(name), "windowFromMs")))
+                : Filters.eq("key", name)).toList();
         Map<String, List<SessionVotes>> latest = new HashMap<>();
-        if (!since.isEmpty()) {
-            reports.find(since.size() == 1 ? since.get(0) : Filters.or(since))
-                    .sort(Sorts.descending("key", "receivedAtMs", "sessionId"))
-                    .projection(Projections.include("key", "sessionId", "origin", "tenant", "receivedAtMs", "ranked.ref", "ranked.medianMs",
-                            "initial"))
-                    .forEach(doc -> {
-                        List<SessionVotes> kept = latest.computeIfAbsent(doc.getString("key"), k -> new ArrayList<>());
-                        if (kept.size() < sessions) {
-                            kept.add(sessionVotes(doc));
-                        }
-                    });
-        }
+        Map<String, Map<String, Integer>> perOrigin = new HashMap<>();
+        reports.find(since.size() == 1 ? since.get(0) : Filters.or(since))
+                .sort(Sorts.descending("key", "receivedAtMs", "sessionId"))
+                .projection(Projections.include("key", "sessionId", "origin", "tenant", "receivedAtMs", "ranked.ref", "ranked.medianMs",
+                        "initial"))
+                .forEach(doc -> {
+                    String key = doc.getString("key");
+                    Map<String, Integer> seen = perOrigin.computeIfAbsent(key, k -> new HashMap<>());
+                    String origin = doc.getString("origin");
+                    int count = seen.getOrDefault(origin, 0);
+                    if (count < sessionsPerOrigin && (count > 0 || seen.size() < origins)) {
+                        seen.put(origin, count + 1);
+                        latest.computeIfAbsent(key, k -> new ArrayList<>()).add(sessionVotes(doc));
+                    }
+                });
         Map<ZooKey, History> out = new LinkedHashMap<>();
-        elected.forEach((name, doc) -> {
+        wanted.forEach((name, key) -> {
             List<SessionVotes> oldestFirst = new ArrayList<>(latest.getOrDefault(name, List.of()));
+            if (oldestFirst.isEmpty() && !elected.containsKey(name)) {
+                return;
+            }
             Collections.reverse(oldestFirst);
-            out.put(wanted.get(name), new History(toBest(doc), oldestFirst));
+            Document doc = elected.get(name);
+            out.put(key, new History(doc == null ? null : toBest(doc), oldestFirst));
         });
         return out;
     }

@@ -47,7 +47,7 @@ public class ZooWiring {
         Gauge.builder("jitzoo.zoo.cache.stale.keys", cache, GuardedCache::staleKeys).register(metrics);
         return new Zoo(new MongoReportStore(mongo.getDatabase(config.database())), new NearCache(cache, config.nearCacheTtl(), 100_000),
                 windows, new TenantData(config.tenantData() == ZooConfig.TenantDataMode.SEPARATE, config.tenantTrust(),
-                        config.defaultTrust()));
+                        config.defaultTrust()), config.minOrigins());
     }
 
     @Produces

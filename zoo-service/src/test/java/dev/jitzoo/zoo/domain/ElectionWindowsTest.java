@@ -28,8 +28,12 @@ class ElectionWindowsTest {
     }
 
     private static ReportStore.SessionVotes session(String id, long atMs, String kernel, double ms, ReportStore.Initial initial) {
+        return fromOrigin("origin-" + id, id, atMs, kernel, ms, initial);
+    }
+
+    private static ReportStore.SessionVotes fromOrigin(String origin, String id, long atMs, String kernel, double ms, ReportStore.Initial initial) {
         return new ReportStore.SessionVotes(id, atMs,
-                List.of(new Election.Vote(id, "origin-" + id, 0, KernelRef.newBuilder().setKernelId(kernel).build(), ms)), initial);
+                List.of(new Election.Vote(id, origin, 0, KernelRef.newBuilder().setKernelId(kernel).build(), ms)), initial);
     }
 
     @Test
@@ -79,20 +83,39 @@ class ElectionWindowsTest {
     }
 
     @Test
-    void aWindowHoldsEachSessionOnceAndOnlyTheLatestSessions() {
+    void aWindowHoldsEachSessionOnceAndOnlyTheLatestOrigins() {
         ElectionWindows windows = new ElectionWindows(16);
         ElectionWindows.Window window = windows.windows(List.of(key("a")), cold -> Map.of()).get(key("a"));
         window.add(session("s0", 10, "k0", 1.0));
         window.add(session("s0", 10, "k0", 1.0)); // a redelivered report
         assertEquals(1, window.votes().size());
-        for (int i = 1; i <= Zoo.ELECTION_WINDOW; i++) {
+        for (int i = 1; i <= Zoo.ELECTION_ORIGINS; i++) {
             window.add(session("s" + i, 10 + i, "k" + i % 3, 1.0));
         }
-        assertEquals(Zoo.ELECTION_WINDOW, window.votes().size(), "the oldest session left the window");
+        assertEquals(Zoo.ELECTION_ORIGINS, window.origins());
+        assertEquals(Zoo.ELECTION_ORIGINS, window.votes().size(), "the origin that reported longest ago left the window");
         assertTrue(window.votes().stream().noneMatch(v -> v.sessionId().equals("s0")));
         assertEquals(11, window.fromMs(), "the window starts at its oldest session's report");
         window.add(session("s0", 10, "k0", 1.0));
         assertTrue(window.votes().stream().anyMatch(v -> v.sessionId().equals("s0")), "a session that left may come back");
+    }
+
+    @Test
+    void aFloodOfSessionsFromOneOriginPushesOutOnlyItsOwnOlderSessions() {
+        ElectionWindows.Window window = new ElectionWindows(4).windows(List.of(key("a")), cold -> Map.of()).get(key("a"));
+        for (int h = 0; h < 5; h++) {
+            window.add(fromOrigin("honest-" + h, "h" + h, h, "kfast", 1.0, null));
+        }
+        for (int i = 0; i < 1000; i++) {
+            window.add(fromOrigin("attacker", "f" + i, 100 + i, "kbad", 0.9, null));
+        }
+        assertEquals(6, window.origins(), "five honest origins and the attacker's");
+        List<Election.Vote> votes = window.votes();
+        assertEquals(5, votes.stream().filter(v -> v.origin().startsWith("honest")).count(), "every honest ballot is still counted");
+        assertEquals(Zoo.SESSIONS_PER_ORIGIN, votes.stream().filter(v -> v.origin().equals("attacker")).count(),
+                "the attacker's latest sessions only");
+        assertEquals("kfast", Election.elect(votes).orElseThrow().kernel().getKernelId(), "one origin is one ballot");
+        assertEquals(0, window.fromMs(), "the honest sessions are the oldest counted");
     }
 
     @Test
