@@ -168,10 +168,12 @@ describe('value-set specifics', () => {
     assert.equal(kafkaEnv.KAFKA_ADVERTISED_LISTENERS.value, 'PLAINTEXT://jitzoo-kafka:9092');
     const secret = find(objs, 'Secret', 'jitzoo-connections');
     const data = Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-    assert.deepEqual({ ...data, 'origin-salt': data['origin-salt'].length }, {
+    assert.deepEqual({ ...data, 'origin-salt': data['origin-salt'].length, 'admin-token': data['admin-token'].length }, {
       'mongodb-uri': 'mongodb://jitzoo-mongodb:27017', 'redis-uri': 'redis://jitzoo-redis:6379',
-      'kafka-bootstrap': 'jitzoo-kafka:9092', 'origin-salt': 32,
+      'kafka-bootstrap': 'jitzoo-kafka:9092', 'origin-salt': 32, 'admin-token': 40,
     });
+    assert.deepEqual(envOf(find(objs, 'Deployment', 'jitzoo-zoo')).JITZOO_ZOO_ADMIN_TOKEN.valueFrom.secretKeyRef,
+      { name: 'jitzoo-connections', key: 'admin-token' }, 'the zoo\'s admin surfaces need the token from the Secret');
     const gatewayHpa = find(objs, 'HorizontalPodAutoscaler', 'jitzoo-gateway');
     assert.deepEqual(gatewayHpa.spec.metrics, [{
       type: 'Pods', pods: { metric: { name: 'jitzoo_gateway_sessions' }, target: { type: 'AverageValue', averageValue: '2000' } },
@@ -248,7 +250,7 @@ describe('value-set specifics', () => {
     const refs = all(objs, 'Deployment').flatMap((d) => containerOf(d).env).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.valueFrom.secretKeyRef);
     assert.ok(refs.length >= 9);
     for (const ref of refs) assert.equal(ref.name, 'jitzoo-prod');
-    assert.deepEqual([...new Set(refs.map((r) => r.key))].sort(), ['kafka-bootstrap', 'kafka-sasl-jaas-config', 'mongodb-uri', 'origin-salt', 'redis-uri']);
+    assert.deepEqual([...new Set(refs.map((r) => r.key))].sort(), ['admin-token', 'kafka-bootstrap', 'kafka-sasl-jaas-config', 'mongodb-uri', 'origin-salt', 'redis-uri']);
   });
 
   test('servicemonitor: one per service on /q/metrics where the cluster has monitoring.coreos.com/v1, none elsewhere', () => {
@@ -278,9 +280,11 @@ describe('value-set specifics', () => {
     assert.doesNotMatch(prod, /trial stores/);
   });
 
-  test('the origin salt made at install is random when not given', () => {
-    const salt = () => find(render(['defaults.yaml']), 'Secret', 'jitzoo-connections').data['origin-salt'];
-    assert.notEqual(salt(), salt());
+  test('the origin salt and the admin token made at install are random when not given', () => {
+    for (const key of ['origin-salt', 'admin-token']) {
+      const made = () => find(render(['defaults.yaml']), 'Secret', 'jitzoo-connections').data[key];
+      assert.notEqual(made(), made(), key);
+    }
   });
 });
 
@@ -301,6 +305,7 @@ describe('bad values are refused with a message naming the problem', () => {
     ['a store with neither in-cluster nor URI', { inCluster: { redis: { enabled: false, image: 'redis:7' } } }, /redis: no store; set redis\.uri/],
     ['a store with both in-cluster and URI', { mongodb: { uri: 'mongodb://m:27017' } }, /mongodb: set exactly one of inCluster\.mongodb\.enabled .* and mongodb\.uri/],
     ['an existing Secret beside in-cluster stores', { secrets: { existingSecret: 'mine' } }, /mongodb: secrets\.existingSecret holds the connection strings/],
+    ['an Ingress without trustForwardedFor', { ingress: { enabled: true, host: 'jitzoo.example.com' } }, /ingress\.enabled needs gateway\.trustForwardedFor=true/],
     ['SASL without a JAAS config', { ...external, kafka: { ...external.kafka, securityProtocol: 'SASL_SSL', saslMechanism: 'PLAIN' } }, /needs kafka\.saslJaasConfig/],
     ['a PDB with both maxUnavailable and minAvailable', { space: { podDisruptionBudget: { enabled: true, maxUnavailable: 1, minAvailable: 1 } } }, /space\.podDisruptionBudget: set exactly one of maxUnavailable and minAvailable/],
     ['minReplicas above maxReplicas', { codegen: { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } } }, /codegen\.autoscaling\.minReplicas \(5\) exceeds codegen\.autoscaling\.maxReplicas \(3\)/],

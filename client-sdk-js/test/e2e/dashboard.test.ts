@@ -7,7 +7,7 @@ import { chromium } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { tune } from "../../src/tuner.js";
 import { WORKLOADS } from "../../src/workloads.js";
-import { awaitElected, GATEWAY, ZOO } from "./support.js";
+import { awaitElected, GATEWAY, ZOO, ZOO_ADMIN } from "./support.js";
 
 const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
 
@@ -24,7 +24,7 @@ describe.skipIf(!GATEWAY || !existsSync(CHROMIUM))("the zoo's dashboard", () => 
       const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(e.message));
-      await page.goto(`${ZOO}/dashboard/`);
+      await page.goto(`${ZOO}/dashboard/?token=${encodeURIComponent(ZOO_ADMIN)}`); // the link sets the admin cookie
       await page.waitForFunction(() => {
         const d = (globalThis as unknown as { dashboard?: { drawn: Drawn } }).dashboard?.drawn;
         return !!d && d.refreshes >= 1 && d.kinds > 0 && d.coverage > 0 && d.volume > 0 && d.winRates > 0;

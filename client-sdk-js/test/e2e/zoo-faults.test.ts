@@ -5,7 +5,7 @@
 // Redis was down (codegen compiles without its cache).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { awaitElected, GATEWAY, hello, RawSession, report, startMissingParts, stopPart, ZOO } from "./support.js";
+import { awaitElected, GATEWAY, hello, RawSession, report, startMissingParts, stopPart, ZOO, zooFetch } from "./support.js";
 
 const SHAPE = [16, 32, 8];
 const PHASES = ["before", "mongo down", "redis down", "zoo killed", "after"] as const;
@@ -72,7 +72,7 @@ describe.skipIf(!GATEWAY || !process.env.JITZOO_HOME)("the zoo through storage f
         const started = Date.now();
         let failure = "";
         try {
-          const response = await fetch(`${ZOO}${best}`, { signal: AbortSignal.timeout(2_000) });
+          const response = await zooFetch(best, { signal: AbortSignal.timeout(2_000) });
           if (response.status !== 200) failure = `HTTP ${response.status}: ${await response.text()}`;
         } catch (e) {
           failure = String((e as Error).cause ?? e);
@@ -114,7 +114,7 @@ describe.skipIf(!GATEWAY || !process.env.JITZOO_HOME)("the zoo through storage f
     const stored = new Map<string, string[]>();
     for (const deadline = Date.now() + 90_000; ;) {
       for (const kind of kinds) {
-        const rows = await (await fetch(`${ZOO}/api/v1/export/measurements?format=jsonl&fingerprint=${kind}`)).text();
+        const rows = await (await zooFetch(`/api/v1/export/measurements?format=jsonl&fingerprint=${kind}`)).text();
         stored.set(kind, rows.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l).sessionId as string));
       }
       const missing = kinds.flatMap((k) => [...acked.get(k)!].filter((id) => !stored.get(k)!.includes(id)));

@@ -6,6 +6,7 @@
 import "@jitzoo/client/node";
 import { randomUUID } from "node:crypto";
 import { Backend, median, tune, type OpResult, matmul } from "@jitzoo/client/internal";
+import { zooFetch } from "./zoo.js";
 
 /** BERT-base MatMuls (sequence 128 and 384) and a few odd ones. */
 const OPS: [number, number, number][] = [
@@ -15,7 +16,7 @@ const OPS: [number, number, number][] = [
 async function zooHasElected(zoo: string, fingerprint: string, shape: number[]): Promise<void> {
   const path = `${zoo}/api/v1/best?fingerprint=${fingerprint}&backend=wasm&op=matmul&shape=${shape.join(",")}`;
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
-    if ((await fetch(path)).status === 200) return;
+    if ((await zooFetch(path)).status === 200) return;
   }
   throw new Error(`the zoo elected nothing for ${fingerprint} within 30 s`);
 }

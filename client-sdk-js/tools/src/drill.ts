@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { parseOptions, wholeNumber } from "./args.js";
 import { stopPart, up } from "./stack.js";
 import { feedsFor, runUntilSettled, loadModel } from "@jitzoo/client/internal";
+import { zooFetch } from "./zoo.js";
 
 const usage = `usage: drill [--devices N] [--kafka-down S] [--models DIR] [--json]
   --devices     devices tuning at once (default 3)
@@ -67,7 +68,7 @@ type Options = ReturnType<typeof parse>;
 
 /** The reports the zoo stored for a device kind: one per session and op, however many kernels each ranks. */
 async function stored(o: Options, fingerprint: string): Promise<number> {
-  const response = await fetch(`${o.zoo}/api/v1/export/measurements?format=jsonl&fingerprint=${encodeURIComponent(fingerprint)}`);
+  const response = await zooFetch(`${o.zoo}/api/v1/export/measurements?format=jsonl&fingerprint=${encodeURIComponent(fingerprint)}`);
   if (!response.ok) throw new Error(`the zoo's export answered HTTP ${response.status}`);
   const reports = new Set<string>();
   for (const line of (await response.text()).split("\n")) {

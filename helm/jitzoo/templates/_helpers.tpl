@@ -145,6 +145,8 @@ metadata:
 {{ include "jitzoo.secretEnv" (list . "JITZOO_GATEWAY_ORIGIN_SALT" "origin-salt") }}
 - name: JITZOO_GATEWAY_TRUST_FORWARDED_FOR
   value: {{ .Values.gateway.trustForwardedFor | quote }}
+- name: JITZOO_GATEWAY_TRUSTED_PROXY_HOPS
+  value: {{ .Values.gateway.trustedProxyHops | quote }}
 - name: JITZOO_GATEWAY_TENANTS_REQUIRE_KEY
   value: {{ .Values.gateway.tenants.requireKey | quote }}
 - name: JITZOO_GATEWAY_MAX_CONNECTIONS
@@ -167,6 +169,7 @@ metadata:
 {{ include "jitzoo.secretEnv" (list . "JITZOO_MONGO_URI" "mongodb-uri") }}
 {{ include "jitzoo.secretEnv" (list . "JITZOO_REDIS_URI" "redis-uri") }}
 {{ include "jitzoo.env.kafka" . }}
+{{ include "jitzoo.secretEnv" (list . "JITZOO_ZOO_ADMIN_TOKEN" "admin-token") }}
 {{- end }}
 
 {{/* Env every service gets. */}}
@@ -219,8 +222,11 @@ securityContext:
 {{- fail (printf "%s: no store; set %s, or inCluster.%s.enabled=true for a trial, or secrets.existingSecret" $store $key $store) }}
 {{- end }}
 {{- end }}
-{{- if and $v.secrets.existingSecret (or $v.secrets.originSalt $v.kafka.saslJaasConfig) }}
-{{- fail "secrets.existingSecret holds origin-salt and kafka-sasl-jaas-config; leave secrets.originSalt and kafka.saslJaasConfig empty" }}
+{{- if and $v.ingress.enabled (not $v.gateway.trustForwardedFor) }}
+{{- fail "ingress.enabled needs gateway.trustForwardedFor=true: behind the Ingress every client would count as the proxy's one address (one origin, one vote, one per-address cap)" }}
+{{- end }}
+{{- if and $v.secrets.existingSecret (or $v.secrets.originSalt $v.secrets.adminToken $v.kafka.saslJaasConfig) }}
+{{- fail "secrets.existingSecret holds origin-salt, admin-token and kafka-sasl-jaas-config; leave secrets.originSalt, secrets.adminToken and kafka.saslJaasConfig empty" }}
 {{- end }}
 {{- if include "jitzoo.saslEnabled" . }}
 {{- if not $v.kafka.saslMechanism }}

@@ -47,9 +47,17 @@ public interface GatewayConfig {
     @WithDefault("jitzoo-origin")
     String originSalt();
 
-    /** Whether the client's address is the first of X-Forwarded-For (behind a proxy you trust), not the socket's peer. */
+    /**
+     * Whether the client's address comes from X-Forwarded-For (behind proxies you trust), not the
+     * socket's peer: the entry {@code trusted-proxy-hops} from its right end, the one your own
+     * proxies appended (never the left-most, which the client writes).
+     */
     @WithDefault("false")
     boolean trustForwardedFor();
+
+    /** Proxies of yours that append to X-Forwarded-For in front of the gateway (an Ingress controller: 1). */
+    @WithDefault("1")
+    int trustedProxyHops();
 
     /** How long a session can be resumed after its last change (its kernels, its reports). */
     @WithDefault("PT1H")
@@ -69,6 +77,23 @@ public interface GatewayConfig {
      */
     @WithDefault("64")
     int maxConnectionsPerAddress();
+
+    /**
+     * Sessions (a Hello or a Resume) one network address may start a minute on this replica,
+     * whatever its tenant (0: no limit): the anonymous tenant's quota is shared by every user
+     * without a key, so one address must not use it up. NAT puts offices behind one address: keep
+     * it generous. {@code ./jitzoo up} sets 0 (on one machine every device is one address).
+     */
+    @WithDefault("120")
+    int addressSessionsPerMinute();
+
+    /** Reports one network address may send a minute on this replica (0: no limit). */
+    @WithDefault("2400")
+    int addressReportsPerMinute();
+
+    /** PlanRequests one network address may send a minute on this replica (each can cost the space seconds; 0: no limit). */
+    @WithDefault("60")
+    int addressPlanRequestsPerMinute();
 
     /** A connection whose client sent no frame for this long is closed with 1001; its session can be resumed. */
     @WithDefault("PT10M")

@@ -2,6 +2,7 @@ package dev.jitzoo.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.proto.gateway.v1.ClientFrame;
 import dev.jitzoo.proto.gateway.v1.ErrorCode;
@@ -143,7 +144,7 @@ class SessionSocketTest {
         Hello hello = Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM).addOps(stored).addOps(open)
                 .setDevice(DeviceProfile.newBuilder().setFingerprint("resume-test")).build();
         String token = UUID.randomUUID().toString();
-        store.create(token, "session-1", hello, List.of(a, b)).await().indefinitely();
+        store.create(token, "session-1", hello, List.of(a, b), Double.NaN, "public", "").await().indefinitely();
         store.reported(token, 0).await().indefinitely();
 
         Outcome outcome = exchange(List.of(
@@ -164,6 +165,40 @@ class SessionSocketTest {
             reported = store.find(token).await().indefinitely().orElseThrow().reportedOps();
         }
         assertEquals(java.util.Set.of(0, 1), reported, "the new report stored, and marked so in the kept session");
+    }
+
+    /**
+     * A resume token works for the tenant and page it was issued to, on one connection at a time:
+     * replayed from another page it is refused; resumed again elsewhere, the connection it was on
+     * is closed.
+     */
+    @Test
+    void aResumeTokenIsBoundToItsPageAndLivesOnOneConnection() throws Exception {
+        OpSpec op = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(8).addShape(8).addShape(8).build();
+        Hello hello = Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM).addOps(op)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("resume-bound")).build();
+        String token = UUID.randomUUID().toString();
+        String page = "https://app.example";
+        store.create(token, "session-bound", hello, List.of(), Double.NaN, "public", page).await().indefinitely();
+        ClientFrame.Builder resume = ClientFrame.newBuilder().setResume(Resume.newBuilder().setToken(token).setCredits(1));
+
+        try (TestSocket elsewhere = new TestSocket(endpoint, java.util.Map.of("Origin", "https://evil.example"))) {
+            elsewhere.send(resume);
+            ServerFrame refused = elsewhere.await(ServerFrame::hasError, "a refusal");
+            assertEquals(ErrorCode.ERROR_CODE_RESUME_REJECTED, refused.getError().getCode());
+            assertTrue(refused.getError().getMessage().contains("another tenant or page"), refused.getError().getMessage());
+        }
+        try (TestSocket first = new TestSocket(endpoint, java.util.Map.of("Origin", page))) {
+            first.send(resume);
+            assertEquals("session-bound", first.await(ServerFrame::hasResumed, "Resumed").getResumed().getSessionId());
+            try (TestSocket second = new TestSocket(endpoint, java.util.Map.of("Origin", page))) {
+                second.send(resume);
+                assertEquals("session-bound", second.await(ServerFrame::hasResumed, "Resumed").getResumed().getSessionId());
+                TestSocket.Close closed = first.closed();
+                assertEquals(1008, closed.code(), "the connection the session was on is closed: " + closed);
+                assertTrue(second.isOpen(), "the session lives on the new one");
+            }
+        }
     }
 
     private static ByteBuffer frame(ClientFrame.Builder frame) {

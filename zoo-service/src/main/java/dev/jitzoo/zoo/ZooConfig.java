@@ -4,6 +4,7 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Settings of the zoo service. MongoDB and Kafka are set through Quarkus' own keys, Redis (the
@@ -32,12 +33,21 @@ public interface ZooConfig {
     Duration nearCacheTtl();
 
     /**
-     * How many zoo keys' election windows this replica keeps in memory (each at most
-     * {@code Zoo.ELECTION_WINDOW} sessions' votes); a key past them is read again from MongoDB
+     * How many zoo keys' election windows this replica keeps in memory (each the latest sessions of
+     * at most {@code Zoo.ELECTION_ORIGINS} origins); a key past them is read again from MongoDB
      * when its next report arrives.
      */
     @WithDefault("1024")
     int electionWindows();
+
+    /**
+     * Fewest network origins whose reports elect a key's kernel (and measure a device kind's peak):
+     * below it nothing is served and sessions start from the space's order, so one address cannot
+     * choose what every device of a kind runs. {@code ./jitzoo up} sets 1: on one machine every
+     * device is one origin.
+     */
+    @WithDefault("3")
+    int minOrigins();
 
     /**
      * Tenants' reports: {@code shared} (the default) elects from every tenant's, each weighing its
@@ -56,6 +66,12 @@ public interface ZooConfig {
     enum TenantDataMode {
         SHARED, SEPARATE
     }
+
+    /**
+     * The token the admin surfaces ({@code /api/v1}, {@code /dashboard}) ask for; none: they are off.
+     * {@code ./jitzoo up} writes a random one to {@code .jitzoo/admin-token}; the chart keeps one in a Secret.
+     */
+    Optional<String> adminToken();
 
     /** After a cache call failed, how long lookups skip the cache. */
     @WithDefault("PT5S")

@@ -191,7 +191,8 @@ class AnalyticsTest {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base.toString() + path)).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(HttpRequest.newBuilder(URI.create(base.toString() + path)).header("Authorization", "Bearer " + ZooServiceTest.ADMIN).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private KernelReport report(String fingerprint, String session, String origin, Map<String, Double> timings) {

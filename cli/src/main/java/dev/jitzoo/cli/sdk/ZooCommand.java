@@ -1,5 +1,6 @@
 package dev.jitzoo.cli.sdk;
 
+import dev.jitzoo.cli.suite.ServiceLauncher;
 import dev.jitzoo.cli.suite.Suite;
 import dev.jitzoo.proto.zoo.v1.Settlement;
 import java.io.IOException;
@@ -85,11 +86,11 @@ public final class ZooCommand implements Callable<Integer> {
             default -> null;
         };
         if (fleet != null) {
-            return call(base, HttpRequest.newBuilder(URI.create(base + fleet)).timeout(Duration.ofSeconds(120)).build());
+            return call(base, admin(URI.create(base + fleet)).timeout(Duration.ofSeconds(120)).build());
         }
         if (what.equals("dlq")) {
             String path = base + "/api/v1/dlq/" + encode(channel) + (replay ? "/replay" : "");
-            return call(base, HttpRequest.newBuilder(URI.create(path)).timeout(Duration.ofSeconds(60))
+            return call(base, admin(URI.create(path)).timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
                     .method(replay ? "POST" : "GET", HttpRequest.BodyPublishers.noBody()).build());
         }
         String device = encode(fingerprint != null ? fingerprint : TuneCommand.fingerprint(suite));
@@ -105,7 +106,19 @@ public final class ZooCommand implements Callable<Integer> {
             case "peak" -> base + "/api/v1/kinds/" + device + "/peak";
             default -> throw new IllegalStateException(what);
         };
-        return call(base, HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build());
+        return call(base, admin(URI.create(url)).timeout(Duration.ofSeconds(10)).build());
+    }
+
+    /**
+     * A request to the zoo's admin surfaces with its token: {@code JITZOO_ADMIN_TOKEN} (a remote
+     * zoo's), else the one {@code ./jitzoo up} keeps in {@code .jitzoo/admin-token}.
+     */
+    private static HttpRequest.Builder admin(URI uri) {
+        String token = System.getenv("JITZOO_ADMIN_TOKEN");
+        if (token == null || token.isBlank()) {
+            token = ServiceLauncher.here().adminToken();
+        }
+        return HttpRequest.newBuilder(uri).header("Authorization", "Bearer " + token);
     }
 
     private static String encode(String value) {

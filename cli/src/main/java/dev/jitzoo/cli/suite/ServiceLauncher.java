@@ -109,6 +109,16 @@ public final class ServiceLauncher {
     public Map<String, String> environment(int port) {
         Map<String, String> told = new LinkedHashMap<>();
         told.put("QUARKUS_HTTP_PORT", String.valueOf(port));
+        // loopback only unless told otherwise: a laptop's suite is not served to its network
+        told.put("QUARKUS_HTTP_HOST", setting("JITZOO_BIND_HOST", LOOPBACK));
+        // on one machine every device is one network origin: the zoo serves one device's election
+        told.put("JITZOO_ZOO_MIN_ORIGINS", setting("JITZOO_ZOO_MIN_ORIGINS", "1"));
+        for (String quota : List.of("SESSIONS", "REPORTS", "PLAN_REQUESTS")) { // per address: here, every device is one
+            String name = "JITZOO_GATEWAY_ADDRESS_" + quota + "_PER_MINUTE";
+            told.put(name, setting(name, "0"));
+        }
+        told.put("JITZOO_ZOO_ADMIN_TOKEN", adminToken());
+        told.put("JITZOO_GATEWAY_ORIGIN_SALT", setting("JITZOO_GATEWAY_ORIGIN_SALT", secret("origin-salt")));
         told.put("JITZOO_MONGO_URI", mongoUri());
         told.put("JITZOO_REDIS_URI", redisUri());
         told.put("JITZOO_KAFKA_BOOTSTRAP", kafkaBootstrap());
@@ -233,6 +243,37 @@ public final class ServiceLauncher {
             return true;
         } catch (IOException e) {
             return false;
+        }
+    }
+
+    /**
+     * The zoo's admin token: {@code JITZOO_ZOO_ADMIN_TOKEN}, else the one kept in {@code admin-token}
+     * under the home, written at random (readable by its owner only) the first time it is asked for.
+     */
+    public String adminToken() {
+        return setting("JITZOO_ZOO_ADMIN_TOKEN", secret("admin-token"));
+    }
+
+    /** A random secret kept in a file of the home: read back, or made and written (owner-only) on first use. */
+    private String secret(String name) {
+        Path file = home.resolve(name);
+        try {
+            if (Files.exists(file)) {
+                return Files.readString(file, StandardCharsets.UTF_8).trim();
+            }
+            byte[] random = new byte[24];
+            new java.security.SecureRandom().nextBytes(random);
+            String value = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+            Files.createDirectories(home);
+            Files.writeString(file, value + "\n", StandardCharsets.UTF_8);
+            try {
+                Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system: the home's own permissions guard it
+            }
+            return value;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot keep " + file, e);
         }
     }
 

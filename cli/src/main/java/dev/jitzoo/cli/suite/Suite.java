@@ -235,6 +235,7 @@ public final class Suite {
             ServiceLauncher stack = new ServiceLauncher(root, home, env);
             env.put("JITZOO_GATEWAY_URL", "ws://" + ServiceLauncher.LOOPBACK + ":" + stack.port("gateway") + "/v1/session");
             env.put("JITZOO_ZOO_HTTP", "http://" + ServiceLauncher.LOOPBACK + ":" + stack.port("zoo"));
+            env.put("JITZOO_ADMIN_TOKEN", stack.adminToken()); // the zoo's admin surfaces' token, for tests and benches
             run(what, dir, env, command);
             ok = true;
         } finally {

@@ -41,16 +41,27 @@ class ServiceLauncherTest {
     }
 
     @Test
-    void aServiceIsToldItsPortAndTheStacksAddressesAsJitzooUpTellsThem() {
+    void aServiceIsToldItsPortAndTheStacksAddressesAsJitzooUpTellsThem() throws IOException {
         ServiceLauncher defaults = new ServiceLauncher(root, root.resolve("home"), Map.of("JITZOO_MONGO_URI", " "));
         assertEquals(8080, defaults.port("gateway"));
         assertEquals(root.resolve("gateway/target/quarkus-app/quarkus-run.jar"), defaults.jar("gateway"));
         assertEquals(root.resolve("zoo-service/target/quarkus-app/quarkus-run.jar"), defaults.jar("zoo"));
         assertEquals(List.of("-Xmx384m", "-XX:+UseSerialGC"), defaults.javaOptions("zoo"));
-        assertEquals(Map.of("QUARKUS_HTTP_PORT", "8083", "JITZOO_MONGO_URI", "mongodb://127.0.0.1:27018",
-                "JITZOO_REDIS_URI", "redis://127.0.0.1:6390", "JITZOO_KAFKA_BOOTSTRAP", "127.0.0.1:9092",
-                "JITZOO_ZOO_PORT", "8083", "JITZOO_SPACE_PORT", "8081", "JITZOO_CODEGEN_PORT", "8082"), defaults.environment(8083),
-                "a blank setting counts as unset");
+        Map<String, String> told = new java.util.HashMap<>(defaults.environment(8083));
+        String token = told.remove("JITZOO_ZOO_ADMIN_TOKEN");
+        String salt = told.remove("JITZOO_GATEWAY_ORIGIN_SALT");
+        assertEquals(Map.ofEntries(Map.entry("QUARKUS_HTTP_PORT", "8083"), Map.entry("QUARKUS_HTTP_HOST", "127.0.0.1"),
+                Map.entry("JITZOO_ZOO_MIN_ORIGINS", "1"), Map.entry("JITZOO_GATEWAY_ADDRESS_SESSIONS_PER_MINUTE", "0"),
+                Map.entry("JITZOO_GATEWAY_ADDRESS_REPORTS_PER_MINUTE", "0"), Map.entry("JITZOO_GATEWAY_ADDRESS_PLAN_REQUESTS_PER_MINUTE", "0"),
+                Map.entry("JITZOO_MONGO_URI", "mongodb://127.0.0.1:27018"),
+                Map.entry("JITZOO_REDIS_URI", "redis://127.0.0.1:6390"), Map.entry("JITZOO_KAFKA_BOOTSTRAP", "127.0.0.1:9092"),
+                Map.entry("JITZOO_ZOO_PORT", "8083"), Map.entry("JITZOO_SPACE_PORT", "8081"), Map.entry("JITZOO_CODEGEN_PORT", "8082")), told,
+                "a blank setting counts as unset; loopback only; one machine is one origin");
+        assertTrue(token.length() >= 32 && salt.length() >= 32 && !token.equals(salt), "random secrets: " + token + ", " + salt);
+        assertEquals(token, new ServiceLauncher(root, root.resolve("home"), Map.of()).adminToken(), "kept: the next up reads it back");
+        assertEquals(java.util.Set.of(java.nio.file.attribute.PosixFilePermission.OWNER_READ, java.nio.file.attribute.PosixFilePermission.OWNER_WRITE),
+                Files.getPosixFilePermissions(root.resolve("home/admin-token")), "readable by its owner only");
+        assertEquals("given", new ServiceLauncher(root, root.resolve("home"), Map.of("JITZOO_ZOO_ADMIN_TOKEN", "given")).adminToken());
 
         ServiceLauncher moved = new ServiceLauncher(root, root.resolve("home"), Map.of("JITZOO_ZOO_PORT", "18083", "JITZOO_KAFKA_PORT",
                 "19092", "JITZOO_REDIS_URI", "redis://cache:6379", "JITZOO_GATEWAY_JAVA_OPTS", " -Xmx1g  -XX:+UseG1GC "));
@@ -58,6 +69,9 @@ class ServiceLauncherTest {
         assertEquals("127.0.0.1:19092", moved.kafkaBootstrap());
         assertEquals("redis://cache:6379", moved.redisUri());
         assertEquals("18083", moved.environment(1).get("JITZOO_ZOO_PORT"));
+        ServiceLauncher open = new ServiceLauncher(root, root.resolve("home"), Map.of("JITZOO_BIND_HOST", "0.0.0.0", "JITZOO_ZOO_MIN_ORIGINS", "3"));
+        assertEquals("0.0.0.0", open.environment(1).get("QUARKUS_HTTP_HOST"), "told otherwise, every interface");
+        assertEquals("3", open.environment(1).get("JITZOO_ZOO_MIN_ORIGINS"));
         assertEquals(List.of("-Xmx1g", "-XX:+UseG1GC"), moved.javaOptions("gateway"));
         assertEquals(List.of("-Xmx384m", "-XX:+UseSerialGC"), moved.javaOptions("space"), "another service's options are its own");
         assertThrows(IllegalArgumentException.class, () -> moved.port("postgres"));
@@ -99,7 +113,7 @@ class ServiceLauncherTest {
                 false));
         ServiceLauncher.NotReady e = assertThrows(ServiceLauncher.NotReady.class, () -> codegen.awaitReady(WAIT));
         assertEquals("codegen did not become ready; see " + log, e.getMessage());
-        assertTrue(codegen.lastLines(30).contains("QUARKUS_HTTP_HOST=null"), "no host given, none set: " + codegen.lastLines(30));
+        assertTrue(codegen.lastLines(30).contains("QUARKUS_HTTP_HOST=127.0.0.1"), "no host given: loopback: " + codegen.lastLines(30));
     }
 
     @Test

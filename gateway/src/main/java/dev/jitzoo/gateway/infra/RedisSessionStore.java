@@ -43,7 +43,8 @@ public class RedisSessionStore implements SessionStore {
     }
 
     @Override
-    public Uni<Void> create(String token, String sessionId, Hello hello, List<KernelRef> initial) {
+    public Uni<Void> create(String token, String sessionId, Hello hello, List<KernelRef> initial, double kindPeakGflops, String tenant,
+                            String pageOrigin) {
         Map<String, byte[]> fields = new HashMap<>();
         for (KernelRef kernel : initial) {
             fields.put("k:" + kernel.getKernelId(), kernel.toByteArray());
@@ -51,6 +52,9 @@ public class RedisSessionStore implements SessionStore {
         }
         fields.put("id", sessionId.getBytes(StandardCharsets.UTF_8));
         fields.put("hello", hello.toByteArray());
+        fields.put("peak", Double.toString(kindPeakGflops).getBytes(StandardCharsets.UTF_8));
+        fields.put("tenant", tenant.getBytes(StandardCharsets.UTF_8));
+        fields.put("page", pageOrigin.getBytes(StandardCharsets.UTF_8));
         return write(token, fields);
     }
 
@@ -90,14 +94,21 @@ public class RedisSessionStore implements SessionStore {
                         reported.add(Integer.parseInt(field.getKey().substring(2)));
                     }
                 }
+                byte[] peak = fields.get("peak");
                 return Optional.of(new Kept(new String(fields.get("id"), StandardCharsets.UTF_8),
-                        Hello.parseFrom(fields.get("hello")), issued, sent, reported));
+                        Hello.parseFrom(fields.get("hello")), issued, sent, reported,
+                        peak == null ? Double.NaN : Double.parseDouble(new String(peak, StandardCharsets.UTF_8)),
+                        text(fields.get("tenant")), text(fields.get("page"))));
             } catch (InvalidProtocolBufferException | NumberFormatException e) {
                 LOG.warnf("dropping an unreadable kept session: %s", e.toString());
                 redis.del(key(token));
                 return Optional.empty();
             }
         });
+    }
+
+    private static String text(byte[] field) {
+        return field == null ? "" : new String(field, StandardCharsets.UTF_8);
     }
 
     /** Sets the fields and renews the TTL: both commands sent at once on the connection (one round trip, in order). */

@@ -1,6 +1,7 @@
 package dev.jitzoo.gateway.session;
 
 import dev.jitzoo.gateway.GatewayConfig;
+import dev.jitzoo.gateway.tenant.QuotaMeter;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.websockets.next.OpenConnections;
 import io.vertx.core.Vertx;
@@ -12,7 +13,7 @@ import org.jboss.logging.Logger;
  * Closes the connections the gateway should not hold on to: those whose client sent no frame for
  * {@code idle-timeout}, and those that answered none of the heartbeat's last three pings (a peer
  * gone without a close). Each gets an {@code IDLE} Error frame and close code 1001; its session
- * can be resumed.
+ * can be resumed. It also forgets the quota buckets left full for a minute (one per address seen).
  */
 @ApplicationScoped
 public class ConnectionSweeper {
@@ -27,8 +28,11 @@ public class ConnectionSweeper {
     private final GatewayMetrics metrics;
     private final RefusalLog closes = new RefusalLog(LOG);
 
-    public ConnectionSweeper(SessionRegistry registry, OpenConnections open, GatewayConfig config, GatewayMetrics metrics) {
+    private final QuotaMeter quotas;
+
+    public ConnectionSweeper(SessionRegistry registry, OpenConnections open, GatewayConfig config, GatewayMetrics metrics, QuotaMeter quotas) {
         this.metrics = metrics;
+        this.quotas = quotas;
         this.registry = registry;
         this.open = open;
         this.config = config;
@@ -47,5 +51,6 @@ public class ConnectionSweeper {
                     metrics.refused(why.code());
                     SessionSocket.refuse(why, connection).subscribe().with(v -> { }, e -> registry.close(id));
                 }, () -> registry.close(id)));
+        quotas.forgetIdle(System.currentTimeMillis());
     }
 }

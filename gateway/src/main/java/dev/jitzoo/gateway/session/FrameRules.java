@@ -10,6 +10,7 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.rules.MicrobenchRules;
+import dev.jitzoo.proto.rules.ProfileRules;
 import dev.jitzoo.proto.rules.OpRules;
 
 /** What a well-formed client frame is. Plain Java: every rule here is unit-testable. */
@@ -69,6 +70,10 @@ public final class FrameRules {
         }
         if (hello.getDevice().getFingerprint().length() > 128) {
             throw ProtocolException.invalidHello("device.fingerprint is longer than 128 characters");
+        }
+        String tooLong = ProfileRules.problem(hello.getDevice(), "device");
+        if (tooLong != null) {
+            throw ProtocolException.invalidHello(tooLong);
         }
         String rho = MicrobenchRules.primitiveVectorProblem(hello.getDevice().getPrimitiveVector());
         if (rho != null) {

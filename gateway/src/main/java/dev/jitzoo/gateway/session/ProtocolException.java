@@ -1,5 +1,6 @@
 package dev.jitzoo.gateway.session;
 
+import dev.jitzoo.gateway.tenant.QuotaMeter;
 import dev.jitzoo.proto.gateway.v1.ErrorCode;
 
 /**
@@ -111,6 +112,15 @@ public class ProtocolException extends RuntimeException {
     public static ProtocolException sessionQuota(String tenant, int perMinute) {
         return new ProtocolException(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, TRY_AGAIN_LATER,
                 "tenant " + tenant + " started its " + perMinute + " sessions a minute: try again later");
+    }
+
+    /**
+     * A network address used its quota of a kind this minute: a Hello or Resume closes (try again
+     * later), a report or PlanRequest is refused and the session goes on.
+     */
+    public static ProtocolException addressQuota(QuotaMeter.Kind kind, int perMinute) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, kind == QuotaMeter.Kind.SESSIONS ? TRY_AGAIN_LATER : 0,
+                "this network address sent its " + perMinute + " " + kind.noun() + " a minute: try again later");
     }
 
     /** Not fatal: the report is not stored, the session goes on. */

@@ -151,6 +151,20 @@ public class SessionRegistry {
         }
     }
 
+    /** The connection holding the session of this id, if one does (a session is live on one connection at a time). */
+    public String holder(String sessionId) {
+        for (Map.Entry<String, Connection> c : connections.entrySet()) {
+            Session session;
+            synchronized (c.getValue()) {
+                session = c.getValue().session;
+            }
+            if (session != null && session.id().equals(sessionId)) {
+                return c.getKey();
+            }
+        }
+        return null;
+    }
+
     /** Opens the connection's session; a second Hello on one connection is a protocol error. */
     public Session open(String connectionId, Hello hello) {
         return adopt(connectionId, new Session(UUID.randomUUID().toString(), hello));

@@ -37,6 +37,7 @@ import io.quarkus.websockets.next.OnClose;
 import io.quarkus.websockets.next.OnOpen;
 import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
+import io.quarkus.websockets.next.OpenConnections;
 import io.quarkus.websockets.next.WebSocket;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Multi;
@@ -84,11 +85,14 @@ public class SessionSocket {
     private final Drain drain;
     private final Tenants tenants;
     private final QuotaMeter quotas;
+    private final OpenConnections open;
 
     public SessionSocket(KernelSources kernels, ReportPublisher publisher, GatewayConfig config, SessionRegistry registry,
-                         SessionStore store, GatewayMetrics metrics, Drain drain, Tenants tenants, QuotaMeter quotas) {
+                         SessionStore store, GatewayMetrics metrics, Drain drain, Tenants tenants, QuotaMeter quotas,
+                         OpenConnections open) {
         this.tenants = tenants;
         this.quotas = quotas;
+        this.open = open;
         this.metrics = metrics;
         this.drain = drain;
         this.kernels = kernels;
@@ -180,9 +184,7 @@ public class SessionSocket {
         }
         rules.checkHello(hello);
         Tenant tenant = registry.tenant(connection.id());
-        if (!quotas.take(tenant, QuotaMeter.Kind.SESSIONS, 1, System.currentTimeMillis())) {
-            throw ProtocolException.sessionQuota(tenant.name(), tenant.quotas().sessionsPerMinute());
-        }
+        takeSession(tenant, connection);
         Session session = registry.open(connection.id(), hello);
         registry.update(session, s -> s.from(registry.origin(connection.id()), tenant.name()));
         LOG.infof("session %s: device %s, %d ops", session.id(), hello.getDevice().getFingerprint(), hello.getOpsCount());
@@ -190,8 +192,11 @@ public class SessionSocket {
         SessionTrace trace = kernels.trace("jitzoo.session.hello", session.id(), hello);
         return kernels.start(hello, tenant.name(), trace)
                 .call(start -> {
-                    registry.update(session, s -> start.initial().forEach(k -> s.issue(k.getArtifact().getRef())));
-                    return keep(session).chain(token -> send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
+                    registry.update(session, s -> {
+                        start.initial().forEach(k -> s.issue(k.getArtifact().getRef()));
+                        s.holdTo(start.kindPeakGflops());
+                    });
+                    return keep(session, connection).chain(token -> send(connection, ServerFrame.newBuilder().setWelcome(Welcome.newBuilder()
                             .setSessionId(session.id()).addAllInitial(start.initial()).setResumeToken(token)).build()))
                             .invoke(() -> metrics.welcomed(Duration.ofNanos(System.nanoTime() - helloAt)));
                 })
@@ -207,12 +212,15 @@ public class SessionSocket {
      * Keeps a new session in the store under a fresh token, and completes with the token; with
      * an empty one when the store cannot keep it (the session goes on, but cannot be resumed).
      */
-    private Uni<String> keep(Session session) {
+    private Uni<String> keep(Session session, WebSocketConnection connection) {
         byte[] secret = new byte[32];
         RANDOM.nextBytes(secret);
         String token = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
         List<KernelRef> initial = registry.read(session, Session::issued);
-        return stored(() -> store.create(token, session.id(), session.hello(), initial)
+        double kindPeak = registry.read(session, Session::kindPeakGflops);
+        String tenant = registry.tenant(connection.id()).name();
+        String page = pageOrigin(connection);
+        return stored(() -> store.create(token, session.id(), session.hello(), initial, kindPeak, tenant, page)
                         .invoke(() -> registry.update(session, s -> s.keptAs(token))).replaceWith(token),
                 "", "session " + session.id() + " not kept, it cannot be resumed");
     }
@@ -246,6 +254,18 @@ public class SessionSocket {
                     }
                     if (kept.isEmpty()) {
                         throw ProtocolException.resumeRejected("unknown or expired resume token: start a new session with Hello");
+                    }
+                    Tenant tenant = registry.tenant(connection.id());
+                    if (!kept.get().tenant().equals(tenant.name()) || !kept.get().pageOrigin().equals(pageOrigin(connection))) {
+                        throw ProtocolException.resumeRejected("the resume token was issued to another tenant or page: start a new session with Hello");
+                    }
+                    takeSession(tenant, connection);
+                    // one live connection a session: the one it was on (dropped, or a copy of the token in use) is closed
+                    String before = registry.holder(kept.get().sessionId());
+                    if (before != null) {
+                        registry.close(before);
+                        open.findByConnectionId(before).ifPresent(old -> old.close(new CloseReason(1008,
+                                "the session was resumed on another connection")).subscribe().with(v -> { }, e -> { }));
                     }
                     Session resumed = Session.resumed(kept.get(), resume.getToken(), resume.getCredits());
                     resumed.from(registry.origin(connection.id()), registry.tenant(connection.id()).name());
@@ -358,6 +378,10 @@ public class SessionSocket {
             throw ProtocolException.protocol("more than " + config.maxPlanRequests() + " PlanRequests on one connection");
         }
         rules.checkPlanRequest(request);
+        if (!quotas.takeForAddress(registry.origin(connection.id()), QuotaMeter.Kind.PLAN_REQUESTS, config.addressPlanRequestsPerMinute(), 1,
+                System.currentTimeMillis())) {
+            throw ProtocolException.addressQuota(QuotaMeter.Kind.PLAN_REQUESTS, config.addressPlanRequestsPerMinute());
+        }
         return kernels.dynamicPlan(request)
                 .chain(plan -> send(connection, ServerFrame.newBuilder().setDynamicPlan(plan).build()))
                 .onFailure().recoverWithUni(f -> refused(planFailure(f), connection));
@@ -385,6 +409,11 @@ public class SessionSocket {
             return send(connection, ack);
         }
         Tenant tenant = registry.tenant(connection.id());
+        if (!quotas.takeForAddress(registry.origin(connection.id()), QuotaMeter.Kind.REPORTS, config.addressReportsPerMinute(), 1,
+                System.currentTimeMillis())) {
+            registry.update(session, s -> s.withdrawReport(report));
+            throw ProtocolException.addressQuota(QuotaMeter.Kind.REPORTS, config.addressReportsPerMinute());
+        }
         if (!quotas.take(tenant, QuotaMeter.Kind.REPORTS, 1, System.currentTimeMillis())) {
             registry.update(session, s -> s.withdrawReport(report));
             throw ProtocolException.reportQuota(tenant.name(), tenant.quotas().reportsPerMinute());
@@ -425,20 +454,33 @@ public class SessionSocket {
         return Uni.createFrom().voidItem();
     }
 
+    /** Takes a session from the address's and the tenant's quotas; refuses the Hello or Resume when either is used up. */
+    private void takeSession(Tenant tenant, WebSocketConnection connection) {
+        long now = System.currentTimeMillis();
+        if (!quotas.takeForAddress(registry.origin(connection.id()), QuotaMeter.Kind.SESSIONS, config.addressSessionsPerMinute(), 1, now)) {
+            throw ProtocolException.addressQuota(QuotaMeter.Kind.SESSIONS, config.addressSessionsPerMinute());
+        }
+        if (!quotas.take(tenant, QuotaMeter.Kind.SESSIONS, 1, now)) {
+            throw ProtocolException.sessionQuota(tenant.name(), tenant.quotas().sessionsPerMinute());
+        }
+    }
+
+    /** The page's Origin header (empty when none was sent): a resume token works only for the page it was issued to. */
+    private static String pageOrigin(WebSocketConnection connection) {
+        String origin = connection.handshakeRequest().header("Origin");
+        return origin == null ? "" : origin;
+    }
+
     /**
      * The client's network origin as reports carry it: the first 16 hex digits of SHA-256 over the
-     * salt and its IP address (the peer's, or X-Forwarded-For's first behind a trusted proxy);
-     * the address itself is never stored or sent on.
+     * salt and its network ({@link ClientAddress}: the peer, or behind trusted proxies the
+     * X-Forwarded-For entry they appended; an IPv6 address by its /64); the address itself is
+     * never stored or sent on.
      */
     private String origin(WebSocketConnection connection) {
-        String address = connection.handshakeRequest().remoteAddress();
-        String forwarded = connection.handshakeRequest().header("X-Forwarded-For");
-        if (config.trustForwardedFor() && forwarded != null && !forwarded.isBlank()) {
-            address = forwarded.split(",")[0].trim();
-        } else if (address != null && address.lastIndexOf(':') > address.lastIndexOf(']')) {
-            address = address.substring(0, address.lastIndexOf(':')); // the peer's port changes per connection
-        }
-        return Digests.sha256Hex(config.originSalt() + "|" + address, 8);
+        String network = ClientAddress.of(connection.handshakeRequest().remoteAddress(),
+                connection.handshakeRequest().header("X-Forwarded-For"), config.trustForwardedFor(), config.trustedProxyHops());
+        return Digests.sha256Hex(config.originSalt() + "|" + network, 8);
     }
 
     private static Session requireSession(Session session, String frame) {

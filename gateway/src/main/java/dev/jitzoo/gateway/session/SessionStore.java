@@ -15,12 +15,22 @@ import java.util.Set;
  */
 public interface SessionStore {
 
-    /** A session as kept: enough to check its reports and to offer what it did not receive. */
-    record Kept(String sessionId, Hello hello, List<KernelRef> issued, Set<String> sent, Set<Integer> reportedOps) {
+    /**
+     * A session as kept: enough to check its reports (against the kernels issued and its device
+     * kind's peak as the zoo measured it at its Hello, NaN when not measured), to offer what it did
+     * not receive, and to resume it only for the tenant and the page (its Origin header, empty
+     * when none) it was issued to.
+     */
+    record Kept(String sessionId, Hello hello, List<KernelRef> issued, Set<String> sent, Set<Integer> reportedOps,
+                double kindPeakGflops, String tenant, String pageOrigin) {
     }
 
-    /** Keeps a new session under a token, with the kernels of its Welcome (issued and sent). */
-    Uni<Void> create(String token, String sessionId, Hello hello, List<KernelRef> initial);
+    /**
+     * Keeps a new session under a token, with the kernels of its Welcome (issued and sent), its
+     * device kind's peak, and the tenant and page it was issued to.
+     */
+    Uni<Void> create(String token, String sessionId, Hello hello, List<KernelRef> initial, double kindPeakGflops, String tenant,
+                     String pageOrigin);
 
     /** Adds a kernel issued to the session, before it is queued: a resumed session accepts reports of every kernel it was sent. */
     Uni<Void> issued(String token, KernelRef kernel);

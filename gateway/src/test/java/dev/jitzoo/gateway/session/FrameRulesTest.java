@@ -61,6 +61,11 @@ class FrameRulesTest {
         assertBadHello(validHello().setProtocolVersion(2), "protocol_version");
         assertBadHello(validHello().setBackend(Backend.BACKEND_UNSPECIFIED), "use BACKEND_WASM or BACKEND_WGSL");
         assertBadHello(validHello().setBackend(Backend.BACKEND_WGSL), "needs device.webgpu");
+        // every string of the profile goes into each report and document: a 60 KB user agent is refused, as is a long adapter feature
+        assertBadHello(validHello().setDevice(validHello().getDevice().toBuilder().setUserAgent("x".repeat(60_000))),
+                "device.user_agent is longer than 512 characters (60000)");
+        assertBadHello(validHello().setDevice(validHello().getDevice().toBuilder().setWebgpu(WebGpuAdapter.newBuilder()
+                .addFeatures("shader-f16").addFeatures("y".repeat(513)))), "device.webgpu.features is longer than 512");
         assertBadHello(validHello().clearOps(), "1 to 4 ops");
         assertBadHello(validHello().setOps(0, OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL)
                 .addShape(3).addShape(0).addShape(7)), "positive");

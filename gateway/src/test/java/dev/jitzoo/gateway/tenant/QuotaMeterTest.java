@@ -25,6 +25,27 @@ class QuotaMeterTest {
         assertFalse(meter.take(tenant, Kind.SESSIONS, 1, 2_000));
     }
 
+    /**
+     * An address has its own quota, whatever tenant it uses: one address that spends its sessions
+     * leaves the anonymous tenant's to every other; idle full buckets are forgotten.
+     */
+    @Test
+    void eachAddressHasItsOwnQuotaAndIdleBucketsAreForgotten() {
+        for (int i = 0; i < 30; i++) {
+            assertTrue(meter.takeForAddress("attacker", Kind.PLAN_REQUESTS, 30, 1, 0));
+        }
+        assertFalse(meter.takeForAddress("attacker", Kind.PLAN_REQUESTS, 30, 1, 0), "its 30 a minute used up");
+        assertTrue(meter.takeForAddress("someone-else", Kind.PLAN_REQUESTS, 30, 1, 0), "another address is not held back");
+        assertTrue(meter.takeForAddress("attacker", Kind.SESSIONS, 30, 1, 0), "its sessions are another bucket");
+        assertTrue(meter.takeForAddress("attacker", Kind.REPORTS, 0, 1, 0), "0: no limit");
+        assertTrue(meter.buckets() == 3, "no bucket is made for an unlimited quota: " + meter.buckets());
+        meter.forgetIdle(59_999);
+        assertTrue(meter.buckets() == 3, "used within the minute: kept");
+        meter.forgetIdle(60_000);
+        assertTrue(meter.buckets() == 0, "a minute unused: full again, forgotten");
+        assertTrue(meter.takeForAddress("attacker", Kind.PLAN_REQUESTS, 30, 1, 60_000), "starts full");
+    }
+
     @Test
     void aSmallQuotaRefillsThoughAskedEveryMillisecond() {
         Tenant tenant = new Tenant("slow", List.of("*"), new Quotas(0, 10, 0));

@@ -4,6 +4,7 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.LatencyRules;
 import dev.jitzoo.proto.rules.MicrobenchRules;
 import dev.jitzoo.zoo.domain.InvalidReportException;
 import dev.jitzoo.zoo.domain.Zoo;
@@ -89,7 +90,8 @@ public class ZooResource {
         return zoo.resolve(tenant, parseOp(op, shape), parseBackend(backend), device)
                 .map(b -> new BestView(b.kernel().getKernelId(), b.medianMs(), b.reports(), b.origins(),
                         b.kernel().getSchedule().toString().replace('\n', ' ').trim()))
-                .orElseThrow(() -> new NotFoundException("no kernel elected for this key yet"));
+                .orElseThrow(() -> new NotFoundException("no kernel elected for this key yet: an election is served once "
+                        + zoo.minOrigins() + " network origins reported on it"));
     }
 
     /** Bad input the zoo refuses, from any endpoint: 400 with the reason. The one place it is mapped. */
@@ -124,7 +126,7 @@ public class ZooResource {
     @Path("/kinds/{fingerprint}/peak")
     public PeakView peak(@PathParam("fingerprint") String fingerprint) {
         double peak = zoo.peakGflops(fingerprint);
-        return new PeakView(fingerprint, Double.isNaN(peak) ? null : peak, Zoo.ceilingFlops(Backend.BACKEND_WASM, peak) / 1e9);
+        return new PeakView(fingerprint, Double.isNaN(peak) ? null : peak, LatencyRules.ceilingFlops(Backend.BACKEND_WASM, peak) / 1e9);
     }
 
     static OpSpec parseOp(String op, String shape) {
