@@ -47,4 +47,12 @@ public interface SpaceConfig {
     /** Consistency threshold θ of the primitive table: a fixed primitive never costs more than this anywhere. */
     @WithDefault("0.05")
     double primitiveThreshold();
+
+    /** Threads composing uKernel plans at once (off the event loop; a plan over thousands of rows takes seconds). */
+    @WithDefault("1")
+    int planThreads();
+
+    /** Plan requests waiting for a thread; past them a request is refused (RESOURCE_EXHAUSTED) rather than queued. */
+    @WithDefault("16")
+    int planQueue();
 }

@@ -175,6 +175,24 @@ class SpaceServiceTest {
         assertInvalidDynamic(DynamicRequest.newBuilder().setOp(matmul).setLo(1).setHi(8).build(), "device is required");
     }
 
+    /**
+     * A plan over 1..4096 rows takes seconds: it is composed off the event loop, so the Composes
+     * asked meanwhile are answered while it is still under way; asked again, it is remembered.
+     */
+    @Test
+    void aLongPlanDoesNotHoldUpComposesAndIsComposedOnce() throws Exception {
+        OpSpec matmul = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(4096).addShape(768).addShape(768).build();
+        var plan = SpaceServiceGrpc.newFutureStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS).dynamic(dynamic(matmul, 1, 4096));
+        for (int i = 0; i < 3; i++) {
+            assertTrue(space.compose(request(matmul, true)).getCandidatesCount() > 0);
+        }
+        assertFalse(plan.isDone(), "three Composes answered while the plan is still being composed");
+        DynamicResponse first = plan.get(60, TimeUnit.SECONDS);
+        assertEquals(4096, first.getPlansCount());
+        var again = SpaceServiceGrpc.newFutureStub(channel).dynamic(dynamic(matmul, 1, 4096));
+        assertEquals(first, again.get(60, TimeUnit.SECONDS), "the same plan, remembered");
+    }
+
     @Test
     void survivesGarbageBytesAndReportsHealth() {
         StatusRuntimeException garbage = MalformedGrpc.callExpectingError(channel,

@@ -9,8 +9,12 @@ import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Primitive;
+import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
+import dev.jitzoo.proto.rules.LatencyRules;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.Measurement;
+import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
@@ -39,7 +43,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code ./jitzoo bench zoo}, run against a stack (the private one BenchCli starts): reports
  * published to Kafka as the gateway would, and the zoo timed as it ingests and elects them, as it
  * answers Resolve at a steady rate, and as it turns one report into an election; then a poisoning
- * drill at growing attacker shares. Prints a table, or one JSON line with {@code --json}.
+ * drill at growing attacker shares, and an adversary drill: one origin flooding a kind its honest
+ * devices elected, and forging its kind's peak. The stack's zoo serves elections of 3 origins or
+ * more, as in production. Prints a table, or one JSON line with {@code --json}.
  */
 public final class ZooBench {
 
@@ -79,6 +85,7 @@ public final class ZooBench {
             bench.reportToElected(100, figures);
             bench.resolveLoad(rate, 3, 10, figures);
             bench.poisoning(figures);
+            bench.adversary(1000, figures);
             BenchReport.print(figures, json, BenchReport::list);
         } finally {
             bench.producer.close();
@@ -111,13 +118,19 @@ public final class ZooBench {
         say("  ingested in " + round(seconds, 1) + " s");
     }
 
-    /** One report for a new device kind at a time: how long until Resolve answers its kernel. */
+    /**
+     * A new device kind at a time: two origins' reports (an election needs three), then how long
+     * from the third one's publishing until Resolve answers its kernel.
+     */
     private void reportToElected(int samples, Map<String, Object> figures) throws Exception {
         say("report to election, " + samples + " new device kinds one after another...");
         List<Double> ms = new ArrayList<>();
         ZooServiceGrpc.ZooServiceBlockingStub zoo = ZooServiceGrpc.newBlockingStub(channel);
         for (int i = 0; i < samples; i++) {
             String kind = "bench-new-" + run + "-" + i;
+            for (int seed = 0; seed < 2; seed++) {
+                producer.send(new ProducerRecord<>("kernel-reports", kind, honest(kind, "p" + seed + "-" + i, "p" + seed + "-" + i).toByteArray())).get();
+            }
             long t0 = System.nanoTime();
             producer.send(new ProducerRecord<>("kernel-reports", kind, honest(kind, "n" + i, "n" + i).toByteArray())).get();
             while (!resolve(zoo, kind).getFound()) {
@@ -213,21 +226,97 @@ public final class ZooBench {
             }
             held = Double.parseDouble(e.getKey());
         }
-        String flooded = "bench-flood-" + run;
-        for (int s = 0; s < 100; s++) {
-            send(flooded, attacker(flooded, "f" + s, "one-address"));
-        }
-        producer.flush();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        ResolvedKernel flood = resolve(zoo, flooded);
-        while (flood.getReports() < 100 && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-            flood = resolve(zoo, flooded);
-        }
         figures.put("honest_elected_by_attacker_share", honestWins);
         figures.put("honest_elected_up_to_attacker_share", held);
-        figures.put("flood_sessions", flood.getReports());
-        figures.put("flood_origins", flood.getOrigins());
+    }
+
+    /**
+     * The adversary drill: five honest origins elect a kind's kernel; then one origin floods
+     * {@code sessions} sessions ranking its own kernel first at 0.9 times the honest best, and the
+     * kind's election is read again. A kind only that origin reports on is never served. One
+     * origin then sends a microbenchmark claiming a peak of 1e-6 GFLOP/s for another kind, whose
+     * honest devices report as the gateway would (stamped with the ceiling Resolve implies): is the
+     * forged peak applied, and is any honest report dead-lettered?
+     */
+    void adversary(int sessions, Map<String, Object> figures) throws Exception {
+        say("adversary drill: one origin floods " + sessions + " sessions, then forges a kind's peak...");
+        ZooServiceGrpc.ZooServiceBlockingStub zoo = ZooServiceGrpc.newBlockingStub(channel);
+        String kind = "bench-adversary-" + run;
+        for (int h = 0; h < 5; h++) {
+            send(kind, honest(kind, "ah" + h, "ah" + h));
+        }
+        producer.flush();
+        ResolvedKernel before = awaitOrigins(zoo, kind, 5);
+        double seen = handled();
+        for (int s = 0; s < sessions; s++) {
+            send(kind, flooder(kind, "af" + s));
+        }
+        String alone = "bench-alone-" + run;
+        for (int s = 0; s < 50; s++) {
+            send(alone, flooder(alone, "al" + s));
+        }
+        producer.flush();
+        awaitHandled(seen, sessions + 50);
+        ResolvedKernel after = resolve(zoo, kind);
+        boolean honest = before.getKernel().getKernelId().equals("k0") && after.getKernel().getKernelId().equals("k0");
+        say("  elected before the flood " + before.getKernel().getKernelId() + ", after " + after.getKernel().getKernelId()
+                + " (" + after.getOrigins() + " origins); a kind only the flooder reports on: "
+                + (resolve(zoo, alone).getFound() ? "elected" : "not served"));
+        figures.put("flood_sessions", sessions);
+        figures.put("elected_after_flood_is_honest", honest);
+        figures.put("flooder_alone_elected", resolve(zoo, alone).getFound());
+
+        String forged = "bench-forged-" + run;
+        producer.send(new ProducerRecord<>("microbench-results", forged, MicrobenchReport.newBuilder().setSessionId("forge-" + run)
+                .setOrigin("forger-" + run).setDevice(DeviceProfile.newBuilder().setFingerprint(forged))
+                .addSpeedups(PrimitiveSpeedup.newBuilder().setPrimitive(Primitive.PRIMITIVE_VECTORIZE).setSpeedup(1.5))
+                .setPeakGflops(1e-6).setReceivedAtMs(System.currentTimeMillis()).build().toByteArray())).get();
+        Thread.sleep(2000); // the microbenchmark's own consumer stores it
+        double peak = resolve(zoo, forged).getKindPeakGflops();
+        double ceiling = LatencyRules.ceilingFlops(Backend.BACKEND_WASM, peak);
+        double refusedBefore = refused();
+        double handledBefore = handled();
+        int refusedAtGateway = 0;
+        for (int h = 0; h < 5; h++) {
+            KernelReport report = honest(forged, "fh" + h, "fh" + h).toBuilder().setCeilingGflops(ceiling / 1e9).build();
+            if (report.getRankedList().stream().anyMatch(m -> LatencyRules.problem(OP, m.getMedianMs(), ceiling) != null)) {
+                refusedAtGateway++; // the gateway would answer INVALID_REPORT, acknowledging nothing
+                continue;
+            }
+            send(forged, report);
+        }
+        producer.flush();
+        awaitHandled(handledBefore, 5 - refusedAtGateway);
+        double deadLettered = refused() - refusedBefore;
+        say("  a forged peak of 1e-6 GFLOP/s from one origin: kind's peak " + (peak > 0 ? peak + " GFLOP/s" : "not measured")
+                + "; honest reports refused at the gateway " + refusedAtGateway + ", dead-lettered " + (int) deadLettered);
+        figures.put("forged_peak_applied", peak > 0 && peak < LatencyRules.PEAK_FLOOR_GFLOPS);
+        figures.put("honest_reports_refused_at_gateway", refusedAtGateway);
+        figures.put("honest_reports_dead_lettered", (int) deadLettered);
+    }
+
+    /** A flooder's session: its own kernel first at 0.9 times the honest best, from one address. */
+    private KernelReport flooder(String kind, String session) {
+        return report(kind, session, "flooder").addRanked(measurement("k-flood", 0.9 * TRUE_MS[0]))
+                .addRanked(measurement("k4", TRUE_MS[4])).build();
+    }
+
+    /** Waits until the zoo handled (stored or refused) {@code count} reports more than {@code since}, at most 2 minutes. */
+    private void awaitHandled(double since, int count) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (handled() - since < count && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+    }
+
+    /** Reports the zoo stored or refused so far. */
+    private double handled() throws IOException, InterruptedException {
+        return ingested() + refused();
+    }
+
+    /** Reports the zoo refused (to the dead-letter topic) so far, from its metrics. */
+    private double refused() throws IOException, InterruptedException {
+        return Metrics.read(http, zooHttp).total("jitzoo_zoo_reports_refused_total");
     }
 
     private ResolvedKernel awaitOrigins(ZooServiceGrpc.ZooServiceBlockingStub zoo, String kind, int origins) throws InterruptedException {

@@ -14,6 +14,7 @@ import dev.jitzoo.space.extended.ExtendedSpace;
 import dev.jitzoo.space.extended.ZooLookup;
 import dev.jitzoo.space.infra.FleetPrimitives;
 import dev.jitzoo.space.lite.LiteSpace;
+import dev.jitzoo.space.plans.Planner;
 import io.grpc.Status;
 import io.quarkus.grpc.GrpcService;
 import io.smallrye.mutiny.Uni;
@@ -30,12 +31,14 @@ public class SpaceGrpcService implements SpaceService {
     private final ExtendedSpace extended;
     private final FleetPrimitives primitives;
     private final ZooLookup zoo;
+    private final Planner planner;
 
-    public SpaceGrpcService(SpaceConfig config, FleetPrimitives primitives, ZooLookup zoo) {
+    public SpaceGrpcService(SpaceConfig config, FleetPrimitives primitives, ZooLookup zoo, Planner planner) {
         this.configured = new LiteSpace(config.relaxation(), config.maxCandidates(), primitives.table());
         this.extended = new ExtendedSpace(config.settledOrigins());
         this.primitives = primitives;
         this.zoo = zoo;
+        this.planner = planner;
     }
 
     @Override
@@ -61,19 +64,21 @@ public class SpaceGrpcService implements SpaceService {
         return answer.map(zooAnswer -> extended.extend(lite, zooAnswer, request.getOp(), request.getDevice(), request.getBackend()));
     }
 
+    /** A plan over seconds of work: composed by the {@link Planner} (off the event loop, bounded, remembered). */
     @Override
     public Uni<DynamicResponse> dynamic(DynamicRequest request) {
         String missing = missing(request.hasOp(), request.hasDevice());
         if (missing != null) {
             return invalid(missing);
         }
-        try {
-            LiteSpace space = configured.withPrimitives(primitives.table());
-            return Uni.createFrom().item(DynamicPlans.compose(request.getOp(), request.getLo(), request.getHi(),
-                    request.getDevice(), space, Thresholds.WASM));
-        } catch (InvalidOpException | InvalidDeviceException e) {
-            return invalid(e.getMessage());
-        }
+        LiteSpace space = configured.withPrimitives(primitives.table());
+        return Uni.createFrom().completionStage(() -> planner.plan(request, () -> {
+            try {
+                return DynamicPlans.compose(request.getOp(), request.getLo(), request.getHi(), request.getDevice(), space, Thresholds.WASM);
+            } catch (InvalidOpException | InvalidDeviceException e) {
+                throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+            }
+        })).onFailure(java.util.concurrent.CompletionException.class).transform(Throwable::getCause);
     }
 
     /** What a request lacks of the two every call needs, or null. */
