@@ -62,6 +62,26 @@ class ConnectionLimitsTest {
         assertEquals(0, registry.connections(), "the previous test's connections are closed");
     }
 
+    /**
+     * Addresses are read from the right of X-Forwarded-For (the entry the trusted proxy appended,
+     * not one the client wrote first), and an IPv6 /64 is one address: three clients of one prefix,
+     * each writing a different forged first entry, are refused as one.
+     */
+    @Test
+    void aSlash64IsOneAddressAndTheClientsOwnForwardedForEntriesDoNotCount() throws Exception {
+        try (TestSocket first = new TestSocket(endpoint, "1.1.1.1, 2001:db8:7:7::1");
+             TestSocket second = new TestSocket(endpoint, "2.2.2.2, 2001:db8:7:7:ffff::2");
+             TestSocket third = new TestSocket(endpoint, "3.3.3.3, 2001:db8:7:7:1:2:3:4")) {
+            ServerFrame refused = third.await(ServerFrame::hasError, "the refusal");
+            assertEquals(ErrorCode.ERROR_CODE_TOO_MANY_CONNECTIONS, refused.getError().getCode());
+            assertEquals(1008, third.closed().code());
+            for (TestSocket served : List.of(first, second)) {
+                served.send(hello());
+                served.await(ServerFrame::hasWelcome, "Welcome");
+            }
+        }
+    }
+
     @Test
     void aThirdConnectionFromOneAddressIsRefusedAndTheOthersGoOn() throws Exception {
         try (TestSocket first = new TestSocket(endpoint, "10.0.0.1"); TestSocket second = new TestSocket(endpoint, "10.0.0.1");
