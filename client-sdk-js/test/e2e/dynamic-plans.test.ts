@@ -38,6 +38,28 @@ describe.skipIf(!GATEWAY)("uKernel plans for a MatMul whose M varies", () => {
     s.close();
   });
 
+  it("welcomes other sessions while a plan over 1..4096 rows is composed: no client stalls the space", async () => {
+    const planner = new RawSession();
+    await planner.send(planRequest(1, 4096, 768, 768));
+    const welcomed: number[] = [];
+    let planned = 0;
+    const plan = planner.next("dynamicPlan", 120_000).then((p) => { planned = performance.now(); return p; });
+    const start = performance.now();
+    await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      const s = new RawSession();
+      await s.send(hello(`e2e-plan-load-${randomUUID()}`, [64 + 8 * i, 256, 96]));
+      await s.next("welcome");
+      welcomed.push(performance.now());
+      s.close();
+    }));
+    expect((await plan).plans).toHaveLength(4096);
+    // the space composes the plan off its event loop: every Welcome (each needing the space's Compose) came first
+    expect(Math.max(...welcomed)).toBeLessThan(planned);
+    expect(welcomed.length).toBe(8);
+    expect(start).toBeLessThan(planned);
+    planner.close();
+  });
+
   it("ends a connection that sends more PlanRequests than allowed with 1008", async () => {
     const s = new RawSession();
     for (let i = 0; i < 17; i++) await s.send(planRequest(1, 8, 16, 16));
