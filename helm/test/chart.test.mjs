@@ -164,6 +164,9 @@ describe('value-set specifics', () => {
     }
     const kafkaEnv = envOf(find(objs, 'Deployment', 'jitzoo-kafka'));
     assert.equal(kafkaEnv.KAFKA_NUM_PARTITIONS.value, '6');
+    const redisArgs = containerOf(find(objs, 'Deployment', 'jitzoo-redis')).args;
+    assert.deepEqual(redisArgs.slice(redisArgs.indexOf('--maxmemory')), ['--maxmemory', '256mb', '--maxmemory-policy', 'volatile-lru'],
+      'the trial Redis is bounded: codegen\'s artifacts cannot fill its memory');
     assert.equal(kafkaEnv.KAFKA_HEAP_OPTS.value, '-Xmx512m -Xms512m', 'a heap that fits the 1 Gi limit');
     assert.equal(kafkaEnv.KAFKA_ADVERTISED_LISTENERS.value, 'PLAINTEXT://jitzoo-kafka:9092');
     const secret = find(objs, 'Secret', 'jitzoo-connections');

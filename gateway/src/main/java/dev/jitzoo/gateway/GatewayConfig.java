@@ -148,5 +148,9 @@ public interface GatewayConfig {
 
         @WithDefault("0")
         int anonymousOffersPerMinute();
+
+        /** uKernel plans the tenant {@code public} may ask for a minute on this replica (0: no limit; each address has its own too). */
+        @WithDefault("0")
+        int anonymousPlanRequestsPerMinute();
     }
 }

@@ -17,11 +17,13 @@ import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.gateway.v1.KernelOffer;
 import dev.jitzoo.proto.gateway.v1.RankedKernel;
 import dev.jitzoo.proto.gateway.v1.Report;
+import dev.jitzoo.proto.gateway.v1.PlanRequest;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WasmFeatures;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -161,6 +163,25 @@ class TenantsTest {
             assertEquals("tenant " + name + " sent its 1 reports a minute: this one is not stored, send it again later",
                     refused.getError().getMessage());
             assertTrue(socket.isOpen(), "the session goes on");
+        }
+    }
+
+    @Test
+    void aPlanRequestOverTheQuotaIsRefusedBeforeTheSpaceIsAskedAndTheConnectionGoesOn() throws Exception {
+        String name = tenant();
+        String key = store.create(new Tenant(name, List.of("*"), new Quotas(0, 0, 0, 1)), Instant.now());
+        try (TestSocket socket = new TestSocket(withKey(key))) {
+            ClientFrame.Builder plan = ClientFrame.newBuilder().setPlanRequest(PlanRequest.newBuilder().setOp(matmul(64)).setLo(1).setHi(64)
+                    .setDevice(DeviceProfile.newBuilder().setFingerprint("tenants-test").setWasm(WasmFeatures.newBuilder().setSimd(true))));
+            socket.send(plan);
+            ServerFrame first = socket.await(f -> f.hasDynamicPlan() || f.hasError(), "the first answer");
+            // the fake space does not plan: the first is asked of it and not answered, within the quota
+            assertEquals(ErrorCode.ERROR_CODE_UNAVAILABLE, first.getError().getCode(), first.toString());
+            socket.send(plan);
+            ServerFrame refused = socket.await(f -> f.hasDynamicPlan() || f.hasError(), "the refusal");
+            assertEquals(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, refused.getError().getCode());
+            assertEquals("tenant " + name + " asked for its 1 plans a minute: ask again later", refused.getError().getMessage());
+            assertTrue(socket.isOpen(), "the connection goes on");
         }
     }
 

@@ -18,7 +18,7 @@ import org.bson.Document;
 
 /**
  * Tenants in the MongoDB collection {@code tenants}, one document each:
- * <pre>{ _id: name, origins: [..], quotas: {sessionsPerMinute, reportsPerMinute, offersPerMinute},
+ * <pre>{ _id: name, origins: [..], quotas: {sessionsPerMinute, reportsPerMinute, offersPerMinute, planRequestsPerMinute},
  *   keys: [{hash, prefix, createdAt, expiresAt}], createdAt }</pre>
  * {@code hash} is SHA-256 of the key, indexed; {@code expiresAt} is null for a key that has not been rotated out.
  */
@@ -118,12 +118,13 @@ public final class MongoTenantStore implements TenantStore {
 
     private static Document quotas(Quotas quotas) {
         return new Document("sessionsPerMinute", quotas.sessionsPerMinute()).append("reportsPerMinute", quotas.reportsPerMinute())
-                .append("offersPerMinute", quotas.offersPerMinute());
+                .append("offersPerMinute", quotas.offersPerMinute()).append("planRequestsPerMinute", quotas.planRequestsPerMinute());
     }
 
     private static Tenant tenant(Document doc) {
         Document q = doc.get("quotas", Document.class);
         return new Tenant(doc.getString("_id"), doc.getList("origins", String.class),
-                new Quotas(q.getInteger("sessionsPerMinute"), q.getInteger("reportsPerMinute"), q.getInteger("offersPerMinute")));
+                new Quotas(q.getInteger("sessionsPerMinute"), q.getInteger("reportsPerMinute"), q.getInteger("offersPerMinute"),
+                        q.getInteger("planRequestsPerMinute", 0))); // tenants made before plan-request quotas: none
     }
 }

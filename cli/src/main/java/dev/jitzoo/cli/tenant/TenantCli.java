@@ -84,9 +84,12 @@ public final class TenantCli implements Callable<Integer> {
         @Option(names = "--offers-per-minute", description = "kernel offers it may be sent a minute (create: 500000)")
         Integer offers;
 
+        @Option(names = "--plan-requests-per-minute", description = "uKernel plans it may ask for a minute (create: 1000)")
+        Integer plans;
+
         Quotas over(Quotas base) {
             return new Quotas(sessions != null ? sessions : base.sessionsPerMinute(), reports != null ? reports : base.reportsPerMinute(),
-                    offers != null ? offers : base.offersPerMinute());
+                    offers != null ? offers : base.offersPerMinute(), plans != null ? plans : base.planRequestsPerMinute());
         }
     }
 
@@ -231,13 +234,15 @@ public final class TenantCli implements Callable<Integer> {
         fields.put("sessions_per_minute", tenant.quotas().sessionsPerMinute());
         fields.put("reports_per_minute", tenant.quotas().reportsPerMinute());
         fields.put("offers_per_minute", tenant.quotas().offersPerMinute());
+        fields.put("plan_requests_per_minute", tenant.quotas().planRequestsPerMinute());
         return fields;
     }
 
     private static String text(Tenant tenant) {
         Quotas q = tenant.quotas();
         return "  origins:  " + String.join(" ", tenant.origins()) + "\n  quotas:   " + perMinute(q.sessionsPerMinute()) + " sessions, "
-                + perMinute(q.reportsPerMinute()) + " reports, " + perMinute(q.offersPerMinute()) + " offers a minute per gateway replica";
+                + perMinute(q.reportsPerMinute()) + " reports, " + perMinute(q.offersPerMinute()) + " offers, "
+                + perMinute(q.planRequestsPerMinute()) + " plan requests a minute per gateway replica";
     }
 
     private static String perMinute(int n) {

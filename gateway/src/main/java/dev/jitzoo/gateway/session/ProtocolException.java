@@ -123,6 +123,12 @@ public class ProtocolException extends RuntimeException {
                 "this network address sent its " + perMinute + " " + kind.noun() + " a minute: try again later");
     }
 
+    /** Not fatal: the plan is not composed, the connection goes on. */
+    public static ProtocolException planQuota(String tenant, int perMinute) {
+        return new ProtocolException(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, 0,
+                "tenant " + tenant + " asked for its " + perMinute + " plans a minute: ask again later");
+    }
+
     /** Not fatal: the report is not stored, the session goes on. */
     public static ProtocolException reportQuota(String tenant, int perMinute) {
         return new ProtocolException(ErrorCode.ERROR_CODE_QUOTA_EXCEEDED, 0,

@@ -382,6 +382,10 @@ public class SessionSocket {
                 System.currentTimeMillis())) {
             throw ProtocolException.addressQuota(QuotaMeter.Kind.PLAN_REQUESTS, config.addressPlanRequestsPerMinute());
         }
+        Tenant tenant = registry.tenant(connection.id());
+        if (!quotas.take(tenant, QuotaMeter.Kind.PLAN_REQUESTS, 1, System.currentTimeMillis())) {
+            throw ProtocolException.planQuota(tenant.name(), tenant.quotas().planRequestsPerMinute());
+        }
         return kernels.dynamicPlan(request)
                 .chain(plan -> send(connection, ServerFrame.newBuilder().setDynamicPlan(plan).build()))
                 .onFailure().recoverWithUni(f -> refused(planFailure(f), connection));

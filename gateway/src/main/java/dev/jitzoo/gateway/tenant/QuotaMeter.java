@@ -29,7 +29,7 @@ public final class QuotaMeter {
                 case SESSIONS -> quotas.sessionsPerMinute();
                 case REPORTS -> quotas.reportsPerMinute();
                 case OFFERS -> quotas.offersPerMinute();
-                case PLAN_REQUESTS -> 0; // a tenant has no plan-request quota; an address has
+                case PLAN_REQUESTS -> quotas.planRequestsPerMinute();
             };
         }
 

@@ -40,7 +40,7 @@ public final class Tenants {
     public Tenants(TenantStore store, GatewayConfig.TenantsConfig config) {
         this.requireKey = config.requireKey();
         this.anonymous = new Tenant(Tenant.ANONYMOUS, List.of("*"), new Quotas(config.anonymousSessionsPerMinute(),
-                config.anonymousReportsPerMinute(), config.anonymousOffersPerMinute()));
+                config.anonymousReportsPerMinute(), config.anonymousOffersPerMinute(), config.anonymousPlanRequestsPerMinute()));
         Duration ttl = config.cacheTtl();
         // read again in the background after the TTL; while that fails the last answer stands, for up to an hour
         this.byKeyHash = Caffeine.newBuilder().refreshAfterWrite(ttl).expireAfterWrite(ttl.plus(Duration.ofHours(1)))
