@@ -16,19 +16,15 @@ import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.Measurement;
 import dev.jitzoo.zoo.domain.BestKernel;
-import dev.jitzoo.zoo.domain.BestKernelCache;
 import dev.jitzoo.zoo.domain.ElectionWindows;
 import dev.jitzoo.zoo.domain.SimilarKernels;
 import dev.jitzoo.zoo.domain.TenantData;
 import dev.jitzoo.zoo.domain.Zoo;
-import dev.jitzoo.zoo.domain.ZooKey;
 import dev.jitzoo.zoo.infra.MongoReportStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -69,24 +65,7 @@ class TenantDataTest {
 
     /** A zoo of this database, as a replica starts: nothing in memory. */
     private static Zoo zoo(TenantData tenants, String database) {
-        Map<ZooKey, BestKernel> cached = new ConcurrentHashMap<>();
-        BestKernelCache cache = new BestKernelCache() {
-            @Override
-            public Optional<BestKernel> get(ZooKey key) {
-                return Optional.ofNullable(cached.get(key));
-            }
-
-            @Override
-            public void put(ZooKey key, BestKernel best) {
-                cached.put(key, best);
-            }
-
-            @Override
-            public void evict(ZooKey key) {
-                cached.remove(key);
-            }
-        };
-        return new Zoo(new MongoReportStore(client.getDatabase(database)), cache, new ElectionWindows(64), tenants);
+        return new Zoo(new MongoReportStore(client.getDatabase(database)), new MapCache(), new ElectionWindows(64), tenants);
     }
 
     /** A report of a tenant's session from its own origin: the kernels' latencies, fastest first. */
