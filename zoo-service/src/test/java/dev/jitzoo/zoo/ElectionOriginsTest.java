@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
-import dev.jitzoo.localstack.TestInfra;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
@@ -22,7 +19,6 @@ import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.ElectionWindows;
 import dev.jitzoo.zoo.domain.TenantData;
 import dev.jitzoo.zoo.domain.Zoo;
-import dev.jitzoo.zoo.infra.MongoReportStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,29 +39,24 @@ class ElectionOriginsTest {
     private static final OpSpec OP = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(32).addShape(32).addShape(32).build();
     private static final DeviceProfile KIND = DeviceProfile.newBuilder().setFingerprint("origins-test").build();
 
-    private static MongoClient client;
-    private static final List<String> DATABASES = new ArrayList<>();
+    private static StoreZoos zoos;
 
     @BeforeAll
     static void connect() {
-        client = MongoClients.create(TestInfra.mongoUri());
+        zoos = new StoreZoos();
     }
 
     @AfterAll
     static void drop() {
-        DATABASES.forEach(name -> client.getDatabase(name).drop());
-        client.close();
+        zoos.close();
     }
 
     private static String database() {
-        String name = "origins-" + UUID.randomUUID().toString().substring(0, 8);
-        DATABASES.add(name);
-        return name;
+        return zoos.database("origins");
     }
 
-    /** A zoo on this database as a replica starts (nothing in memory), its cache a map. */
     private static Zoo zoo(String database, TenantData tenants) {
-        return new Zoo(new MongoReportStore(client.getDatabase(database)), new MapCache(), new ElectionWindows(64), tenants);
+        return zoos.zoo(database, tenants);
     }
 
     private static KernelReport report(String tenant, String origin, Map<String, Double> timings) {

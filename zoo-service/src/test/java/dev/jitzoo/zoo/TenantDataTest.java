@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
-import dev.jitzoo.localstack.TestInfra;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
@@ -16,11 +13,9 @@ import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.Measurement;
 import dev.jitzoo.zoo.domain.BestKernel;
-import dev.jitzoo.zoo.domain.ElectionWindows;
 import dev.jitzoo.zoo.domain.SimilarKernels;
 import dev.jitzoo.zoo.domain.TenantData;
 import dev.jitzoo.zoo.domain.Zoo;
-import dev.jitzoo.zoo.infra.MongoReportStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -42,30 +37,21 @@ class TenantDataTest {
     private static final DeviceProfile KIND_A = DeviceProfile.newBuilder().setFingerprint("tenant-test-a").build();
     private static final DeviceProfile KIND_B = DeviceProfile.newBuilder().setFingerprint("tenant-test-b").build();
 
-    private static MongoClient client;
-    private static final List<String> DATABASES = new ArrayList<>();
+    private static StoreZoos zoos;
 
     @BeforeAll
     static void connect() {
-        client = MongoClients.create(TestInfra.mongoUri());
+        zoos = new StoreZoos();
     }
 
     @AfterAll
     static void drop() {
-        DATABASES.forEach(name -> client.getDatabase(name).drop());
-        client.close();
+        zoos.close();
     }
 
-    /** A zoo of its own database, its cache a map. */
+    /** A zoo of its own database. */
     private static Zoo zoo(TenantData tenants) {
-        String name = "tenants-" + UUID.randomUUID().toString().substring(0, 8);
-        DATABASES.add(name);
-        return zoo(tenants, name);
-    }
-
-    /** A zoo of this database, as a replica starts: nothing in memory. */
-    private static Zoo zoo(TenantData tenants, String database) {
-        return new Zoo(new MongoReportStore(client.getDatabase(database)), new MapCache(), new ElectionWindows(64), tenants);
+        return zoos.zoo(zoos.database("tenants"), tenants);
     }
 
     /** A report of a tenant's session from its own origin: the kernels' latencies, fastest first. */
@@ -130,7 +116,7 @@ class TenantDataTest {
         BestKernel best = weighted.resolve("partner", OP, Backend.BACKEND_WASM, KIND_A).orElseThrow();
         assertEquals(1.0, best.medianMs(), 1e-9, "the latency is the trusted origins' (a weighted median)");
 
-        Zoo restarted = zoo(new TenantData(false, Map.of("partner", 1.0), 0.1), DATABASES.get(DATABASES.size() - 1));
+        Zoo restarted = zoos.zoo(zoos.latest(), new TenantData(false, Map.of("partner", 1.0), 0.1));
         restarted.ingest(crowd("public", 2, KIND_A, "k-slow"));
         assertEquals("k-fast", elected(restarted, "public", KIND_A), "a replica that reads the window from MongoDB weighs it alike");
     }
