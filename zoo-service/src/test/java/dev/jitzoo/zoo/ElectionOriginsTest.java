@@ -24,9 +24,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Who elects a kind's kernel, on the real MongoDB store: network origins, each once. A flood of
@@ -39,24 +38,15 @@ class ElectionOriginsTest {
     private static final OpSpec OP = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(32).addShape(32).addShape(32).build();
     private static final DeviceProfile KIND = DeviceProfile.newBuilder().setFingerprint("origins-test").build();
 
-    private static StoreZoos zoos;
-
-    @BeforeAll
-    static void connect() {
-        zoos = new StoreZoos();
-    }
-
-    @AfterAll
-    static void drop() {
-        zoos.close();
-    }
+    @RegisterExtension
+    static final StoreZoos ZOOS = new StoreZoos();
 
     private static String database() {
-        return zoos.database("origins");
+        return ZOOS.database("origins");
     }
 
     private static Zoo zoo(String database, TenantData tenants) {
-        return zoos.zoo(database, tenants);
+        return ZOOS.zoo(database, tenants);
     }
 
     private static KernelReport report(String tenant, String origin, Map<String, Double> timings) {

@@ -16,12 +16,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Zoos built in a test on the real store (the test MongoDB): each database fresh and dropped at
- * the end; each zoo a replica starting cold, nothing in memory, its cache a map of its own.
+ * Zoos built in a test on the real store (the test MongoDB): each database fresh and dropped after
+ * the test class; each zoo a replica starting cold, nothing in memory, its cache a map of its own.
+ * A test class registers one: {@code @RegisterExtension static final StoreZoos ZOOS = new StoreZoos();}.
  */
-final class StoreZoos implements AutoCloseable {
+final class StoreZoos implements AfterAllCallback {
 
     private final MongoClient client = MongoClients.create(TestInfra.mongoUri());
     private final List<String> databases = new ArrayList<>();
@@ -44,7 +47,7 @@ final class StoreZoos implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public void afterAll(ExtensionContext context) {
         databases.forEach(name -> client.getDatabase(name).drop());
         client.close();
     }

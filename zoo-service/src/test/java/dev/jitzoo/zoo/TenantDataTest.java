@@ -20,9 +20,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The zoo's tenant data policy, on the real MongoDB store: tenants' reports kept apart
@@ -37,21 +36,12 @@ class TenantDataTest {
     private static final DeviceProfile KIND_A = DeviceProfile.newBuilder().setFingerprint("tenant-test-a").build();
     private static final DeviceProfile KIND_B = DeviceProfile.newBuilder().setFingerprint("tenant-test-b").build();
 
-    private static StoreZoos zoos;
-
-    @BeforeAll
-    static void connect() {
-        zoos = new StoreZoos();
-    }
-
-    @AfterAll
-    static void drop() {
-        zoos.close();
-    }
+    @RegisterExtension
+    static final StoreZoos ZOOS = new StoreZoos();
 
     /** A zoo of its own database. */
     private static Zoo zoo(TenantData tenants) {
-        return zoos.zoo(zoos.database("tenants"), tenants);
+        return ZOOS.zoo(ZOOS.database("tenants"), tenants);
     }
 
     /** A report of a tenant's session from its own origin: the kernels' latencies, fastest first. */
@@ -116,7 +106,7 @@ class TenantDataTest {
         BestKernel best = weighted.resolve("partner", OP, Backend.BACKEND_WASM, KIND_A).orElseThrow();
         assertEquals(1.0, best.medianMs(), 1e-9, "the latency is the trusted origins' (a weighted median)");
 
-        Zoo restarted = zoos.zoo(zoos.latest(), new TenantData(false, Map.of("partner", 1.0), 0.1));
+        Zoo restarted = ZOOS.zoo(ZOOS.latest(), new TenantData(false, Map.of("partner", 1.0), 0.1));
         restarted.ingest(crowd("public", 2, KIND_A, "k-slow"));
         assertEquals("k-fast", elected(restarted, "public", KIND_A), "a replica that reads the window from MongoDB weighs it alike");
     }
