@@ -1,6 +1,10 @@
 package dev.jitzoo.cli.bench;
 
 import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonPrimitive;
+import com.google.gson.JsonSerializer;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -18,9 +22,13 @@ final class BenchReport {
         System.err.println(line);
     }
 
-    /** The figures as one JSON object, in their order. */
+    /** JSON has no NaN: a figure not measured is null. */
+    private static final Gson GSON = new GsonBuilder().serializeNulls().registerTypeAdapter(Double.class, (JsonSerializer<Double>) (value, type, context) ->
+            value.isNaN() || value.isInfinite() ? JsonNull.INSTANCE : new JsonPrimitive(value)).create();
+
+    /** The figures as one JSON object, in their order; a figure that is NaN (not measured) is null. */
     static String json(Map<String, ?> figures) {
-        return new Gson().toJson(figures);
+        return GSON.toJson(figures);
     }
 
     /** With {@code json}, the figures as one JSON line; else as {@code table} prints them. */

@@ -26,6 +26,15 @@ class BenchReportTest {
     }
 
     @Test
+    void aFigureNotMeasuredIsNullInTheJsonLine() {
+        Map<String, Object> figures = new LinkedHashMap<>();
+        figures.put("offer_p99_ms", Double.NaN);
+        figures.put("reports_per_s", Double.POSITIVE_INFINITY);
+        figures.put("welcome_p50_ms", 13.8);
+        assertEquals("{\"offer_p99_ms\":null,\"reports_per_s\":null,\"welcome_p50_ms\":13.8}", BenchReport.json(figures));
+    }
+
+    @Test
     void printsOneJsonLineOrTheTable() {
         Map<String, Object> figures = new LinkedHashMap<>();
         figures.put("reports", 5000);
