@@ -366,11 +366,13 @@ export class ModelTuning<S extends TunedSlot & { readonly instances: number }, T
         client: this.load.client, reconnect: this.load.reconnect, log: this.load.log, backend: this.backend,
         onConnection: (state, detail) => this.events.emit("connection", { state, ops: group.length, detail }),
       });
-      const context: TunerContext = { options: this.options, clock: this.clock, log: this.load.log ?? (() => undefined), emit: this.events.emit, keep: () => undefined };
       const tunerOf = (slot: S): T => {
         let tuner = this.tuners.get(slot.key);
         if (!tuner) {
-          tuner = this.make(slot, session, { ...context, keep: this.keeper(device.fingerprint, slot.key) });
+          tuner = this.make(slot, session, {
+            options: this.options, clock: this.clock, log: this.load.log ?? (() => undefined), emit: this.events.emit,
+            keep: this.keeper(device.fingerprint, slot.key),
+          });
           this.tuners.set(slot.key, tuner);
         }
         return tuner;

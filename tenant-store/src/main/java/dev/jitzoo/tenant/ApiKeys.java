@@ -17,9 +17,14 @@ public final class ApiKeys {
     }
 
     public static String generate() {
+        return PREFIX + secret();
+    }
+
+    /** 192 random bits as 32 URL-safe characters: a key's secret part, and any other secret made here (an admin token). */
+    public static String secret() {
         byte[] secret = new byte[24];
         RANDOM.nextBytes(secret);
-        return PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
     }
 
     public static String hash(String key) {

@@ -1,5 +1,6 @@
 package dev.jitzoo.cli.suite;
 
+import dev.jitzoo.tenant.ApiKeys;
 import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -118,7 +119,7 @@ public final class ServiceLauncher {
             told.put(name, setting(name, "0"));
         }
         told.put("JITZOO_ZOO_ADMIN_TOKEN", adminToken());
-        told.put("JITZOO_GATEWAY_ORIGIN_SALT", setting("JITZOO_GATEWAY_ORIGIN_SALT", secret("origin-salt")));
+        told.put("JITZOO_GATEWAY_ORIGIN_SALT", secretSetting("JITZOO_GATEWAY_ORIGIN_SALT", "origin-salt"));
         told.put("JITZOO_MONGO_URI", mongoUri());
         told.put("JITZOO_REDIS_URI", redisUri());
         told.put("JITZOO_KAFKA_BOOTSTRAP", kafkaBootstrap());
@@ -251,7 +252,13 @@ public final class ServiceLauncher {
      * under the home, written at random (readable by its owner only) the first time it is asked for.
      */
     public String adminToken() {
-        return setting("JITZOO_ZOO_ADMIN_TOKEN", secret("admin-token"));
+        return secretSetting("JITZOO_ZOO_ADMIN_TOKEN", "admin-token");
+    }
+
+    /** A secret's setting: the variable when set, else the one kept in a file of the home (made on first use only then). */
+    private String secretSetting(String variable, String file) {
+        String given = env.get(variable);
+        return given == null || given.isBlank() ? secret(file) : given;
     }
 
     /** A random secret kept in a file of the home: read back, or made and written (owner-only) on first use. */
@@ -261,9 +268,7 @@ public final class ServiceLauncher {
             if (Files.exists(file)) {
                 return Files.readString(file, StandardCharsets.UTF_8).trim();
             }
-            byte[] random = new byte[24];
-            new java.security.SecureRandom().nextBytes(random);
-            String value = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+            String value = ApiKeys.secret();
             Files.createDirectories(home);
             Files.writeString(file, value + "\n", StandardCharsets.UTF_8);
             try {

@@ -115,7 +115,7 @@ public class KernelSources {
      * candidate for this device (the Table 1 model's best guess, so a new kind starts near the end
      * of its tuning, not far from it); else the safe default. A zoo or space that does not answer costs the
      * session its head start, not its inference; a first candidate that does not generate gives
-     * way to the safe default. With them, the device kind's peak as the zoo measured it (NaN when it
+     * way to the safe default. With them, the device kind's peak as the zoo measured it (0 when it
      * did not, or did not answer): the session's reports are held to the ceiling it implies.
      */
     public Uni<Start> start(Hello hello, String tenant, SessionTrace trace) {
@@ -141,8 +141,7 @@ public class KernelSources {
             List<Set<Schedule>> given = first.stream().map(Set::of).toList();
             double kindPeak = resolved.getKernelsList().stream().mapToDouble(ResolvedKernel::getKindPeakGflops).max().orElse(0);
             return Uni.join().all(initial).andFailFast()
-                    .map(kernels -> new Start(kernels, spaces.map(c -> roundRobin(hello.getOpsList(), c, given)),
-                            kindPeak > 0 ? kindPeak : Double.NaN));
+                    .map(kernels -> new Start(kernels, spaces.map(c -> roundRobin(hello.getOpsList(), c, given)), kindPeak));
         }));
     }
 

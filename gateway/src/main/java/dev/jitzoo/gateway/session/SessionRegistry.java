@@ -36,6 +36,8 @@ public class SessionRegistry {
 
     private final Map<String, Connection> connections = new ConcurrentHashMap<>();
     private final Map<String, Integer> perOrigin = new ConcurrentHashMap<>();
+    /** The connection each session is on, by session id. */
+    private final Map<String, String> holders = new ConcurrentHashMap<>();
 
     /**
      * Admits a new connection from a hashed network origin, or says why not: the gateway holds
@@ -153,16 +155,7 @@ public class SessionRegistry {
 
     /** The connection holding the session of this id, if one does (a session is live on one connection at a time). */
     public String holder(String sessionId) {
-        for (Map.Entry<String, Connection> c : connections.entrySet()) {
-            Session session;
-            synchronized (c.getValue()) {
-                session = c.getValue().session;
-            }
-            if (session != null && session.id().equals(sessionId)) {
-                return c.getKey();
-            }
-        }
-        return null;
+        return holders.get(sessionId);
     }
 
     /** Opens the connection's session; a second Hello on one connection is a protocol error. */
@@ -178,6 +171,7 @@ public class SessionRegistry {
                 throw ProtocolException.protocol("the connection has a session already (Hello or Resume sent twice)");
             }
             connection.session = session;
+            holders.put(session.id(), connectionId);
             return session;
         }
     }
@@ -212,6 +206,9 @@ public class SessionRegistry {
         Cancellable running;
         synchronized (connection) {
             running = connection.generation;
+            if (connection.session != null) {
+                holders.remove(connection.session.id(), connectionId); // unless resumed elsewhere meanwhile
+            }
         }
         if (running != null) {
             running.cancel();

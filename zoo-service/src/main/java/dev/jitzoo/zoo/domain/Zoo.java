@@ -90,7 +90,8 @@ public class Zoo {
     public synchronized Ingested ingest(List<KernelReport> batch) {
         List<ReportStore.StoredReport> valid = new ArrayList<>();
         List<Refused> refused = new ArrayList<>();
-        Map<String, Double> kindPeaks = peaks.of(batch.stream().filter(r -> r.getBackend() == Backend.BACKEND_WASM)
+        // a record the gateway stamped carries its ceiling: the kinds' peaks are read for the others only
+        Map<String, Double> kindPeaks = peaks.of(batch.stream().filter(r -> r.getBackend() == Backend.BACKEND_WASM && !(r.getCeilingGflops() > 0))
                 .map(r -> r.getDevice().getFingerprint()).distinct().toList());
         for (int i = 0; i < batch.size(); i++) {
             try {
