@@ -31,7 +31,25 @@ export function opName(kind: OpKind): string {
   return known.name;
 }
 
-const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL;
+/** A product: a float (batch) matmul or the int8 matmul, whose C is rows of N with the matmul epilogue. */
+const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL || op.kind === OpKind.MATMUL_INT8;
+
+/** An operand's element type: float32 unless {@link operandTypes} says otherwise. */
+export type OperandType = "float32" | "uint8" | "int8";
+
+/** Values of an operand, typed as {@link operandTypes} says. */
+export type OperandValues = Float32Array | Uint8Array | Int8Array;
+
+/**
+ * The operands that are not float32 (docs/kernel-abi.md, the metadata's `operandTypes`): the int8
+ * matmul's A and AZero (uint8, as DynamicQuantizeLinear writes them) and B (int8 weights).
+ */
+export function operandTypes(op: OpSpec): Readonly<Record<string, OperandType>> {
+  return op.kind === OpKind.MATMUL_INT8 ? { A: "uint8", AZero: "uint8", B: "int8" } : {};
+}
+
+/** Bytes per element of an operand type. */
+export const bytesOf = (type: OperandType): number => (type === "float32" ? 4 : 1);
 
 /** Named dimensions of a (batch) matmul; `batch` is 1 for a plain matmul. */
 export interface MatMulDims {
@@ -53,7 +71,7 @@ export function checkOp(op: OpSpec): void {
 export function dimsOf(op: OpSpec): MatMulDims {
   checkOp(op);
   const s = op.shape;
-  if (op.kind === OpKind.MATMUL) return { batch: 1, m: s[0], k: s[1], n: s[2] };
+  if (op.kind === OpKind.MATMUL || op.kind === OpKind.MATMUL_INT8) return { batch: 1, m: s[0], k: s[1], n: s[2] };
   if (op.kind === OpKind.BATCH_MATMUL) return { batch: s[0], m: s[1], k: s[2], n: s[3] };
   throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${s.join(",")}]`);
 }
@@ -80,16 +98,25 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
     case OpKind.ADD: case OpKind.MUL: return [["A", [s[0]]], ["B", [s[0]]], ["C", [s[0]]]];
     case OpKind.SOFTMAX: return [["A", [s[0], s[1]]], ["C", [s[0], s[1]]]];
     case OpKind.LAYER_NORM: return [["A", [s[0], s[1]]], ["Gamma", [s[1]]], ["Beta", [s[1]]], ["C", [s[0], s[1]]]];
+    case OpKind.MATMUL_INT8: {
+      const [m, k, n] = s;
+      return [["A", [m, k]], ["AScale", [1]], ["AZero", [1]], ["B", [k, n]], ["BScale", [n]], ["C", [m, n]], ...epilogueOperands(op, [m, n])];
+    }
     default: {
       const { batch, m, k, n } = dimsOf(op);
       const lead = op.kind === OpKind.BATCH_MATMUL ? [batch] : [];
       const b = op.transposeB ? [n, k] : [k, n];
-      const out: [string, number[]][] = [["A", [...lead, m, k]], ["B", op.broadcastB ? b : [...lead, ...b]], ["C", [...lead, m, n]]];
-      if (op.epilogue.some((e) => e.kind === EpilogueKind.BIAS)) out.push(["Bias", [n]]);
-      if (op.epilogue.some((e) => e.kind === EpilogueKind.RESIDUAL)) out.push(["Residual", [...lead, m, n]]);
-      return out;
+      return [["A", [...lead, m, k]], ["B", op.broadcastB ? b : [...lead, ...b]], ["C", [...lead, m, n]], ...epilogueOperands(op, [...lead, m, n])];
     }
   }
+}
+
+/** The operands a product's epilogue reads: Bias [N], Residual shaped like C. */
+function epilogueOperands(op: OpSpec, c: number[]): [string, number[]][] {
+  const out: [string, number[]][] = [];
+  if (op.epilogue.some((e) => e.kind === EpilogueKind.BIAS)) out.push(["Bias", [c.at(-1)!]]);
+  if (op.epilogue.some((e) => e.kind === EpilogueKind.RESIDUAL)) out.push(["Residual", c]);
+  return out;
 }
 
 /** An epilogue step's label (`gelu_tanh`), from kernel.proto's enum as the Java side reads it (`OpRules.label`). */
@@ -195,18 +222,20 @@ export function outputRows(op: OpSpec): { rows: number; cols: number } {
  * element. `operands` holds every input by ABI name (A, B, Bias, Residual, Gamma, Beta). With
  * `rows`, only those rows of C (see {@link outputRows}), one after another.
  */
-export function referenceOp(op: OpSpec, operands: Readonly<Record<string, Float32Array>>, rows?: readonly number[]): Float32Array {
+export function referenceOp(op: OpSpec, operands: Readonly<Record<string, OperandValues>>, rows?: readonly number[]): Float32Array {
   for (const [name, shape] of operandShapes(op)) {
     const size = shape.reduce((a, b) => a * b, 1);
     if (name !== "C" && operands[name]?.length !== size) throw new Error(`operand ${name} has ${operands[name]?.length} floats, [${shape}] needs ${size}`);
   }
   const all = rows ?? [...Array(outputRows(op).rows).keys()];
-  const { A: a, B: b } = operands;
+  const floats = operands as Readonly<Record<string, Float32Array>>;
+  const { A: a, B: b } = floats;
   switch (op.kind) {
     case OpKind.ADD: return a.map((x, i) => x + b[i]);
     case OpKind.MUL: return a.map((x, i) => Math.fround(x * b[i]));
-    case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, operands, all);
-    default: return referenceMatmul(op, operands, all);
+    case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, floats, all);
+    case OpKind.MATMUL_INT8: return referenceMatmulInt8(op, operands, all);
+    default: return referenceMatmul(op, floats, all);
   }
 }
 
@@ -250,23 +279,48 @@ function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Ar
       const av = a[ai + p], bp = t * bStride + p * bk;
       for (let j = 0; j < n; j++) acc[j] += av * b[bp + j * bj];
     }
-    const ci = r * n;
-    for (let j = 0; j < n; j++) {
-      let v = acc[j];
-      for (const e of op.epilogue) {
-        switch (e.kind) {
-          case EpilogueKind.SCALE: v *= e.value; break;
-          case EpilogueKind.BIAS: v += bias[j]; break;
-          case EpilogueKind.RELU: v = Math.max(v, 0); break;
-          case EpilogueKind.GELU_TANH: v = geluTanh(v); break;
-          case EpilogueKind.GELU_ERF: v = geluErf(v); break;
-          case EpilogueKind.SILU: v = silu(v); break;
-          case EpilogueKind.RESIDUAL: v += residual[ci + j]; break;
-          default: throw new Error(`unsupported epilogue ${EpilogueKind[e.kind] ?? e.kind}`);
-        }
-      }
-      c[out * n + j] = v;
-    }
+    epilogue(op, acc, r * n, bias, residual, c.subarray(out * n, out * n + n));
   });
   return c;
+}
+
+/**
+ * The int8 matmul: (A − AZero) · B summed exactly (integers, in float64), × AScale · BScale[j],
+ * then the epilogue, as onnxruntime's MatMulInteger → Cast → Mul by the scales computes it.
+ */
+function referenceMatmulInt8(op: OpSpec, operands: Readonly<Record<string, OperandValues>>, rows: readonly number[]): Float32Array {
+  const { k, n } = dimsOf(op);
+  const { A: a, B: b, AScale: aScale, AZero: aZero, BScale: bScale } = operands;
+  const c = new Float32Array(rows.length * n);
+  const acc = new Float64Array(n);
+  rows.forEach((r, out) => {
+    acc.fill(0);
+    for (let p = 0; p < k; p++) {
+      const av = a[r * k + p] - aZero[0], bp = p * n;
+      for (let j = 0; j < n; j++) acc[j] += av * b[bp + j];
+    }
+    for (let j = 0; j < n; j++) acc[j] *= aScale[0] * bScale[j];
+    epilogue(op, acc, r * n, operands.Bias as Float32Array, operands.Residual as Float32Array, c.subarray(out * n, out * n + n));
+  });
+  return c;
+}
+
+/** A row of sums through the op's epilogue into `to`; `ci` is the row's first element in C (Residual's place). */
+function epilogue(op: OpSpec, acc: Float64Array, ci: number, bias: Float32Array | undefined, residual: Float32Array | undefined, to: Float32Array): void {
+  for (let j = 0; j < to.length; j++) {
+    let v = acc[j];
+    for (const e of op.epilogue) {
+      switch (e.kind) {
+        case EpilogueKind.SCALE: v *= e.value; break;
+        case EpilogueKind.BIAS: v += bias![j]; break;
+        case EpilogueKind.RELU: v = Math.max(v, 0); break;
+        case EpilogueKind.GELU_TANH: v = geluTanh(v); break;
+        case EpilogueKind.GELU_ERF: v = geluErf(v); break;
+        case EpilogueKind.SILU: v = silu(v); break;
+        case EpilogueKind.RESIDUAL: v += residual![ci + j]; break;
+        default: throw new Error(`unsupported epilogue ${EpilogueKind[e.kind] ?? e.kind}`);
+      }
+    }
+    to[j] = v;
+  }
 }

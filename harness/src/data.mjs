@@ -15,14 +15,34 @@ export function random(seed) {
 /** Number of floats of a shape. */
 export const size = (shape) => shape.reduce((a, b) => a * b, 1);
 
-/** The operands a kernel reads (every one but C), filled from one seed, keyed by name. */
+/** An operand's element type as the metadata's `operandTypes` says (float32 when it does not). */
+export const typeOf = (meta, name) => meta.operandTypes?.[name] ?? 'float32';
+
+const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array };
+
+/** A typed array over `buffer` for operand `name`: its type's view of its elements. */
+export const viewOf = (meta, name, buffer, offset, length = size(meta.operandShapes[name])) =>
+  new ARRAYS[typeOf(meta, name)](buffer, offset, length);
+
+/** Bytes of operand `name`. */
+export const bytesOf = (meta, name) => size(meta.operandShapes[name]) * ARRAYS[typeOf(meta, name)].BYTES_PER_ELEMENT;
+
+/**
+ * The operands a kernel reads (every one but C), filled from one seed, keyed by name: floats in
+ * [-1, 1), integers over their type's whole range, and a quantized op's scales small and positive
+ * (as quantizers make them).
+ */
 export function inputsFor(meta, seed = 1) {
   const next = random(seed);
   const inputs = {};
   for (const name of meta.operands) {
     if (name === 'C') continue;
-    const data = new Float32Array(size(meta.operandShapes[name]));
-    for (let i = 0; i < data.length; i++) data[i] = next();
+    const type = typeOf(meta, name);
+    const data = new ARRAYS[type](size(meta.operandShapes[name]));
+    const value = type === 'uint8' ? () => Math.floor((next() + 1) * 128)
+      : type === 'int8' ? () => Math.floor(next() * 128)
+        : name.endsWith('Scale') ? () => 0.001 + 0.01 * Math.abs(next()) : next;
+    for (let i = 0; i < data.length; i++) data[i] = value();
     inputs[name] = data;
   }
   return inputs;

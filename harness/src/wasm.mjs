@@ -2,7 +2,7 @@
 
 import v8 from 'node:v8';
 import { instantiateKernel, shareOf } from '@jitzoo/client/internal';
-import { size } from './data.mjs';
+import { bytesOf, size, viewOf } from './data.mjs';
 
 // Relaxed SIMD ships behind a flag in Node 20's V8; set it before any module is compiled.
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -37,7 +37,7 @@ export class WasmKernel {
     let end = align(base);
     for (const name of meta.operands) {
       this.offsets[name] = end;
-      end = align(end + 4 * size(meta.operandShapes[name]));
+      end = align(end + bytesOf(meta, name));
     }
     if (meta.pack) {
       this.offsets.packed = end;
@@ -76,7 +76,7 @@ export class WasmKernel {
   }
 
   view(name, length = size(this.meta.operandShapes[name])) {
-    return new Float32Array(this.memory.buffer, this.offsets[name], length);
+    return viewOf(this.meta, name, this.memory.buffer, this.offsets[name], length);
   }
 
   /** Writes one input; B is packed again when the kernel reads a packed copy. */

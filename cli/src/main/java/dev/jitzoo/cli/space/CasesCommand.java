@@ -6,6 +6,7 @@ import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.rules.PaperKernels;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.space.device.DeviceProfiles;
@@ -37,7 +38,8 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--device", split = ",", description = "devices (default: every bundled one)")
     List<String> devices = DeviceProfiles.BUNDLED;
 
-    @Option(names = "--op", split = ",", description = "paper kernels (default: K0,K1,K2,K3)")
+    @Option(names = "--op", split = ",", description = "paper kernels, or ops as name:MxKxN (matmul_int8:128x384x384) "
+            + "(default: K0,K1,K2,K3)")
     List<String> ops = List.copyOf(PaperKernels.ALL.keySet());
 
     @Option(names = "--backend", defaultValue = "all", description = "wasm, webgpu or all (default: ${DEFAULT-VALUE})")
@@ -61,11 +63,14 @@ final class CasesCommand implements Callable<Integer> {
         JsonFormat.Printer json = JsonFormat.printer().omittingInsignificantWhitespace();
         List<String> lines = new ArrayList<>();
         for (String opName : ops) {
-            OpSpec op = OpNames.parse(opName, null);
+            int colon = opName.indexOf(':');
+            OpSpec op = colon < 0 ? OpNames.parse(opName, null)
+                    : OpNames.parse(opName.substring(0, colon), opName.substring(colon + 1).replace('x', ','));
             for (String deviceName : devices) {
                 DeviceProfile device = withThreads(DeviceProfiles.load(deviceName));
                 for (Backend b : DeviceProfiles.backends(device)) {
-                    if (!backend.equals("all") && SpaceCli.backend(backend) != b) {
+                    if (!backend.equals("all") && SpaceCli.backend(backend) != b
+                            || OpRules.isQuantized(op.getKind()) && b != Backend.BACKEND_WASM) { // int8 products run on Wasm only
                         continue;
                     }
                     List<Candidate> candidates = space.compose(op, device, b).getCandidatesList();
@@ -75,7 +80,7 @@ final class CasesCommand implements Callable<Integer> {
                         if (b == Backend.BACKEND_WGSL) {
                             request.setWebgpuLimits(DeviceProfiles.limits(device));
                         }
-                        String label = String.format(Locale.ROOT, "%s-%s-%s-L%02d", opName.toUpperCase(Locale.ROOT),
+                        String label = String.format(Locale.ROOT, "%s-%s-%s-L%02d", opName.replace(':', '-').toUpperCase(Locale.ROOT),
                                 device.getName().isEmpty() ? "device" : device.getName(),
                                 b == Backend.BACKEND_WASM ? "wasm" : "webgpu", rank)
                                 + (threads > 1 && b == Backend.BACKEND_WASM ? "-T" + threads : "");

@@ -99,6 +99,10 @@ public final class TestCli implements Callable<Integer> {
         suite.run("buf lint", suite.path("proto"), List.of(suite.path("client-sdk-js/node_modules/.bin/buf").toString(), "lint"));
     }
 
+    /** The int8 matmuls whose lite spaces the kernels stage runs whole: MiniLM's three products, and odd edges. */
+    private static final String INT8_CASES = "matmul_int8:128x384x384,matmul_int8:128x384x1536,matmul_int8:128x1536x384,"
+            + "matmul_int8:7x33x19";
+
     /** Generated Wasm kernels and dynamic-shape plans in V8, after the harness's own unit tests. */
     private void kernels() {
         prereqs.harness();
@@ -110,11 +114,11 @@ public final class TestCli implements Callable<Integer> {
         suite.run("harness tests", suite.path("harness"), unit);
         inCases(cases -> {
             Suite.say("generated Wasm kernels in V8: K0..K3 candidates (paper grid, and every lite-space candidate of each "
-                    + "bundled device), odd shapes, split kernels (1 to 4 workers, share by share and on threads), "
+                    + "bundled device), every int8 lite-space candidate on MiniLM's and odd shapes, odd shapes, split kernels (1 to 4 workers, share by share and on threads), "
                     + "the microbenchmark pairs");
             String wasm = cases.resolve("wasm").toString();
             suite.jitzoo("codegen", "cases", "--out", wasm, "--set", "all");
-            suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
+            suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl", "--op", "K0,K1,K2,K3," + INT8_CASES);
             suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wasm);
             suite.jitzoo("codegen", "microbench", "--out", cases + "/microbench", "--op", "K0");
             suite.harness("Wasm kernels in V8", "check", wasm, cases + "/microbench", "--junit",

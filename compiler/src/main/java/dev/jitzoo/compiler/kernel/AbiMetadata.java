@@ -35,6 +35,15 @@ public final class AbiMetadata {
                 shapes.put("Beta", List.of(op.cols()));
                 shapes.put("C", op.dims());
             }
+            case MATMUL_INT8 -> {
+                shapes.put("A", List.of(op.m(), op.k()));
+                shapes.put("AScale", List.of(1));
+                shapes.put("AZero", List.of(1));
+                shapes.put("B", List.of(op.k(), op.n()));
+                shapes.put("BScale", List.of(op.n()));
+                shapes.put("C", List.of(op.m(), op.n()));
+                epilogueOperands(op, shapes, shapes.get("C"));
+            }
             default -> {
                 boolean batched = op.kind() == OpKind.BATCH_MATMUL;
                 List<Integer> b = op.transposeB() ? List.of(op.n(), op.k()) : List.of(op.k(), op.n());
@@ -42,15 +51,24 @@ public final class AbiMetadata {
                 shapes.put("A", batched ? List.of(op.batch(), op.m(), op.k()) : List.of(op.m(), op.k()));
                 shapes.put("B", batched && !op.broadcastB() ? List.of(op.batch(), b.get(0), b.get(1)) : b);
                 shapes.put("C", c);
-                if (op.fuses(Epilogue.Kind.BIAS)) {
-                    shapes.put("Bias", List.of(op.n()));
-                }
-                if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-                    shapes.put("Residual", c);
-                }
+                epilogueOperands(op, shapes, c);
             }
         }
         return shapes;
+    }
+
+    private static void epilogueOperands(Op op, Map<String, List<Integer>> shapes, List<Integer> c) {
+        if (op.fuses(Epilogue.Kind.BIAS)) {
+            shapes.put("Bias", List.of(op.n()));
+        }
+        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+            shapes.put("Residual", c);
+        }
+    }
+
+    /** Operands that are not float32, by name: an int8 matmul's A and AZero (uint8) and B (int8). */
+    static Map<String, String> operandTypes(Op op) {
+        return op.kind().quantized ? Map.of("A", "uint8", "AZero", "uint8", "B", "int8") : Map.of();
     }
 
     /**
@@ -60,9 +78,10 @@ public final class AbiMetadata {
     static String wasm(Op op, Schedule s, int abiVersion, Set<Pass> passes) {
         JsonObjectWriter json = common(op, s, abiVersion, op.kind().abiName)
                 .putStrings("passes", Arrays.stream(Pass.values()).filter(passes::contains).map(p -> p.label).toList());
-        if (s.packB() && op.kind().matmul) {
-            json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY)
-                    .put("floats", (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n()));
+        if (s.packB() && (op.kind().matmul || op.kind().quantized)) {
+            long words = op.kind().quantized ? (Int8MatMulEmitter.packedBytes(op, s) + 3) / 4
+                    : (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n();
+            json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY).put("floats", words));
         }
         if (s.split().isSplit()) {
             json.put("split", new JsonObjectWriter().put("axis", s.split().axis().label).put("grain", s.split().grain())
@@ -104,6 +123,11 @@ public final class AbiMetadata {
                         ? new JsonObjectWriter().put("kind", e.kind().label).put("value", e.value()).toString()
                         : new JsonObjectWriter().put("kind", e.kind().label).toString())
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
+        if (op.kind().quantized) {
+            JsonObjectWriter types = new JsonObjectWriter();
+            shapes.keySet().stream().filter(operandTypes(op)::containsKey).forEach(name -> types.put(name, operandTypes(op).get(name)));
+            json.put("operandTypes", types);
+        }
         return op.epsilon() == 0 ? json : json.put("epsilon", op.epsilon());
     }
 }

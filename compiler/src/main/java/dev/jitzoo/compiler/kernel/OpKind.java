@@ -20,7 +20,9 @@ public enum OpKind {
     /** C[i,:] = softmax(A[i,:]), over the last axis; shape [rows, cols]. */
     SOFTMAX(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_SOFTMAX, "[rows, cols]"),
     /** C[i,:] = (A[i,:] - mean) / sqrt(variance + 1e-5) * Gamma + Beta, over the last axis; shape [rows, cols]. */
-    LAYER_NORM(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_LAYER_NORM, "[rows, cols]");
+    LAYER_NORM(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_LAYER_NORM, "[rows, cols]"),
+    /** C[M,N] = AScale * BScale[n] * sum_k (A[M,K] - AZero) * B[K,N], A uint8, B int8; shape [M, K, N]. */
+    MATMUL_INT8(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_INT8, "[M, K, N]");
 
     /** The kind on the wire. */
     public final dev.jitzoo.proto.kernel.v1.OpKind wire;
@@ -31,6 +33,8 @@ public enum OpKind {
     public final String dimensionNames;
     /** Whether it is a (batch) matmul: register-tiled, with B layouts and fused epilogues. */
     public final boolean matmul;
+    /** Whether it is a product over integers (int8 operands, float scales): its own emitter, B always packed. */
+    public final boolean quantized;
 
     OpKind(dev.jitzoo.proto.kernel.v1.OpKind wire, String dimensionNames) {
         this.wire = wire;
@@ -38,6 +42,7 @@ public enum OpKind {
         this.rank = OpRules.rank(wire);
         this.dimensionNames = dimensionNames;
         this.matmul = OpRules.isMatmul(wire);
+        this.quantized = OpRules.isQuantized(wire);
     }
 
     /** The compiler's kind of a wire kind, if it knows it. */

@@ -71,6 +71,10 @@ public final class WgslCompiler implements KernelCompiler {
         if (op == null || schedule == null || limits == null) {
             throw new InvalidKernelException("an op, a schedule and the device limits are required");
         }
+        if (op.kind().quantized) {
+            throw new InvalidKernelException(op.kind().abiName + " has no WGSL kernel: on WebGPU its products run as "
+                    + "Wasm kernels (docs/kernel-abi.md)");
+        }
         if (schedule.relaxedSimd()) {
             throw new InvalidKernelException("relaxed SIMD is a Wasm schedule primitive; WGSL kernels take no relaxedSimd");
         }

@@ -121,6 +121,10 @@ class GoldenKernelsTest {
         for (OpKind kind : List.of(OpKind.ADD, OpKind.MUL)) {
             set.put(kind + " vector unrolled", new Case(new Op(kind, 1000), new Schedule(0, 0, 0, 0, 0, 0, true, 3)));
         }
+        set.put("matmul_int8", new Case(new Op(OpKind.MATMUL_INT8, 16, 64, 32), new Schedule(8, 2, 0, 0, 0, 0, true, 2, false, true)));
+        set.put("matmul_int8 odd edges bias gelu_erf", new Case(new Op(OpKind.MATMUL_INT8, 7, 13, 37)
+                .withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)),
+                new Schedule(12, 3, 0, 0, 0, 0, true, 0, false, true)));
         return set;
     }
 

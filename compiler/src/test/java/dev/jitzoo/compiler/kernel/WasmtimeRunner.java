@@ -49,7 +49,7 @@ final class WasmtimeRunner {
      * boundary with a guard between them; {@code inputs} has every operand but C. Returns C.
      */
     @SuppressWarnings("unchecked")
-    static float[] run(GeneratedKernel kernel, Op op, Map<String, float[]> inputs, int skew) {
+    static float[] run(GeneratedKernel kernel, Op op, Map<String, ?> inputs, int skew) {
         Map<String, Object> meta = MiniJson.object(kernel.metadataJson());
         String entry = (String) meta.get("entry");
         List<String> operands = (List<String>) meta.get("operands");
@@ -65,7 +65,7 @@ final class WasmtimeRunner {
         for (String operand : operands) {
             int at = align(next) + skew;
             offsets.put(operand, at);
-            next = at + 4 * (operand.equals("C") ? cFloats : inputs.get(operand).length) + GUARD_BYTES;
+            next = at + (operand.equals("C") ? 4 * cFloats : bytes(inputs.get(operand))) + GUARD_BYTES;
         }
         int offC = offsets.get("C");
         int end = offC + cFloats * 4;
@@ -128,10 +128,20 @@ final class WasmtimeRunner {
         }
     }
 
-    private static void put(ByteBuffer buffer, int offset, float[] values) {
-        for (int i = 0; i < values.length; i++) {
-            buffer.putFloat(offset + i * 4, values[i]);
+    /** Writes an operand: a float[] as float32, a byte[] (an int8 or uint8 operand) byte for byte. */
+    private static void put(ByteBuffer buffer, int offset, Object values) {
+        if (values instanceof byte[] bytes) {
+            buffer.put(offset, bytes);
+            return;
         }
+        float[] floats = (float[]) values;
+        for (int i = 0; i < floats.length; i++) {
+            buffer.putFloat(offset + i * 4, floats[i]);
+        }
+    }
+
+    private static int bytes(Object values) {
+        return values instanceof byte[] bytes ? bytes.length : 4 * ((float[]) values).length;
     }
 
     private static int align(int offset) {

@@ -51,8 +51,19 @@ public final class OpRules {
         return rank > 0 ? rank : -1;
     }
 
+    /** A float (batch) matmul: register-tiled, with B's layouts (transposed, broadcast) and fused epilogues. */
     public static boolean isMatmul(OpKind kind) {
         return kind == OpKind.OP_KIND_MATMUL || kind == OpKind.OP_KIND_BATCH_MATMUL;
+    }
+
+    /** A product over integers (int8 weights): B as stored, the matmul epilogue fused after its scales. */
+    public static boolean isQuantized(OpKind kind) {
+        return kind == OpKind.OP_KIND_MATMUL_INT8;
+    }
+
+    /** Whether an op of this kind takes epilogue steps (every product does). */
+    public static boolean takesEpilogue(OpKind kind) {
+        return isMatmul(kind) || isQuantized(kind);
     }
 
     /** The ABI name of an op kind: {@code OP_KIND_LAYER_NORM} is {@code layer_norm}. */
@@ -75,9 +86,11 @@ public final class OpRules {
                 return "dimension " + i + " must be positive, got " + Integer.toUnsignedString(d);
             }
         }
-        boolean matmul = isMatmul(op.getKind());
-        if (!matmul && (op.getTransposeB() || op.getBroadcastB() || op.getEpilogueCount() > 0)) {
-            return "transpose_b, broadcast_b and epilogues apply to matmuls only";
+        if (!isMatmul(op.getKind()) && (op.getTransposeB() || op.getBroadcastB())) {
+            return "transpose_b and broadcast_b apply to float matmuls only";
+        }
+        if (!takesEpilogue(op.getKind()) && op.getEpilogueCount() > 0) {
+            return "epilogues apply to matmuls only";
         }
         if (op.getBroadcastB() && op.getKind() != OpKind.OP_KIND_BATCH_MATMUL) {
             return "broadcast_b applies to batch_matmul only";
@@ -125,7 +138,7 @@ public final class OpRules {
      */
     public static long operandElements(OpSpec op) {
         OpKind kind = op.getKind();
-        if (!isMatmul(kind)) {
+        if (!takesEpilogue(kind)) {
             long elements = 1;
             for (int d : op.getShapeList()) {
                 elements = product(elements, Integer.toUnsignedLong(d));
@@ -147,7 +160,8 @@ public final class OpRules {
         }
         long perBatch = sum(product(m, k), product(residual ? 2 : 1, product(m, n)));
         long b = product(op.getBroadcastB() ? 1 : batch, product(k, n));
-        return sum(sum(product(batch, perBatch), b), bias ? n : 0);
+        long scales = isQuantized(kind) ? sum(n, 2) : 0; // BScale, AScale, AZero
+        return sum(sum(sum(product(batch, perBatch), b), bias ? n : 0), scales);
     }
 
     /** a + b for non-negative a and b, or {@link Long#MAX_VALUE} where it overflows. */

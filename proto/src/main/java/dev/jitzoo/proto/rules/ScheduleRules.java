@@ -18,6 +18,8 @@ public final class ScheduleRules {
     public static final int WASM_MAX_ACCUMULATORS = 16;
     /** Deepest Wasm r0: its B vectors (r0 x x0/4) are live at once. */
     public static final int WASM_MAX_REDUCTION_TILE = 8;
+    /** i32x4 sums an int8 register tile may hold. */
+    public static final int WASM_MAX_INTEGER_ACCUMULATORS = 12;
     /** Accumulators (floats) one WGSL invocation's register tile may hold. */
     public static final int WGSL_MAX_ACCUMULATORS = 128;
     public static final int WGSL_MAX_REDUCTION_TILE = 16;
@@ -39,10 +41,39 @@ public final class ScheduleRules {
      * it in place), plain vectors for the other ops.
      */
     public static Schedule safeDefault(OpSpec op, Backend backend) {
+        if (OpRules.isQuantized(op.getKind())) {
+            return MATMUL_DEFAULT.toBuilder().setPackB(true).build();
+        }
         if (!OpRules.isMatmul(op.getKind())) {
             return ROW_OP_DEFAULT;
         }
         return op.getTransposeB() && backend == Backend.BACKEND_WASM ? MATMUL_DEFAULT.toBuilder().setPackB(true).build() : MATMUL_DEFAULT;
+    }
+
+    /**
+     * Why an int8 matmul schedule cannot make a Wasm kernel, or null: a register tile of y0 rows by x0
+     * columns (x0 a multiple of 4: one i32x4 of sums per 4 columns, at most
+     * {@value #WASM_MAX_INTEGER_ACCUMULATORS}), {@code unroll} k pairs per trip, B always packed into
+     * panels of k pairs ({@code i32x4.dot_i16x8_s} reads two k steps of four columns), vectorized.
+     */
+    public static String int8Problem(Schedule s) {
+        String tile = tileProblem(s, "i32x4");
+        if (tile != null) {
+            return tile;
+        }
+        if (!s.getVectorize() || !s.getPackB()) {
+            return "an int8 matmul is vectorized and reads B packed: set vectorize and packB";
+        }
+        long accumulators = (long) s.getY0() * s.getX0() / LANES;
+        if (accumulators > WASM_MAX_INTEGER_ACCUMULATORS) {
+            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + accumulators + " i32x4 accumulators; at most "
+                    + WASM_MAX_INTEGER_ACCUMULATORS + " leave registers for A's pairs and B's vectors";
+        }
+        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd() || s.getColumnsOuter()) {
+            return "an int8 matmul is scheduled by x0, y0 and unroll (with vectorize and packB); r0, x1, y1, r1, "
+                    + "relaxedSimd and columnsOuter stay 0";
+        }
+        return unrollProblem(s);
     }
 
     /** Why a softmax, layer norm, add or mul schedule cannot be compiled, or null: they take vectorize and unroll only. */

@@ -25,9 +25,9 @@ public final class SplitRules {
     private SplitRules() {
     }
 
-    /** {@code s} as it runs on {@code threads} threads: split for them, or unsplit on one. */
+    /** {@code s} as it runs on {@code threads} threads: split for them, or unsplit on one (an int8 matmul: always unsplit). */
     public static Schedule forThreads(OpSpec op, Schedule s, int threads) {
-        if (threads <= 1) {
+        if (threads <= 1 || OpRules.isQuantized(op.getKind())) {
             return s.toBuilder().clearSplitAxis().clearSplitGrain().build();
         }
         return s.toBuilder().setSplitAxis(SplitAxis.SPLIT_AXIS_ROWS).setSplitGrain(grain(op, s, threads)).build();

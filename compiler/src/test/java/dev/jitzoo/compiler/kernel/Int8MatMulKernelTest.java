@@ -1,0 +1,163 @@
+package dev.jitzoo.compiler.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jitzoo.compiler.wasm.passes.Pass;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Int8 matmul kernels in wasmtime against the integer product in double, on odd shapes and every tile form. */
+class Int8MatMulKernelTest {
+
+    private static final double TOLERANCE = 1e-5;
+    private static final WasmCompiler COMPILER = new WasmCompiler();
+
+    static Stream<Arguments> cases() {
+        List<Schedule> schedules = new ArrayList<>();
+        for (int[] tile : new int[][] {{4, 1}, {8, 2}, {12, 3}, {16, 3}, {4, 6}, {8, 1}}) {
+            for (int unroll : new int[] {0, 2, 3}) {
+                schedules.add(new Schedule(tile[0], tile[1], 0, 0, 0, 0, true, unroll, false, true));
+            }
+        }
+        List<Op> ops = new ArrayList<>();
+        for (int[] mkn : new int[][] {{1, 1, 1}, {1, 2, 4}, {3, 5, 7}, {7, 13, 17}, {5, 64, 36}, {12, 33, 20}}) {
+            Op op = new Op(OpKind.MATMUL_INT8, mkn);
+            ops.add(op);
+            ops.add(op.withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)));
+            ops.add(op.withEpilogue(Epilogue.scale(0.5f), Epilogue.of(Epilogue.Kind.RESIDUAL)));
+        }
+        List<Arguments> cases = new ArrayList<>();
+        for (Op op : ops) {
+            for (Schedule schedule : schedules) {
+                cases.add(Arguments.of(op, schedule));
+            }
+        }
+        return cases.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void matchesTheReference(Op op, Schedule schedule) {
+        Random random = new Random(TestSeeds.of(op, schedule));
+        Map<String, Object> inputs = inputs(op, random);
+        double[] want = reference(op, inputs);
+        for (Set<Pass> passes : List.of(Pass.ALL, Set.<Pass>of())) {
+            float[] got = WasmtimeRunner.run(COMPILER.compile(op, schedule, passes), op, inputs, 0);
+            double error = relativeError(got, want);
+            assertTrue(error <= TOLERANCE, op + " " + schedule + " passes " + passes + ": relative error " + error);
+        }
+    }
+
+    @Test
+    void extremeValuesSumExactly() {
+        // every A byte 255 against zero point 0 and every B byte -128: the largest sums an i32 lane holds here
+        Op op = new Op(OpKind.MATMUL_INT8, 2, 301, 9);
+        Map<String, Object> inputs = inputs(op, new Random(1));
+        java.util.Arrays.fill((byte[]) inputs.get("A"), (byte) 255);
+        inputs.put("AZero", new byte[] {0});
+        java.util.Arrays.fill((byte[]) inputs.get("B"), (byte) -128);
+        float[] got = WasmtimeRunner.run(COMPILER.compile(op, new Schedule(8, 2, 0, 0, 0, 0, true, 2, false, true)), op, inputs, 0);
+        assertTrue(relativeError(got, reference(op, inputs)) <= TOLERANCE);
+    }
+
+    @Test
+    void refusesSchedulesItCannotFollow() {
+        Op op = new Op(OpKind.MATMUL_INT8, 4, 8, 8);
+        assertTrue(assertThrows(InvalidKernelException.class, () -> COMPILER.compile(op, new Schedule(4, 1, 0, 0, 0, 0, true, 0)))
+                .getMessage().contains("packB"));
+        assertTrue(assertThrows(InvalidKernelException.class,
+                () -> COMPILER.compile(op, new Schedule(16, 4, 0, 0, 0, 0, true, 0, false, true))).getMessage().contains("accumulators"));
+        assertTrue(assertThrows(InvalidKernelException.class,
+                () -> COMPILER.compile(op, new Schedule(4, 1, 2, 0, 0, 0, true, 0, false, true))).getMessage().contains("r0"));
+    }
+
+    @Test
+    void metadataNamesTheOperandTypesAndThePackedSize() {
+        Op op = new Op(OpKind.MATMUL_INT8, 3, 5, 7).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS));
+        String meta = COMPILER.compile(op, new Schedule(4, 1, 0, 0, 0, 0, true, 0, false, true)).metadataJson();
+        assertTrue(meta.contains("\"operands\":[\"A\",\"AScale\",\"AZero\",\"B\",\"BScale\",\"C\",\"Bias\"]"), meta);
+        assertTrue(meta.contains("\"operandTypes\":{\"A\":\"uint8\",\"AZero\":\"uint8\",\"B\":\"int8\"}"), meta);
+        // 3 k pairs x 4 columns x 2 bytes per panel, 2 panels: 48 bytes
+        assertTrue(meta.contains("\"pack\":{\"operand\":\"B\",\"entry\":\"pack_b\",\"floats\":12}"), meta);
+    }
+
+    static Map<String, Object> inputs(Op op, Random random) {
+        Map<String, Object> inputs = new HashMap<>();
+        byte[] a = new byte[op.m() * op.k()], b = new byte[op.k() * op.n()];
+        random.nextBytes(a);
+        random.nextBytes(b);
+        inputs.put("A", a);
+        inputs.put("AScale", new float[] {0.01f + random.nextFloat() * 0.02f});
+        inputs.put("AZero", new byte[] {(byte) random.nextInt(256)});
+        inputs.put("B", b);
+        float[] scales = new float[op.n()];
+        for (int j = 0; j < scales.length; j++) {
+            scales[j] = 0.001f + random.nextFloat() * 0.004f;
+        }
+        inputs.put("BScale", scales);
+        if (op.fuses(Epilogue.Kind.BIAS)) {
+            inputs.put("Bias", floats(random, op.n()));
+        }
+        if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+            inputs.put("Residual", floats(random, op.m() * op.n()));
+        }
+        return inputs;
+    }
+
+    private static float[] floats(Random random, int n) {
+        float[] values = new float[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = random.nextFloat() * 2 - 1;
+        }
+        return values;
+    }
+
+    /** C in double: the integer sums exact, then the scales and the epilogue. */
+    static double[] reference(Op op, Map<String, Object> inputs) {
+        byte[] a = (byte[]) inputs.get("A"), b = (byte[]) inputs.get("B");
+        int zero = Byte.toUnsignedInt(((byte[]) inputs.get("AZero"))[0]);
+        double aScale = ((float[]) inputs.get("AScale"))[0];
+        float[] bScale = (float[]) inputs.get("BScale"), bias = (float[]) inputs.get("Bias"), residual = (float[]) inputs.get("Residual");
+        double[] c = new double[op.m() * op.n()];
+        for (int i = 0; i < op.m(); i++) {
+            for (int j = 0; j < op.n(); j++) {
+                long sum = 0;
+                for (int k = 0; k < op.k(); k++) {
+                    sum += (long) (Byte.toUnsignedInt(a[i * op.k() + k]) - zero) * b[k * op.n() + j];
+                }
+                double v = sum * aScale * bScale[j];
+                for (Epilogue e : op.epilogue()) {
+                    v = switch (e.kind()) {
+                        case SCALE -> v * e.value();
+                        case BIAS -> v + bias[j];
+                        case RESIDUAL -> v + residual[i * op.n() + j];
+                        case GELU_ERF -> 0.5 * v * (1 + ReferenceKernels.erf(v / Math.sqrt(2)));
+                        default -> throw new IllegalArgumentException(e.toString());
+                    };
+                }
+                c[i * op.n() + j] = v;
+            }
+        }
+        return c;
+    }
+
+    private static double relativeError(float[] got, double[] want) {
+        double diff = 0, scale = 1;
+        for (int i = 0; i < want.length; i++) {
+            double d = Math.abs(got[i] - want[i]);
+            diff = Double.isNaN(d) ? Double.POSITIVE_INFINITY : Math.max(diff, d);
+            scale = Math.max(scale, Math.abs(want[i]));
+        }
+        return diff / scale;
+    }
+}
