@@ -324,3 +324,25 @@ function epilogue(op: OpSpec, acc: Float64Array, ci: number, bias: Float32Array 
     to[j] = v;
   }
 }
+
+/** 4-byte words an operand of `elements` elements of `type` takes in memory (how arenas and weights count it). */
+export const wordsOf = (type: OperandType, elements: number): number => Math.ceil(elements * bytesOf(type) / 4);
+
+/**
+ * An operand's elements over the words that hold it: the words themselves for a float32 operand,
+ * else a view of its bytes as its type (the int8 matmul's A, AZero and B).
+ */
+export function operandView(op: OpSpec, name: string, words: Float32Array): OperandValues {
+  const type = operandTypes(op)[name];
+  if (!type) return words;
+  const elements = operandShapes(op).find(([n]) => n === name)![1].reduce((a, b) => a * b, 1);
+  return type === "uint8" ? new Uint8Array(words.buffer, words.byteOffset, elements) : new Int8Array(words.buffer, words.byteOffset, elements);
+}
+
+/** Bytes of an integer tensor as the 4-byte words a weight is held in (a view where they are aligned, else a padded copy). */
+export function bytesAsWords(data: Uint8Array | Int8Array): Float32Array {
+  if (data.byteOffset % 4 === 0 && data.byteLength % 4 === 0) return new Float32Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength / 4);
+  const copy = new Uint8Array(Math.ceil(data.byteLength / 4) * 4);
+  copy.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  return new Float32Array(copy.buffer);
+}

@@ -4,6 +4,7 @@ import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
 import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
 import { runNode, VIEW_OPS, type ValueMeta } from "./host/index.js";
+import { MATMUL_INT8 } from "./host/linalg.js";
 import type { OnnxNode } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
@@ -94,6 +95,7 @@ class Fuser {
   private match(node: OnnxNode): boolean {
     switch (node.opType) {
       case "MatMul": return this.matmul(node);
+      case MATMUL_INT8: return this.matmulInt8(node);
       case "Gemm": return this.gemm(node);
       case "Softmax": return this.softmax(node);
       case "LayerNormalization": return this.layerNormOp(node);
@@ -108,6 +110,15 @@ class Fuser {
   }
 
   // ------------------------------------------------------------------ patterns
+
+  /** The int8 product (lower.ts) over rows of its activation: a `matmul_int8`, its epilogue fused as a MatMul's. */
+  private matmulInt8(node: OnnxNode): boolean {
+    const [q, scale, zero, weight, columns] = node.inputs;
+    const aShape = this.meta(q).shape, [k, n] = this.meta(weight).shape;
+    if (!this.constant(weight) || !this.constant(columns) || aShape.length < 1 || aShape.at(-1) !== k) return false;
+    return this.emitMatmul([node], { kind: OpKind.MATMUL_INT8, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, q, weight, node.outputs[0],
+      { AScale: scale, AZero: zero, BScale: columns });
+  }
 
   private matmul(node: OnnxNode): boolean {
     if (node.inputs.some((v) => this.meta(v).shape.length < 2) || this.meta(node.inputs[0]).dtype !== "float32") return false;

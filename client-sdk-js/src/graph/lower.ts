@@ -1,21 +1,31 @@
 import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
-import { dequantizeNBits, nbitsLayout } from "./host/linalg.js";
+import { dequantizeNBits, MATMUL_INT8, nbitsLayout } from "./host/linalg.js";
 import type { OnnxGraph, OnnxNode } from "./onnx.js";
 import type { HostTensor } from "./tensor.js";
 
 /**
- * Rewrites, once at import, the quantized products of onnxruntime's tools into the float MatMuls
- * the engine runs as jitzoo kernels, with their weights dequantized once (the quantized kernels
- * will keep them packed):
- * - 4-bit `com.microsoft.MatMulNBits` → MatMul (+ Add for its bias);
- * - dynamic int8 (`DynamicQuantizeLinear` → `MatMulInteger` → Cast → Mul by the two scales) →
- *   DequantizeLinear of the quantized activation (the values onnxruntime multiplies, exactly) →
- *   MatMul with the weight's dequantized values. The bias Add that follows then fuses as it does
- *   for a float file.
- * A product whose weight is not a constant stays as it is (run by its host op).
+ * Rewrites, once at import, the quantized products of onnxruntime's tools into the products the
+ * engine runs as jitzoo kernels:
+ * - dynamic int8 (`DynamicQuantizeLinear` → `MatMulInteger` → Cast → Mul by the two scales) with
+ *   int8 weights whose zero point is 0 (onnxruntime's default) → one `jitzoo.MatMulInt8` node
+ *   (the `matmul_int8` kernel: the weights stay int8, the sums integer), its scale per column;
+ *   other int8 files (uint8 weights, a weight zero point) → DequantizeLinear of the quantized
+ *   activation (the values onnxruntime multiplies, exactly) → MatMul with the weight's
+ *   dequantized values;
+ * - 4-bit `com.microsoft.MatMulNBits` → MatMul (+ Add for its bias), its weights dequantized once.
+ * The bias Add that follows then fuses as it does for a float file. A product whose weight is not
+ * a constant stays as it is (run by its host op).
  */
 export function lower(graph: OnnxGraph): OnnxGraph {
-  return new Lowering(graph).run();
+  return new Lowering(graph, true).run();
+}
+
+/**
+ * The int8 products of a lowered graph as float MatMuls over dequantized weights, for a backend
+ * without int8 kernels (WebGPU).
+ */
+export function floatProducts(graph: OnnxGraph): OnnxGraph {
+  return new Lowering(graph, false).run();
 }
 
 class Lowering {
@@ -27,7 +37,7 @@ class Lowering {
   /** A quantized activation → its dequantized value, made once for all the products that read it. */
   private readonly dequantized = new Map<string, string>();
 
-  constructor(private readonly graph: OnnxGraph) {
+  constructor(private readonly graph: OnnxGraph, private readonly int8Kernels: boolean) {
     this.initializers = new Map(graph.initializers);
     for (const n of graph.nodes) {
       n.outputs.forEach((o) => this.producer.set(o, n));
@@ -44,6 +54,7 @@ class Lowering {
     for (const node of this.graph.nodes) {
       if (node.opType === "com.microsoft.MatMulNBits") this.nbits(node);
       else if (node.opType === "MatMulInteger") this.integer(node);
+      else if (node.opType === MATMUL_INT8 && !this.int8Kernels) this.unfuseInt8(node);
     }
     if (this.replaced.size === 0) return this.graph;
     const nodes = this.graph.nodes.flatMap((n) => this.replaced.get(n) ?? [n]);
@@ -86,21 +97,41 @@ class Lowering {
     const perColumn = (t: HostTensor | undefined) => !t || t.data.length === 1 || t.data.length === n;
     if (!weightScale || !perColumn(weightScale) || !perColumn(weightZero)) return;
     const at = (t: HostTensor | undefined, col: number, fallback: number) => (t ? t.data[t.data.length === 1 ? 0 : col] : fallback);
+    const columns = Float32Array.from({ length: n }, (_, j) => at(weightScale, j, 1));
+    this.replaced.set(cast, []);
+    this.replaced.set(mul, []);
+    if (this.only(scales!.outputs[0]) === mul) this.replaced.set(scales!, []);
+    const zeroWeights = !weightZero || weightZero.data.every((z) => z === 0);
+    if (this.int8Kernels && weight.dtype === "int8" && zeroWeights) {
+      const scaleName = this.add(`${wq}:scales`, { dtype: "float32", shape: [n], data: columns });
+      this.replaced.set(node, [{ name: `${node.name}:int8`, opType: MATMUL_INT8, inputs: [q, quantize.outputs[1], zq, wq, scaleName], outputs: [mul.outputs[0]], attrs: {} }]);
+      return;
+    }
     const w = new Float32Array(weight.data.length);
-    for (let i = 0; i < w.length; i++) w[i] = (weight.data[i] - at(weightZero, i % n, 0)) * at(weightScale, i % n, 1);
-    const deqWeight = this.add(`${wq}:dequantized`, { dtype: "float32", shape: [...weight.shape], data: w });
+    for (let i = 0; i < w.length; i++) w[i] = (weight.data[i] - at(weightZero, i % n, 0)) * columns[i % n];
+    this.replaced.set(node, this.dequantizedProduct(node, q, quantize.outputs[1], zq, this.add(`${wq}:dequantized`, { dtype: "float32", shape: [...weight.shape], data: w }), mul.outputs[0]));
+  }
+
+  /** An int8 product node as DequantizeLinear of its activation and a float MatMul (its weights dequantized). */
+  private unfuseInt8(node: OnnxNode): void {
+    const [q, scale, zero, wq, columns] = node.inputs;
+    const weight = this.initializers.get(wq)!, scales = this.initializers.get(columns)!;
+    const n = weight.shape[1];
+    const w = Float32Array.from(weight.data, (v, i) => v * scales.data[i % n]);
+    this.replaced.set(node, this.dequantizedProduct(node, q, scale, zero, this.add(`${wq}:dequantized`, { dtype: "float32", shape: [...weight.shape], data: w }), node.outputs[0]));
+  }
+
+  /** A float MatMul of the dequantized activation (made once for every product reading it) and a float weight. */
+  private dequantizedProduct(node: OnnxNode, q: string, scale: string, zero: string, weight: string, out: string): OnnxNode[] {
     let activation = this.dequantized.get(q);
     const nodes: OnnxNode[] = [];
     if (!activation) {
       activation = `${q}:dequantized`;
       this.dequantized.set(q, activation);
-      nodes.push({ name: `${quantize.name}:dequantize`, opType: "DequantizeLinear", inputs: [q, quantize.outputs[1], zq], outputs: [activation], attrs: {} });
+      nodes.push({ name: `${node.name}:dequantize`, opType: "DequantizeLinear", inputs: [q, scale, zero], outputs: [activation], attrs: {} });
     }
-    nodes.push(matmul(node.name, activation, deqWeight, mul.outputs[0]));
-    this.replaced.set(node, nodes);
-    this.replaced.set(cast, []);
-    this.replaced.set(mul, []);
-    if (this.only(scales!.outputs[0]) === mul) this.replaced.set(scales!, []);
+    nodes.push(matmul(node.name, activation, weight, out));
+    return nodes;
   }
 
   /** The one node reading a value that is not a graph output. */

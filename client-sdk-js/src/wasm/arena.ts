@@ -202,10 +202,28 @@ export interface Panels {
   readonly k: number;
   readonly n: number;
   readonly transposed: boolean;
+  /** An int8 B (`matmul_int8`): panels of k pairs, 8 bytes per pair of 4 columns, zero-padded; words hold its bytes. */
+  readonly int8?: boolean;
 }
 
+/** Words of the packed copy (floats, or an int8 B's padded bytes four to a word). */
+export const packedWords = ({ x0, k, n, int8 }: Panels): number => (int8 ? Math.ceil(n / x0) * Math.ceil(k / 2) * 2 * x0 / 4 : k * n);
+
+/** Words of B as stored. */
+const storedWords = ({ k, n, int8 }: Panels): number => (int8 ? Math.ceil(k * n / 4) : k * n);
+
 /** B as stored (`[K, N]`, or `[N, K]` when transposed) from its panels. */
-export function unpackPanels(packed: Float32Array, { x0, k, n, transposed }: Panels): Float32Array {
+export function unpackPanels(packed: Float32Array, panels: Panels): Float32Array {
+  const { x0, k, n, transposed } = panels;
+  if (panels.int8) {
+    const from = new Int8Array(packed.buffer, packed.byteOffset, packed.length * 4);
+    const to = new Int8Array(storedWords(panels) * 4);
+    const panelBytes = Math.ceil(k / 2) * 2 * x0;
+    for (let r = 0; r < k; r++) {
+      for (let c = 0; c < n; c++) to[r * n + c] = from[Math.floor(c / x0) * panelBytes + (r >> 1) * 2 * x0 + ((c % x0) >> 2) * 8 + (c & 3) * 2 + (r & 1)];
+    }
+    return new Float32Array(to.buffer);
+  }
   const b = new Float32Array(k * n);
   let o = 0;
   for (let c0 = 0; c0 < n; c0 += x0) {
@@ -251,7 +269,7 @@ export class ModelWeight implements Weight {
       return this.view!;
     }
     const { offset, panels } = this.master!;
-    return unpackPanels(this.arena.f32(offset, panels.k * panels.n), panels);
+    return unpackPanels(this.arena.f32(offset, packedWords(panels)), panels);
   }
 
   /** Where its one copy is now. */
@@ -261,6 +279,10 @@ export class ModelWeight implements Weight {
 
   /** The weight as a graph value: the same dtype and shape, its data read from wherever it is (see {@link pin}). */
   tensor(of: HostTensor): HostTensor {
+    if (of.dtype === "int8") {
+      const elements = of.data.length;
+      return new LazyTensor(of.dtype, of.shape, () => { this.pin(); const words = this.values; return new Int8Array(words.buffer, words.byteOffset, elements); });
+    }
     return new LazyTensor(of.dtype, of.shape, () => { this.pin(); return this.values; }, of.half);
   }
 
@@ -288,7 +310,7 @@ export class ModelWeight implements Weight {
 
   /** A packed copy was made at `offset`: the first, while the values are in JavaScript only, becomes the one copy. */
   packedInto(offset: number, panels: Panels): void {
-    if (this.block || this.master || this.pinned || panels.k * panels.n !== this.own?.length) return;
+    if (this.block || this.master || this.pinned || storedWords(panels) !== this.own?.length) return;
     this.master = { offset, panels };
     this.own = undefined;
   }

@@ -1,5 +1,5 @@
 import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { opName, operandShapes, referenceOp } from "../ops.js";
+import { opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, wordsOf } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
 import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "./executor.js";
@@ -62,7 +62,7 @@ export interface KernelCode {
    * it is hot (for every instance of the module): tried out, a kernel serves its first real call
    * at full speed.
    */
-  tryOut(): { inputs: Record<string, Float32Array>; output: Float32Array };
+  tryOut(): { inputs: Record<string, OperandValues>; output: Float32Array };
 }
 
 /** The SDK's float64 reference as a kernel: always right, slow; what runs when no kernel has been served. */
@@ -74,7 +74,7 @@ export function referenceKernel(op: OpSpec, arena: Arena): OpKernel {
     bind({ operands, weights }) {
       return {
         call: () => {
-          const inputs = Object.fromEntries(names.map((n) => [n, weights[n]?.values ?? arena.f32(operands[n].offset, operands[n].floats)]));
+          const inputs = Object.fromEntries(names.map((n) => [n, operandView(op, n, weights[n]?.values ?? arena.f32(operands[n].offset, operands[n].floats))]));
           arena.f32(operands.C.offset, operands.C.floats).set(referenceOp(op, inputs));
         },
         release: () => undefined,
@@ -97,6 +97,7 @@ function panelsOf({ schedule, transposeB, broadcastB }: KernelMetadata, op: OpSp
   const x0 = schedule?.x0;
   if (!Number.isInteger(x0) || x0! < 1) return undefined;
   if (op.kind === OpKind.MATMUL) return { x0: x0!, k: op.shape[1], n: op.shape[2], transposed: !!transposeB };
+  if (op.kind === OpKind.MATMUL_INT8) return { x0: x0!, k: op.shape[1], n: op.shape[2], transposed: false, int8: true };
   return op.kind === OpKind.BATCH_MATMUL && broadcastB ? { x0: x0!, k: op.shape[2], n: op.shape[3], transposed: !!transposeB } : undefined;
 }
 
@@ -207,17 +208,22 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
     id,
     tryOut() {
       const scratch = new Arena(pool);
-      const inputs: Record<string, Float32Array> = {};
+      const words: Record<string, Float32Array> = {};
+      const types = operandTypes(op);
       const operands = Object.fromEntries(operandShapes(op).map(([name, shape], i) => {
-        const floats = shape.reduce((a, b) => a * b, 1);
+        const floats = wordsOf(types[name] ?? "float32", shape.reduce((a, b) => a * b, 1));
         const operand = { offset: scratch.alloc(floats * 4), floats };
-        if (name !== "C") inputs[name] = seededFloats(floats, 17 + i);
+        // an integer operand's seeded words are seeded bytes: values over its type's whole range
+        if (name !== "C") words[name] = seededFloats(floats, 17 + i);
         return [name, operand];
       }));
-      for (const [name, values] of Object.entries(inputs)) scratch.f32(operands[name].offset, values.length).set(values);
+      if (words.AScale) words.AScale[0] = 0.01; // a quantizer's scale: seeded sums stay near 1
+      if (words.BScale) words.BScale.forEach((_, j, scales) => { scales[j] = 0.01; });
+      for (const [name, values] of Object.entries(words)) scratch.f32(operands[name].offset, values.length).set(values);
       const bound = code.instantiate(scratch).bind({ operands, weights: {} });
       try {
         for (let i = 0; i < WARM_UP_CALLS; i++) bound.call();
+        const inputs = Object.fromEntries(Object.entries(words).map(([name, values]) => [name, operandView(op, name, values)]));
         return { inputs, output: scratch.f32(operands.C.offset, operands.C.floats).slice() };
       } finally {
         bound.release(); // a split kernel's threads let it go

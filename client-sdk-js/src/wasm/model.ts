@@ -11,7 +11,7 @@ import { LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor }
 import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
 import { requestPlans, type DynamicMatmul } from "../model/session.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
-import { opKey } from "../ops.js";
+import { bytesAsWords, opKey, wordsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
@@ -197,6 +197,8 @@ export class WasmModel extends GraphModel {
     const base = (v: string) => aliases.get(v) ?? v;
     const meta = (v: string): ValueMeta => values.get(v)!;
     const isConst = (v: string) => meta(v).value !== undefined;
+    /** A value's 4-byte words in the arena: floats, or the bytes of a quantized activation (uint8). */
+    const words = (v: string) => wordsOf(meta(v).dtype === "uint8" ? "uint8" : "float32", sizeOf(meta(v).shape));
 
     // Values kernels read or write live in the arena; the rest (ids, masks, shapes) in JS.
     const inArena = new Set<string>();
@@ -229,13 +231,13 @@ export class WasmModel extends GraphModel {
       }
     }
     const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({
-      name, bytes: Math.max(sizeOf(meta(name).shape) * 4, paddedBytes.get(name) ?? 0), ...l,
+      name, bytes: Math.max(words(name) * 4, paddedBytes.get(name) ?? 0), ...l,
     })));
     const region = this.arena.alloc(layout.bytes);
     const foldedConsts = new Map<string, ArenaWeight>();
     const operand = (v: string): Operand => {
       const b = base(v);
-      return { offset: region + layout.offsets.get(b)!, floats: sizeOf(meta(b).shape) };
+      return { offset: region + layout.offsets.get(b)!, floats: words(b) };
     };
     const bindings = (operands: Record<string, string>): Bindings => {
       const named = Object.entries(operands);
@@ -249,7 +251,11 @@ export class WasmModel extends GraphModel {
     const read = (v: string): HostTensor => {
       const m = meta(v), b = base(v);
       if (m.value) return m.value;
-      if (inArena.has(b)) { const o = operand(b); return { dtype: "float32", shape: m.shape, data: this.arena.f32(o.offset, o.floats) }; }
+      if (inArena.has(b)) {
+        const o = operand(b);
+        return m.dtype === "uint8" ? { dtype: "uint8", shape: m.shape, data: new Uint8Array(this.arena.memory.buffer, o.offset, sizeOf(m.shape)) }
+          : { dtype: "float32", shape: m.shape, data: this.arena.f32(o.offset, o.floats) };
+      }
       const t = host.get(b);
       if (!t) throw new Error(`value ${v} was not computed`);
       return { ...t, shape: m.shape };
@@ -357,14 +363,18 @@ export class WasmModel extends GraphModel {
     }
     let w = this.weights.get(name);
     if (!w) {
-      w = new ModelWeight(this.arena, floatsOf(initializer.data));
+      // an int8 weight (a matmul_int8's B) is held as its bytes, four to a word
+      w = new ModelWeight(this.arena, initializer.dtype === "int8" ? bytesAsWords(initializer.data as Int8Array) : floatsOf(initializer.data));
       this.weights.set(name, w);
-      if (initializer.dtype === "float32") (this.graph.initializers as Map<string, HostTensor>).set(name, w.tensor(initializer));
+      if (heldOnce(initializer)) (this.graph.initializers as Map<string, HostTensor>).set(name, w.tensor(initializer));
     }
-    if (initializer.dtype === "float32" && !(meta.value instanceof LazyTensor)) (values as Map<string, ValueMeta>).set(name, { ...meta, value: this.graph.initializers.get(name) });
+    if (heldOnce(initializer) && !(meta.value instanceof LazyTensor)) (values as Map<string, ValueMeta>).set(name, { ...meta, value: this.graph.initializers.get(name) });
     return w;
   }
 }
+
+/** Whether the graph reads a weight through its one copy (float32, and the int8 B of a matmul_int8). */
+const heldOnce = (t: HostTensor): boolean => t.dtype === "float32" || t.dtype === "int8";
 
 /** A constant's elements as a kernel reads them. */
 const floatsOf = (data: HostTensor["data"]): Float32Array => (data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>));

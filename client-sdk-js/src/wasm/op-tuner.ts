@@ -1,7 +1,7 @@
 import type { InitialKernel, KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { batchSize, timeBatch } from "../clock.js";
-import { flopsOf, operandShapes, referenceOp } from "../ops.js";
+import { flopsOf, operandShapes, operandView, referenceOp } from "../ops.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
 import type { ModelSession } from "../model/session.js";
@@ -217,7 +217,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
     const shapes = new Map(operandShapes(this.op));
     const { operands, weights } = bench.bindings;
     const inputs = Object.fromEntries([...shapes.keys()].filter((n) => n !== "C")
-      .map((n) => [n, weights[n]?.values ?? bench.arena.f32(operands[n].offset, operands[n].floats)]));
+      .map((n) => [n, operandView(this.op, n, weights[n]?.values ?? bench.arena.f32(operands[n].offset, operands[n].floats))]));
     bench.expected = referenceOp(this.op, inputs, bench.rows);
     const initial = this.initial;
     let verdict = this.verify(bench, () => (initial ? initial.code.instantiate(bench.arena) : referenceKernel(this.op, bench.arena)));

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { OpKind, OpSpecSchema } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
-import { Arena, ArenaWeight, ModelWeight, unpackPanels, type Panels } from "../../src/wasm/arena.js";
+import { Arena, ArenaWeight, ModelWeight, packedWords, unpackPanels, type Panels } from "../../src/wasm/arena.js";
 import { compileKernel } from "../../src/wasm/kernels.js";
 import { referenceOp } from "../../src/ops.js";
 import { seededFloats } from "../../src/reference.js";
@@ -85,6 +85,24 @@ describe("weights and kernel bindings in the arena", () => {
     }
   });
 
+  it("an int8 B packed in k pairs is held once, as its packed copy, and reads back byte for byte", () => {
+    for (const [k, n, x0] of [[5, 7, 4], [6, 9, 8], [1, 3, 12], [33, 20, 16]]) {
+      const bytes = Int8Array.from(seededFloats(k * n, k + n), (v) => Math.round(v * 127));
+      const words = new Float32Array(Math.ceil(k * n / 4));
+      new Int8Array(words.buffer).set(bytes);
+      const panels: Panels = { x0, k, n, transposed: false, int8: true };
+      const arena = new Arena();
+      const w = new ModelWeight(arena, words);
+      const at = arena.holdPacked(w, `x0=${x0}`, packedWords(panels), () => packInt8(bytes, panels), panels);
+      expect(w.held).toBe("packed");
+      expect(new Int8Array(arena.f32(at, packedWords(panels)).buffer, at, packedWords(panels) * 4)).toEqual(new Int8Array(packInt8(bytes, panels).buffer));
+      expect(new Int8Array(w.values.buffer, w.values.byteOffset, k * n)).toEqual(bytes);
+      const tensor = w.tensor({ dtype: "int8", shape: [k, n], data: bytes });
+      expect(tensor.data).toEqual(bytes); // read through the graph: back in JavaScript for good
+      expect(w.held).toBe("javascript");
+    }
+  });
+
   it("kernels that read a weight packed in the same layout share one packed copy", () => {
     const arena = new Arena();
     const w = new ModelWeight(arena, seededFloats(64, 5));
@@ -108,6 +126,22 @@ describe("weights and kernel bindings in the arena", () => {
     await expect(compileKernel(naiveMatmulArtifact("k", [M, K, N]), op)).rejects.toThrow(/offered for matmul/);
   });
 });
+
+/** An int8 B's pack_b layout (docs/kernel-abi.md, matmul_int8), written out: per panel, per k pair, per group of 4 columns, 8 bytes. */
+function packInt8(b: Int8Array, { x0, k, n }: Panels): Float32Array {
+  const out = new Int8Array(Math.ceil(n / x0) * Math.ceil(k / 2) * 2 * x0);
+  let o = 0;
+  for (let c0 = 0; c0 < n; c0 += x0) {
+    for (let p = 0; p < k; p += 2) {
+      for (let g = 0; g < x0; g += 4) {
+        for (let j = c0 + g; j < c0 + g + 4; j++) {
+          for (const r of [p, p + 1]) out[o++] = j < n && r < k ? b[r * n + j] : 0;
+        }
+      }
+    }
+  }
+  return new Float32Array(out.buffer);
+}
 
 /** pack_b's layout (docs/kernel-abi.md), written out: panels of x0 columns of the logical [K, N] B, K rows each. */
 function packPanels(b: Float32Array, { x0, k, n, transposed }: Panels): Float32Array {

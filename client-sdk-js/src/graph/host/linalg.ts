@@ -98,6 +98,9 @@ export function dequantizeNBits(node: OnnxNode, packed: HostTensor, scales: Host
   return w;
 }
 
+/** The op type of the engine's int8 product node (never in a file: lower.ts writes it). */
+export const MATMUL_INT8 = "jitzoo.MatMulInt8";
+
 export const LINALG_OPS: Record<string, HostOp> = {
   MatMul: {
     attrs: [],
@@ -137,6 +140,23 @@ export const LINALG_OPS: Record<string, HostOp> = {
     run(ins, node, out) {
       const [a, b, za, zb] = ins;
       return [product(a!, b!, node, out?.[0], scalarZero(za, node, "A"), scalarZero(zb, node, "B"))];
+    },
+  },
+  /**
+   * The engine's own node for onnxruntime's dynamic int8 product (lower.ts): (q, scale, zero, Wq,
+   * column scales) → (q − zero) · Wq × scale · column scale, in float32. It runs as a `matmul_int8`
+   * kernel; this is the same product in JavaScript, for where no kernel step covers it.
+   */
+  [MATMUL_INT8]: {
+    attrs: [],
+    infer: (ins, node) => same("float32", matmulShape(ins[0]!.shape, ins[3]!.shape, node)),
+    run(ins, node, out) {
+      const [q, scale, zero, w, columns] = ins;
+      const y = product(q!, w!, node, undefined, scalarZero(zero, node, "A"));
+      const result = output("float32", y.shape, out?.[0]);
+      const n = w!.shape[1], s = scale!.data[0];
+      for (let i = 0; i < y.data.length; i++) result.data[i] = y.data[i] * s * columns!.data[i % n];
+      return [result];
     },
   },
   "com.microsoft.MatMulNBits": {

@@ -54,7 +54,7 @@ final class Int8MatMulEmitter {
     private final int pairs;
     private final int unroll;
 
-    private Int8MatMulEmitter(Op op, Schedule schedule, FunctionBuilder f) {
+    private Int8MatMulEmitter(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
         String problem = ScheduleRules.int8Problem(schedule.wire());
         if (problem != null) {
             throw new InvalidKernelException("schedule " + schedule + " cannot compute " + op + ": " + problem);
@@ -62,7 +62,7 @@ final class Int8MatMulEmitter {
         this.op = op;
         this.schedule = schedule;
         this.f = f;
-        this.pool = new LocalPool(f);
+        this.pool = pool;
         this.x0 = schedule.x0();
         this.y0 = schedule.y0();
         this.pairs = op.k() / 2;
@@ -72,8 +72,13 @@ final class Int8MatMulEmitter {
     /** The entry {@code (A, AScale, AZero, B, BScale, C[, Bias][, Residual])}. */
     static FunctionBuilder emit(Op op, Schedule schedule) {
         FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(operandCount(op)));
-        new Int8MatMulEmitter(op, schedule, f).body();
+        new Int8MatMulEmitter(op, schedule, f, new LocalPool(f)).body();
         return f;
+    }
+
+    /** The whole op's code written into {@code f}, whose first parameters are the operands' offsets: a split kernel's unit ({@link RangeEmitter}). */
+    static void emitInto(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
+        new Int8MatMulEmitter(op, schedule, f, pool).body();
     }
 
     static int operandCount(Op op) {

@@ -47,7 +47,7 @@ final class RangeEmitter {
 
     /** Rows of the split axis in one batch: a matmul's M, a row op's rows, an element-wise op's elements. */
     static int rowsPerBatch(Op op) {
-        return op.kind().matmul ? op.m() : op.dims().get(0);
+        return op.kind().matmul || op.kind().quantized ? op.m() : op.dims().get(0);
     }
 
     /** The split's units: bands of {@code grain} rows in every batch. */
@@ -131,7 +131,9 @@ final class RangeEmitter {
     /** The code of the op cut to {@code rows} rows of one batch, reading the operand parameters as set for the unit. */
     private void body(int rows) {
         Op cut = cut(rows);
-        if (op.kind().matmul) {
+        if (op.kind().quantized) {
+            Int8MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals);
+        } else if (op.kind().matmul) {
             MatMulEmitter.emitInto(MatMulPlan.of(cut, schedule), f, locals);
         } else {
             RowOpEmitter.emitInto(cut, schedule, f, locals);
@@ -140,6 +142,9 @@ final class RangeEmitter {
 
     /** One batch of the op with {@code rows} rows: a matmul (B as the batch's), a row op or an element-wise op. */
     private Op cut(int rows) {
+        if (op.kind().quantized) {
+            return new Op(op.kind(), List.of(rows, op.k(), op.n()), false, false, op.epilogue(), 0f);
+        }
         if (op.kind().matmul) {
             return new Op(OpKind.MATMUL, List.of(rows, op.k(), op.n()), op.transposeB(), false, op.epilogue(), 0f);
         }
@@ -158,11 +163,12 @@ final class RangeEmitter {
             List<Integer> shape = shapes.get(name);
             boolean byRow = switch (name) {
                 case "A", "C", "Residual" -> true;
-                case "B" -> !op.kind().matmul;
+                case "B" -> !op.kind().matmul && !op.kind().quantized;
                 default -> false; // Bias, Gamma, Beta: one row for all
             };
-            // a row of an operand split by rows spans its last dimension (one float for [n])
-            perRow[p] = byRow ? (shape.size() == 1 ? 1 : shape.get(shape.size() - 1)) * MatMulPlan.FLOAT_BYTES : 0;
+            // a row of an operand split by rows spans its last dimension (one element for [n]): floats, or an int8 matmul's A bytes
+            int elementBytes = AbiMetadata.operandTypes(op).containsKey(name) ? 1 : MatMulPlan.FLOAT_BYTES;
+            perRow[p] = byRow ? (shape.size() == 1 ? 1 : shape.get(shape.size() - 1)) * elementBytes : 0;
             perBatch[p] = op.kind().matmul && name.equals("B") ? bBatchBytes : 0;
         }
         return new Strides(perRow, perBatch);

@@ -90,10 +90,8 @@ public final class WasmCompiler implements KernelCompiler {
     public static List<Exported> lower(Op op, Schedule schedule, Set<Pass> passes) {
         boolean split = schedule.split().isSplit();
         if (op.kind().quantized) {
-            if (split) {
-                throw new InvalidKernelException(op.kind().abiName + " kernels are not split yet: schedule it without split");
-            }
-            return List.of(new Exported(op.kind().abiName, optimized(Int8MatMulEmitter.emit(op, schedule), passes)),
+            FunctionBuilder entry = split ? RangeEmitter.emit(op, schedule) : Int8MatMulEmitter.emit(op, schedule);
+            return List.of(new Exported(op.kind().abiName, optimized(entry, passes)),
                     new Exported(PackEmitter.ENTRY, optimized(Int8MatMulEmitter.emitPack(op, schedule), passes)));
         }
         if (!op.kind().matmul) {

@@ -25,9 +25,9 @@ public final class SplitRules {
     private SplitRules() {
     }
 
-    /** {@code s} as it runs on {@code threads} threads: split for them, or unsplit on one (an int8 matmul: always unsplit). */
+    /** {@code s} as it runs on {@code threads} threads: split for them, or unsplit on one. */
     public static Schedule forThreads(OpSpec op, Schedule s, int threads) {
-        if (threads <= 1 || OpRules.isQuantized(op.getKind())) {
+        if (threads <= 1) {
             return s.toBuilder().clearSplitAxis().clearSplitGrain().build();
         }
         return s.toBuilder().setSplitAxis(SplitAxis.SPLIT_AXIS_ROWS).setSplitGrain(grain(op, s, threads)).build();
@@ -40,7 +40,7 @@ public final class SplitRules {
         if (batches % threads == 0 || batches >= 4 * threads) {
             return rows;
         }
-        int block = OpRules.isMatmul(op.getKind()) ? Math.max(1, s.getY1() > 0 ? s.getY1() : s.getY0())
+        int block = OpRules.takesEpilogue(op.getKind()) ? Math.max(1, s.getY1() > 0 ? s.getY1() : s.getY0())
                 : rank(op) == 1 ? 4 : 1;
         int band = (rows + threads - 1) / threads;
         return Math.min(rows, (band + block - 1) / block * block);

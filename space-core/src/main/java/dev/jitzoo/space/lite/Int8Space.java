@@ -57,7 +57,7 @@ final class Int8Space {
         return (double) extent / (OpShapes.ceilDiv(extent, tile) * tile);
     }
 
-    /** Whether a schedule made elsewhere fits: one the compiler takes, unsplit, on a device with SIMD128. */
+    /** Whether a schedule made elsewhere fits (its unsplit fields): one the compiler takes, on a device with SIMD128. */
     static boolean runs(Schedule s, boolean simd) {
         return simd && ScheduleRules.int8Problem(s) == null && s.getSplitGrain() == 0
                 && s.getSplitAxis() == SplitAxis.SPLIT_AXIS_UNSPECIFIED;

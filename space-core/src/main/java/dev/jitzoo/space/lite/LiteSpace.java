@@ -64,7 +64,7 @@ public final class LiteSpace {
             if (backend != Backend.BACKEND_WASM || !wasmTarget(device).simd()) {
                 throw new InvalidOpException(OpRules.name(op.getKind()) + " has kernels on Wasm with SIMD128 only");
             }
-            List<Candidate> all = Int8Space.build(shapes, DeviceProfiles.simdRegisters(device));
+            List<Candidate> all = split(op, device, backend, Int8Space.build(shapes, DeviceProfiles.simdRegisters(device)));
             return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
                     .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
         }
@@ -97,11 +97,11 @@ public final class LiteSpace {
      * valid ({@link #compose} checked them).
      */
     public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule made) {
-        if (OpRules.isQuantized(op.getKind())) {
-            return backend == Backend.BACKEND_WASM && Int8Space.runs(made, wasmTarget(device).simd())
-                    ? Optional.of(Candidate.newBuilder().setSchedule(made).build()) : Optional.empty();
-        }
         Schedule schedule = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
+        if (OpRules.isQuantized(op.getKind())) {
+            return backend == Backend.BACKEND_WASM && Int8Space.runs(SplitRules.forThreads(op, schedule, 1), wasmTarget(device).simd())
+                    ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
+        }
         if (!OpRules.isMatmul(op.getKind())) {
             Schedule fields = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, schedule, 1) : schedule;
             return RowOpSpace.runs(fields, simd(device, backend))
