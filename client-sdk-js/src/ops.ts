@@ -35,21 +35,33 @@ export function opName(kind: OpKind): string {
 const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL || op.kind === OpKind.MATMUL_INT8;
 
 /** An operand's element type: float32 unless {@link operandTypes} says otherwise. */
-export type OperandType = "float32" | "uint8" | "int8";
+export type OperandType = "float32" | "int8" | "int16";
 
 /** Values of an operand, typed as {@link operandTypes} says. */
-export type OperandValues = Float32Array | Uint8Array | Int8Array;
+export type OperandValues = Float32Array | Int8Array | Int16Array;
 
 /**
  * The operands that are not float32 (docs/kernel-abi.md, the metadata's `operandTypes`): the int8
- * matmul's A and AZero (uint8, as DynamicQuantizeLinear writes them) and B (int8 weights).
+ * matmul's B (int8 weights) and Work (its quantized A, int16).
  */
 export function operandTypes(op: OpSpec): Readonly<Record<string, OperandType>> {
-  return op.kind === OpKind.MATMUL_INT8 ? { A: "uint8", AZero: "uint8", B: "int8" } : {};
+  return op.kind === OpKind.MATMUL_INT8 ? { B: "int8", Work: "int16" } : {};
 }
 
+/** Operands a kernel writes besides C, whose contents matter neither before nor after (docs/kernel-abi.md, `scratch`). */
+export function scratchOperands(op: OpSpec): readonly string[] {
+  return op.kind === OpKind.MATMUL_INT8 ? ["Work"] : [];
+}
+
+/** The operands a kernel reads: all but C and its scratch. */
+export const inputNames = (op: OpSpec): string[] =>
+  operandShapes(op).map(([name]) => name).filter((n) => n !== "C" && !scratchOperands(op).includes(n));
+
 /** Bytes per element of an operand type. */
-export const bytesOf = (type: OperandType): number => (type === "float32" ? 4 : 1);
+export const bytesOf = (type: OperandType): number => (type === "float32" ? 4 : type === "int16" ? 2 : 1);
+
+/** i16s per row of an int8 matmul's Work: K rounded up to a multiple of 8. */
+const workRow = (k: number) => Math.ceil(k / 8) * 8;
 
 /** Named dimensions of a (batch) matmul; `batch` is 1 for a plain matmul. */
 export interface MatMulDims {
@@ -100,7 +112,7 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
     case OpKind.LAYER_NORM: return [["A", [s[0], s[1]]], ["Gamma", [s[1]]], ["Beta", [s[1]]], ["C", [s[0], s[1]]]];
     case OpKind.MATMUL_INT8: {
       const [m, k, n] = s;
-      return [["A", [m, k]], ["AScale", [1]], ["AZero", [1]], ["B", [k, n]], ["BScale", [n]], ["C", [m, n]], ...epilogueOperands(op, [m, n])];
+      return [["A", [m, k]], ["B", [k, n]], ["BScale", [n]], ["C", [m, n]], ["Work", [m, workRow(k)]], ...epilogueOperands(op, [m, n])];
     }
     default: {
       const { batch, m, k, n } = dimsOf(op);
@@ -223,9 +235,10 @@ export function outputRows(op: OpSpec): { rows: number; cols: number } {
  * `rows`, only those rows of C (see {@link outputRows}), one after another.
  */
 export function referenceOp(op: OpSpec, operands: Readonly<Record<string, OperandValues>>, rows?: readonly number[]): Float32Array {
+  const inputs = inputNames(op);
   for (const [name, shape] of operandShapes(op)) {
     const size = shape.reduce((a, b) => a * b, 1);
-    if (name !== "C" && operands[name]?.length !== size) throw new Error(`operand ${name} has ${operands[name]?.length} floats, [${shape}] needs ${size}`);
+    if (inputs.includes(name) && operands[name]?.length !== size) throw new Error(`operand ${name} has ${operands[name]?.length} floats, [${shape}] needs ${size}`);
   }
   const all = rows ?? [...Array(outputRows(op).rows).keys()];
   const floats = operands as Readonly<Record<string, Float32Array>>;
@@ -285,24 +298,52 @@ function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Ar
 }
 
 /**
- * The int8 matmul: (A − AZero) · B summed exactly (integers, in float64), × AScale · BScale[j],
- * then the epilogue, as onnxruntime's MatMulInteger → Cast → Mul by the scales computes it.
+ * The int8 matmul as onnxruntime computes its dynamic int8 files: A quantized as
+ * DynamicQuantizeLinear does ({@link dynamicQuantize}), the products summed exactly (integers, in
+ * float64), × A's scale · BScale[j], then the epilogue.
  */
 function referenceMatmulInt8(op: OpSpec, operands: Readonly<Record<string, OperandValues>>, rows: readonly number[]): Float32Array {
-  const { k, n } = dimsOf(op);
-  const { A: a, B: b, AScale: aScale, AZero: aZero, BScale: bScale } = operands;
+  const { m, k, n } = dimsOf(op);
+  const { B: b, BScale: bScale } = operands;
+  const { values: q, scale } = dynamicQuantize(operands.A as Float32Array, m * k);
   const c = new Float32Array(rows.length * n);
   const acc = new Float64Array(n);
   rows.forEach((r, out) => {
     acc.fill(0);
     for (let p = 0; p < k; p++) {
-      const av = a[r * k + p] - aZero[0], bp = p * n;
+      const av = q[r * k + p], bp = p * n;
       for (let j = 0; j < n; j++) acc[j] += av * b[bp + j];
     }
-    for (let j = 0; j < n; j++) acc[j] *= aScale[0] * bScale[j];
+    for (let j = 0; j < n; j++) acc[j] *= scale * bScale[j];
     epilogue(op, acc, r * n, operands.Bias as Float32Array, operands.Residual as Float32Array, c.subarray(out * n, out * n + n));
   });
   return c;
+}
+
+/**
+ * DynamicQuantizeLinear as onnxruntime computes it, in float32: the range of `x` with 0 in it,
+ * scale = (max − min) / 255 (1 when max = min), zero point = round-half-even(clamp(−min / scale,
+ * 0, 255)), each value round-half-even(x / scale) + zero point saturated to 0..255. Returns the
+ * quantized values less the zero point (what the int8 matmul multiplies), the scale and the zero point.
+ */
+export function dynamicQuantize(x: ArrayLike<number>, length = x.length): { values: Int16Array; scale: number; zero: number } {
+  let low = 0, high = 0;
+  for (let i = 0; i < length; i++) {
+    if (x[i] < low) low = x[i];
+    if (x[i] > high) high = x[i];
+  }
+  const f = Math.fround;
+  const scale = high === low ? 1 : f(f(high - low) / 255);
+  const zero = roundHalfEven(Math.min(255, Math.max(0, f(0 - f(low / scale)))));
+  const values = new Int16Array(length);
+  for (let i = 0; i < length; i++) values[i] = Math.min(255, Math.max(0, roundHalfEven(f(x[i] / scale)) + zero)) - zero;
+  return { values, scale, zero };
+}
+
+/** The nearest integer, ties to even (Wasm's `f32.nearest`, C's `nearbyint`). */
+function roundHalfEven(v: number): number {
+  const r = Math.round(v);
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /** A row of sums through the op's epilogue into `to`; `ci` is the row's first element in C (Residual's place). */
@@ -330,13 +371,13 @@ export const wordsOf = (type: OperandType, elements: number): number => Math.cei
 
 /**
  * An operand's elements over the words that hold it: the words themselves for a float32 operand,
- * else a view of its bytes as its type (the int8 matmul's A, AZero and B).
+ * else a view of its bytes as its type (the int8 matmul's B and Work).
  */
 export function operandView(op: OpSpec, name: string, words: Float32Array): OperandValues {
   const type = operandTypes(op)[name];
   if (!type) return words;
   const elements = operandShapes(op).find(([n]) => n === name)![1].reduce((a, b) => a * b, 1);
-  return type === "uint8" ? new Uint8Array(words.buffer, words.byteOffset, elements) : new Int8Array(words.buffer, words.byteOffset, elements);
+  return type === "int16" ? new Int16Array(words.buffer, words.byteOffset, elements) : new Int8Array(words.buffer, words.byteOffset, elements);
 }
 
 /** Bytes of an integer tensor as the 4-byte words a weight is held in (a view where they are aligned, else a padded copy). */

@@ -18,7 +18,10 @@ export const size = (shape) => shape.reduce((a, b) => a * b, 1);
 /** An operand's element type as the metadata's `operandTypes` says (float32 when it does not). */
 export const typeOf = (meta, name) => meta.operandTypes?.[name] ?? 'float32';
 
-const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array };
+const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int16: Int16Array };
+
+/** Operands a kernel writes besides C (the metadata's `scratch`): neither inputs nor results. */
+export const scratchOf = (meta) => meta.scratch ?? [];
 
 /** A typed array over `buffer` for operand `name`: its type's view of its elements. */
 export const viewOf = (meta, name, buffer, offset, length = size(meta.operandShapes[name])) =>
@@ -36,12 +39,13 @@ export function inputsFor(meta, seed = 1) {
   const next = random(seed);
   const inputs = {};
   for (const name of meta.operands) {
-    if (name === 'C') continue;
+    if (name === 'C' || scratchOf(meta).includes(name)) continue;
     const type = typeOf(meta, name);
     const data = new ARRAYS[type](size(meta.operandShapes[name]));
     const value = type === 'uint8' ? () => Math.floor((next() + 1) * 128)
       : type === 'int8' ? () => Math.floor(next() * 128)
         : name.endsWith('Scale') ? () => 0.001 + 0.01 * Math.abs(next()) : next;
+    // (a float A of an int8 matmul is quantized by the kernel: seeded floats serve)
     for (let i = 0; i < data.length; i++) data[i] = value();
     inputs[name] = data;
   }

@@ -2,7 +2,7 @@
 
 import v8 from 'node:v8';
 import { instantiateKernel, shareOf } from '@jitzoo/client/internal';
-import { bytesOf, size, viewOf } from './data.mjs';
+import { bytesOf, scratchOf, size, viewOf } from './data.mjs';
 
 // Relaxed SIMD ships behind a flag in Node 20's V8; set it before any module is compiled.
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -89,8 +89,13 @@ export class WasmKernel {
   load(inputs) {
     for (const name of this.meta.operands) {
       if (name === 'C') this.view('C').fill(NaN);
-      else this.write(name, inputs[name]);
+      else if (!scratchOf(this.meta).includes(name)) this.write(name, inputs[name]);
     }
+  }
+
+  /** Byte spans the kernel may write besides C: its scratch operands. */
+  scratchSpans() {
+    return scratchOf(this.meta).map((name) => [this.offsets[name], bytesOf(this.meta, name)]);
   }
 
   /** Every unit, on this thread. */
@@ -120,22 +125,22 @@ function runKernelChecked(kernel, inputs) {
   const { meta } = kernel;
   const bytesOf = () => new Uint8Array(kernel.memory.buffer);
   bytesOf().fill(0xa5);
-  for (const name of meta.operands) if (name !== 'C' && name !== 'B') kernel.view(name).set(inputs[name]);
+  for (const name of meta.operands) if (name !== 'C' && name !== 'B' && !scratchOf(meta).includes(name)) kernel.view(name).set(inputs[name]);
   kernel.view('C').fill(NaN);
   if (meta.operands.includes('B')) {
     kernel.view('B').set(inputs.B);
     if (kernel.pack) {
       const before = bytesOf().slice();
       kernel.pack(kernel.offsets.B, kernel.offsets.packed);
-      const stray = strayWrite(before, bytesOf(), kernel.offsets.packed, 4 * meta.pack.floats);
+      const stray = strayWrite(before, bytesOf(), [[kernel.offsets.packed, 4 * meta.pack.floats]]);
       if (stray >= 0) throw new Error(`${meta.pack.entry} wrote outside the packed copy, at byte ${stray}`);
     }
   }
   if (meta.split) return runShares(kernel, bytesOf);
   const before = bytesOf().slice();
   kernel.run();
-  const stray = strayWrite(before, bytesOf(), kernel.offsets.C, 4 * size(meta.operandShapes.C));
-  if (stray >= 0) throw new Error(`${meta.entry} wrote outside C, at byte ${stray}`);
+  const stray = strayWrite(before, bytesOf(), [[kernel.offsets.C, 4 * size(meta.operandShapes.C)], ...kernel.scratchSpans()]);
+  if (stray >= 0) throw new Error(`${meta.entry} wrote outside C${meta.scratch ? ' and its scratch' : ''}, at byte ${stray}`);
   return kernel.result();
 }
 
@@ -154,7 +159,7 @@ function runShares(kernel, bytesOf) {
       const before = bytesOf().slice();
       kernel.runRange(from, to);
       const [start, end] = kernel.unitSpan(from, to);
-      const stray = strayWrite(before, bytesOf(), start, end - start);
+      const stray = strayWrite(before, bytesOf(), [[start, end - start], ...kernel.scratchSpans()]);
       if (stray >= 0) {
         throw new Error(`${kernel.meta.entry} units [${from}, ${to}) of ${kernel.units} (worker ${w + 1} of ${workers}) `
           + `wrote outside their rows of C, at byte ${stray}`);
@@ -168,10 +173,17 @@ function runShares(kernel, bytesOf) {
   return first;
 }
 
-function strayWrite(before, after, start, length) {
+/** The first byte that changed outside the allowed [start, length] spans, or -1. */
+function strayWrite(before, after, spans) {
+  const allowed = [...spans].sort((a, b) => a[0] - b[0]);
+  let next = 0;
   for (let i = 0; i < before.length; i++) {
-    if (i === start) i += length;
-    if (i < before.length && before[i] !== after[i]) return i;
+    while (next < allowed.length && i >= allowed[next][0] + allowed[next][1]) next++;
+    if (next < allowed.length && i >= allowed[next][0]) {
+      i = allowed[next][0] + allowed[next][1] - 1;
+      continue;
+    }
+    if (before[i] !== after[i]) return i;
   }
   return -1;
 }

@@ -111,13 +111,16 @@ class Fuser {
 
   // ------------------------------------------------------------------ patterns
 
-  /** The int8 product (lower.ts) over rows of its activation: a `matmul_int8`, its epilogue fused as a MatMul's. */
+  /**
+   * The int8 product (lower.ts) over rows of its float activation: a `matmul_int8`, its epilogue
+   * fused as a MatMul's; its Work (A quantized) a value of its own, `<output>:work`, live for the step.
+   */
   private matmulInt8(node: OnnxNode): boolean {
-    const [q, scale, zero, weight, columns] = node.inputs;
-    const aShape = this.meta(q).shape, [k, n] = this.meta(weight).shape;
-    if (!this.constant(weight) || !this.constant(columns) || aShape.length < 1 || aShape.at(-1) !== k) return false;
-    return this.emitMatmul([node], { kind: OpKind.MATMUL_INT8, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, q, weight, node.outputs[0],
-      { AScale: scale, AZero: zero, BScale: columns });
+    const [a, weight, columns] = node.inputs;
+    const aShape = this.meta(a).shape, [k, n] = this.meta(weight).shape;
+    if (this.meta(a).dtype !== "float32" || !this.constant(weight) || !this.constant(columns) || aShape.length < 1 || aShape.at(-1) !== k) return false;
+    return this.emitMatmul([node], { kind: OpKind.MATMUL_INT8, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, weight, node.outputs[0],
+      { BScale: columns, Work: `${node.outputs[0]}:work` });
   }
 
   private matmul(node: OnnxNode): boolean {

@@ -7,8 +7,10 @@ import type { HostTensor } from "./tensor.js";
  * Rewrites, once at import, the quantized products of onnxruntime's tools into the products the
  * engine runs as jitzoo kernels:
  * - dynamic int8 (`DynamicQuantizeLinear` → `MatMulInteger` → Cast → Mul by the two scales) with
- *   int8 weights whose zero point is 0 (onnxruntime's default) → one `jitzoo.MatMulInt8` node
- *   (the `matmul_int8` kernel: the weights stay int8, the sums integer), its scale per column;
+ *   int8 weights whose zero point is 0 (onnxruntime's default) → one `jitzoo.MatMulInt8` node of
+ *   the float activation, the int8 weights and a scale per column (the `matmul_int8` kernel:
+ *   quantizes A as DynamicQuantizeLinear does, keeps the weights int8, sums integers); the
+ *   DynamicQuantizeLinear goes once no other node reads it;
  *   other int8 files (uint8 weights, a weight zero point) → DequantizeLinear of the quantized
  *   activation (the values onnxruntime multiplies, exactly) → MatMul with the weight's
  *   dequantized values;
@@ -56,6 +58,7 @@ class Lowering {
       else if (node.opType === "MatMulInteger") this.integer(node);
       else if (node.opType === MATMUL_INT8 && !this.int8Kernels) this.unfuseInt8(node);
     }
+    for (const node of this.graph.nodes) if (node.opType === "DynamicQuantizeLinear") this.dropWhenUnread(node);
     if (this.replaced.size === 0) return this.graph;
     const nodes = this.graph.nodes.flatMap((n) => this.replaced.get(n) ?? [n]);
     const used = new Set(nodes.flatMap((n) => n.inputs));
@@ -104,7 +107,7 @@ class Lowering {
     const zeroWeights = !weightZero || weightZero.data.every((z) => z === 0);
     if (this.int8Kernels && weight.dtype === "int8" && zeroWeights) {
       const scaleName = this.add(`${wq}:scales`, { dtype: "float32", shape: [n], data: columns });
-      this.replaced.set(node, [{ name: `${node.name}:int8`, opType: MATMUL_INT8, inputs: [q, quantize.outputs[1], zq, wq, scaleName], outputs: [mul.outputs[0]], attrs: {} }]);
+      this.replaced.set(node, [{ name: `${node.name}:int8`, opType: MATMUL_INT8, inputs: [quantize.inputs[0], wq, scaleName], outputs: [mul.outputs[0]], attrs: {} }]);
       return;
     }
     const w = new Float32Array(weight.data.length);
@@ -112,13 +115,32 @@ class Lowering {
     this.replaced.set(node, this.dequantizedProduct(node, q, quantize.outputs[1], zq, this.add(`${wq}:dequantized`, { dtype: "float32", shape: [...weight.shape], data: w }), mul.outputs[0]));
   }
 
-  /** An int8 product node as DequantizeLinear of its activation and a float MatMul (its weights dequantized). */
+  /** A DynamicQuantizeLinear whose every reader went (each into an int8 product): it goes too. */
+  private dropWhenUnread(quantize: OnnxNode): void {
+    const outputs = quantize.outputs.filter(Boolean);
+    if (outputs.some((o) => this.graph.outputs.includes(o))) return;
+    const readers = outputs.flatMap((o) => this.consumers.get(o) ?? []);
+    const gone = (reader: OnnxNode) => this.replaced.get(reader)?.every((n) => !n.inputs.some((i) => outputs.includes(i)));
+    if (readers.every(gone)) this.replaced.set(quantize, []);
+  }
+
+  /**
+   * An int8 product node (a float activation, int8 weights, a scale per column) as onnxruntime's
+   * nodes would compute it in float: DynamicQuantizeLinear of the activation (once for every
+   * product of it), DequantizeLinear, a float MatMul with the weights dequantized.
+   */
   private unfuseInt8(node: OnnxNode): void {
-    const [q, scale, zero, wq, columns] = node.inputs;
+    const [a, wq, columns] = node.inputs;
     const weight = this.initializers.get(wq)!, scales = this.initializers.get(columns)!;
     const n = weight.shape[1];
     const w = Float32Array.from(weight.data, (v, i) => v * scales.data[i % n]);
-    this.replaced.set(node, this.dequantizedProduct(node, q, scale, zero, this.add(`${wq}:dequantized`, { dtype: "float32", shape: [...weight.shape], data: w }), node.outputs[0]));
+    const nodes: OnnxNode[] = [];
+    const [q, scale, zero] = [`${a}:quantized`, `${a}:scale`, `${a}:zero`];
+    if (!this.dequantized.has(q)) {
+      nodes.push({ name: `${node.name}:quantize`, opType: "DynamicQuantizeLinear", inputs: [a], outputs: [q, scale, zero], attrs: {} });
+    }
+    nodes.push(...this.dequantizedProduct(node, q, scale, zero, this.add(`${wq}:dequantized`, { dtype: "float32", shape: [...weight.shape], data: w }), node.outputs[0]));
+    this.replaced.set(node, nodes);
   }
 
   /** A float MatMul of the dequantized activation (made once for every product reading it) and a float weight. */

@@ -1,5 +1,5 @@
 import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, wordsOf } from "../ops.js";
+import { inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, scratchOperands, wordsOf } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
 import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "./executor.js";
@@ -67,7 +67,7 @@ export interface KernelCode {
 
 /** The SDK's float64 reference as a kernel: always right, slow; what runs when no kernel has been served. */
 export function referenceKernel(op: OpSpec, arena: Arena): OpKernel {
-  const names = operandShapes(op).map(([name]) => name).filter((n) => n !== "C");
+  const names = inputNames(op);
   return {
     id: "reference",
     source: "reference",
@@ -214,11 +214,10 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
         const floats = wordsOf(types[name] ?? "float32", shape.reduce((a, b) => a * b, 1));
         const operand = { offset: scratch.alloc(floats * 4), floats };
         // an integer operand's seeded words are seeded bytes: values over its type's whole range
-        if (name !== "C") words[name] = seededFloats(floats, 17 + i);
+        if (inputNames(op).includes(name)) words[name] = seededFloats(floats, 17 + i);
         return [name, operand];
       }));
-      if (words.AScale) words.AScale[0] = 0.01; // a quantizer's scale: seeded sums stay near 1
-      if (words.BScale) words.BScale.forEach((_, j, scales) => { scales[j] = 0.01; });
+      if (words.BScale) words.BScale.fill(0.01); // a quantizer's scale: seeded sums stay near 1
       for (const [name, values] of Object.entries(words)) scratch.f32(operands[name].offset, values.length).set(values);
       const bound = code.instantiate(scratch).bind({ operands, weights: {} });
       try {
@@ -250,6 +249,9 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
       const panels = meta.pack ? panelsOf(meta, op) : undefined;
       const holdPacked = (weight: Weight, floats: number): number => arena.holdPacked(weight, layout, floats, () => packed(weight.values), panels);
       const unholdPacked = (weight: Weight): void => arena.unholdPacked(weight, layout);
+      const types = operandTypes(op);
+      const scratch = new Map(operandShapes(op).filter(([name]) => scratchOperands(op).includes(name))
+        .map(([name, shape]) => [name, wordsOf(types[name] ?? "float32", shape.reduce((a, b) => a * b, 1))]));
       return {
         id,
         source: "wasm",
@@ -259,6 +261,11 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
           const taken: Operand[] = [];
           const offsetOf = (name: string): number => {
             if (operands[name]) return operands[name].offset;
+            if (scratch.has(name)) { // the kernel's own scratch (an int8 matmul's quantized A): a block while bound
+              const block = { offset: arena.alloc(scratch.get(name)! * 4), floats: scratch.get(name)! };
+              taken.push(block);
+              return block.offset;
+            }
             const weight = weights[name];
             if (!weight) throw new Error(`kernel reads operand ${name}, which the op does not have`);
             held.push(weight);

@@ -11,7 +11,7 @@ import { LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor }
 import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
 import { requestPlans, type DynamicMatmul } from "../model/session.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
-import { bytesAsWords, opKey, wordsOf } from "../ops.js";
+import { bytesAsWords, opKey, operandShapes, operandTypes, scratchOperands, wordsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
@@ -197,9 +197,16 @@ export class WasmModel extends GraphModel {
     const base = (v: string) => aliases.get(v) ?? v;
     const meta = (v: string): ValueMeta => values.get(v)!;
     const isConst = (v: string) => meta(v).value !== undefined;
-    /** A value's 4-byte words in the arena: floats, or the bytes of a quantized activation (uint8). */
-    const words = (v: string) => wordsOf(meta(v).dtype === "uint8" ? "uint8" : "float32", sizeOf(meta(v).shape));
 
+    // a kernel's scratch (an int8 matmul's Work) is a value of its step alone, laid out with the activations
+    for (const s of steps) {
+      if (s.kind !== "kernel") continue;
+      const shapes = new Map(operandShapes(s.op));
+      for (const name of scratchOperands(s.op)) {
+        const words = wordsOf(operandTypes(s.op)[name] ?? "float32", sizeOf(shapes.get(name)!));
+        (values as Map<string, ValueMeta>).set(s.operands[name], { dtype: "float32", shape: [words] });
+      }
+    }
     // Values kernels read or write live in the arena; the rest (ids, masks, shapes) in JS.
     const inArena = new Set<string>();
     for (const s of steps) if (s.kind === "kernel") for (const v of Object.values(s.operands)) inArena.add(base(v));
@@ -231,13 +238,13 @@ export class WasmModel extends GraphModel {
       }
     }
     const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({
-      name, bytes: Math.max(words(name) * 4, paddedBytes.get(name) ?? 0), ...l,
+      name, bytes: Math.max(sizeOf(meta(name).shape) * 4, paddedBytes.get(name) ?? 0), ...l,
     })));
     const region = this.arena.alloc(layout.bytes);
     const foldedConsts = new Map<string, ArenaWeight>();
     const operand = (v: string): Operand => {
       const b = base(v);
-      return { offset: region + layout.offsets.get(b)!, floats: words(b) };
+      return { offset: region + layout.offsets.get(b)!, floats: sizeOf(meta(b).shape) };
     };
     const bindings = (operands: Record<string, string>): Bindings => {
       const named = Object.entries(operands);
@@ -251,11 +258,7 @@ export class WasmModel extends GraphModel {
     const read = (v: string): HostTensor => {
       const m = meta(v), b = base(v);
       if (m.value) return m.value;
-      if (inArena.has(b)) {
-        const o = operand(b);
-        return m.dtype === "uint8" ? { dtype: "uint8", shape: m.shape, data: new Uint8Array(this.arena.memory.buffer, o.offset, sizeOf(m.shape)) }
-          : { dtype: "float32", shape: m.shape, data: this.arena.f32(o.offset, o.floats) };
-      }
+      if (inArena.has(b)) { const o = operand(b); return { dtype: "float32", shape: m.shape, data: this.arena.f32(o.offset, o.floats) }; }
       const t = host.get(b);
       if (!t) throw new Error(`value ${v} was not computed`);
       return { ...t, shape: m.shape };

@@ -1,7 +1,7 @@
 import type { InitialKernel, KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { batchSize, timeBatch } from "../clock.js";
-import { flopsOf, operandShapes, operandView, referenceOp } from "../ops.js";
+import { flopsOf, inputNames, operandView, referenceOp } from "../ops.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
 import type { ModelSession } from "../model/session.js";
@@ -214,9 +214,8 @@ export class OpTuner extends TunerBase<KernelSlot> {
    * there, what candidates must match. A Welcome kernel wrong on them gives way to the reference.
    */
   private baseline(bench: Bench): void {
-    const shapes = new Map(operandShapes(this.op));
     const { operands, weights } = bench.bindings;
-    const inputs = Object.fromEntries([...shapes.keys()].filter((n) => n !== "C")
+    const inputs = Object.fromEntries(inputNames(this.op)
       .map((n) => [n, operandView(this.op, n, weights[n]?.values ?? bench.arena.f32(operands[n].offset, operands[n].floats))]));
     bench.expected = referenceOp(this.op, inputs, bench.rows);
     const initial = this.initial;

@@ -7,7 +7,7 @@
 // their calls interleaved, and their outputs compared.
 import "@jitzoo/client/node";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import * as ort from "onnxruntime-web";
 import { parseOptions, wholeNumber } from "./args.js";
@@ -20,8 +20,11 @@ const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 /** How long a second device waits for the zoo to elect the first one's kernels. */
 const ZOO_WAIT_MS = 60_000;
 
-const usage = `usage: bench-model [--models DIR] [--seq N] [--rounds N] [--lengths N,N,...] [--threads N] [--json]
-  --models   directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
+const usage = `usage: bench-model [--models DIR] [--only NAME,...] [--seq N] [--rounds N] [--lengths N,N,...] [--threads N] [--json]
+  --models   directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models): its
+             ${MODELS.join(" and ")} where it has them, else every .onnx file in it
+             (../shared/models/real-exports/bench: the MiniLM-shaped encoder fp32 and int8, ...)
+  --only     only the files whose names contain one of these (minilm,int8)
   --seq      sequence length (default 128)
   --rounds   interleaved rounds of the final comparison (default 20)
   --lengths  other sequence lengths, each timed on uKernel plans, with a kernel per length and in
@@ -33,6 +36,7 @@ const LENGTH_ROUNDS = 7;
 
 interface Options {
   dir: string;
+  only: string[];
   seq: number;
   rounds: number;
   lengths: number[];
@@ -45,6 +49,7 @@ function parse(argv: string[]): Options {
   const v = parseOptions({ args: argv, strict: true, options: {
     json: { type: "boolean", default: false },
     models: { type: "string", default: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models") },
+    only: { type: "string", default: "" },
     seq: { type: "string", default: "128" },
     rounds: { type: "string", default: "20" },
     lengths: { type: "string", default: "32,77,100,200" },
@@ -53,7 +58,7 @@ function parse(argv: string[]): Options {
   const lengths = v.lengths === "none" ? [] : v.lengths.split(",").map(Number);
   if (!lengths.every((n) => Number.isInteger(n) && n > 0 && n <= 512)) throw new Error(`--lengths must be lengths from 1 to 512, comma-separated, or none\n${usage}`);
   return {
-    dir: v.models, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), lengths, json: v.json,
+    dir: v.models, only: v.only.split(",").filter(Boolean), seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), lengths, json: v.json,
     threads: wholeNumber("threads", v.threads, usage),
     url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
@@ -248,13 +253,21 @@ function table(rows: Record<string, unknown>[]): string {
   return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("   ")).join("\n");
 }
 
+/** The files to bench: the default two where the directory has them, else its every .onnx file; narrowed by --only. */
+function modelFiles(o: Options): string[] {
+  const all = MODELS.every((m) => existsSync(join(o.dir, m))) ? MODELS : readdirSync(o.dir).filter((f) => f.endsWith(".onnx")).sort();
+  const chosen = o.only.length ? all.filter((f) => o.only.some((part) => f.includes(part))) : all;
+  if (chosen.length === 0) throw new Error(`no ONNX file${o.only.length ? ` matching ${o.only.join(", ")}` : ""} in ${o.dir}\n${usage}`);
+  return chosen;
+}
+
 async function main(): Promise<void> {
   const o = parse(process.argv.slice(2));
   ort.env.wasm.numThreads = o.threads;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = "error";
   const rows: Record<string, unknown>[] = [];
-  for (const file of MODELS) rows.push(await benchModel(join(o.dir, file), o));
+  for (const file of modelFiles(o)) rows.push(await benchModel(join(o.dir, file), o));
   console.log(table(rows));
   if (o.json) {
     const by = (k: string) => Math.min(...rows.map((r) => Number(r[k])));

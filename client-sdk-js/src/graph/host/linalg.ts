@@ -1,4 +1,5 @@
 import type { OnnxNode } from "../onnx.js";
+import { dynamicQuantize } from "../../ops.js";
 import { broadcastShape, forEachBroadcast, type HostTensor } from "../tensor.js";
 import { fail, num, output, same, transposeTo, type HostOp } from "./op.js";
 
@@ -143,19 +144,21 @@ export const LINALG_OPS: Record<string, HostOp> = {
     },
   },
   /**
-   * The engine's own node for onnxruntime's dynamic int8 product (lower.ts): (q, scale, zero, Wq,
-   * column scales) → (q − zero) · Wq × scale · column scale, in float32. It runs as a `matmul_int8`
-   * kernel; this is the same product in JavaScript, for where no kernel step covers it.
+   * The engine's own node for onnxruntime's dynamic int8 product (lower.ts): (A float, Wq int8,
+   * column scales) → A quantized as DynamicQuantizeLinear does, × Wq, × A's scale · column scale,
+   * in float32. It runs as a `matmul_int8` kernel; this is the same product in JavaScript, for
+   * where no kernel step covers it.
    */
   [MATMUL_INT8]: {
     attrs: [],
-    infer: (ins, node) => same("float32", matmulShape(ins[0]!.shape, ins[3]!.shape, node)),
+    infer: (ins, node) => same("float32", matmulShape(ins[0]!.shape, ins[1]!.shape, node)),
     run(ins, node, out) {
-      const [q, scale, zero, w, columns] = ins;
-      const y = product(q!, w!, node, undefined, scalarZero(zero, node, "A"));
+      const [a, w, columns] = ins;
+      const { values, scale } = dynamicQuantize(a!.data as Float32Array);
+      const y = product({ dtype: "int64", shape: a!.shape, data: Float64Array.from(values) }, w!, node); // exact integer sums
       const result = output("float32", y.shape, out?.[0]);
-      const n = w!.shape[1], s = scale!.data[0];
-      for (let i = 0; i < y.data.length; i++) result.data[i] = y.data[i] * s * columns!.data[i % n];
+      const n = w!.shape[1];
+      for (let i = 0; i < y.data.length; i++) result.data[i] = y.data[i] * scale * columns!.data[i % n];
       return [result];
     },
   },

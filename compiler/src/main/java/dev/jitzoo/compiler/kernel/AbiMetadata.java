@@ -37,11 +37,10 @@ public final class AbiMetadata {
             }
             case MATMUL_INT8 -> {
                 shapes.put("A", List.of(op.m(), op.k()));
-                shapes.put("AScale", List.of(1));
-                shapes.put("AZero", List.of(1));
                 shapes.put("B", List.of(op.k(), op.n()));
                 shapes.put("BScale", List.of(op.n()));
                 shapes.put("C", List.of(op.m(), op.n()));
+                shapes.put("Work", List.of(op.m(), Int8MatMulEmitter.workRow(op)));
                 epilogueOperands(op, shapes, shapes.get("C"));
             }
             default -> {
@@ -66,9 +65,18 @@ public final class AbiMetadata {
         }
     }
 
-    /** Operands that are not float32, by name: an int8 matmul's A and AZero (uint8) and B (int8). */
+    /** Operands that are not float32, by name: an int8 matmul's B (int8) and Work (int16). */
     static Map<String, String> operandTypes(Op op) {
-        return op.kind().quantized ? Map.of("A", "uint8", "AZero", "uint8", "B", "int8") : Map.of();
+        return op.kind().quantized ? Map.of("B", "int8", "Work", "int16") : Map.of();
+    }
+
+    /** Bytes of one element of an operand. */
+    static int elementBytes(Op op, String operand) {
+        return switch (operandTypes(op).getOrDefault(operand, "float32")) {
+            case "int8", "uint8" -> 1;
+            case "int16" -> 2;
+            default -> MatMulPlan.FLOAT_BYTES;
+        };
     }
 
     /**
@@ -124,6 +132,7 @@ public final class AbiMetadata {
                         : new JsonObjectWriter().put("kind", e.kind().label).toString())
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
         if (op.kind().quantized) {
+            json.putStrings("scratch", List.of("Work"));
             JsonObjectWriter types = new JsonObjectWriter();
             shapes.keySet().stream().filter(operandTypes(op)::containsKey).forEach(name -> types.put(name, operandTypes(op).get(name)));
             json.put("operandTypes", types);

@@ -14,36 +14,46 @@ import dev.jitzoo.proto.rules.ScheduleRules;
 import java.util.List;
 
 /**
- * The int8 matmul ({@code matmul_int8}, docs/kernel-abi.md): C = AScale · BScale[n] · Σ_k (A − AZero) · B,
- * then the epilogue, with A uint8 [M, K] and B int8 [K, N] as onnxruntime's dynamic quantization
- * leaves them. The products are integer: {@code i32x4.dot_i16x8_s} multiplies eight i16 pairs and
- * sums adjacent ones, so one instruction takes two k steps of four columns (8 multiply-adds,
- * exact). B is packed once ({@code pack_b}) into x0-wide panels of k pairs, 8 bytes per pair and 4
- * columns, zero-padded, so the k loop widens it as it loads ({@code v128.load8x8_s}); A's pair of
- * bytes is loaded into every lane pair ({@code v128.load16_splat}), widened and its zero point
- * subtracted. The sums become floats only in the epilogue.
+ * The int8 matmul ({@code matmul_int8}, docs/kernel-abi.md): onnxruntime's dynamic int8 product
+ * (DynamicQuantizeLinear of A, MatMulInteger with the int8 weights, Cast, × the two scales) in one
+ * kernel. A arrives as floats; the kernel finds its range (with 0 in it), its scale and zero point
+ * as DynamicQuantizeLinear defines them, and writes each row quantized, less its zero point, as
+ * i16 into Work (its rows padded to a multiple of 8 with zeros). The products are then integer:
+ * {@code i32x4.dot_i16x8_s} multiplies eight i16 pairs and sums adjacent ones, so one instruction
+ * takes two k steps of four columns (8 multiply-adds, exact), A's pair loaded into every lane pair
+ * with one {@code v128.load32_splat} and B's, packed once ({@code pack_b}) into x0-wide panels of k
+ * pairs, widened as it loads ({@code v128.load8x8_s}). The sums become floats only in the epilogue:
+ * × AScale · BScale[j], then the matmul epilogue.
  *
  * <pre>
+ * range of all of A (SIMD min/max), scale, zero point          {@link #emitRange}
+ * for each row: Work[row] = clamp(nearest(A[row] / scale), -zero, 255 - zero)
  * for band of y0 rows (then the M % y0 rows left)
  *   for panel of x0 columns (the last one N % x0 wide)
- *     y0 × x0/4 i32x4 sums over K/2 pairs (unroll pairs per trip), the odd last k alone
+ *     y0 × x0/4 i32x4 sums over ceil(K/2) pairs (unroll pairs per trip)
  *     scale, epilogue, store (lane by lane past N)
  * </pre>
  */
 final class Int8MatMulEmitter {
 
     static final int PARAM_A = 0;
-    static final int PARAM_A_SCALE = 1;
-    static final int PARAM_A_ZERO = 2;
-    static final int PARAM_B = 3;
-    static final int PARAM_B_SCALE = 4;
-    static final int PARAM_C = 5;
-    /** The inputs before C, in parameter order. */
-    static final List<String> INPUTS = List.of("A", "AScale", "AZero", "B", "BScale");
+    static final int PARAM_B = 1;
+    static final int PARAM_B_SCALE = 2;
+    static final int PARAM_C = 3;
+    static final int PARAM_WORK = 4;
+    /** The operands before the epilogue's, in parameter order. */
+    static final List<String> OPERANDS = List.of("A", "B", "BScale", "C", "Work");
 
     /** B's bytes per k pair and 4 columns in a panel: one {@code v128.load8x8_s}. */
     private static final int GROUP_BYTES = 8;
+    private static final int I16_BYTES = 2;
+    /** Work's rows are padded to a multiple of this many i16s: a quantize step's width. */
+    static final int WORK_ALIGN = 8;
     private static final MemArg BYTES = new MemArg(0, 0);
+
+    /** The locals the range leaves for the rows: A's scale (f32) and the bounds of a quantized value less its zero point. */
+    record Range(int scale, int low, int high) {
+    }
 
     private final Op op;
     private final Schedule schedule;
@@ -65,24 +75,34 @@ final class Int8MatMulEmitter {
         this.pool = pool;
         this.x0 = schedule.x0();
         this.y0 = schedule.y0();
-        this.pairs = op.k() / 2;
+        this.pairs = (op.k() + 1) / 2;
         this.unroll = Math.max(1, schedule.unroll());
     }
 
-    /** The entry {@code (A, AScale, AZero, B, BScale, C[, Bias][, Residual])}. */
+    /** The entry {@code (A, B, BScale, C, Work[, Bias][, Residual])}. */
     static FunctionBuilder emit(Op op, Schedule schedule) {
         FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(operandCount(op)));
-        new Int8MatMulEmitter(op, schedule, f, new LocalPool(f)).body();
+        LocalPool pool = new LocalPool(f);
+        Range range = emitRange(op, f, pool);
+        new Int8MatMulEmitter(op, schedule, f, pool).rows(range);
         return f;
     }
 
-    /** The whole op's code written into {@code f}, whose first parameters are the operands' offsets: a split kernel's unit ({@link RangeEmitter}). */
-    static void emitInto(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
-        new Int8MatMulEmitter(op, schedule, f, pool).body();
+    /**
+     * A split kernel's unit ({@link RangeEmitter}): the rows of {@code op} (the unit's) at the
+     * operand parameters as set for it, with the range of the whole A found once per call.
+     */
+    static void emitInto(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool, Range range) {
+        new Int8MatMulEmitter(op, schedule, f, pool).rows(range);
     }
 
     static int operandCount(Op op) {
-        return INPUTS.size() + 1 + (op.fuses(Epilogue.Kind.BIAS) ? 1 : 0) + (op.fuses(Epilogue.Kind.RESIDUAL) ? 1 : 0);
+        return OPERANDS.size() + (op.fuses(Epilogue.Kind.BIAS) ? 1 : 0) + (op.fuses(Epilogue.Kind.RESIDUAL) ? 1 : 0);
+    }
+
+    /** i16s per row of Work: K rounded up to a multiple of {@value #WORK_ALIGN}. */
+    static int workRow(Op op) {
+        return (op.k() + WORK_ALIGN - 1) / WORK_ALIGN * WORK_ALIGN;
     }
 
     /** Bytes of one packed panel: x0 columns of every k pair. */
@@ -96,7 +116,7 @@ final class Int8MatMulEmitter {
     }
 
     private int param(String name) {
-        int bias = PARAM_C + 1;
+        int bias = OPERANDS.size();
         return switch (name) {
             case "Bias" -> bias;
             case "Residual" -> op.fuses(Epilogue.Kind.BIAS) ? bias + 1 : bias;
@@ -108,61 +128,139 @@ final class Int8MatMulEmitter {
         return op.n() * FLOAT_BYTES;
     }
 
-    private void body() {
-        int zero = pool.one("zero", ValType.V128), zeroScalar = pool.one("zeroScalar", ValType.I32);
-        int scale = pool.one("scale", ValType.V128);
-        f.localGet(PARAM_A_ZERO).memory(Opcode.I32_LOAD8_U, BYTES).localTee(zeroScalar).simd(SimdOpcode.I16X8_SPLAT).localSet(zero);
-        f.localGet(PARAM_A_SCALE).memory(Opcode.F32_LOAD, MemArg.floatAt(0)).simd(SimdOpcode.F32X4_SPLAT).localSet(scale);
-        int bandA = i32("bandA"), bandC = i32("bandC");
-        f.localGet(PARAM_A).localSet(bandA);
+    /**
+     * DynamicQuantizeLinear's parameters of all of A (at parameter {@code PARAM_A}), in float32 as
+     * onnxruntime computes them: min and max with 0 in the range; scale = (max − min) / 255 (1 when
+     * max = min); zero point = round-half-even(clamp(−min / scale, 0, 255)). Leaves the scale, −zero
+     * and 255 − zero in locals.
+     */
+    static Range emitRange(Op op, FunctionBuilder f, LocalPool pool) {
+        int p = pool.one("range.p", ValType.I32), counter = pool.one("range.counter", ValType.I32);
+        int lowV = pool.one("range.lowV", ValType.V128), highV = pool.one("range.highV", ValType.V128);
+        int low = pool.one("range.low", ValType.F32), high = pool.one("range.high", ValType.F32);
+        int scale = pool.one("range.scale", ValType.F32), zero = pool.one("range.zero", ValType.F32);
+        long elements = (long) op.m() * op.k();
+        f.localGet(PARAM_A).localSet(p);
+        f.f32x4Const(0f).localTee(lowV).localSet(highV);
+        Loops.repeat(f, Trips.fixed(Math.toIntExact(elements / LANES)), counter, () -> {
+            f.localGet(lowV).localGet(p).memory(SimdOpcode.V128_LOAD, MemArg.floatAt(0)).simd(SimdOpcode.F32X4_MIN).localSet(lowV);
+            f.localGet(highV).localGet(p).memory(SimdOpcode.V128_LOAD, MemArg.floatAt(0)).simd(SimdOpcode.F32X4_MAX).localSet(highV);
+            Loops.add(f, p, LANES * FLOAT_BYTES);
+        });
+        f.f32Const(0f).localTee(low).localSet(high);
+        Loops.repeat(f, Trips.fixed(Math.toIntExact(elements % LANES)), counter, () -> {
+            f.localGet(low).localGet(p).memory(Opcode.F32_LOAD, MemArg.floatAt(0)).op(Opcode.F32_MIN).localSet(low);
+            f.localGet(high).localGet(p).memory(Opcode.F32_LOAD, MemArg.floatAt(0)).op(Opcode.F32_MAX).localSet(high);
+            Loops.add(f, p, FLOAT_BYTES);
+        });
+        for (int lane = 0; lane < LANES; lane++) {
+            f.localGet(low).localGet(lowV).f32x4ExtractLane(lane).op(Opcode.F32_MIN).localSet(low);
+            f.localGet(high).localGet(highV).f32x4ExtractLane(lane).op(Opcode.F32_MAX).localSet(high);
+        }
+        // scale = max == min ? 1 : (max - min) / 255
+        f.f32Const(1f).localGet(high).localGet(low).op(Opcode.F32_SUB).f32Const(255f).op(Opcode.F32_DIV)
+                .localGet(high).localGet(low).op(Opcode.F32_EQ).op(Opcode.SELECT).localSet(scale);
+        // zero = nearest(clamp(0 - min / scale, 0, 255)); the bounds of a value less it: -zero, 255 - zero
+        f.f32Const(0f).localGet(low).localGet(scale).op(Opcode.F32_DIV).op(Opcode.F32_SUB).f32Const(0f).op(Opcode.F32_MAX)
+                .f32Const(255f).op(Opcode.F32_MIN).op(Opcode.F32_NEAREST).localSet(zero);
+        int lowBound = pool.one("range.lowBound", ValType.F32), highBound = pool.one("range.highBound", ValType.F32);
+        f.f32Const(0f).localGet(zero).op(Opcode.F32_SUB).localSet(lowBound);
+        f.f32Const(255f).localGet(zero).op(Opcode.F32_SUB).localSet(highBound);
+        return new Range(scale, lowBound, highBound);
+    }
+
+    /** This call's rows: quantized into Work, then multiplied band by band. */
+    private void rows(Range range) {
+        quantize(range);
+        Tile tile = new Tile(range.scale());
+        int bandW = i32("bandW"), bandC = i32("bandC");
+        f.localGet(PARAM_WORK).localSet(bandW);
         f.localGet(PARAM_C).localSet(bandC);
-        Tile tile = new Tile(zero, zeroScalar, scale);
         Loops.repeat(f, Trips.fixed(op.m() / y0), i32("band.counter"), () -> {
-            panels(tile, y0, bandA, bandC);
-            Loops.add(f, bandA, y0 * op.k());
+            panels(tile, y0, bandW, bandC);
+            Loops.add(f, bandW, y0 * workRow(op) * I16_BYTES);
             Loops.add(f, bandC, y0 * rowBytesC());
         });
         if (op.m() % y0 != 0) {
-            panels(tile, op.m() % y0, bandA, bandC);
+            panels(tile, op.m() % y0, bandW, bandC);
         }
     }
 
+    /**
+     * Work[row] = clamp(nearest(A[row] / scale), −zero, 255 − zero) as i16, eight at a time
+     * ({@code i16x8.narrow_i32x4_s} of two quantized vectors), the rest one by one, zeros to the
+     * row's padded end.
+     */
+    private void quantize(Range range) {
+        int a = i32("q.a"), w = i32("q.w"), scaleV = pool.one("q.scaleV", ValType.V128);
+        int lowV = pool.one("q.lowV", ValType.V128), highV = pool.one("q.highV", ValType.V128);
+        f.localGet(range.scale()).simd(SimdOpcode.F32X4_SPLAT).localSet(scaleV);
+        f.localGet(range.low()).simd(SimdOpcode.F32X4_SPLAT).localSet(lowV);
+        f.localGet(range.high()).simd(SimdOpcode.F32X4_SPLAT).localSet(highV);
+        f.localGet(PARAM_A).localSet(a);
+        f.localGet(PARAM_WORK).localSet(w);
+        int k = op.k(), eights = k / WORK_ALIGN, rest = k % WORK_ALIGN, pad = workRow(op) - k;
+        Loops.repeat(f, Trips.fixed(op.m()), i32("q.rowCounter"), () -> {
+            Loops.repeat(f, Trips.fixed(eights), i32("q.counter"), () -> {
+                f.localGet(w);
+                for (int half = 0; half < 2; half++) {
+                    address(a, (long) half * LANES * FLOAT_BYTES);
+                    f.memory(SimdOpcode.V128_LOAD, MemArg.floatAt(0)).localGet(scaleV).simd(SimdOpcode.F32X4_DIV)
+                            .simd(SimdOpcode.F32X4_NEAREST).localGet(lowV).simd(SimdOpcode.F32X4_MAX).localGet(highV)
+                            .simd(SimdOpcode.F32X4_MIN).simd(SimdOpcode.I32X4_TRUNC_SAT_F32X4_S);
+                }
+                f.simd(SimdOpcode.I16X8_NARROW_I32X4_S).memory(SimdOpcode.V128_STORE, BYTES);
+                Loops.add(f, a, WORK_ALIGN * FLOAT_BYTES);
+                Loops.add(f, w, WORK_ALIGN * I16_BYTES);
+            });
+            for (int i = 0; i < rest; i++) {
+                address(w, (long) i * I16_BYTES);
+                address(a, (long) i * FLOAT_BYTES);
+                f.memory(Opcode.F32_LOAD, MemArg.floatAt(0)).localGet(range.scale()).op(Opcode.F32_DIV).op(Opcode.F32_NEAREST)
+                        .localGet(range.low()).op(Opcode.F32_MAX).localGet(range.high()).op(Opcode.F32_MIN)
+                        .op(Opcode.I32_TRUNC_F32_S).memory(Opcode.I32_STORE16, BYTES);
+            }
+            for (int i = rest; i < rest + pad; i++) {
+                address(w, (long) i * I16_BYTES);
+                f.i32Const(0).memory(Opcode.I32_STORE16, BYTES);
+            }
+            Loops.add(f, a, rest * FLOAT_BYTES);
+            Loops.add(f, w, (rest + pad) * I16_BYTES);
+        });
+    }
+
     /** One band of rows across every panel: the whole panels in a loop, then the narrow last one. */
-    private void panels(Tile tile, int rows, int bandA, int bandC) {
+    private void panels(Tile tile, int rows, int bandW, int bandC) {
         int panel = i32("panel"), panelC = i32("panelC"), panelScale = i32("panelScale");
         f.localGet(PARAM_B).localSet(panel);
         f.localGet(bandC).localSet(panelC);
         f.localGet(PARAM_B_SCALE).localSet(panelScale);
         int panelBytes = panelBytes(op, schedule);
         Loops.repeat(f, Trips.fixed(op.n() / x0), i32("panel.counter"), () -> {
-            tile.emit(rows, x0, bandA, panel, panelC, panelScale);
+            tile.emit(rows, x0, bandW, panel, panelC, panelScale);
             Loops.add(f, panel, panelBytes);
             Loops.add(f, panelC, x0 * FLOAT_BYTES);
             Loops.add(f, panelScale, x0 * FLOAT_BYTES);
         });
         if (op.n() % x0 != 0) {
-            tile.emit(rows, op.n() % x0, bandA, panel, panelC, panelScale);
+            tile.emit(rows, op.n() % x0, bandW, panel, panelC, panelScale);
         }
     }
 
     /** A register tile: its sums, its k loop, its epilogue and store. */
     private final class Tile {
 
-        private final int zero;
-        private final int zeroScalar;
         private final int scale;
-        private final int pA = i32("tile.pA");
+        private final int pW = i32("tile.pW");
         private final int pB = i32("tile.pB");
         private final int counter = i32("tile.counter");
 
-        Tile(int zero, int zeroScalar, int scale) {
-            this.zero = zero;
-            this.zeroScalar = zeroScalar;
+        Tile(int scale) {
             this.scale = scale;
         }
 
         /** Rows × width of C at {@code c} (width ≤ x0: the panel's real columns; the sums cover x0). */
-        void emit(int rows, int width, int a, int b, int c, int scales) {
+        void emit(int rows, int width, int w, int b, int c, int scales) {
             int vectors = x0 / LANES;
             int[] sums = pool.group("tile.sums", ValType.V128, rows * vectors);
             f.f32x4Const(0f); // all zero bits: i32 zeros too
@@ -170,48 +268,30 @@ final class Int8MatMulEmitter {
                 f.localTee(sums[i]);
             }
             f.localSet(sums[sums.length - 1]);
-            f.localGet(a).localSet(pA);
+            f.localGet(w).localSet(pW);
             f.localGet(b).localSet(pB);
             Loops.repeat(f, Trips.fixed(pairs / unroll), counter, () -> pairSteps(rows, sums, unroll));
             Loops.repeat(f, Trips.fixed(pairs % unroll), counter, () -> pairSteps(rows, sums, 1));
-            if (op.k() % 2 != 0) {
-                lastStep(rows, sums);
-            }
             store(rows, width, sums, c, scales);
         }
 
-        /** {@code count} k pairs: per row A's pair (less its zero point) in every lane pair, dotted with each B group. */
+        /** {@code count} k pairs: per row A's pair (an i32 of two i16) in every lane, dotted with each B group. */
         private void pairSteps(int rows, int[] sums, int count) {
             for (int p = 0; p < count; p++) {
                 for (int row = 0; row < rows; row++) {
                     int pairA = pool.one("tile.pairA", ValType.V128);
-                    load(pA, (long) row * op.k() + 2L * p, SimdOpcode.V128_LOAD16_SPLAT, BYTES);
-                    f.simd(SimdOpcode.I16X8_EXTEND_LOW_I8X16_U).localGet(zero).simd(SimdOpcode.I16X8_SUB).localSet(pairA);
-                    dots(row, sums, pairA, (long) p * x0 * 2);
+                    load(pW, (long) row * workRow(op) * I16_BYTES + (long) p * 2 * I16_BYTES, SimdOpcode.V128_LOAD32_SPLAT, BYTES);
+                    f.localSet(pairA);
+                    for (int v = 0; v < x0 / LANES; v++) {
+                        int sum = sums[row * (x0 / LANES) + v];
+                        f.localGet(sum).localGet(pairA);
+                        load(pB, (long) p * x0 * 2 + (long) v * GROUP_BYTES, SimdOpcode.V128_LOAD8X8_S, BYTES);
+                        f.simd(SimdOpcode.I32X4_DOT_I16X8_S).simd(SimdOpcode.I32X4_ADD).localSet(sum);
+                    }
                 }
             }
-            Loops.add(f, pA, 2 * count);
+            Loops.add(f, pW, count * 2 * I16_BYTES);
             Loops.add(f, pB, count * x0 * 2);
-        }
-
-        /** The odd last k: A's value (less its zero point) in the low half of each lane, B's pad of zeros in the high. */
-        private void lastStep(int rows, int[] sums) {
-            for (int row = 0; row < rows; row++) {
-                int pairA = pool.one("tile.pairA", ValType.V128);
-                load(pA, (long) row * op.k(), Opcode.I32_LOAD8_U, BYTES);
-                f.localGet(zeroScalar).op(Opcode.I32_SUB).i32Const(0xFFFF).op(Opcode.I32_AND)
-                        .simd(SimdOpcode.I32X4_SPLAT).localSet(pairA);
-                dots(row, sums, pairA, 0);
-            }
-        }
-
-        private void dots(int row, int[] sums, int pairA, long bOffset) {
-            for (int v = 0; v < x0 / LANES; v++) {
-                int sum = sums[row * (x0 / LANES) + v];
-                f.localGet(sum).localGet(pairA);
-                load(pB, bOffset + (long) v * GROUP_BYTES, SimdOpcode.V128_LOAD8X8_S, BYTES);
-                f.simd(SimdOpcode.I32X4_DOT_I16X8_S).simd(SimdOpcode.I32X4_ADD).localSet(sum);
-            }
         }
 
         /**
@@ -225,7 +305,7 @@ final class Int8MatMulEmitter {
                     long column = (long) v * LANES;
                     long cOffset = (long) row * rowBytesC() + column * FLOAT_BYTES;
                     f.localGet(sums[row * (x0 / LANES) + v]).simd(SimdOpcode.F32X4_CONVERT_I32X4_S).localGet(scale)
-                            .simd(SimdOpcode.F32X4_MUL).localSet(vector);
+                            .simd(SimdOpcode.F32X4_SPLAT).simd(SimdOpcode.F32X4_MUL).localSet(vector);
                     if (column + LANES <= width) {
                         f.localGet(vector);
                         load(scales, column * FLOAT_BYTES, SimdOpcode.V128_LOAD, MemArg.floatAt(0));

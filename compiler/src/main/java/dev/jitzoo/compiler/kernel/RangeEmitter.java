@@ -36,6 +36,7 @@ final class RangeEmitter {
     private final Schedule schedule;
     private final FunctionBuilder f;
     private final LocalPool locals;
+    private Int8MatMulEmitter.Range range;
 
     private RangeEmitter(Op op, Schedule schedule) {
         this.op = op;
@@ -87,6 +88,8 @@ final class RangeEmitter {
             base[p] = local("range.base" + p);
             f.localGet(p).localSet(base[p]);
         }
+        // an int8 matmul quantizes A by the range of all of it: found once per call, before A moves to a unit's rows
+        range = op.kind().quantized ? Int8MatMulEmitter.emitRange(op, f, locals) : null;
         f.localGet(first).localSet(unit);
         f.block();
         f.localGet(unit).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
@@ -132,7 +135,7 @@ final class RangeEmitter {
     private void body(int rows) {
         Op cut = cut(rows);
         if (op.kind().quantized) {
-            Int8MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals);
+            Int8MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals, range);
         } else if (op.kind().matmul) {
             MatMulEmitter.emitInto(MatMulPlan.of(cut, schedule), f, locals);
         } else {
@@ -162,12 +165,12 @@ final class RangeEmitter {
             String name = names.get(p);
             List<Integer> shape = shapes.get(name);
             boolean byRow = switch (name) {
-                case "A", "C", "Residual" -> true;
+                case "A", "C", "Residual", "Work" -> true;
                 case "B" -> !op.kind().matmul && !op.kind().quantized;
                 default -> false; // Bias, Gamma, Beta: one row for all
             };
-            // a row of an operand split by rows spans its last dimension (one element for [n]): floats, or an int8 matmul's A bytes
-            int elementBytes = AbiMetadata.operandTypes(op).containsKey(name) ? 1 : MatMulPlan.FLOAT_BYTES;
+            // a row of an operand split by rows spans its last dimension (one element for [n]), in its type's bytes
+            int elementBytes = AbiMetadata.elementBytes(op, name);
             perRow[p] = byRow ? (shape.size() == 1 ? 1 : shape.get(shape.size() - 1)) * elementBytes : 0;
             perBatch[p] = op.kind().matmul && name.equals("B") ? bBatchBytes : 0;
         }

@@ -9,15 +9,13 @@ public enum SimdOpcode implements Instruction {
     V128_LOAD(0x00, 1, true, 4),
     /** Eight bytes, each sign-extended to an i16 lane (int8 weights, widened as they load). */
     V128_LOAD8X8_S(0x01, 1, true, 3),
-    /** Two bytes in every 16-bit pair of lanes (an int8 operand's pair of k steps, splat). */
-    V128_LOAD16_SPLAT(0x08, 1, true, 1),
     V128_LOAD32_SPLAT(0x09, 1, true, 2), V128_STORE(0x0B, 2, false, 4),
     V128_CONST(0x0C, 0, true, -1),
-    I16X8_SPLAT(0x10, 1, true, -1), I32X4_SPLAT(0x11, 1, true, -1),
     F32X4_SPLAT(0x13, 1, true, -1), F32X4_EXTRACT_LANE(0x1F, 1, true, -1), F32X4_REPLACE_LANE(0x20, 2, true, -1),
     V128_LOAD32_ZERO(0x5C, 1, true, 2),
     F32X4_NEAREST(0x6A, 1, true, -1),
-    I16X8_EXTEND_LOW_I8X16_U(0x89, 1, true, -1), I16X8_SUB(0x91, 2, true, -1),
+    /** Eight i32 lanes of two vectors saturated to i16, the first vector's in the low half. */
+    I16X8_NARROW_I32X4_S(0x85, 2, true, -1),
     I32X4_SHL(0xAB, 2, true, -1), I32X4_ADD(0xAE, 2, true, -1),
     F32X4_SQRT(0xE3, 1, true, -1),
     F32X4_ADD(0xE4, 2, true, -1), F32X4_SUB(0xE5, 2, true, -1), F32X4_MUL(0xE6, 2, true, -1),

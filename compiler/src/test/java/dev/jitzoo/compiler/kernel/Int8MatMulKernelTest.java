@@ -60,14 +60,29 @@ class Int8MatMulKernelTest {
 
     @Test
     void extremeValuesSumExactly() {
-        // every A byte 255 against zero point 0 and every B byte -128: the largest sums an i32 lane holds here
+        // A's range all on one side (zero point 0 or 255) and every B byte -128: the largest sums an i32 lane holds here
         Op op = new Op(OpKind.MATMUL_INT8, 2, 301, 9);
-        Map<String, Object> inputs = inputs(op, new Random(1));
-        java.util.Arrays.fill((byte[]) inputs.get("A"), (byte) 255);
-        inputs.put("AZero", new byte[] {0});
-        java.util.Arrays.fill((byte[]) inputs.get("B"), (byte) -128);
-        float[] got = WasmtimeRunner.run(COMPILER.compile(op, new Schedule(8, 2, 0, 0, 0, 0, true, 2, false, true)), op, inputs, 0);
-        assertTrue(relativeError(got, reference(op, inputs)) <= TOLERANCE);
+        for (float sign : new float[] {1, -1}) {
+            Map<String, Object> inputs = inputs(op, new Random(1));
+            float[] a = (float[]) inputs.get("A");
+            for (int i = 0; i < a.length; i++) {
+                a[i] = sign * (i % 7 == 0 ? 3f : 2.5f);
+            }
+            java.util.Arrays.fill((byte[]) inputs.get("B"), (byte) -128);
+            float[] got = WasmtimeRunner.run(COMPILER.compile(op, new Schedule(8, 2, 0, 0, 0, 0, true, 2, false, true)), op, inputs, 0);
+            assertTrue(relativeError(got, reference(op, inputs)) <= TOLERANCE);
+        }
+    }
+
+    @Test
+    void aZeroActivationQuantizesToZero() {
+        Op op = new Op(OpKind.MATMUL_INT8, 3, 10, 4);
+        Map<String, Object> inputs = inputs(op, new Random(2));
+        java.util.Arrays.fill((float[]) inputs.get("A"), 0f);
+        float[] got = WasmtimeRunner.run(COMPILER.compile(op, new Schedule(4, 1, 0, 0, 0, 0, true, 0, false, true)), op, inputs, 0);
+        for (float v : got) {
+            assertTrue(v == 0f, "C " + java.util.Arrays.toString(got));
+        }
     }
 
     @Test
@@ -85,20 +100,23 @@ class Int8MatMulKernelTest {
     void metadataNamesTheOperandTypesAndThePackedSize() {
         Op op = new Op(OpKind.MATMUL_INT8, 3, 5, 7).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS));
         String meta = COMPILER.compile(op, new Schedule(4, 1, 0, 0, 0, 0, true, 0, false, true)).metadataJson();
-        assertTrue(meta.contains("\"operands\":[\"A\",\"AScale\",\"AZero\",\"B\",\"BScale\",\"C\",\"Bias\"]"), meta);
-        assertTrue(meta.contains("\"operandTypes\":{\"A\":\"uint8\",\"AZero\":\"uint8\",\"B\":\"int8\"}"), meta);
+        assertTrue(meta.contains("\"operands\":[\"A\",\"B\",\"BScale\",\"C\",\"Work\",\"Bias\"]"), meta);
+        assertTrue(meta.contains("\"Work\":[3,8]"), meta);
+        assertTrue(meta.contains("\"scratch\":[\"Work\"],\"operandTypes\":{\"B\":\"int8\",\"Work\":\"int16\"}"), meta);
         // 3 k pairs x 4 columns x 2 bytes per panel, 2 panels: 48 bytes
         assertTrue(meta.contains("\"pack\":{\"operand\":\"B\",\"entry\":\"pack_b\",\"floats\":12}"), meta);
     }
 
     static Map<String, Object> inputs(Op op, Random random) {
         Map<String, Object> inputs = new HashMap<>();
-        byte[] a = new byte[op.m() * op.k()], b = new byte[op.k() * op.n()];
-        random.nextBytes(a);
+        byte[] b = new byte[op.k() * op.n()];
         random.nextBytes(b);
+        float[] a = floats(random, op.m() * op.k());
+        float shift = random.nextFloat() - 0.5f; // a range off centre: a zero point away from 128
+        for (int i = 0; i < a.length; i++) {
+            a[i] = 3 * (a[i] + shift);
+        }
         inputs.put("A", a);
-        inputs.put("AScale", new float[] {0.01f + random.nextFloat() * 0.02f});
-        inputs.put("AZero", new byte[] {(byte) random.nextInt(256)});
         inputs.put("B", b);
         float[] scales = new float[op.n()];
         for (int j = 0; j < scales.length; j++) {
@@ -122,20 +140,34 @@ class Int8MatMulKernelTest {
         return values;
     }
 
-    /** C in double: the integer sums exact, then the scales and the epilogue. */
+    /**
+     * C in double: A quantized as DynamicQuantizeLinear does in onnxruntime (float32 range, scale and
+     * zero point; each value x / scale rounded half to even, plus the zero point, saturated), the
+     * integer sums exact, then the scales and the epilogue.
+     */
     static double[] reference(Op op, Map<String, Object> inputs) {
-        byte[] a = (byte[]) inputs.get("A"), b = (byte[]) inputs.get("B");
-        int zero = Byte.toUnsignedInt(((byte[]) inputs.get("AZero"))[0]);
-        double aScale = ((float[]) inputs.get("AScale"))[0];
+        float[] a = (float[]) inputs.get("A");
+        byte[] b = (byte[]) inputs.get("B");
+        float low = 0, high = 0;
+        for (float x : a) {
+            low = Math.min(low, x);
+            high = Math.max(high, x);
+        }
+        float scale = high == low ? 1f : (high - low) / 255f;
+        float zero = (float) Math.rint(Math.max(0f, Math.min(255f, 0f - low / scale)));
+        int[] q = new int[a.length];
+        for (int i = 0; i < a.length; i++) {
+            q[i] = (int) Math.max(0, Math.min(255, Math.rint(a[i] / scale) + zero)) - (int) zero;
+        }
         float[] bScale = (float[]) inputs.get("BScale"), bias = (float[]) inputs.get("Bias"), residual = (float[]) inputs.get("Residual");
         double[] c = new double[op.m() * op.n()];
         for (int i = 0; i < op.m(); i++) {
             for (int j = 0; j < op.n(); j++) {
                 long sum = 0;
                 for (int k = 0; k < op.k(); k++) {
-                    sum += (long) (Byte.toUnsignedInt(a[i * op.k() + k]) - zero) * b[k * op.n() + j];
+                    sum += (long) q[i * op.k() + k] * b[k * op.n() + j];
                 }
-                double v = sum * aScale * bScale[j];
+                double v = sum * (double) scale * bScale[j];
                 for (Epilogue e : op.epilogue()) {
                     v = switch (e.kind()) {
                         case SCALE -> v * e.value();

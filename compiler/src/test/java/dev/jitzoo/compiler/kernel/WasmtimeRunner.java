@@ -61,11 +61,17 @@ final class WasmtimeRunner {
         Map<String, Object> pack = (Map<String, Object>) meta.get("pack");
         int packedFloats = pack == null ? 0 : Math.toIntExact((Long) pack.get("floats"));
         Map<String, Integer> offsets = new LinkedHashMap<>();
+        List<String> scratch = meta.containsKey("scratch") ? (List<String>) meta.get("scratch") : List.of();
+        Map<String, Integer> scratchBytes = new LinkedHashMap<>();
         int next = GUARD_BYTES;
         for (String operand : operands) {
             int at = align(next) + skew;
             offsets.put(operand, at);
-            next = at + (operand.equals("C") ? 4 * cFloats : bytes(inputs.get(operand))) + GUARD_BYTES;
+            int bytes = operand.equals("C") ? 4 * cFloats : scratch.contains(operand) ? scratchBytes(meta, operand) : bytes(inputs.get(operand));
+            if (scratch.contains(operand)) {
+                scratchBytes.put(operand, bytes);
+            }
+            next = at + bytes + GUARD_BYTES;
         }
         int offC = offsets.get("C");
         int end = offC + cFloats * 4;
@@ -82,7 +88,7 @@ final class WasmtimeRunner {
                 buffer.putInt(at, CANARY_BITS);
             }
             for (String operand : operands) {
-                if (!operand.equals("C")) {
+                if (!operand.equals("C") && !scratch.contains(operand)) {
                     put(buffer, offsets.get(operand), inputs.get(operand));
                 }
             }
@@ -108,6 +114,11 @@ final class WasmtimeRunner {
             }
 
             buffer = memory.buffer(store).order(ByteOrder.LITTLE_ENDIAN);
+            for (Map.Entry<String, Integer> s : scratchBytes.entrySet()) { // scratch is the kernel's to write: taken as it left it
+                byte[] left = new byte[s.getValue()];
+                buffer.get(offsets.get(s.getKey()), left);
+                System.arraycopy(left, 0, before, offsets.get(s.getKey()), left.length);
+            }
             checkWrites(buffer, before, offC, end, kernel, op, "C", offsets);
             float[] c = new float[cFloats];
             for (int i = 0; i < cFloats; i++) {
@@ -138,6 +149,19 @@ final class WasmtimeRunner {
         for (int i = 0; i < floats.length; i++) {
             buffer.putFloat(offset + i * 4, floats[i]);
         }
+    }
+
+    /** Bytes of a scratch operand: its shape's elements in its type (operandTypes, float32 when unnamed). */
+    @SuppressWarnings("unchecked")
+    private static int scratchBytes(Map<String, Object> meta, String operand) {
+        int elements = ((List<Long>) ((Map<String, Object>) meta.get("operandShapes")).get(operand)).stream()
+                .mapToInt(Long::intValue).reduce(1, (x, y) -> x * y);
+        Map<String, Object> types = (Map<String, Object>) meta.getOrDefault("operandTypes", Map.of());
+        return elements * switch (String.valueOf(types.getOrDefault(operand, "float32"))) {
+            case "int8", "uint8" -> 1;
+            case "int16" -> 2;
+            default -> 4;
+        };
     }
 
     private static int bytes(Object values) {
