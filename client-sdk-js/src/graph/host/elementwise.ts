@@ -1,4 +1,4 @@
-import { erf } from "../../reference.js";
+import { erfFloat } from "../../reference.js";
 import { TensorProto_DataType as DataType } from "../../gen/onnx/onnx_pb.js";
 import { broadcastStrides, roundHalfEven, roundToHalf, rowStarts, type DType, type HostTensor } from "../tensor.js";
 import {
@@ -65,6 +65,7 @@ const UNARY: Record<string, UnaryOp> = {
   Sin: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.sin(a[i]); },
   Cos: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.cos(a[i]); },
   Tanh: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = Math.tanh(a[i]); },
+  Erf: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = erfFloat(a[i]); },
   // no branch: for a very negative x, exp(-x) is Infinity and 1 / Infinity the 0 the other form gives
   Sigmoid: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = 1 / (1 + Math.exp(-a[i])); },
   Relu: (d, a) => { for (let i = 0; i < a.length; i++) d[i] = a[i] > 0 ? a[i] : 0; },
@@ -113,7 +114,7 @@ function variadic(f: (a: number, b: number) => number, finish?: (x: number, coun
   };
 }
 
-const gelu = (x: number) => 0.5 * x * (1 + erf(x / Math.SQRT2));
+const gelu = (x: number) => 0.5 * x * (1 + erfFloat(x / Math.SQRT2));
 const geluTanh = (x: number) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x)));
 
 /** ONNX element types a Cast may produce, as the engine holds them. */
@@ -180,7 +181,7 @@ export const ELEMENTWISE_OPS: Record<string, HostOp> = {
   Sin: elementwise(Math.sin),
   Cos: elementwise(Math.cos),
   Tan: elementwise(Math.tan),
-  Erf: elementwise(erf),
+  Erf: elementwise(erfFloat),
   Tanh: elementwise(Math.tanh),
   Sigmoid: elementwise((x) => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)))),
   Softplus: elementwise((x) => (x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x)))),
