@@ -22,10 +22,17 @@ const f32 = (x: number) => [...new Uint8Array(new Float32Array([x]).buffer)];
 const simd = (op: number) => [0xfd, ...leb(op)];
 
 const F32X4_SPLAT = 0x13, F32X4_EXTRACT_LANE = 0x1f, F32X4_ADD = 0xe4, F32X4_MUL = 0xe6, F32X4_RELAXED_MADD = 0x105;
+const I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba;
+
+/** The instruction forms of a multiply-add peak: f32x4.mul + f32x4.add, f32x4.relaxed_madd, i32x4.dot_i16x8_s + i32x4.add. */
+export type PeakForm = "madd" | "relaxed" | "dot";
 const LOCAL_GET = 0x20, LOCAL_SET = 0x21, LOCAL_TEE = 0x22;
 
-/** `peak(iterations) -> f32`: each iteration does CHAINS × (acc = acc × a + b) on four lanes. */
-function peakModule(relaxed: boolean): Uint8Array<ArrayBuffer> {
+/**
+ * `peak(iterations) -> f32`: each iteration does CHAINS × (acc = acc × a + b) on four lanes, or in
+ * the dot form CHAINS × (acc = acc + dot(a, b)): eight i16 products summed in pairs into four lanes.
+ */
+function peakModule(form: PeakForm): Uint8Array<ArrayBuffer> {
   const a = CHAINS, b = CHAINS + 1;
   const body: number[] = [];
   const splat = (local: number, x: number) => body.push(0x43, ...f32(x), ...simd(F32X4_SPLAT), LOCAL_SET, local + 1);
@@ -35,7 +42,8 @@ function peakModule(relaxed: boolean): Uint8Array<ArrayBuffer> {
   body.push(0x03, 0x40); // loop
   for (let i = 0; i < CHAINS; i++) {
     body.push(LOCAL_GET, i + 1, LOCAL_GET, a + 1);
-    if (relaxed) body.push(LOCAL_GET, b + 1, ...simd(F32X4_RELAXED_MADD));
+    if (form === "relaxed") body.push(LOCAL_GET, b + 1, ...simd(F32X4_RELAXED_MADD));
+    else if (form === "dot") body.push(LOCAL_GET, b + 1, ...simd(I32X4_DOT_I16X8_S), ...simd(I32X4_ADD));
     else body.push(...simd(F32X4_MUL), LOCAL_GET, b + 1, ...simd(F32X4_ADD));
     body.push(LOCAL_SET, i + 1);
   }
@@ -61,12 +69,16 @@ export interface PeakLoop {
   flops: number;
 }
 
-/** The peak loop of one form (`relaxed`: f32x4.relaxed_madd, else mul + add); null where the engine lacks it. */
-export function peakLoop(relaxed: boolean, iterations = 400_000): PeakLoop | null {
-  const bytes = peakModule(relaxed);
+/**
+ * The peak loop of one form (`relaxed`: f32x4.relaxed_madd, else mul + add; or `"dot"`); null where
+ * the engine lacks it. A dot form's "flops" are its integer operations: 16 a dot (8 multiply-adds).
+ */
+export function peakLoop(relaxed: boolean | PeakForm, iterations = 400_000): PeakLoop | null {
+  const form: PeakForm = relaxed === true ? "relaxed" : relaxed === false ? "madd" : relaxed;
+  const bytes = peakModule(form);
   if (!WebAssembly.validate(bytes)) return null;
   const { peak } = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as { peak: (n: number) => number };
-  return { call: () => void peak(iterations), flops: iterations * CHAINS * LANES * 2 };
+  return { call: () => void peak(iterations), flops: iterations * CHAINS * (form === "dot" ? 16 : LANES * 2) };
 }
 
 /**

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readCases } from '../src/cases.mjs';
 import { checkCases, junitReport, TOLERANCE } from '../src/check.mjs';
-import { benchCodegenKernels, benchKernels, benchKernelsThreaded, benchPasses } from '../src/bench.mjs';
+import { benchCodegenKernels, benchInt8Kernels, benchKernels, benchKernelsThreaded, benchPasses } from '../src/bench.mjs';
 import { measurePeak } from '../src/peak.mjs';
 import { benchSpace } from '../src/space.mjs';
 import { benchDynamic, checkPlans } from '../src/dynamic.mjs';
@@ -21,7 +21,8 @@ const USAGE = `usage: harness <command> [options]
       every uKernel of DIR (\`space dynamic --requests\`, compiled) and every plan of PLANS
       (\`space dynamic\`'s JSON) run on row slices of one memory, against the float64 reference
   bench kernels DIR [--out DIR] [--threads T] [--quick] [--json]
-      best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak; with
+      best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak, and
+      per int8 matmul in DIR beside onnxruntime-web's int8 product and the dot peak; with
       --threads T, the best split kernel on T threads beside the best on one and onnxruntime-web on T
   bench passes DIR [--json]           a kernel per pass set, from \`codegen passes\`
   bench codegen DIR FILE [--json]     ours and clang's kernel; FILE: the generation figures (JSON)
@@ -110,7 +111,11 @@ async function main() {
     const threads = values.threads === undefined ? 1 : Number(values.threads);
     if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) fail(`--threads must be a whole number from 1 to 64, got ${values.threads}`);
     if (name === 'kernels' && threads > 1) report = await benchKernelsThreaded(dir, { threads, quick: values.quick });
-    else if (name === 'kernels') report = await benchKernels(dir, { out: values.out, quick: values.quick });
+    else if (name === 'kernels') {
+      report = await benchKernels(dir, { out: values.out, quick: values.quick });
+      const int8 = await benchInt8Kernels(dir, { quick: values.quick });
+      if (int8) report = { text: `${report.text}\n\n${int8.text}`, json: { ...report.json, int8: int8.json } };
+    }
     else if (name === 'passes') report = await benchPasses(dir);
     else if (name === 'space') report = await benchSpace(dir, file, { quick: values.quick });
     else if (name === 'dynamic') report = await benchDynamic(dir, file, { quick: values.quick });

@@ -3,17 +3,17 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { inputsFor, relativeError, size } from './data.mjs';
+import { inputsFor, relativeError, scratchOf, size } from './data.mjs';
 import { reference } from './reference.mjs';
 import { BASE, WasmKernel, startPool } from './wasm.mjs';
 import { gflops, median, timeSideBySide } from './timing.mjs';
 import { peakRuntime } from './peak.mjs';
-import { onnxRuntime, tensorflowJs } from './peers.mjs';
+import { onnxRuntime, onnxRuntimeInt8, tensorflowJs } from './peers.mjs';
 import { readCase, readCases } from './cases.mjs';
 import { TOLERANCE } from './check.mjs';
 
 /** Operands a model holds as constants, written once at load (and packed then); every other input is copied in per call. */
-const CONSTANT = { matmul: ['B', 'Bias'], batch_matmul: ['Bias'] };
+const CONSTANT = { matmul: ['B', 'Bias'], batch_matmul: ['Bias'], matmul_int8: ['B', 'BScale', 'Bias'] };
 
 /**
  * A runtime's session call over a kernel placed in memory: the activations copied in (B packed
@@ -23,7 +23,7 @@ const CONSTANT = { matmul: ['B', 'Bias'], batch_matmul: ['Bias'] };
 function sessionCall(kernel, inputs, run) {
   const { meta } = kernel;
   const constant = CONSTANT[meta.op] ?? [];
-  const activations = meta.operands.filter((n) => n !== 'C' && !constant.includes(n));
+  const activations = meta.operands.filter((n) => n !== 'C' && !constant.includes(n) && !scratchOf(meta).includes(n));
   const out = new Float32Array(size(meta.operandShapes.C));
   const call = () => {
     for (const name of activations) kernel.write(name, inputs[name]);
@@ -195,6 +195,67 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
       'the peak loops, mul+add / relaxed madd, in the same rounds); the best kernel of each instruction form beside its peak\n' +
       text,
     json: { bench: 'kernels', unit: 'GFLOP/s', peak, kernels },
+  };
+}
+
+/** int8 cases grouped by their op: `space cases` labels them MATMUL_INT8-<M>X<K>X<N>-... */
+export function byInt8Op(cases) {
+  const groups = new Map();
+  for (const c of cases) {
+    const name = /^(MATMUL_INT8-\d+X\d+X\d+)-/.exec(c.name)?.[1];
+    if (!name || c.backend !== 'wasm') continue;
+    if (!groups.has(name)) groups.set(name, []);
+    groups.get(name).push(c);
+  }
+  return groups;
+}
+
+/**
+ * `bench kernels`, int8 part: for each int8 matmul in `dir` (MiniLM's products), every candidate
+ * timed briefly, then the best few at length beside onnxruntime-web's own int8 product on the same
+ * operands (DynamicQuantizeLinear, MatMulInteger, Cast, Mul) and the dot peak loop
+ * (i32x4.dot_i16x8_s + i32x4.add chains). Integer operations are counted as flops are (2 a
+ * multiply-add). Null when `dir` has no int8 kernels.
+ */
+export async function benchInt8Kernels(dir, { quick = false } = {}) {
+  const groups = byInt8Op(readCases(dir));
+  if (groups.size === 0) return null;
+  const screen = { warmup: 1, warmupMs: 0, minReps: 3, maxReps: 3, minMs: 0 };
+  const full = quick ? { warmup: 1, minReps: 3, maxReps: 5, minMs: 0, burstMs: 30 }
+    : { warmup: 2, warmupMs: 1000, minReps: 9, minMs: 4000, burstMs: 100 };
+  const dotLoop = peakRuntime('dot');
+  const kernels = [];
+  for (const [name, cases] of [...groups.entries()].sort()) {
+    const meta = cases[0].meta;
+    const inputs = inputsFor(meta, 7);
+    log(`${name}: screening ${cases.length} candidates`);
+    const screened = [];
+    for (const c of cases) screened.push({ c, ms: (await timeRuntimes({ c: wasmRuntime(c, inputs) }, screen)).c.ms });
+    screened.sort((a, b) => a.ms - b.ms);
+    const finalists = screened.slice(0, quick ? 1 : 3).map(({ c }) => c);
+    const runtimes = Object.fromEntries(finalists.map((c, i) => [`jitzoo${i}`, wasmRuntime(c, inputs)]));
+    runtimes.ort = await onnxRuntimeInt8(meta, inputs);
+    runtimes.peak = dotLoop;
+    log(`${name}: the best ${finalists.length} beside onnxruntime-web's int8 product and the dot peak loop`);
+    const times = await timeRuntimes(runtimes, full);
+    runtimes.ort.close();
+    const timed = finalists.map((c, i) => ({ c, t: times[`jitzoo${i}`] }));
+    const best = timed.reduce((a, b) => (b.t.ms < a.t.ms ? b : a));
+    for (const f of timed) checked(meta, inputs, f.t.result, `jitzoo ${describeSchedule(f.c.meta.schedule)}`);
+    checked(meta, inputs, times.ort.result, 'onnxruntime-web');
+    const ours = gflops(meta.flops, best.t.ms), peak = gflops(dotLoop.flops, times.peak.ms);
+    kernels.push({
+      kernel: name, op: meta.op, shape: meta.shape, candidates: cases.length, schedule: best.c.meta.schedule,
+      jitzoo: { ms: best.t.ms, gops: ours }, onnxruntime_web: { ms: times.ort.ms, gops: gflops(meta.flops, times.ort.ms) },
+      vs_onnxruntime_web: times.ort.ms / best.t.ms, dot_peak_gops: peak, of_peak: ours / peak,
+    });
+  }
+  const text = table(['int8 kernel', 'shape', 'best schedule', 'jitzoo', 'ort-web int8', 'vs ort', 'dot peak (of peak)'],
+    kernels.map((k) => [k.kernel, k.shape.join('x'), describeSchedule(k.schedule), f1(k.jitzoo.gops), f1(k.onnxruntime_web.gops),
+      `${k.vs_onnxruntime_web.toFixed(2)}x`, `${f1(k.dot_peak_gops)} (${Math.round(k.of_peak * 100)}%)`]));
+  return {
+    text: 'int8 matmuls (A quantized in the call, as DynamicQuantizeLinear does), GOP/s (2 a multiply-add), one thread, medians, side by side\n' + text,
+    json: { unit: 'GOP/s', kernels },
   };
 }
 

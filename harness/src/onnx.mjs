@@ -1,4 +1,5 @@
-// A one-node ONNX model (MatMul), encoded by hand: enough protobuf for onnxruntime-web to load.
+// One-product ONNX models (MatMul; onnxruntime's dynamic int8 product), encoded by hand: enough
+// protobuf for onnxruntime-web to load.
 
 function varint(out, value) {
   let v = BigInt(value);
@@ -20,6 +21,22 @@ class Message {
 }
 
 const FLOAT = 1;
+const INT8 = 3;
+
+function node(opType, inputs, outputs, attributes = []) {
+  const m = new Message();
+  for (const i of inputs) m.string(1, i);
+  for (const o of outputs) m.string(2, o);
+  m.string(3, outputs[0]).string(4, opType);
+  for (const a of attributes) m.message(5, a);
+  return m;
+}
+
+function initializer(name, shape, type, array) {
+  const tensor = new Message();
+  for (const d of shape) tensor.int(1, d);
+  return tensor.int(2, type).string(8, name).raw(9, new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+}
 
 function valueInfo(name, shape) {
   const dims = new Message();
@@ -45,5 +62,26 @@ export function matmulModel(aShape, bShape, cShape, constantB) {
   graph.message(11, valueInfo('A', aShape));
   if (!constantB) graph.message(11, valueInfo('B', bShape));
   graph.message(12, valueInfo('C', cShape));
+  return new Message().int(1, 8).message(8, new Message().string(1, '').int(2, 17)).message(7, graph).finish();
+}
+
+/**
+ * onnxruntime's dynamic int8 product as its quantizer writes it: DynamicQuantizeLinear of A (an
+ * input), MatMulInteger with B (int8 [K, N], zero point 0), Cast to float, Mul by A's scale times
+ * BScale (per column). What a `matmul_int8` kernel computes.
+ */
+export function int8MatmulModel(aShape, bShape, cShape, b, bScale) {
+  const to = new Message().string(1, 'to').int(3, FLOAT).int(20, 2);
+  const graph = new Message()
+    .message(1, node('DynamicQuantizeLinear', ['A'], ['q', 'a_scale', 'a_zero']))
+    .message(1, node('MatMulInteger', ['q', 'B', 'a_zero'], ['sums']))
+    .message(1, node('Cast', ['sums'], ['sums_f'], [to]))
+    .message(1, node('Mul', ['a_scale', 'BScale'], ['scales']))
+    .message(1, node('Mul', ['sums_f', 'scales'], ['C']))
+    .string(2, 'jitzoo-peer-int8')
+    .message(5, initializer('B', bShape, INT8, b))
+    .message(5, initializer('BScale', [bShape[1]], FLOAT, bScale))
+    .message(11, valueInfo('A', aShape))
+    .message(12, valueInfo('C', cShape));
   return new Message().int(1, 8).message(8, new Message().string(1, '').int(2, 17)).message(7, graph).finish();
 }

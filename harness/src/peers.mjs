@@ -3,7 +3,7 @@
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { matmulModel } from './onnx.mjs';
+import { int8MatmulModel, matmulModel } from './onnx.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -34,6 +34,22 @@ export async function onnxRuntime(meta, inputs, threads = 1) {
     if (!constantB) feeds.B = new ort.Tensor('float32', inputs.B, B);
     return (await session.run(feeds)).C.data;
   };
+  return { call, result: await call(), close: () => session.release(), version: ort.env.versions?.web };
+}
+
+/**
+ * onnxruntime-web's int8 product (DynamicQuantizeLinear, MatMulInteger, Cast, Mul: what its
+ * quantizer writes) on a `matmul_int8` kernel's operands, one thread; as {@link onnxRuntime}.
+ */
+export async function onnxRuntimeInt8(meta, inputs) {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.proxy = false;
+  ort.env.logLevel = 'error';
+  const { A, B, C } = meta.operandShapes;
+  const session = await ort.InferenceSession.create(int8MatmulModel(A, B, C, inputs.B, inputs.BScale),
+    { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const call = async () => (await session.run({ A: new ort.Tensor('float32', inputs.A, A) })).C.data;
   return { call, result: await call(), close: () => session.release(), version: ort.env.versions?.web };
 }
 

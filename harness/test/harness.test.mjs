@@ -102,7 +102,23 @@ test('the one-node ONNX model runs in onnxruntime-web and matches the reference'
   }
 });
 
+test("onnxruntime-web's int8 product (DynamicQuantizeLinear, MatMulInteger, Cast, Mul) matches the SDK's int8 reference exactly", async () => {
+  const { onnxRuntimeInt8 } = await import('../src/peers.mjs');
+  for (const [m, k, n, shift] of [[7, 33, 19, 0.3], [16, 64, 40, -1.2], [5, 10, 8, 0]]) {
+    const meta = { op: 'matmul_int8', shape: [m, k, n], epilogue: [], operands: ['A', 'B', 'BScale', 'C', 'Work'],
+      operandShapes: { A: [m, k], B: [k, n], BScale: [n], C: [m, n], Work: [m, Math.ceil(k / 8) * 8] },
+      operandTypes: { B: 'int8', Work: 'int16' }, scratch: ['Work'] };
+    const inputs = inputsFor(meta, m + k);
+    inputs.A = inputs.A.map((x) => 3 * x + shift); // a range off centre: a zero point away from 128
+    const ort = await onnxRuntimeInt8(meta, inputs);
+    assert.ok(relativeError(ort.result, reference(meta, inputs)) < 1e-6, `${m}x${k}x${n}`);
+    ort.close();
+  }
+});
+
 test('the peak loops validate and run', async () => {
+  const { peakRuntime } = await import('../src/peak.mjs');
+  assert.ok(peakRuntime('dot', 1000).flops > 0);
   const madd = await measurePeak(false, { iterations: 10_000 });
   assert.ok(Number.isFinite(madd) && madd > 0);
   const relaxed = await measurePeak(true, { iterations: 10_000 });
