@@ -48,6 +48,8 @@ public final class Session {
     private boolean doneSent;
     /** Completed once the offer queue is below its cap again; null when nobody waits for room. */
     private CompletableFuture<Void> room;
+    /** Room freed by the last {@link #takeSendable}, not yet handed to generation. */
+    private CompletableFuture<Void> freedRoom;
     private int roomBelow;
     private boolean microbenchSent;
     /** The device kind's single-thread Wasm peak as the zoo measured it at the Hello (NaN: not measured): its reports' ceiling. */
@@ -140,11 +142,16 @@ public final class Session {
         credits += more;
     }
 
-    /** Offers that may go out now, within the client's credit; one waiting for room in the queue may go on. */
     /** An offer waiting to be sent, and since when (System.nanoTime): its generation, less the time on the wire. */
     public record Queued(KernelOffer offer, long sinceNs) {
     }
 
+    /**
+     * Offers that may go out now, within the client's credit. Generation waiting for room in the
+     * queue may go on once they are written: {@link #takeFreedRoom} hands its future over, to be
+     * completed by the caller after the writes started (completed here, under the session's lock,
+     * an offer it generates at once would be written before these).
+     */
     public List<Queued> takeSendable() {
         List<Queued> out = new java.util.ArrayList<>();
         while (credits > 0 && !pendingOffers.isEmpty()) {
@@ -153,10 +160,17 @@ public final class Session {
             offersSent++;
         }
         if (room != null && pendingOffers.size() < roomBelow) {
-            room.complete(null);
+            freedRoom = room;
             room = null;
         }
         return out;
+    }
+
+    /** The room {@link #takeSendable} freed, to complete once its offers' writes started; null when none. */
+    public CompletableFuture<Void> takeFreedRoom() {
+        CompletableFuture<Void> freed = freedRoom;
+        freedRoom = null;
+        return freed;
     }
 
     /**

@@ -343,13 +343,15 @@ public class SessionSocket {
      * only offered a kernel twice.
      */
     private Uni<Void> flush(Session session, WebSocketConnection connection) {
-        record Due(List<Session.Queued> sendable, boolean done, int sent, String cutShort, String token) {
+        record Due(List<Session.Queued> sendable, boolean done, int sent, String cutShort, String token,
+                   CompletableFuture<Void> freedRoom) {
         }
         // the writes start under the session's lock: two flushes (a Credit, a kernel generated) cannot
         // interleave their offers, which go out in the order they were queued, best first
         List<CompletableFuture<Void>> writes = new ArrayList<>();
         Due due = registry.read(session, s -> {
-            Due d = new Due(s.takeSendable(), s.takeDone(), s.offersSent(), s.cutShortReason(), s.token());
+            List<Session.Queued> sendable = s.takeSendable();
+            Due d = new Due(sendable, s.takeDone(), s.offersSent(), s.cutShortReason(), s.token(), s.takeFreedRoom());
             for (Session.Queued queued : d.sendable()) {
                 writes.add(send(connection, ServerFrame.newBuilder().setOffer(queued.offer()).build())
                         .invoke(() -> metrics.offerWritten(Duration.ofNanos(System.nanoTime() - queued.sinceNs())))
@@ -361,6 +363,9 @@ public class SessionSocket {
             }
             return d;
         });
+        if (due.freedRoom() != null) {
+            due.freedRoom().complete(null); // generation goes on after these offers' writes started: its next offer follows them
+        }
         CompletableFuture<Void> written = CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
         if (due.token() != null && !due.sendable().isEmpty()) {
             // marked once written: an offer lost with its connection (a gateway killed) is offered again on resume

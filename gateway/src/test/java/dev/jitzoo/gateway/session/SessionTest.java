@@ -2,6 +2,8 @@ package dev.jitzoo.gateway.session;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,7 +65,10 @@ class SessionTest {
         assertFalse(room.isDone(), "still no credit");
         noCredit.grant(1);
         assertEquals(1, noCredit.takeSendable().size());
-        assertTrue(room.isDone(), "one went out: room for the next");
+        assertFalse(room.isDone(), "the room is the caller's to free, once the offer's write started");
+        var freed = noCredit.takeFreedRoom();
+        assertSame(room, freed, "one went out: room for the next");
+        assertNull(noCredit.takeFreedRoom(), "handed over once");
     }
 
     @Test
