@@ -1,6 +1,6 @@
 import { create, getOption } from "@bufbuild/protobuf";
 import { EpilogueKind, EpilogueKindSchema, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-import { erf } from "./reference.js";
+import { erf, roundHalfEven } from "./reference.js";
 
 /**
  * What each jitzoo op computes (docs/kernel-abi.md): its ABI name, operands and their shapes,
@@ -338,12 +338,6 @@ export function dynamicQuantize(x: ArrayLike<number>, length = x.length): { valu
   const values = new Int16Array(length);
   for (let i = 0; i < length; i++) values[i] = Math.min(255, Math.max(0, roundHalfEven(f(x[i] / scale)) + zero)) - zero;
   return { values, scale, zero };
-}
-
-/** The nearest integer, ties to even (Wasm's `f32.nearest`, C's `nearbyint`). */
-function roundHalfEven(v: number): number {
-  const r = Math.round(v);
-  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /** A row of sums through the op's epilogue into `to`; `ci` is the row's first element in C (Residual's place). */

@@ -88,6 +88,12 @@ export function erfFloat(x: number): number {
   return (z * p) / q;
 }
 
+/** The nearest integer, ties to even (ONNX's Round, the quantizers' nearbyint, Wasm's `f32.nearest`). */
+export function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r; // Math.round takes a tie up: back down to the even one
+}
+
 export function erf(x: number): number {
   const ax = Math.abs(x);
   if (ax < 2.5) {

@@ -1,3 +1,5 @@
+export { roundHalfEven } from "../reference.js"; // ONNX's Round, the quantizers' nearbyint
+
 /**
  * Element types the engine handles. ONNX's other integer types (int32, uint32, int16, ...) become
  * `int64` (exact up to 2^53); float16 and float64 become `float32` (float16 values exactly, a Cast
@@ -71,11 +73,6 @@ export function roundToHalf(x: number): number {
   return scratch[0];
 }
 
-/** Rounds to the nearest integer, ties to even (ONNX's Round, the quantizers' nearbyint). */
-export function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r; // Math.round takes a tie up: back down to the even one
-}
 
 /** Rounds a float32 tensor to float16's precision in place (a float16 value's); other types are left alone. */
 export function roundIfFloat(t: HostTensor): void {
