@@ -34,8 +34,9 @@ class Int8SpaceTest {
         for (int i = 1; i < all.size(); i++) {
             assertTrue(all.get(i - 1).getScore() >= all.get(i).getScore());
         }
-        // the most dots per loaded vector within 16 registers: 3 x 12 (9 sums, 3 B vectors, 3 fixed), 1.5 dots a load
-        assertEquals(List.of(3, 12), List.of(all.get(0).getSchedule().getY0(), all.get(0).getSchedule().getX0()));
+        // the most dots per loaded vector within 16 registers, 12/7 a load: 4 x 12 (12 sums, 3 B vectors, 1 A pair)
+        // before 3 x 16, which pads 128 rows to 129
+        assertEquals(List.of(4, 12), List.of(all.get(0).getSchedule().getY0(), all.get(0).getSchedule().getX0()));
     }
 
     @Test
@@ -44,7 +45,7 @@ class Int8SpaceTest {
         assertFalse(all.isEmpty());
         for (Candidate c : all) {
             int sums = c.getSchedule().getY0() * c.getSchedule().getX0() / 4;
-            assertTrue(sums + c.getSchedule().getX0() / 4 + 3 <= 8, c.toString());
+            assertTrue(sums + c.getSchedule().getX0() / 4 + 1 <= 8, c.toString());
         }
     }
 
