@@ -36,13 +36,7 @@ class Int8MatMulKernelTest {
             ops.add(op.withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)));
             ops.add(op.withEpilogue(Epilogue.scale(0.5f), Epilogue.of(Epilogue.Kind.RESIDUAL)));
         }
-        List<Arguments> cases = new ArrayList<>();
-        for (Op op : ops) {
-            for (Schedule schedule : schedules) {
-                cases.add(Arguments.of(op, schedule));
-            }
-        }
-        return cases.stream();
+        return KernelCases.everyOpWithEverySchedule(ops, schedules);
     }
 
     @ParameterizedTest(name = "{0} {1}")

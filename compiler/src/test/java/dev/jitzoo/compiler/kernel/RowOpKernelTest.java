@@ -37,13 +37,7 @@ class RowOpKernelTest {
             ops.add(new Op(OpKind.LAYER_NORM, rc));
             ops.add(new Op(OpKind.LAYER_NORM, rc).withEpsilon(1e-12f));
         }
-        List<Arguments> cases = new ArrayList<>();
-        for (Op op : ops) {
-            for (Schedule schedule : schedules) {
-                cases.add(Arguments.of(op, schedule));
-            }
-        }
-        return cases.stream();
+        return KernelCases.everyOpWithEverySchedule(ops, schedules);
     }
 
     @ParameterizedTest(name = "{0} {1}")
