@@ -18,7 +18,7 @@ export const size = (shape) => shape.reduce((a, b) => a * b, 1);
 /** An operand's element type as the metadata's `operandTypes` says (float32 when it does not). */
 export const typeOf = (meta, name) => meta.operandTypes?.[name] ?? 'float32';
 
-const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int16: Int16Array };
+const ARRAYS = { float32: Float32Array, int8: Int8Array, int16: Int16Array };
 
 /** Operands a kernel writes besides C (the metadata's `scratch`): neither inputs nor results. */
 export const scratchOf = (meta) => meta.scratch ?? [];
@@ -42,10 +42,9 @@ export function inputsFor(meta, seed = 1) {
     if (name === 'C' || scratchOf(meta).includes(name)) continue;
     const type = typeOf(meta, name);
     const data = new ARRAYS[type](size(meta.operandShapes[name]));
-    const value = type === 'uint8' ? () => Math.floor((next() + 1) * 128)
-      : type === 'int8' ? () => Math.floor(next() * 128)
-        : name.endsWith('Scale') ? () => 0.001 + 0.01 * Math.abs(next()) : next;
-    // (a float A of an int8 matmul is quantized by the kernel: seeded floats serve)
+    // an int8 matmul's float A is quantized by the kernel: seeded floats serve
+    const value = type === 'int8' ? () => Math.floor(next() * 128)
+      : name.endsWith('Scale') ? () => 0.001 + 0.01 * Math.abs(next()) : next;
     for (let i = 0; i < data.length; i++) data[i] = value();
     inputs[name] = data;
   }

@@ -1,5 +1,5 @@
 import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, scratchOperands, wordsOf } from "../ops.js";
+import { inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, wordsOf } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
 import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "./executor.js";
@@ -249,9 +249,6 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
       const panels = meta.pack ? panelsOf(meta, op) : undefined;
       const holdPacked = (weight: Weight, floats: number): number => arena.holdPacked(weight, layout, floats, () => packed(weight.values), panels);
       const unholdPacked = (weight: Weight): void => arena.unholdPacked(weight, layout);
-      const types = operandTypes(op);
-      const scratch = new Map(operandShapes(op).filter(([name]) => scratchOperands(op).includes(name))
-        .map(([name, shape]) => [name, wordsOf(types[name] ?? "float32", shape.reduce((a, b) => a * b, 1))]));
       return {
         id,
         source: "wasm",
@@ -261,11 +258,6 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
           const taken: Operand[] = [];
           const offsetOf = (name: string): number => {
             if (operands[name]) return operands[name].offset;
-            if (scratch.has(name)) { // the kernel's own scratch (an int8 matmul's quantized A): a block while bound
-              const block = { offset: arena.alloc(scratch.get(name)! * 4), floats: scratch.get(name)! };
-              taken.push(block);
-              return block.offset;
-            }
             const weight = weights[name];
             if (!weight) throw new Error(`kernel reads operand ${name}, which the op does not have`);
             held.push(weight);

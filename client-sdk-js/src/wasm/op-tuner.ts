@@ -199,9 +199,10 @@ export class OpTuner extends TunerBase<KernelSlot> {
   private capture(bindings: Bindings): void {
     const arena = this.arena.sibling();
     const operands: Record<string, Operand> = {};
+    const inputs = inputNames(this.op);
     for (const [name, from] of Object.entries(bindings.operands)) {
       const to = { offset: arena.alloc(from.floats * 4), floats: from.floats };
-      if (name !== "C") arena.f32(to.offset, to.floats).set(this.arena.f32(from.offset, from.floats));
+      if (inputs.includes(name)) arena.f32(to.offset, to.floats).set(this.arena.f32(from.offset, from.floats)); // not C, not scratch
       operands[name] = to;
     }
     // weights are copied to the bench only when a kernel bound there reads them unpacked

@@ -73,7 +73,7 @@ public final class AbiMetadata {
     /** Bytes of one element of an operand. */
     static int elementBytes(Op op, String operand) {
         return switch (operandTypes(op).getOrDefault(operand, "float32")) {
-            case "int8", "uint8" -> 1;
+            case "int8" -> 1;
             case "int16" -> 2;
             default -> MatMulPlan.FLOAT_BYTES;
         };
@@ -133,8 +133,9 @@ public final class AbiMetadata {
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
         if (op.kind().quantized) {
             json.putStrings("scratch", List.of("Work"));
+            Map<String, String> named = operandTypes(op);
             JsonObjectWriter types = new JsonObjectWriter();
-            shapes.keySet().stream().filter(operandTypes(op)::containsKey).forEach(name -> types.put(name, operandTypes(op).get(name)));
+            shapes.keySet().stream().filter(named::containsKey).forEach(name -> types.put(name, named.get(name)));
             json.put("operandTypes", types);
         }
         return op.epsilon() == 0 ? json : json.put("epsilon", op.epsilon());

@@ -36,7 +36,6 @@ final class RangeEmitter {
     private final Schedule schedule;
     private final FunctionBuilder f;
     private final LocalPool locals;
-    private Int8MatMulEmitter.Range range;
 
     private RangeEmitter(Op op, Schedule schedule) {
         this.op = op;
@@ -89,7 +88,7 @@ final class RangeEmitter {
             f.localGet(p).localSet(base[p]);
         }
         // an int8 matmul quantizes A by the range of all of it: found once per call, before A moves to a unit's rows
-        range = op.kind().quantized ? Int8MatMulEmitter.emitRange(op, f, locals) : null;
+        Int8MatMulEmitter.Range range = op.kind().quantized ? Int8MatMulEmitter.emitRange(op, f, locals) : null;
         f.localGet(first).localSet(unit);
         f.block();
         f.localGet(unit).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
@@ -110,12 +109,12 @@ final class RangeEmitter {
             f.localSet(p);
         }
         if (lastRows == grain) {
-            body(grain);
+            body(grain, range);
         } else {
             f.localGet(band).i32Const(bands - 1).op(Opcode.I32_EQ).ifThen();
-            body(lastRows);
+            body(lastRows, range);
             f.elseBranch();
-            body(grain);
+            body(grain, range);
             f.end();
         }
         f.localGet(unit).i32Const(1).op(Opcode.I32_ADD).localTee(unit).localGet(end).op(Opcode.I32_LT_U).brIf(0);
@@ -131,8 +130,8 @@ final class RangeEmitter {
         }
     }
 
-    /** The code of the op cut to {@code rows} rows of one batch, reading the operand parameters as set for the unit. */
-    private void body(int rows) {
+    /** The code of the op cut to {@code rows} rows of one batch, reading the operand parameters as set for the unit (an int8 matmul: with the range of all of A). */
+    private void body(int rows, Int8MatMulEmitter.Range range) {
         Op cut = cut(rows);
         if (op.kind().quantized) {
             Int8MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals, range);

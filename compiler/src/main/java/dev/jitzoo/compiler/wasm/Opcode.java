@@ -21,7 +21,7 @@ public enum Opcode implements Instruction {
     F32_ABS(0x8B, 1, true), F32_NEG(0x8C, 1, true), F32_NEAREST(0x90, 1, true), F32_SQRT(0x91, 1, true),
     F32_ADD(0x92, 2, true), F32_SUB(0x93, 2, true), F32_MUL(0x94, 2, true), F32_DIV(0x95, 2, true),
     F32_MIN(0x96, 2, true), F32_MAX(0x97, 2, true),
-    I32_TRUNC_F32_S(0xA8, 1, true), F32_CONVERT_I32_S(0xB2, 1, true);
+    I32_TRUNC_F32_S(0xA8, 1, true);
 
     public final int code;
     private final int pops;

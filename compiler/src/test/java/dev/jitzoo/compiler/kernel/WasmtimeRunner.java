@@ -139,7 +139,7 @@ final class WasmtimeRunner {
         }
     }
 
-    /** Writes an operand: a float[] as float32, a byte[] (an int8 or uint8 operand) byte for byte. */
+    /** Writes an operand: a float[] as float32, a byte[] (an int8 operand) byte for byte. */
     private static void put(ByteBuffer buffer, int offset, Object values) {
         if (values instanceof byte[] bytes) {
             buffer.put(offset, bytes);
@@ -158,7 +158,7 @@ final class WasmtimeRunner {
                 .mapToInt(Long::intValue).reduce(1, (x, y) -> x * y);
         Map<String, Object> types = (Map<String, Object>) meta.getOrDefault("operandTypes", Map.of());
         return elements * switch (String.valueOf(types.getOrDefault(operand, "float32"))) {
-            case "int8", "uint8" -> 1;
+            case "int8" -> 1;
             case "int16" -> 2;
             default -> 4;
         };
