@@ -31,22 +31,33 @@ export function opName(kind: OpKind): string {
   return known.name;
 }
 
-/** A product: a float (batch) matmul or the int8 matmul, whose C is rows of N with the matmul epilogue. */
-const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL || op.kind === OpKind.MATMUL_INT8;
+/** A product over quantized weights: the int8 matmul or the 4-bit one. */
+export const isQuantized = (op: OpSpec) => op.kind === OpKind.MATMUL_INT8 || op.kind === OpKind.MATMUL_Q4;
+
+/** A product: a float (batch) matmul or a quantized one, whose C is rows of N with the matmul epilogue. */
+const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL || isQuantized(op);
 
 /** An operand's element type: float32 unless {@link operandTypes} says otherwise. */
-export type OperandType = "float32" | "int8" | "int16";
+export type OperandType = "float32" | "int8" | "uint8" | "int16";
 
 /** Values of an operand, typed as {@link operandTypes} says. */
-export type OperandValues = Float32Array | Int8Array | Int16Array;
+export type OperandValues = Float32Array | Int8Array | Uint8Array | Int16Array;
 
 /**
  * The operands that are not float32 (docs/kernel-abi.md, the metadata's `operandTypes`): the int8
- * matmul's B (int8 weights) and Work (its quantized A, int16).
+ * matmul's B (int8 weights) and Work (its quantized A, int16); the 4-bit matmul's B and BZero
+ * (bytes of two 4-bit values).
  */
 export function operandTypes(op: OpSpec): Readonly<Record<string, OperandType>> {
-  return op.kind === OpKind.MATMUL_INT8 ? { B: "int8", Work: "int16" } : {};
+  if (op.kind === OpKind.MATMUL_INT8) return { B: "int8", Work: "int16" };
+  return op.kind === OpKind.MATMUL_Q4 ? { B: "uint8", BZero: "uint8" } : {};
 }
+
+/** Values of K per scale of a 4-bit matmul's B (MatMulNBits' block_size; OpRules.Q4_BLOCK). */
+export const Q4_BLOCK = 32;
+
+/** A 4-bit matmul's blocks per column of B, and the bytes of a column's zero points (two blocks a byte). */
+export const q4Layout = (k: number) => ({ blocks: Math.ceil(k / Q4_BLOCK), zeroBytes: Math.ceil(Math.ceil(k / Q4_BLOCK) / 2) });
 
 /** Operands a kernel writes besides C, whose contents matter neither before nor after (docs/kernel-abi.md, `scratch`). */
 export function scratchOperands(op: OpSpec): readonly string[] {
@@ -83,7 +94,7 @@ export function checkOp(op: OpSpec): void {
 export function dimsOf(op: OpSpec): MatMulDims {
   checkOp(op);
   const s = op.shape;
-  if (op.kind === OpKind.MATMUL || op.kind === OpKind.MATMUL_INT8) return { batch: 1, m: s[0], k: s[1], n: s[2] };
+  if (op.kind === OpKind.MATMUL || isQuantized(op)) return { batch: 1, m: s[0], k: s[1], n: s[2] };
   if (op.kind === OpKind.BATCH_MATMUL) return { batch: s[0], m: s[1], k: s[2], n: s[3] };
   throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${s.join(",")}]`);
 }
@@ -113,6 +124,11 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
     case OpKind.MATMUL_INT8: {
       const [m, k, n] = s;
       return [["A", [m, k]], ["B", [k, n]], ["BScale", [n]], ["C", [m, n]], ["Work", [m, workRow(k)]], ...epilogueOperands(op, [m, n])];
+    }
+    case OpKind.MATMUL_Q4: {
+      const [m, k, n] = s;
+      const { blocks, zeroBytes } = q4Layout(k);
+      return [["A", [m, k]], ["B", [n, blocks * Q4_BLOCK / 2]], ["BScale", [n, blocks]], ["BZero", [n, zeroBytes]], ["C", [m, n]], ...epilogueOperands(op, [m, n])];
     }
     default: {
       const { batch, m, k, n } = dimsOf(op);
@@ -248,6 +264,7 @@ export function referenceOp(op: OpSpec, operands: Readonly<Record<string, Operan
     case OpKind.MUL: return a.map((x, i) => Math.fround(x * b[i]));
     case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, floats, all);
     case OpKind.MATMUL_INT8: return referenceMatmulInt8(op, operands, all);
+    case OpKind.MATMUL_Q4: return referenceMatmulQ4(op, operands, all);
     default: return referenceMatmul(op, floats, all);
   }
 }
@@ -321,6 +338,35 @@ function referenceMatmulInt8(op: OpSpec, operands: Readonly<Record<string, Opera
 }
 
 /**
+ * The 4-bit matmul as MatMulNBits defines it: B as the file stores it (`[N, blocks, 16]` bytes, k
+ * = 2i in byte i's low nibble, 2i + 1 in its high one), each weight (q − zero) × scale of its
+ * column's block, summed in float64, then the epilogue.
+ */
+function referenceMatmulQ4(op: OpSpec, operands: Readonly<Record<string, OperandValues>>, rows: readonly number[]): Float32Array {
+  const { k, n } = dimsOf(op);
+  const w = dequantizeQ4(k, n, operands.B as Uint8Array, operands.BScale as Float32Array, operands.BZero as Uint8Array);
+  return referenceMatmul({ ...op, kind: OpKind.MATMUL, epilogue: op.epilogue }, { ...(operands as Record<string, Float32Array>), B: w }, rows);
+}
+
+/**
+ * A 4-bit B (`[N, blocks, 16]` bytes, a zero point per column and block, two to a byte, the first
+ * block's in the low nibble) as float32 `[K, N]`: (q − zero) × scale, as MatMulNBits dequantizes.
+ */
+export function dequantizeQ4(k: number, n: number, b: Uint8Array, scales: Float32Array, zeros: Uint8Array | undefined): Float32Array {
+  const { blocks, zeroBytes } = q4Layout(k);
+  const w = new Float32Array(k * n);
+  for (let j = 0; j < n; j++) {
+    for (let p = 0; p < k; p++) {
+      const block = Math.floor(p / Q4_BLOCK);
+      const q = (b[j * blocks * (Q4_BLOCK / 2) + (p >> 1)] >> ((p & 1) * 4)) & 15;
+      const zero = zeros ? (zeros[j * zeroBytes + (block >> 1)] >> ((block & 1) * 4)) & 15 : 8;
+      w[p * n + j] = (q - zero) * scales[j * blocks + block];
+    }
+  }
+  return w;
+}
+
+/**
  * DynamicQuantizeLinear as onnxruntime computes it, in float32: the range of `x` with 0 in it,
  * scale = (max − min) / 255 (1 when max = min), zero point = round-half-even(clamp(−min / scale,
  * 0, 255)), each value round-half-even(x / scale) + zero point saturated to 0..255. Returns the
@@ -371,7 +417,8 @@ export function operandView(op: OpSpec, name: string, words: Float32Array): Oper
   const type = operandTypes(op)[name];
   if (!type) return words;
   const elements = operandShapes(op).find(([n]) => n === name)![1].reduce((a, b) => a * b, 1);
-  return type === "int16" ? new Int16Array(words.buffer, words.byteOffset, elements) : new Int8Array(words.buffer, words.byteOffset, elements);
+  if (type === "int16") return new Int16Array(words.buffer, words.byteOffset, elements);
+  return type === "uint8" ? new Uint8Array(words.buffer, words.byteOffset, elements) : new Int8Array(words.buffer, words.byteOffset, elements);
 }
 
 /** Bytes of an integer tensor as the 4-byte words a weight is held in (a view where they are aligned, else a padded copy). */

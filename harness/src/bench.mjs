@@ -13,7 +13,7 @@ import { readCase, readCases } from './cases.mjs';
 import { TOLERANCE } from './check.mjs';
 
 /** Operands a model holds as constants, written once at load (and packed then); every other input is copied in per call. */
-const CONSTANT = { matmul: ['B', 'Bias'], batch_matmul: ['Bias'], matmul_int8: ['B', 'BScale', 'Bias'] };
+const CONSTANT = { matmul: ['B', 'Bias'], batch_matmul: ['Bias'], matmul_int8: ['B', 'BScale', 'Bias'], matmul_q4: ['B', 'BScale', 'BZero', 'Bias'] };
 
 /**
  * A runtime's session call over a kernel placed in memory: the activations copied in (B packed

@@ -18,7 +18,7 @@ export const size = (shape) => shape.reduce((a, b) => a * b, 1);
 /** An operand's element type as the metadata's `operandTypes` says (float32 when it does not). */
 export const typeOf = (meta, name) => meta.operandTypes?.[name] ?? 'float32';
 
-const ARRAYS = { float32: Float32Array, int8: Int8Array, int16: Int16Array };
+const ARRAYS = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array };
 
 /** Operands a kernel writes besides C (the metadata's `scratch`): neither inputs nor results. */
 export const scratchOf = (meta) => meta.scratch ?? [];
@@ -44,6 +44,7 @@ export function inputsFor(meta, seed = 1) {
     const data = new ARRAYS[type](size(meta.operandShapes[name]));
     // an int8 matmul's float A is quantized by the kernel: seeded floats serve
     const value = type === 'int8' ? () => Math.floor(next() * 128)
+      : type === 'uint8' ? () => Math.floor((next() + 1) * 128) // a 4-bit matmul's nibbles, two to a byte
       : name.endsWith('Scale') ? () => 0.001 + 0.01 * Math.abs(next()) : next;
     for (let i = 0; i < data.length; i++) data[i] = value();
     inputs[name] = data;

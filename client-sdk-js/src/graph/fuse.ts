@@ -4,7 +4,7 @@ import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
 import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
 import { runNode, VIEW_OPS, type ValueMeta } from "./host/index.js";
-import { MATMUL_INT8 } from "./host/linalg.js";
+import { MATMUL_INT8, MATMUL_Q4 } from "./host/linalg.js";
 import type { OnnxNode } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
 
@@ -96,6 +96,7 @@ class Fuser {
     switch (node.opType) {
       case "MatMul": return this.matmul(node);
       case MATMUL_INT8: return this.matmulInt8(node);
+      case MATMUL_Q4: return this.matmulQ4(node);
       case "Gemm": return this.gemm(node);
       case "Softmax": return this.softmax(node);
       case "LayerNormalization": return this.layerNormOp(node);
@@ -121,6 +122,15 @@ class Fuser {
     if (this.meta(a).dtype !== "float32" || !this.constant(weight) || !this.constant(columns) || aShape.length < 1 || aShape.at(-1) !== k) return false;
     return this.emitMatmul([node], { kind: OpKind.MATMUL_INT8, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, weight, node.outputs[0],
       { BScale: columns, Work: `${node.outputs[0]}:work` });
+  }
+
+  /** The 4-bit product (lower.ts) over rows of its float activation: a `matmul_q4`, its epilogue fused as a MatMul's. */
+  private matmulQ4(node: OnnxNode): boolean {
+    const [a, weight, scales, zeros] = node.inputs;
+    const aShape = this.meta(a).shape, k = node.attrs.K as number, n = node.attrs.N as number;
+    if (this.meta(a).dtype !== "float32" || ![weight, scales, zeros].every((v) => this.constant(v)) || aShape.length < 1 || aShape.at(-1) !== k) return false;
+    return this.emitMatmul([node], { kind: OpKind.MATMUL_Q4, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, weight, node.outputs[0],
+      { BScale: scales, BZero: zeros });
   }
 
   private matmul(node: OnnxNode): boolean {

@@ -1,5 +1,6 @@
 import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
-import { dequantizeNBits, MATMUL_INT8, nbitsLayout } from "./host/linalg.js";
+import { dequantizeQ4, Q4_BLOCK, q4Layout } from "../ops.js";
+import { dequantizeNBits, MATMUL_INT8, MATMUL_Q4, nbitsLayout } from "./host/linalg.js";
 import type { OnnxGraph, OnnxNode } from "./onnx.js";
 import type { HostTensor } from "./tensor.js";
 
@@ -14,7 +15,11 @@ import type { HostTensor } from "./tensor.js";
  *   other int8 files (uint8 weights, a weight zero point) → DequantizeLinear of the quantized
  *   activation (the values onnxruntime multiplies, exactly) → MatMul with the weight's
  *   dequantized values;
- * - 4-bit `com.microsoft.MatMulNBits` → MatMul (+ Add for its bias), its weights dequantized once.
+ * - 4-bit `com.microsoft.MatMulNBits` in blocks of 32 (zero points absent or 4-bit) → one
+ *   `jitzoo.MatMulQ4` node of the float activation, the packed weights as the file has them, the
+ *   scales and the zero points (8 for each block where the file has none): the `matmul_q4` kernel
+ *   keeps them 4-bit (+ Add for its bias); other MatMulNBits (8 bits, other blocks, g_idx, float
+ *   zero points) → MatMul over its weights dequantized once.
  * The bias Add that follows then fuses as it does for a float file. A product whose weight is not
  * a constant stays as it is (run by its host op).
  */
@@ -23,8 +28,8 @@ export function lower(graph: OnnxGraph): OnnxGraph {
 }
 
 /**
- * The int8 products of a lowered graph as float MatMuls over dequantized weights, for a backend
- * without int8 kernels (WebGPU).
+ * The quantized products of a lowered graph as float MatMuls over dequantized weights, for a
+ * backend without int8 or 4-bit kernels (WebGPU).
  */
 export function floatProducts(graph: OnnxGraph): OnnxGraph {
   return new Lowering(graph, false).run();
@@ -39,7 +44,7 @@ class Lowering {
   /** A quantized activation → its dequantized value, made once for all the products that read it. */
   private readonly dequantized = new Map<string, string>();
 
-  constructor(private readonly graph: OnnxGraph, private readonly int8Kernels: boolean) {
+  constructor(private readonly graph: OnnxGraph, private readonly quantizedKernels: boolean) {
     this.initializers = new Map(graph.initializers);
     for (const n of graph.nodes) {
       n.outputs.forEach((o) => this.producer.set(o, n));
@@ -56,7 +61,8 @@ class Lowering {
     for (const node of this.graph.nodes) {
       if (node.opType === "com.microsoft.MatMulNBits") this.nbits(node);
       else if (node.opType === "MatMulInteger") this.integer(node);
-      else if (node.opType === MATMUL_INT8 && !this.int8Kernels) this.unfuseInt8(node);
+      else if (node.opType === MATMUL_INT8 && !this.quantizedKernels) this.unfuseInt8(node);
+      else if (node.opType === MATMUL_Q4 && !this.quantizedKernels) this.unfuseQ4(node);
     }
     for (const node of this.graph.nodes) if (node.opType === "DynamicQuantizeLinear") this.dropWhenUnread(node);
     if (this.replaced.size === 0) return this.graph;
@@ -72,15 +78,23 @@ class Lowering {
     const [a, packed, scales, zeros, groups, bias] = node.inputs;
     const [b, s, z, g] = [packed, scales, zeros, groups].map((v) => (v ? this.initializers.get(v) : undefined));
     if (!b || !s || (zeros && !z) || (groups && !g)) return;
-    const { k, n } = nbitsLayout(node);
-    const weight = this.add(`${packed}:dequantized`, { dtype: "float32", shape: [k, n], data: dequantizeNBits(node, b, s, z, g) });
-    const out = node.outputs[0];
-    if (!bias) {
-      this.replaced.set(node, [matmul(node.name, a, weight, out)]);
+    const { k, n, bits, blockSize } = nbitsLayout(node);
+    if (this.quantizedKernels && bits === 4 && blockSize === Q4_BLOCK && !g && (!z || z.dtype === "uint8")) {
+      const zeroName = zeros ?? this.add(`${packed}:zeros`, { dtype: "uint8", shape: [n, q4Layout(k).zeroBytes], data: new Uint8Array(n * q4Layout(k).zeroBytes).fill(0x88) });
+      this.replaced.set(node, withBias(node, bias, (out) => ({ name: `${node.name}:q4`, opType: MATMUL_Q4, inputs: [a, packed, scales, zeroName], outputs: [out], attrs: { K: k, N: n } })));
       return;
     }
-    const product = `${out}:product`;
-    this.replaced.set(node, [matmul(node.name, a, weight, product), { name: `${node.name}:bias`, opType: "Add", inputs: [product, bias], outputs: [out], attrs: {} }]);
+    const weight = this.add(`${packed}:dequantized`, { dtype: "float32", shape: [k, n], data: dequantizeNBits(node, b, s, z, g) });
+    this.replaced.set(node, withBias(node, bias, (out) => matmul(node.name, a, weight, out)));
+  }
+
+  /** A 4-bit product node as a float MatMul over its weights dequantized (a backend without 4-bit kernels). */
+  private unfuseQ4(node: OnnxNode): void {
+    const [a, packed, scales, zeros] = node.inputs;
+    const { K: k, N: n } = node.attrs as { K: number; N: number };
+    const [b, s, z] = [packed, scales, zeros].map((v) => this.initializers.get(v)!);
+    const weight = this.add(`${packed}:dequantized`, { dtype: "float32", shape: [k, n], data: dequantizeQ4(k, n, b.data as Uint8Array, s.data as Float32Array, z.data as Uint8Array) });
+    this.replaced.set(node, [matmul(node.name, a, weight, node.outputs[0])]);
   }
 
   /** MatMulInteger(q, Wq, zq, zw) → Cast → Mul(s · sw), with q, s, zq from one DynamicQuantizeLinear and Wq, zw, sw constants. */
@@ -105,7 +119,7 @@ class Lowering {
     this.replaced.set(mul, []);
     if (this.only(scales!.outputs[0]) === mul) this.replaced.set(scales!, []);
     const zeroWeights = !weightZero || weightZero.data.every((z) => z === 0);
-    if (this.int8Kernels && weight.dtype === "int8" && zeroWeights) {
+    if (this.quantizedKernels && weight.dtype === "int8" && zeroWeights) {
       const scaleName = this.add(`${wq}:scales`, { dtype: "float32", shape: [n], data: columns });
       this.replaced.set(node, [{ name: `${node.name}:int8`, opType: MATMUL_INT8, inputs: [quantize.inputs[0], wq, scaleName], outputs: [mul.outputs[0]], attrs: {} }]);
       return;
@@ -166,6 +180,13 @@ class Lowering {
     this.initializers.set(name, value);
     return name;
   }
+}
+
+/** A product's nodes with MatMulNBits' optional bias as an Add after it (which then fuses as a float file's would). */
+function withBias(node: OnnxNode, bias: string | undefined, product: (out: string) => OnnxNode): OnnxNode[] {
+  const out = node.outputs[0];
+  if (!bias) return [product(out)];
+  return [product(`${out}:product`), { name: `${node.name}:bias`, opType: "Add", inputs: [`${out}:product`, bias], outputs: [out], attrs: {} }];
 }
 
 const matmul = (name: string, a: string, b: string, out: string): OnnxNode =>

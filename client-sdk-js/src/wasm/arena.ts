@@ -1,6 +1,7 @@
 import type { WorkerPool } from "../threads/pool.js";
 import type { Weight } from "./kernels.js";
 import { LazyTensor, type HostTensor } from "../graph/tensor.js";
+import { q4Layout } from "../ops.js";
 
 const PAGE_BYTES = 65536;
 /**
@@ -204,17 +205,35 @@ export interface Panels {
   readonly transposed: boolean;
   /** An int8 B (`matmul_int8`): panels of k pairs, 8 bytes per pair of 4 columns, zero-padded; words hold its bytes. */
   readonly int8?: boolean;
+  /**
+   * A 4-bit B (`matmul_q4`), stored `[N, blocks, 16]` bytes as MatMulNBits has it: packed block by
+   * block in place of size (x0 plays no part), byte 4L + j holding k = 8j + L and 8j + 4 + L.
+   */
+  readonly q4?: boolean;
 }
 
-/** Words of the packed copy (floats, or an int8 B's padded bytes four to a word). */
-export const packedWords = ({ x0, k, n, int8 }: Panels): number => (int8 ? Math.ceil(n / x0) * Math.ceil(k / 2) * 2 * x0 / 4 : k * n);
+/** Bytes of a 4-bit B: 16 per block of 32 k per column. */
+const q4Bytes = (k: number, n: number): number => n * q4Layout(k).blocks * 16;
+
+/** Words of the packed copy (floats, or an int8 or 4-bit B's bytes four to a word). */
+export const packedWords = ({ x0, k, n, int8, q4 }: Panels): number =>
+  (q4 ? q4Bytes(k, n) / 4 : int8 ? Math.ceil(n / x0) * Math.ceil(k / 2) * 2 * x0 / 4 : k * n);
 
 /** Words of B as stored. */
-const storedWords = ({ k, n, int8 }: Panels): number => (int8 ? Math.ceil(k * n / 4) : k * n);
+const storedWords = ({ k, n, int8, q4 }: Panels): number => (q4 ? q4Bytes(k, n) / 4 : int8 ? Math.ceil(k * n / 4) : k * n);
 
 /** B as stored (`[K, N]`, or `[N, K]` when transposed) from its panels. */
 export function unpackPanels(packed: Float32Array, panels: Panels): Float32Array {
   const { x0, k, n, transposed } = panels;
+  if (panels.q4) {
+    const from = new Uint8Array(packed.buffer, packed.byteOffset, packed.length * 4);
+    const to = new Uint8Array(storedWords(panels) * 4);
+    const nibble = (at: number, p: number) => (from[at + 4 * (p & 3) + (p >> 3)] >> (((p >> 2) & 1) * 4)) & 15; // k = 4t + L: byte 4L + t/2
+    for (let block = 0; block < to.length; block += 16) {
+      for (let i = 0; i < 16; i++) to[block + i] = nibble(block, 2 * i) | (nibble(block, 2 * i + 1) << 4);
+    }
+    return new Float32Array(to.buffer);
+  }
   if (panels.int8) {
     const from = new Int8Array(packed.buffer, packed.byteOffset, packed.length * 4);
     const to = new Int8Array(storedWords(panels) * 4);
@@ -279,9 +298,13 @@ export class ModelWeight implements Weight {
 
   /** The weight as a graph value: the same dtype and shape, its data read from wherever it is (see {@link pin}). */
   tensor(of: HostTensor): HostTensor {
-    if (of.dtype === "int8") {
-      const elements = of.data.length;
-      return new LazyTensor(of.dtype, of.shape, () => { this.pin(); const words = this.values; return new Int8Array(words.buffer, words.byteOffset, elements); });
+    if (of.dtype === "int8" || of.dtype === "uint8") {
+      const elements = of.data.length, int8 = of.dtype === "int8";
+      return new LazyTensor(of.dtype, of.shape, () => {
+        this.pin();
+        const words = this.values;
+        return int8 ? new Int8Array(words.buffer, words.byteOffset, elements) : new Uint8Array(words.buffer, words.byteOffset, elements);
+      });
     }
     return new LazyTensor(of.dtype, of.shape, () => { this.pin(); return this.values; }, of.half);
   }

@@ -88,7 +88,8 @@ export function referenceKernel(op: OpSpec, arena: Arena): OpKernel {
  * read transposed or not, one per batch or shared. Kernels whose copies look alike share one; a
  * kernel whose metadata does not say (no schedule) keeps its own.
  */
-function packLayout({ schedule, transposeB, broadcastB, pack }: KernelMetadata, id: string): string {
+function packLayout({ op, schedule, transposeB, broadcastB, pack }: KernelMetadata, id: string): string {
+  if (op === "matmul_q4") return `q4;floats=${pack!.floats}`; // packed in place, whatever the tile
   return Number.isInteger(schedule?.x0) ? `x0=${schedule!.x0};transposeB=${!!transposeB};broadcastB=${!!broadcastB};floats=${pack!.floats}` : `kernel=${id}`;
 }
 
@@ -98,6 +99,7 @@ function panelsOf({ schedule, transposeB, broadcastB }: KernelMetadata, op: OpSp
   if (!Number.isInteger(x0) || x0! < 1) return undefined;
   if (op.kind === OpKind.MATMUL) return { x0: x0!, k: op.shape[1], n: op.shape[2], transposed: !!transposeB };
   if (op.kind === OpKind.MATMUL_INT8) return { x0: x0!, k: op.shape[1], n: op.shape[2], transposed: false, int8: true };
+  if (op.kind === OpKind.MATMUL_Q4) return { x0: x0!, k: op.shape[1], n: op.shape[2], transposed: false, q4: true };
   return op.kind === OpKind.BATCH_MATMUL && broadcastB ? { x0: x0!, k: op.shape[2], n: op.shape[3], transposed: !!transposeB } : undefined;
 }
 

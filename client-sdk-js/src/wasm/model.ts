@@ -366,8 +366,8 @@ export class WasmModel extends GraphModel {
     }
     let w = this.weights.get(name);
     if (!w) {
-      // an int8 weight (a matmul_int8's B) is held as its bytes, four to a word
-      w = new ModelWeight(this.arena, initializer.dtype === "int8" ? bytesAsWords(initializer.data as Int8Array) : floatsOf(initializer.data));
+      // an int8 or uint8 weight (a matmul_int8's B, a matmul_q4's B and zero points) is held as its bytes, four to a word
+      w = new ModelWeight(this.arena, byteTyped(initializer) ? bytesAsWords(initializer.data as Int8Array | Uint8Array) : floatsOf(initializer.data));
       this.weights.set(name, w);
       if (heldOnce(initializer)) (this.graph.initializers as Map<string, HostTensor>).set(name, w.tensor(initializer));
     }
@@ -376,8 +376,11 @@ export class WasmModel extends GraphModel {
   }
 }
 
-/** Whether the graph reads a weight through its one copy (float32, and the int8 B of a matmul_int8). */
-const heldOnce = (t: HostTensor): boolean => t.dtype === "float32" || t.dtype === "int8";
+/** A constant of bytes (int8 or uint8): a quantized product's weights, held as they are. */
+const byteTyped = (t: HostTensor): boolean => t.dtype === "int8" || t.dtype === "uint8";
+
+/** Whether the graph reads a weight through its one copy (float32, and the byte weights of quantized products). */
+const heldOnce = (t: HostTensor): boolean => t.dtype === "float32" || byteTyped(t);
 
 /** A constant's elements as a kernel reads them. */
 const floatsOf = (data: HostTensor["data"]): Float32Array => (data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>));

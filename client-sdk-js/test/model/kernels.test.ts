@@ -103,6 +103,20 @@ describe("weights and kernel bindings in the arena", () => {
     }
   });
 
+  it("a 4-bit B packed block by block is held once, as its packed copy, and reads back byte for byte", () => {
+    for (const [k, n] of [[32, 3], [33, 2], [384, 5]]) {
+      const stored = Uint8Array.from(seededFloats(n * Math.ceil(k / 32) * 16, k + n), (v) => Math.floor((v + 1) * 128));
+      const panels: Panels = { x0: 2, k, n, transposed: false, q4: true };
+      const arena = new Arena();
+      const w = new ModelWeight(arena, new Float32Array(stored.slice().buffer));
+      const at = arena.holdPacked(w, "q4", packedWords(panels), () => packQ4(stored), panels);
+      expect(w.held).toBe("packed");
+      expect(packedWords(panels) * 4).toBe(stored.length); // packed in place of size: still 4 bits a weight
+      expect(new Uint8Array(arena.f32(at, packedWords(panels)).buffer, at, stored.length)).toEqual(new Uint8Array(packQ4(stored).buffer));
+      expect(new Uint8Array(w.values.buffer, w.values.byteOffset, stored.length)).toEqual(stored);
+    }
+  });
+
   it("kernels that read a weight packed in the same layout share one packed copy", () => {
     const arena = new Arena();
     const w = new ModelWeight(arena, seededFloats(64, 5));
@@ -138,6 +152,18 @@ function packInt8(b: Int8Array, { x0, k, n }: Panels): Float32Array {
           for (const r of [p, p + 1]) out[o++] = j < n && r < k ? b[r * n + j] : 0;
         }
       }
+    }
+  }
+  return new Float32Array(out.buffer);
+}
+
+/** A 4-bit B's pack_b layout (docs/kernel-abi.md, matmul_q4), written out: per block, byte 4L + j holds k = 8j + L and 8j + 4 + L. */
+function packQ4(stored: Uint8Array): Float32Array {
+  const out = new Uint8Array(stored.length);
+  const q = (block: number, p: number) => (stored[block + (p >> 1)] >> ((p & 1) * 4)) & 15;
+  for (let block = 0; block < stored.length; block += 16) {
+    for (let lane = 0; lane < 4; lane++) {
+      for (let j = 0; j < 4; j++) out[block + 4 * lane + j] = q(block, 8 * j + lane) | (q(block, 8 * j + 4 + lane) << 4);
     }
   }
   return new Float32Array(out.buffer);

@@ -55,9 +55,10 @@ const HEAVY: [string, string[]][] = [
   // SiLU into the gate projection
   ["llama", ["matmul|16x64x128|silu", "batch_matmul|2x16x32x16|transposeB|scale:0.1767767,residual"]],
   ["qwen2", ["matmul|16x64x128|silu"]],
-  // the 4-bit weights dequantized once into the same MatMuls as the float file's; the int8 ones as
-  // int8 matmuls (the weights kept int8), their epilogues fused alike
-  ["bert_q4", ["matmul|16x64x128|bias,gelu_erf", "matmul|16x128x64|bias,residual"]],
+  // the 4-bit weights as 4-bit matmuls (kept 4-bit), the int8 ones as int8 matmuls (kept int8),
+  // their epilogues fused as the float file's are
+  ["bert_q4", ["matmul_q4|16x64x128|bias,gelu_erf", "matmul_q4|16x128x64|bias,residual"]],
+  ["llama_q4", ["matmul_q4|16x64x128|silu"]],
   ["bert_int8", ["matmul_int8|16x64x128|bias,gelu_erf", "matmul_int8|16x128x64|bias,residual"]],
   ["llama_int8", ["matmul_int8|16x64x128|silu"]],
 ];

@@ -1,5 +1,5 @@
 import type { OnnxNode } from "../onnx.js";
-import { dynamicQuantize } from "../../ops.js";
+import { dequantizeQ4, dynamicQuantize } from "../../ops.js";
 import { broadcastShape, forEachBroadcast, type HostTensor } from "../tensor.js";
 import { fail, num, output, same, transposeTo, type HostOp } from "./op.js";
 
@@ -102,6 +102,9 @@ export function dequantizeNBits(node: OnnxNode, packed: HostTensor, scales: Host
 /** The op type of the engine's int8 product node (never in a file: lower.ts writes it). */
 export const MATMUL_INT8 = "jitzoo.MatMulInt8";
 
+/** The op type of the engine's 4-bit product node (lower.ts writes it; attributes K and N). */
+export const MATMUL_Q4 = "jitzoo.MatMulQ4";
+
 export const LINALG_OPS: Record<string, HostOp> = {
   MatMul: {
     attrs: [],
@@ -160,6 +163,21 @@ export const LINALG_OPS: Record<string, HostOp> = {
       const n = w!.shape[1];
       for (let i = 0; i < y.data.length; i++) result.data[i] = y.data[i] * scale * columns!.data[i % n];
       return [result];
+    },
+  },
+  /**
+   * The engine's node for MatMulNBits' 4-bit blocks of 32 (lower.ts): (A float, B packed as the
+   * file has it, scales, 4-bit zero points) → A × the dequantized weights. It runs as a
+   * `matmul_q4` kernel; this is the same product in JavaScript, for where no kernel step covers it.
+   */
+  [MATMUL_Q4]: {
+    attrs: ["K", "N"],
+    infer: (ins, node) => same("float32", [...ins[0]!.shape.slice(0, -1), num(node, "N", 0)]),
+    run(ins, node, out) {
+      const [a, packed, scales, zeros] = ins;
+      const k = num(node, "K", 0), n = num(node, "N", 0);
+      const w: HostTensor = { dtype: "float32", shape: [k, n], data: dequantizeQ4(k, n, packed!.data as Uint8Array, scales!.data as Float32Array, zeros!.data as Uint8Array) };
+      return [product(a!, w, node, out?.[0])];
     },
   },
   "com.microsoft.MatMulNBits": {

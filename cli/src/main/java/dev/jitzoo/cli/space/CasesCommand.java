@@ -38,7 +38,7 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--device", split = ",", description = "devices (default: every bundled one)")
     List<String> devices = DeviceProfiles.BUNDLED;
 
-    @Option(names = "--op", split = ",", description = "paper kernels, or ops as name:MxKxN (matmul_int8:128x384x384) "
+    @Option(names = "--op", split = ",", description = "paper kernels, or ops as name:MxKxN (matmul_int8:128x384x384, matmul_q4:1x384x1536) "
             + "(default: K0,K1,K2,K3)")
     List<String> ops = List.copyOf(PaperKernels.ALL.keySet());
 
@@ -70,7 +70,7 @@ final class CasesCommand implements Callable<Integer> {
                 DeviceProfile device = withThreads(DeviceProfiles.load(deviceName));
                 for (Backend b : DeviceProfiles.backends(device)) {
                     if (!backend.equals("all") && SpaceCli.backend(backend) != b
-                            || OpRules.isQuantized(op.getKind()) && b != Backend.BACKEND_WASM) { // int8 products run on Wasm only
+                            || OpRules.isQuantized(op.getKind()) && b != Backend.BACKEND_WASM) { // quantized products run on Wasm only
                         continue;
                     }
                     List<Candidate> candidates = space.compose(op, device, b).getCandidatesList();

@@ -43,6 +43,14 @@ public final class AbiMetadata {
                 shapes.put("Work", List.of(op.m(), Int8MatMulEmitter.workRow(op)));
                 epilogueOperands(op, shapes, shapes.get("C"));
             }
+            case MATMUL_Q4 -> {
+                shapes.put("A", List.of(op.m(), op.k()));
+                shapes.put("B", List.of(op.n(), Q4MatMulEmitter.blocks(op) * Q4MatMulEmitter.BLOCK_BYTES));
+                shapes.put("BScale", List.of(op.n(), Q4MatMulEmitter.blocks(op)));
+                shapes.put("BZero", List.of(op.n(), Q4MatMulEmitter.zeroRowBytes(op)));
+                shapes.put("C", List.of(op.m(), op.n()));
+                epilogueOperands(op, shapes, shapes.get("C"));
+            }
             default -> {
                 boolean batched = op.kind() == OpKind.BATCH_MATMUL;
                 List<Integer> b = op.transposeB() ? List.of(op.n(), op.k()) : List.of(op.k(), op.n());
@@ -65,15 +73,22 @@ public final class AbiMetadata {
         }
     }
 
-    /** Operands that are not float32, by name: an int8 matmul's B (int8) and Work (int16). */
+    /**
+     * Operands that are not float32, by name: an int8 matmul's B (int8) and Work (int16), a 4-bit
+     * matmul's B and BZero (bytes of two 4-bit values each, uint8).
+     */
     static Map<String, String> operandTypes(Op op) {
-        return op.kind().quantized ? Map.of("B", "int8", "Work", "int16") : Map.of();
+        return switch (op.kind()) {
+            case MATMUL_INT8 -> Map.of("B", "int8", "Work", "int16");
+            case MATMUL_Q4 -> Map.of("B", "uint8", "BZero", "uint8");
+            default -> Map.of();
+        };
     }
 
     /** Bytes of one element of an operand. */
     static int elementBytes(Op op, String operand) {
         return switch (operandTypes(op).getOrDefault(operand, "float32")) {
-            case "int8" -> 1;
+            case "int8", "uint8" -> 1;
             case "int16" -> 2;
             default -> MatMulPlan.FLOAT_BYTES;
         };
@@ -87,8 +102,11 @@ public final class AbiMetadata {
         JsonObjectWriter json = common(op, s, abiVersion, op.kind().abiName)
                 .putStrings("passes", Arrays.stream(Pass.values()).filter(passes::contains).map(p -> p.label).toList());
         if (s.packB() && (op.kind().matmul || op.kind().quantized)) {
-            long words = op.kind().quantized ? (Int8MatMulEmitter.packedBytes(op, s) + 3) / 4
-                    : (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n();
+            long words = switch (op.kind()) {
+                case MATMUL_INT8 -> (Int8MatMulEmitter.packedBytes(op, s) + 3) / 4;
+                case MATMUL_Q4 -> (Q4MatMulEmitter.packedBytes(op) + 3) / 4;
+                default -> (long) (op.broadcastB() ? 1 : op.batch()) * op.k() * op.n();
+            };
             json.put("pack", new JsonObjectWriter().put("operand", "B").put("entry", PackEmitter.ENTRY).put("floats", words));
         }
         if (s.split().isSplit()) {
@@ -132,7 +150,9 @@ public final class AbiMetadata {
                         : new JsonObjectWriter().put("kind", e.kind().label).toString())
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
         if (op.kind().quantized) {
-            json.putStrings("scratch", List.of("Work"));
+            if (op.kind() == OpKind.MATMUL_INT8) {
+                json.putStrings("scratch", List.of("Work"));
+            }
             Map<String, String> named = operandTypes(op);
             JsonObjectWriter types = new JsonObjectWriter();
             shapes.keySet().stream().filter(named::containsKey).forEach(name -> types.put(name, named.get(name)));

@@ -22,7 +22,9 @@ public enum OpKind {
     /** C[i,:] = (A[i,:] - mean) / sqrt(variance + 1e-5) * Gamma + Beta, over the last axis; shape [rows, cols]. */
     LAYER_NORM(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_LAYER_NORM, "[rows, cols]"),
     /** C[M,N] = AScale * BScale[n] * sum_k (A[M,K] - AZero) * B[K,N], A uint8, B int8; shape [M, K, N]. */
-    MATMUL_INT8(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_INT8, "[M, K, N]");
+    MATMUL_INT8(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_INT8, "[M, K, N]"),
+    /** C[M,N] = sum_k A[M,K] * (B[k,n] - BZero[n,k/32]) * BScale[n,k/32], B 4-bit in blocks of 32 along K; shape [M, K, N]. */
+    MATMUL_Q4(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_Q4, "[M, K, N]");
 
     /** The kind on the wire. */
     public final dev.jitzoo.proto.kernel.v1.OpKind wire;
@@ -33,7 +35,7 @@ public enum OpKind {
     public final String dimensionNames;
     /** Whether it is a (batch) matmul: register-tiled, with B layouts and fused epilogues. */
     public final boolean matmul;
-    /** Whether it is a product over integers (int8 operands, float scales): its own emitter, B always packed. */
+    /** Whether it is a product over quantized weights (int8, 4-bit; float scales): its own emitter, B always packed. */
     public final boolean quantized;
 
     OpKind(dev.jitzoo.proto.kernel.v1.OpKind wire, String dimensionNames) {

@@ -88,7 +88,7 @@ final class RangeEmitter {
             f.localGet(p).localSet(base[p]);
         }
         // an int8 matmul quantizes A by the range of all of it: found once per call, before A moves to a unit's rows
-        Int8MatMulEmitter.Range range = op.kind().quantized ? Int8MatMulEmitter.emitRange(op, f, locals) : null;
+        Int8MatMulEmitter.Range range = op.kind() == OpKind.MATMUL_INT8 ? Int8MatMulEmitter.emitRange(op, f, locals) : null;
         f.localGet(first).localSet(unit);
         f.block();
         f.localGet(unit).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
@@ -133,8 +133,10 @@ final class RangeEmitter {
     /** The code of the op cut to {@code rows} rows of one batch, reading the operand parameters as set for the unit (an int8 matmul: with the range of all of A). */
     private void body(int rows, Int8MatMulEmitter.Range range) {
         Op cut = cut(rows);
-        if (op.kind().quantized) {
+        if (op.kind() == OpKind.MATMUL_INT8) {
             Int8MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals, range);
+        } else if (op.kind() == OpKind.MATMUL_Q4) {
+            Q4MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals);
         } else if (op.kind().matmul) {
             MatMulEmitter.emitInto(MatMulPlan.of(cut, schedule), f, locals);
         } else {

@@ -90,9 +90,12 @@ public final class WasmCompiler implements KernelCompiler {
     public static List<Exported> lower(Op op, Schedule schedule, Set<Pass> passes) {
         boolean split = schedule.split().isSplit();
         if (op.kind().quantized) {
-            FunctionBuilder entry = split ? RangeEmitter.emit(op, schedule) : Int8MatMulEmitter.emit(op, schedule);
+            boolean int8 = op.kind() == OpKind.MATMUL_INT8;
+            FunctionBuilder entry = split ? RangeEmitter.emit(op, schedule)
+                    : int8 ? Int8MatMulEmitter.emit(op, schedule) : Q4MatMulEmitter.emit(op, schedule);
+            FunctionBuilder pack = int8 ? Int8MatMulEmitter.emitPack(op, schedule) : Q4MatMulEmitter.emitPack(op);
             return List.of(new Exported(op.kind().abiName, optimized(entry, passes)),
-                    new Exported(PackEmitter.ENTRY, optimized(Int8MatMulEmitter.emitPack(op, schedule), passes)));
+                    new Exported(PackEmitter.ENTRY, optimized(pack, passes)));
         }
         if (!op.kind().matmul) {
             FunctionBuilder entry = split ? RangeEmitter.emit(op, schedule) : RowOpEmitter.emit(op, schedule);

@@ -17,11 +17,11 @@ public enum Opcode implements Instruction {
     I32_EQZ(0x45, 1, true), F32_EQ(0x5B, 2, true), I32_EQ(0x46, 2, true), I32_NE(0x47, 2, true), I32_LT_S(0x48, 2, true),
     I32_LT_U(0x49, 2, true), I32_GT_U(0x4B, 2, true),
     I32_ADD(0x6A, 2, true), I32_SUB(0x6B, 2, true), I32_MUL(0x6C, 2, true), I32_DIV_U(0x6E, 2, true),
-    I32_REM_U(0x70, 2, true), I32_AND(0x71, 2, true), I32_SHL(0x74, 2, true), I32_SHR_U(0x76, 2, true),
+    I32_REM_U(0x70, 2, true), I32_AND(0x71, 2, true), I32_OR(0x72, 2, true), I32_SHL(0x74, 2, true), I32_SHR_U(0x76, 2, true),
     F32_ABS(0x8B, 1, true), F32_NEG(0x8C, 1, true), F32_NEAREST(0x90, 1, true), F32_SQRT(0x91, 1, true),
     F32_ADD(0x92, 2, true), F32_SUB(0x93, 2, true), F32_MUL(0x94, 2, true), F32_DIV(0x95, 2, true),
     F32_MIN(0x96, 2, true), F32_MAX(0x97, 2, true),
-    I32_TRUNC_F32_S(0xA8, 1, true);
+    I32_TRUNC_F32_S(0xA8, 1, true), F32_CONVERT_I32_S(0xB2, 1, true);
 
     public final int code;
     private final int pops;

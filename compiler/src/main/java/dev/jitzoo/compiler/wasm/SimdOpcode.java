@@ -13,10 +13,12 @@ public enum SimdOpcode implements Instruction {
     V128_CONST(0x0C, 0, true, -1),
     F32X4_SPLAT(0x13, 1, true, -1), F32X4_EXTRACT_LANE(0x1F, 1, true, -1), F32X4_REPLACE_LANE(0x20, 2, true, -1),
     V128_LOAD32_ZERO(0x5C, 1, true, 2),
+    /** Bitwise and (a 4-bit weight's nibble masked out of its lane). */
+    V128_AND(0x4E, 2, true, -1),
     F32X4_NEAREST(0x6A, 1, true, -1),
     /** Eight i32 lanes of two vectors saturated to i16, the first vector's in the low half. */
     I16X8_NARROW_I32X4_S(0x85, 2, true, -1),
-    I32X4_SHL(0xAB, 2, true, -1), I32X4_ADD(0xAE, 2, true, -1),
+    I32X4_SHL(0xAB, 2, true, -1), I32X4_SHR_U(0xAD, 2, true, -1), I32X4_ADD(0xAE, 2, true, -1),
     F32X4_SQRT(0xE3, 1, true, -1),
     F32X4_ADD(0xE4, 2, true, -1), F32X4_SUB(0xE5, 2, true, -1), F32X4_MUL(0xE6, 2, true, -1),
     F32X4_DIV(0xE7, 2, true, -1), F32X4_MIN(0xE8, 2, true, -1), F32X4_MAX(0xE9, 2, true, -1),

@@ -56,9 +56,20 @@ public final class OpRules {
         return kind == OpKind.OP_KIND_MATMUL || kind == OpKind.OP_KIND_BATCH_MATMUL;
     }
 
-    /** A product over integers (int8 weights): B as stored, the matmul epilogue fused after its scales. */
+    /**
+     * A product over quantized weights (int8, or 4-bit in blocks of {@value #Q4_BLOCK}): B as the
+     * file stores it (packed by the kernel's own pack_b), the matmul epilogue fused after its scales.
+     */
     public static boolean isQuantized(OpKind kind) {
-        return kind == OpKind.OP_KIND_MATMUL_INT8;
+        return kind == OpKind.OP_KIND_MATMUL_INT8 || kind == OpKind.OP_KIND_MATMUL_Q4;
+    }
+
+    /** Values of K per scale (and zero point) of a 4-bit matmul's B: MatMulNBits' block_size. */
+    public static final int Q4_BLOCK = 32;
+
+    /** Blocks of {@value #Q4_BLOCK} along K in each column of a 4-bit matmul's B (the last one padded). */
+    public static long q4Blocks(long k) {
+        return (k + Q4_BLOCK - 1) / Q4_BLOCK;
     }
 
     /** Whether an op of this kind takes epilogue steps (every product does). */
@@ -160,7 +171,11 @@ public final class OpRules {
         }
         long perBatch = sum(product(m, k), product(residual ? 2 : 1, product(m, n)));
         long b = product(op.getBroadcastB() ? 1 : batch, product(k, n));
-        long scales = isQuantized(kind) ? sum(n, 2) : 0; // BScale, AScale, AZero
+        long scales = switch (kind) {
+            case OP_KIND_MATMUL_INT8 -> sum(n, 2); // BScale, AScale, AZero
+            case OP_KIND_MATMUL_Q4 -> product(2, product(n, q4Blocks(k))); // BScale, BZero (B counted as k × n)
+            default -> 0;
+        };
         return sum(sum(sum(product(batch, perBatch), b), bias ? n : 0), scales);
     }
 

@@ -20,6 +20,8 @@ public final class ScheduleRules {
     public static final int WASM_MAX_REDUCTION_TILE = 8;
     /** i32x4 sums an int8 register tile may hold. */
     public static final int WASM_MAX_INTEGER_ACCUMULATORS = 12;
+    /** f32x4 sums a 4-bit register tile may hold (one per row and column: a column's sums run along K). */
+    public static final int WASM_MAX_Q4_ACCUMULATORS = 12;
     /** Accumulators (floats) one WGSL invocation's register tile may hold. */
     public static final int WGSL_MAX_ACCUMULATORS = 128;
     public static final int WGSL_MAX_REDUCTION_TILE = 16;
@@ -71,6 +73,32 @@ public final class ScheduleRules {
         }
         if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd() || s.getColumnsOuter()) {
             return "an int8 matmul is scheduled by x0, y0 and unroll (with vectorize and packB); r0, x1, y1, r1, "
+                    + "relaxedSimd and columnsOuter stay 0";
+        }
+        return unrollProblem(s);
+    }
+
+    /**
+     * Why a 4-bit matmul schedule cannot make a Wasm kernel, or null: a register tile of y0 rows by
+     * x0 columns (any x0: each column's f32x4 sums run along K, four k at a time, summed across lanes
+     * at the end; at most {@value #WASM_MAX_Q4_ACCUMULATORS}), {@code unroll} blocks of 32 k per trip,
+     * B always packed (pack_b reorders each block's nibbles so that one shift and mask give four
+     * consecutive k), vectorized.
+     */
+    public static String q4Problem(Schedule s) {
+        if (s.getY0() < 1 || s.getX0() < 1) {
+            return "the register tile needs y0 >= 1 rows and x0 >= 1 columns, got y0=" + s.getY0() + ", x0=" + s.getX0();
+        }
+        if (!s.getVectorize() || !s.getPackB()) {
+            return "a 4-bit matmul is vectorized and reads B packed: set vectorize and packB";
+        }
+        long accumulators = (long) s.getY0() * s.getX0();
+        if (accumulators > WASM_MAX_Q4_ACCUMULATORS) {
+            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + accumulators + " f32x4 accumulators; at most "
+                    + WASM_MAX_Q4_ACCUMULATORS + " leave registers for A's and B's vectors";
+        }
+        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd() || s.getColumnsOuter()) {
+            return "a 4-bit matmul is scheduled by x0, y0 and unroll (with vectorize and packB); r0, x1, y1, r1, "
                     + "relaxedSimd and columnsOuter stay 0";
         }
         return unrollProblem(s);

@@ -64,7 +64,9 @@ public final class LiteSpace {
             if (backend != Backend.BACKEND_WASM || !wasmTarget(device).simd()) {
                 throw new InvalidOpException(OpRules.name(op.getKind()) + " has kernels on Wasm with SIMD128 only");
             }
-            List<Candidate> all = split(op, device, backend, Int8Space.build(shapes, DeviceProfiles.simdRegisters(device)));
+            int registers = DeviceProfiles.simdRegisters(device);
+            List<Candidate> all = split(op, device, backend, op.getKind() == OpKind.OP_KIND_MATMUL_INT8
+                    ? Int8Space.build(shapes, registers) : Q4Space.build(shapes, registers));
             return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
                     .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
         }
@@ -99,7 +101,10 @@ public final class LiteSpace {
     public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule made) {
         Schedule schedule = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
         if (OpRules.isQuantized(op.getKind())) {
-            return backend == Backend.BACKEND_WASM && Int8Space.runs(SplitRules.forThreads(op, schedule, 1), wasmTarget(device).simd())
+            Schedule fields = SplitRules.forThreads(op, schedule, 1);
+            boolean simd = wasmTarget(device).simd();
+            boolean runs = op.getKind() == OpKind.OP_KIND_MATMUL_INT8 ? Int8Space.runs(fields, simd) : Q4Space.runs(fields, simd);
+            return backend == Backend.BACKEND_WASM && runs
                     ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
         }
         if (!OpRules.isMatmul(op.getKind())) {
