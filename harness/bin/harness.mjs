@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readCases } from '../src/cases.mjs';
 import { checkCases, junitReport, TOLERANCE } from '../src/check.mjs';
-import { benchCodegenKernels, benchInt8Kernels, benchKernels, benchKernelsThreaded, benchPasses } from '../src/bench.mjs';
+import { benchCodegenKernels, benchKernels, benchKernelsThreaded, benchPasses, benchQuantizedKernels } from '../src/bench.mjs';
 import { measurePeak } from '../src/peak.mjs';
 import { benchSpace } from '../src/space.mjs';
 import { benchDynamic, checkPlans } from '../src/dynamic.mjs';
@@ -22,7 +22,8 @@ const USAGE = `usage: harness <command> [options]
       (\`space dynamic\`'s JSON) run on row slices of one memory, against the float64 reference
   bench kernels DIR [--out DIR] [--threads T] [--quick] [--json]
       best candidate per paper kernel K0..K3, beside onnxruntime-web, TF.js and the SIMD peak, and
-      per int8 matmul in DIR beside onnxruntime-web's int8 product and the dot peak; with
+      per int8 and 4-bit matmul in DIR beside onnxruntime-web's own (MatMulInteger, MatMulNBits) and
+      the peak of its instruction (dot, mul+add); with
       --threads T, the best split kernel on T threads beside the best on one and onnxruntime-web on T
   bench passes DIR [--json]           a kernel per pass set, from \`codegen passes\`
   bench codegen DIR FILE [--json]     ours and clang's kernel; FILE: the generation figures (JSON)
@@ -113,8 +114,10 @@ async function main() {
     if (name === 'kernels' && threads > 1) report = await benchKernelsThreaded(dir, { threads, quick: values.quick });
     else if (name === 'kernels') {
       report = await benchKernels(dir, { out: values.out, quick: values.quick });
-      const int8 = await benchInt8Kernels(dir, { quick: values.quick });
-      if (int8) report = { text: `${report.text}\n\n${int8.text}`, json: { ...report.json, int8: int8.json } };
+      for (const form of ['int8', 'q4']) {
+        const part = await benchQuantizedKernels(dir, form, { quick: values.quick });
+        if (part) report = { text: `${report.text}\n\n${part.text}`, json: { ...report.json, [form]: part.json } };
+      }
     }
     else if (name === 'passes') report = await benchPasses(dir);
     else if (name === 'space') report = await benchSpace(dir, file, { quick: values.quick });

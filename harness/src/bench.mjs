@@ -8,7 +8,7 @@ import { reference } from './reference.mjs';
 import { BASE, WasmKernel, startPool } from './wasm.mjs';
 import { gflops, median, timeSideBySide } from './timing.mjs';
 import { peakRuntime } from './peak.mjs';
-import { onnxRuntime, onnxRuntimeInt8, tensorflowJs } from './peers.mjs';
+import { onnxRuntime, onnxRuntimeInt8, onnxRuntimeQ4, tensorflowJs } from './peers.mjs';
 import { readCase, readCases } from './cases.mjs';
 import { TOLERANCE } from './check.mjs';
 
@@ -198,12 +198,25 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
   };
 }
 
-/** int8 cases grouped by their op: `space cases` labels them MATMUL_INT8-<M>X<K>X<N>-... */
-export function byInt8Op(cases) {
+/** The quantized products `bench kernels` times: their cases' label, their peer in onnxruntime-web and the peak loop of their instruction. */
+const QUANTIZED = {
+  int8: {
+    label: 'MATMUL_INT8', peer: onnxRuntimeInt8, peerName: "onnxruntime-web's int8 product", peak: 'dot', peakName: 'dot peak',
+    unit: 'GOP/s', title: 'int8 matmuls (A quantized in the call, as DynamicQuantizeLinear does), GOP/s (2 a multiply-add)',
+  },
+  q4: {
+    label: 'MATMUL_Q4', peer: onnxRuntimeQ4, peerName: "onnxruntime-web's MatMulNBits", peak: false, peakName: 'mul+add peak',
+    unit: 'GFLOP/s', title: '4-bit matmuls (MatMulNBits: blocks of 32, the weights widened in registers), GFLOP/s',
+  },
+};
+
+/** A form's cases grouped by their op: `space cases` labels them <LABEL>-<M>X<K>X<N>-... */
+export function byQuantizedOp(cases, form) {
+  const pattern = new RegExp(`^(${QUANTIZED[form].label}-\\d+X\\d+X\\d+)-`);
   const groups = new Map();
   for (const c of cases) {
-    const name = /^(MATMUL_INT8-\d+X\d+X\d+)-/.exec(c.name)?.[1];
-    if (!name || c.backend !== 'wasm') continue;
+    const name = pattern.exec(c.name)?.[1];
+    if (!name || c.backend !== 'wasm' || c.meta.split) continue;
     if (!groups.has(name)) groups.set(name, []);
     groups.get(name).push(c);
   }
@@ -211,19 +224,21 @@ export function byInt8Op(cases) {
 }
 
 /**
- * `bench kernels`, int8 part: for each int8 matmul in `dir` (MiniLM's products), every candidate
- * timed briefly, then the best few at length beside onnxruntime-web's own int8 product on the same
- * operands (DynamicQuantizeLinear, MatMulInteger, Cast, Mul) and the dot peak loop
- * (i32x4.dot_i16x8_s + i32x4.add chains). Integer operations are counted as flops are (2 a
- * multiply-add). Null when `dir` has no int8 kernels.
+ * `bench kernels`, a quantized form's part (`int8` or `q4`): for each of its matmuls in `dir`
+ * (MiniLM's products), every candidate timed briefly, then the best few at length beside
+ * onnxruntime-web's own product on the same operands (int8: DynamicQuantizeLinear, MatMulInteger,
+ * Cast, Mul; q4: MatMulNBits) and the peak loop of the kernel's instruction (int8: i32x4.dot_i16x8_s
+ * + i32x4.add chains; q4: f32x4 mul + add). Integer operations are counted as flops are (2 a
+ * multiply-add). Null when `dir` has no such kernels.
  */
-export async function benchInt8Kernels(dir, { quick = false } = {}) {
-  const groups = byInt8Op(readCases(dir));
+export async function benchQuantizedKernels(dir, form, { quick = false } = {}) {
+  const spec = QUANTIZED[form];
+  const groups = byQuantizedOp(readCases(dir), form);
   if (groups.size === 0) return null;
   const screen = { warmup: 1, warmupMs: 0, minReps: 3, maxReps: 3, minMs: 0 };
   const full = quick ? { warmup: 1, minReps: 3, maxReps: 5, minMs: 0, burstMs: 30 }
     : { warmup: 2, warmupMs: 1000, minReps: 9, minMs: 4000, burstMs: 100 };
-  const dotLoop = peakRuntime('dot');
+  const peakLoop = peakRuntime(spec.peak);
   const kernels = [];
   for (const [name, cases] of [...groups.entries()].sort()) {
     const meta = cases[0].meta;
@@ -234,29 +249,27 @@ export async function benchInt8Kernels(dir, { quick = false } = {}) {
     screened.sort((a, b) => a.ms - b.ms);
     const finalists = screened.slice(0, quick ? 1 : 3).map(({ c }) => c);
     const runtimes = Object.fromEntries(finalists.map((c, i) => [`jitzoo${i}`, wasmRuntime(c, inputs)]));
-    runtimes.ort = await onnxRuntimeInt8(meta, inputs);
-    runtimes.peak = dotLoop;
-    log(`${name}: the best ${finalists.length} beside onnxruntime-web's int8 product and the dot peak loop`);
+    runtimes.ort = await spec.peer(meta, inputs);
+    runtimes.peak = peakLoop;
+    log(`${name}: the best ${finalists.length} beside ${spec.peerName} and the ${spec.peakName} loop`);
     const times = await timeRuntimes(runtimes, full);
     runtimes.ort.close();
     const timed = finalists.map((c, i) => ({ c, t: times[`jitzoo${i}`] }));
     const best = timed.reduce((a, b) => (b.t.ms < a.t.ms ? b : a));
     for (const f of timed) checked(meta, inputs, f.t.result, `jitzoo ${describeSchedule(f.c.meta.schedule)}`);
     checked(meta, inputs, times.ort.result, 'onnxruntime-web');
-    const ours = gflops(meta.flops, best.t.ms), peak = gflops(dotLoop.flops, times.peak.ms);
+    const ours = gflops(meta.flops, best.t.ms), peak = gflops(peakLoop.flops, times.peak.ms);
+    const peakKey = spec.peak === 'dot' ? 'dot_peak_gops' : 'madd_peak_gflops';
     kernels.push({
       kernel: name, op: meta.op, shape: meta.shape, candidates: cases.length, schedule: best.c.meta.schedule,
       jitzoo: { ms: best.t.ms, gops: ours }, onnxruntime_web: { ms: times.ort.ms, gops: gflops(meta.flops, times.ort.ms) },
-      vs_onnxruntime_web: times.ort.ms / best.t.ms, dot_peak_gops: peak, of_peak: ours / peak,
+      vs_onnxruntime_web: times.ort.ms / best.t.ms, [peakKey]: peak, of_peak: ours / peak,
     });
   }
-  const text = table(['int8 kernel', 'shape', 'best schedule', 'jitzoo', 'ort-web int8', 'vs ort', 'dot peak (of peak)'],
+  const text = table([`${form} kernel`, 'shape', 'best schedule', 'jitzoo', `ort-web ${form}`, 'vs ort', `${spec.peakName} (of peak)`],
     kernels.map((k) => [k.kernel, k.shape.join('x'), describeSchedule(k.schedule), f1(k.jitzoo.gops), f1(k.onnxruntime_web.gops),
-      `${k.vs_onnxruntime_web.toFixed(2)}x`, `${f1(k.dot_peak_gops)} (${Math.round(k.of_peak * 100)}%)`]));
-  return {
-    text: 'int8 matmuls (A quantized in the call, as DynamicQuantizeLinear does), GOP/s (2 a multiply-add), one thread, medians, side by side\n' + text,
-    json: { unit: 'GOP/s', kernels },
-  };
+      `${k.vs_onnxruntime_web.toFixed(2)}x`, `${f1(k.dot_peak_gops ?? k.madd_peak_gflops)} (${Math.round(k.of_peak * 100)}%)`]));
+  return { text: `${spec.title}, one thread, medians, side by side\n${text}`, json: { unit: spec.unit, kernels } };
 }
 
 /**

@@ -21,16 +21,21 @@ class Message {
 }
 
 const FLOAT = 1;
+const UINT8 = 2;
 const INT8 = 3;
 
-function node(opType, inputs, outputs, attributes = []) {
+function node(opType, inputs, outputs, attributes = [], domain = '') {
   const m = new Message();
   for (const i of inputs) m.string(1, i);
   for (const o of outputs) m.string(2, o);
   m.string(3, outputs[0]).string(4, opType);
   for (const a of attributes) m.message(5, a);
+  if (domain) m.string(7, domain);
   return m;
 }
+
+/** An integer attribute. */
+const intAttribute = (name, value) => new Message().string(1, name).int(3, value).int(20, 2);
 
 function initializer(name, shape, type, array) {
   const tensor = new Message();
@@ -84,4 +89,24 @@ export function int8MatmulModel(aShape, bShape, cShape, b, bScale) {
     .message(11, valueInfo('A', aShape))
     .message(12, valueInfo('C', cShape));
   return new Message().int(1, 8).message(8, new Message().string(1, '').int(2, 17)).message(7, graph).finish();
+}
+
+/**
+ * onnxruntime's 4-bit product as its MatMulNBits quantizer writes it: `com.microsoft.MatMulNBits`
+ * (bits 4, block_size 32) of A (an input) with B (`[N, blocks, 16]` bytes), its scales and its
+ * 4-bit zero points. What a `matmul_q4` kernel computes; `bShape` is the kernel's `[N, blocks × 16]`.
+ */
+export function q4MatmulModel(aShape, bShape, cShape, b, scales, zeros) {
+  const [n, blockBytes] = bShape, k = aShape.at(-1), blocks = blockBytes / 16;
+  const graph = new Message()
+    .message(1, node('MatMulNBits', ['A', 'B', 'scales', 'zeros'], ['C'],
+      [intAttribute('K', k), intAttribute('N', n), intAttribute('bits', 4), intAttribute('block_size', 32)], 'com.microsoft'))
+    .string(2, 'jitzoo-peer-q4')
+    .message(5, initializer('B', [n, blocks, 16], UINT8, b))
+    .message(5, initializer('scales', [n * blocks], FLOAT, scales))
+    .message(5, initializer('zeros', [zeros.length], UINT8, zeros))
+    .message(11, valueInfo('A', aShape))
+    .message(12, valueInfo('C', cShape));
+  return new Message().int(1, 8).message(8, new Message().string(1, '').int(2, 17))
+    .message(8, new Message().string(1, 'com.microsoft').int(2, 1)).message(7, graph).finish();
 }

@@ -3,7 +3,7 @@
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { int8MatmulModel, matmulModel } from './onnx.mjs';
+import { int8MatmulModel, matmulModel, q4MatmulModel } from './onnx.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -42,14 +42,27 @@ export async function onnxRuntime(meta, inputs, threads = 1) {
  * quantizer writes) on a `matmul_int8` kernel's operands, one thread; as {@link onnxRuntime}.
  */
 export async function onnxRuntimeInt8(meta, inputs) {
+  const { A, B, C } = meta.operandShapes;
+  return onnxRuntimeProduct(int8MatmulModel(A, B, C, inputs.B, inputs.BScale), meta, inputs);
+}
+
+/**
+ * onnxruntime-web's 4-bit product (`com.microsoft.MatMulNBits`, what its quantizer writes) on a
+ * `matmul_q4` kernel's operands, one thread; as {@link onnxRuntime}.
+ */
+export async function onnxRuntimeQ4(meta, inputs) {
+  const { A, B, C } = meta.operandShapes;
+  return onnxRuntimeProduct(q4MatmulModel(A, B, C, inputs.B, inputs.BScale, inputs.BZero), meta, inputs);
+}
+
+/** A one-product model of A (the only input) in onnxruntime-web, one thread. */
+async function onnxRuntimeProduct(model, meta, inputs) {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
-  const { A, B, C } = meta.operandShapes;
-  const session = await ort.InferenceSession.create(int8MatmulModel(A, B, C, inputs.B, inputs.BScale),
-    { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
-  const call = async () => (await session.run({ A: new ort.Tensor('float32', inputs.A, A) })).C.data;
+  const session = await ort.InferenceSession.create(model, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const call = async () => (await session.run({ A: new ort.Tensor('float32', inputs.A, meta.operandShapes.A) })).C.data;
   return { call, result: await call(), close: () => session.release(), version: ort.env.versions?.web };
 }
 

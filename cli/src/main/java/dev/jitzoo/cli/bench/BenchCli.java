@@ -60,12 +60,15 @@ public final class BenchCli {
     }
 
     @Command(name = "kernels", description = "best Wasm schedule of K0..K3 beside onnxruntime-web, TF.js and the SIMD peak, "
-            + "and of MiniLM's int8 matmuls beside onnxruntime-web's int8 product and the dot peak; "
+            + "and of MiniLM's int8 and 4-bit matmuls beside onnxruntime-web's own (MatMulInteger, MatMulNBits) and the peak "
+            + "of their instruction (dot, mul+add); "
             + "with --threads T, the best split kernel on T threads beside one thread and onnxruntime-web on T "
             + "(harness options: --out DIR, --quick, --json)")
     static final class Kernels extends Bench {
         /** MiniLM's three products as int8 matmuls: what its int8 file runs. */
         private static final String INT8_OPS = "matmul_int8:128x384x384,matmul_int8:128x384x1536,matmul_int8:128x1536x384";
+        /** The same as 4-bit matmuls (its q4 form), and the widest as a decode step (one row). */
+        private static final String Q4_OPS = "matmul_q4:128x384x384,matmul_q4:128x384x1536,matmul_q4:128x1536x384,matmul_q4:1x384x1536";
 
         @Option(names = "--threads", defaultValue = "1",
                 description = "threads: above 1, split kernels on the SDK's worker pool (default: ${DEFAULT-VALUE})")
@@ -91,13 +94,13 @@ public final class BenchCli {
                     return;
                 }
                 Suite.say("generating the paper grid of K0..K3 candidates, and the space service's candidates for this machine "
-                        + "(K0..K3, and MiniLM's int8 matmuls)");
+                        + "(K0..K3, and MiniLM's int8 and 4-bit matmuls)");
                 suite.jitzoo("codegen", "cases", "--out", dir.toString(), "--set", "paper");
                 suite.jitzoo("space", "cases", "--device", "this-machine-wasm", "--backend", "wasm", "--out", dir + "/lite.jsonl",
-                        "--op", "K0,K1,K2,K3," + INT8_OPS);
+                        "--op", "K0,K1,K2,K3," + INT8_OPS + "," + Q4_OPS);
                 suite.jitzoo("codegen", "cases", "--requests", dir + "/lite.jsonl", "--out", dir.toString());
-                Suite.say("timing every candidate in V8, then the best beside onnxruntime-web and TF.js, the int8 ones beside "
-                        + "onnxruntime-web's int8 product (a few minutes)");
+                Suite.say("timing every candidate in V8, then the best beside onnxruntime-web and TF.js, the int8 and 4-bit ones "
+                        + "beside onnxruntime-web's own products (a few minutes)");
                 suite.harness("bench kernels", harnessArgs("bench", "kernels", dir.toString()));
             });
         }
