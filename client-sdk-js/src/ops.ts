@@ -59,9 +59,12 @@ export const Q4_BLOCK = 32;
 /** A 4-bit matmul's blocks per column of B, and the bytes of a column's zero points (two blocks a byte). */
 export const q4Layout = (k: number) => ({ blocks: Math.ceil(k / Q4_BLOCK), zeroBytes: Math.ceil(Math.ceil(k / Q4_BLOCK) / 2) });
 
-/** Operands a kernel writes besides C, whose contents matter neither before nor after (docs/kernel-abi.md, `scratch`). */
+/**
+ * Operands a kernel writes besides C, whose contents matter neither before nor after (docs/kernel-abi.md,
+ * `scratch`): a quantized product's Work (the int8 matmul's A quantized, the 4-bit one's weights widened).
+ */
 export function scratchOperands(op: OpSpec): readonly string[] {
-  return op.kind === OpKind.MATMUL_INT8 ? ["Work"] : [];
+  return isQuantized(op) ? ["Work"] : [];
 }
 
 /** The operands a kernel reads: all but C and its scratch. */
@@ -128,7 +131,8 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
     case OpKind.MATMUL_Q4: {
       const [m, k, n] = s;
       const { blocks, zeroBytes } = q4Layout(k);
-      return [["A", [m, k]], ["B", [n, blocks * Q4_BLOCK / 2]], ["BScale", [n, blocks]], ["BZero", [n, zeroBytes]], ["C", [m, n]], ...epilogueOperands(op, [m, n])];
+      return [["A", [m, k]], ["B", [n, blocks * Q4_BLOCK / 2]], ["BScale", [n, blocks]], ["BZero", [n, zeroBytes]], ["C", [m, n]],
+        ["Work", [m, blocks * Q4_BLOCK]], ...epilogueOperands(op, [m, n])];
     }
     default: {
       const { batch, m, k, n } = dimsOf(op);

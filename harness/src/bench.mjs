@@ -65,7 +65,7 @@ function inPlaceRuntime(c, inputs) {
 }
 
 /** Times prepared runtimes side by side; by name: { ms, reps, result }. */
-async function timeRuntimes(runtimes, options) {
+export async function timeRuntimes(runtimes, options) {
   const calls = Object.fromEntries(Object.entries(runtimes).map(([n, r]) => [n, r.call]));
   const times = await timeSideBySide(calls, options);
   return Object.fromEntries(Object.entries(runtimes).map(([n, r]) => [n, { ...times[n], result: r.result }]));

@@ -124,13 +124,16 @@ class Fuser {
       { BScale: columns, Work: `${node.outputs[0]}:work` });
   }
 
-  /** The 4-bit product (lower.ts) over rows of its float activation: a `matmul_q4`, its epilogue fused as a MatMul's. */
+  /**
+   * The 4-bit product (lower.ts) over rows of its float activation: a `matmul_q4`, its epilogue
+   * fused as a MatMul's; its Work (a tile's weights widened) a value of its own, `<output>:work`.
+   */
   private matmulQ4(node: OnnxNode): boolean {
     const [a, weight, scales, zeros] = node.inputs;
     const aShape = this.meta(a).shape, k = node.attrs.K as number, n = node.attrs.N as number;
     if (this.meta(a).dtype !== "float32" || ![weight, scales, zeros].every((v) => this.constant(v)) || aShape.length < 1 || aShape.at(-1) !== k) return false;
     return this.emitMatmul([node], { kind: OpKind.MATMUL_Q4, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, weight, node.outputs[0],
-      { BScale: scales, BZero: zeros });
+      { BScale: scales, BZero: zeros, Work: `${node.outputs[0]}:work` });
   }
 
   private matmul(node: OnnxNode): boolean {

@@ -49,6 +49,7 @@ public final class AbiMetadata {
                 shapes.put("BScale", List.of(op.n(), Q4MatMulEmitter.blocks(op)));
                 shapes.put("BZero", List.of(op.n(), Q4MatMulEmitter.zeroRowBytes(op)));
                 shapes.put("C", List.of(op.m(), op.n()));
+                shapes.put("Work", List.of(op.m(), Q4MatMulEmitter.workRow(op)));
                 epilogueOperands(op, shapes, shapes.get("C"));
             }
             default -> {
@@ -150,9 +151,7 @@ public final class AbiMetadata {
                         : new JsonObjectWriter().put("kind", e.kind().label).toString())
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
         if (op.kind().quantized) {
-            if (op.kind() == OpKind.MATMUL_INT8) {
-                json.putStrings("scratch", List.of("Work"));
-            }
+            json.putStrings("scratch", List.of("Work"));
             Map<String, String> named = operandTypes(op);
             JsonObjectWriter types = new JsonObjectWriter();
             shapes.keySet().stream().filter(named::containsKey).forEach(name -> types.put(name, named.get(name)));

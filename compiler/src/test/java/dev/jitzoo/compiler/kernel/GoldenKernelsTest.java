@@ -126,6 +126,8 @@ class GoldenKernelsTest {
                 .withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)),
                 new Schedule(12, 3, 0, 0, 0, 0, true, 0, false, true)));
         set.put("matmul_q4", new Case(new Op(OpKind.MATMUL_Q4, 16, 64, 32), new Schedule(4, 2, 0, 0, 0, 0, true, 2, false, true)));
+        set.put("matmul_q4 staged", new Case(new Op(OpKind.MATMUL_Q4, 16, 64, 32),
+                new Schedule(4, 2, 0, 0, 0, 0, true, 1, false, true).withColumnsOuter(true)));
         set.put("matmul_q4 odd edges bias gelu_erf", new Case(new Op(OpKind.MATMUL_Q4, 7, 45, 13)
                 .withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)), new Schedule(3, 2, 0, 0, 0, 0, true, 1, false, true)));
         return set;

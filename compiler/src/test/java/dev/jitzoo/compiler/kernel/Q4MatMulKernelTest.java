@@ -34,6 +34,12 @@ class Q4MatMulKernelTest {
                 schedules.add(new Schedule(tile[0], tile[1], 0, 0, 0, 0, true, unroll, false, true));
             }
         }
+        // staged (the float register tile over widened weights) where M >= x0, else direct
+        for (int[] tile : new int[][] {{4, 1}, {8, 3}, {12, 2}, {4, 5}}) {
+            for (int unroll : new int[] {0, 2, 3}) {
+                schedules.add(new Schedule(tile[0], tile[1], 0, 0, 0, 0, true, unroll, false, true).withColumnsOuter(true));
+            }
+        }
         List<Op> ops = new ArrayList<>();
         for (int[] mkn : new int[][] {{1, 1, 1}, {1, 32, 4}, {3, 5, 7}, {7, 33, 17}, {5, 64, 36}, {12, 131, 9}, {2, 100, 5}}) {
             Op op = new Op(OpKind.MATMUL_Q4, mkn);
@@ -91,16 +97,17 @@ class Q4MatMulKernelTest {
                 () -> COMPILER.compile(op, new Schedule(8, 2, 0, 0, 0, 0, true, 0, false, true))).getMessage().contains("accumulators"));
         assertTrue(assertThrows(InvalidKernelException.class,
                 () -> COMPILER.compile(op, new Schedule(4, 1, 2, 0, 0, 0, true, 0, false, true))).getMessage().contains("r0"));
+        assertTrue(assertThrows(InvalidKernelException.class, () -> COMPILER.compile(op,
+                new Schedule(6, 2, 0, 0, 0, 0, true, 0, false, true).withColumnsOuter(true))).getMessage().contains("multiple of 4"));
     }
 
     @Test
     void metadataNamesTheOperandTypesAndThePackedSize() {
         Op op = new Op(OpKind.MATMUL_Q4, 3, 40, 7).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS));
         String meta = COMPILER.compile(op, new Schedule(4, 1, 0, 0, 0, 0, true, 0, false, true)).metadataJson();
-        assertTrue(meta.contains("\"operands\":[\"A\",\"B\",\"BScale\",\"BZero\",\"C\",\"Bias\"]"), meta);
-        assertTrue(meta.contains("\"B\":[7,32],\"BScale\":[7,2],\"BZero\":[7,1]"), meta);
-        assertTrue(meta.contains("\"operandTypes\":{\"B\":\"uint8\",\"BZero\":\"uint8\"}"), meta);
-        assertTrue(!meta.contains("scratch"), meta);
+        assertTrue(meta.contains("\"operands\":[\"A\",\"B\",\"BScale\",\"BZero\",\"C\",\"Work\",\"Bias\"]"), meta);
+        assertTrue(meta.contains("\"B\":[7,32],\"BScale\":[7,2],\"BZero\":[7,1],\"C\":[3,7],\"Work\":[3,64]"), meta);
+        assertTrue(meta.contains("\"scratch\":[\"Work\"],\"operandTypes\":{\"B\":\"uint8\",\"BZero\":\"uint8\"}"), meta);
         // 7 columns x 2 blocks x 16 bytes, as stored
         assertTrue(meta.contains("\"pack\":{\"operand\":\"B\",\"entry\":\"pack_b\",\"floats\":56}"), meta);
     }

@@ -83,7 +83,9 @@ public final class ScheduleRules {
      * x0 columns (any x0: each column's f32x4 sums run along K, four k at a time, summed across lanes
      * at the end; at most {@value #WASM_MAX_Q4_ACCUMULATORS}), {@code unroll} blocks of 32 k per trip,
      * B always packed (pack_b reorders each block's nibbles so that one shift and mask give four
-     * consecutive k), vectorized.
+     * consecutive k), vectorized; {@code columnsOuter} widens each tile's weights once into Work and
+     * runs the float register tile (x0 a multiple of 4, {@code unroll} k steps a trip) over them for
+     * every band of rows (where the call has at least x0 rows).
      */
     public static String q4Problem(Schedule s) {
         if (s.getY0() < 1 || s.getX0() < 1) {
@@ -92,14 +94,23 @@ public final class ScheduleRules {
         if (!s.getVectorize() || !s.getPackB()) {
             return "a 4-bit matmul is vectorized and reads B packed: set vectorize and packB";
         }
-        long accumulators = (long) s.getY0() * s.getX0();
-        if (accumulators > WASM_MAX_Q4_ACCUMULATORS) {
-            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + accumulators + " f32x4 accumulators; at most "
-                    + WASM_MAX_Q4_ACCUMULATORS + " leave registers for A's and B's vectors";
+        if (s.getColumnsOuter()) {
+            // staged: the float register tile over the widened weights, a v128 of sums per 4 columns
+            if (s.getX0() % LANES != 0) {
+                return "a staged 4-bit tile (columnsOuter) runs the float register tile: x0 must be a multiple of 4, got " + s.getX0();
+            }
+            long vectors = (long) s.getY0() * s.getX0() / LANES;
+            if (vectors > WASM_MAX_ACCUMULATORS) {
+                return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + vectors + " v128 accumulators; at most "
+                        + WASM_MAX_ACCUMULATORS + " fit the registers";
+            }
+        } else if ((long) s.getY0() * s.getX0() > WASM_MAX_Q4_ACCUMULATORS) {
+            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + (long) s.getY0() * s.getX0()
+                    + " f32x4 accumulators; at most " + WASM_MAX_Q4_ACCUMULATORS + " leave registers for A's and B's vectors";
         }
-        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd() || s.getColumnsOuter()) {
-            return "a 4-bit matmul is scheduled by x0, y0 and unroll (with vectorize and packB); r0, x1, y1, r1, "
-                    + "relaxedSimd and columnsOuter stay 0";
+        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd()) {
+            return "a 4-bit matmul is scheduled by x0, y0, unroll and columnsOuter (with vectorize and packB); r0, x1, y1, r1 "
+                    + "and relaxedSimd stay 0";
         }
         return unrollProblem(s);
     }

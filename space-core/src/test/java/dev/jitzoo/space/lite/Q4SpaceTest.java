@@ -30,14 +30,16 @@ class Q4SpaceTest {
         for (Candidate c : all) {
             assertNull(ScheduleRules.q4Problem(c.getSchedule()), c.toString());
             int y0 = c.getSchedule().getY0(), x0 = c.getSchedule().getX0();
-            assertTrue(y0 * x0 + y0 + 2 <= 16, c.toString());
+            assertTrue(c.getSchedule().getColumnsOuter() ? y0 * x0 / 4 + x0 / 4 + 1 <= 16 : y0 * x0 + y0 + 2 <= 16, c.toString());
         }
         for (int i = 1; i < all.size(); i++) {
             assertTrue(all.get(i - 1).getScore() >= all.get(i).getScore());
         }
-        // the most multiply-adds per vector loaded or widened within 16 registers: 2 x 6 (12 sums, 2 A vectors, 12/8),
-        // level with 3 x 3 (9/6), which pads 128 rows to 129
-        assertEquals(List.of(2, 6), List.of(all.get(0).getSchedule().getY0(), all.get(0).getSchedule().getX0()));
+        // staged, the float tile with the most multiply-adds per loaded vector within 16 registers: 4 x 12
+        // (12 sums, 3 B vectors, one A: 12/7), as the float matmul's space has it
+        assertEquals(List.of(4, 12, true), List.of(all.get(0).getSchedule().getY0(), all.get(0).getSchedule().getX0(),
+                all.get(0).getSchedule().getColumnsOuter()));
+        assertTrue(all.stream().anyMatch(c -> !c.getSchedule().getColumnsOuter()), "direct tiles stay in the space");
     }
 
     @Test
@@ -45,6 +47,7 @@ class Q4SpaceTest {
         for (Candidate c : space.compose(op(OpKind.OP_KIND_MATMUL_Q4, 1, 384, 1536), wasm(true, false, 16, 0), Backend.BACKEND_WASM)
                 .getCandidatesList()) {
             assertEquals(1, c.getSchedule().getY0(), c.toString());
+            assertTrue(!c.getSchedule().getColumnsOuter(), "one row has nothing to spread a widening over: " + c);
         }
     }
 
