@@ -1,5 +1,6 @@
 import { create, getOption } from "@bufbuild/protobuf";
 import { EpilogueKind, EpilogueKindSchema, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { halfToFloat } from "./graph/tensor.js";
 import { erf, roundHalfEven } from "./reference.js";
 
 /**
@@ -34,22 +35,26 @@ export function opName(kind: OpKind): string {
 /** A product over quantized weights: the int8 matmul or the 4-bit one. */
 export const isQuantized = (op: OpSpec) => op.kind === OpKind.MATMUL_INT8 || op.kind === OpKind.MATMUL_Q4;
 
-/** A product: a float (batch) matmul or a quantized one, whose C is rows of N with the matmul epilogue. */
-const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL || isQuantized(op);
+/** A product whose weights are held compact (int8, 4-bit, float16) and widened in the kernel, with a Work scratch. */
+export const hasCompactWeights = (op: OpSpec) => isQuantized(op) || op.kind === OpKind.MATMUL_F16;
+
+/** A product: a float (batch) matmul or one over compact weights, whose C is rows of N with the matmul epilogue. */
+const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL || hasCompactWeights(op);
 
 /** An operand's element type: float32 unless {@link operandTypes} says otherwise. */
-export type OperandType = "float32" | "int8" | "uint8" | "int16";
+export type OperandType = "float32" | "int8" | "uint8" | "int16" | "float16";
 
-/** Values of an operand, typed as {@link operandTypes} says. */
-export type OperandValues = Float32Array | Int8Array | Uint8Array | Int16Array;
+/** Values of an operand, typed as {@link operandTypes} says (float16: its bits). */
+export type OperandValues = Float32Array | Int8Array | Uint8Array | Int16Array | Uint16Array;
 
 /**
  * The operands that are not float32 (docs/kernel-abi.md, the metadata's `operandTypes`): the int8
  * matmul's B (int8 weights) and Work (its quantized A, int16); the 4-bit matmul's B and BZero
- * (bytes of two 4-bit values).
+ * (bytes of two 4-bit values); the float16-weight matmul's B (float16 bits).
  */
 export function operandTypes(op: OpSpec): Readonly<Record<string, OperandType>> {
   if (op.kind === OpKind.MATMUL_INT8) return { B: "int8", Work: "int16" };
+  if (op.kind === OpKind.MATMUL_F16) return { B: "float16" };
   return op.kind === OpKind.MATMUL_Q4 ? { B: "uint8", BZero: "uint8" } : {};
 }
 
@@ -61,10 +66,11 @@ export const q4Layout = (k: number) => ({ blocks: Math.ceil(k / Q4_BLOCK), zeroB
 
 /**
  * Operands a kernel writes besides C, whose contents matter neither before nor after (docs/kernel-abi.md,
- * `scratch`): a quantized product's Work (the int8 matmul's A quantized, the 4-bit one's weights widened).
+ * `scratch`): a compact-weight product's Work (the int8 matmul's A quantized, the 4-bit and float16
+ * ones' weights widened).
  */
 export function scratchOperands(op: OpSpec): readonly string[] {
-  return isQuantized(op) ? ["Work"] : [];
+  return hasCompactWeights(op) ? ["Work"] : [];
 }
 
 /** The operands a kernel reads: all but C and its scratch. */
@@ -72,7 +78,7 @@ export const inputNames = (op: OpSpec): string[] =>
   operandShapes(op).map(([name]) => name).filter((n) => n !== "C" && !scratchOperands(op).includes(n));
 
 /** Bytes per element of an operand type. */
-export const bytesOf = (type: OperandType): number => (type === "float32" ? 4 : type === "int16" ? 2 : 1);
+export const bytesOf = (type: OperandType): number => (type === "float32" ? 4 : type === "int16" || type === "float16" ? 2 : 1);
 
 /** i16s per row of an int8 matmul's Work: K rounded up to a multiple of 8. */
 const workRow = (k: number) => Math.ceil(k / 8) * 8;
@@ -97,7 +103,7 @@ export function checkOp(op: OpSpec): void {
 export function dimsOf(op: OpSpec): MatMulDims {
   checkOp(op);
   const s = op.shape;
-  if (op.kind === OpKind.MATMUL || isQuantized(op)) return { batch: 1, m: s[0], k: s[1], n: s[2] };
+  if (op.kind === OpKind.MATMUL || hasCompactWeights(op)) return { batch: 1, m: s[0], k: s[1], n: s[2] };
   if (op.kind === OpKind.BATCH_MATMUL) return { batch: s[0], m: s[1], k: s[2], n: s[3] };
   throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${s.join(",")}]`);
 }
@@ -127,6 +133,10 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
     case OpKind.MATMUL_INT8: {
       const [m, k, n] = s;
       return [["A", [m, k]], ["B", [k, n]], ["BScale", [n]], ["C", [m, n]], ["Work", [m, workRow(k)]], ...epilogueOperands(op, [m, n])];
+    }
+    case OpKind.MATMUL_F16: {
+      const [m, k, n] = s;
+      return [["A", [m, k]], ["B", [k, n]], ["C", [m, n]], ["Work", [m, k]], ...epilogueOperands(op, [m, n])];
     }
     case OpKind.MATMUL_Q4: {
       const [m, k, n] = s;
@@ -269,6 +279,10 @@ export function referenceOp(op: OpSpec, operands: Readonly<Record<string, Operan
     case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, floats, all);
     case OpKind.MATMUL_INT8: return referenceMatmulInt8(op, operands, all);
     case OpKind.MATMUL_Q4: return referenceMatmulQ4(op, operands, all);
+    case OpKind.MATMUL_F16: {
+      const b = Float32Array.from(operands.B as Uint16Array, halfToFloat);
+      return referenceMatmul({ ...op, kind: OpKind.MATMUL }, { ...floats, B: b }, all);
+    }
     default: return referenceMatmul(op, floats, all);
   }
 }
@@ -422,6 +436,7 @@ export function operandView(op: OpSpec, name: string, words: Float32Array): Oper
   if (!type) return words;
   const elements = operandShapes(op).find(([n]) => n === name)![1].reduce((a, b) => a * b, 1);
   if (type === "int16") return new Int16Array(words.buffer, words.byteOffset, elements);
+  if (type === "float16") return new Uint16Array(words.buffer, words.byteOffset, elements);
   return type === "uint8" ? new Uint8Array(words.buffer, words.byteOffset, elements) : new Int8Array(words.buffer, words.byteOffset, elements);
 }
 

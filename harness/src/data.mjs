@@ -18,7 +18,7 @@ export const size = (shape) => shape.reduce((a, b) => a * b, 1);
 /** An operand's element type as the metadata's `operandTypes` says (float32 when it does not). */
 export const typeOf = (meta, name) => meta.operandTypes?.[name] ?? 'float32';
 
-const ARRAYS = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array };
+const ARRAYS = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array, float16: Uint16Array };
 
 /** Operands a kernel writes besides C (the metadata's `scratch`): neither inputs nor results. */
 export const scratchOf = (meta) => meta.scratch ?? [];
@@ -45,6 +45,8 @@ export function inputsFor(meta, seed = 1) {
     // an int8 matmul's float A is quantized by the kernel: seeded floats serve
     const value = type === 'int8' ? () => Math.floor(next() * 128)
       : type === 'uint8' ? () => Math.floor((next() + 1) * 128) // a 4-bit matmul's nibbles, two to a byte
+      // float16 bits of values in ±[2^-5, 2): sign, exponent 10..15, any mantissa (never NaN)
+      : type === 'float16' ? () => (next() < 0 ? 0x8000 : 0) | (10 + Math.floor((next() + 1) * 3)) << 10 | Math.floor((next() + 1) * 512)
       : name.endsWith('Scale') ? () => 0.001 + 0.01 * Math.abs(next()) : next;
     for (let i = 0; i < data.length; i++) data[i] = value();
     inputs[name] = data;

@@ -147,9 +147,13 @@ class Fuser {
     const [m, k] = aShape.slice(-2);
     const n = bShape.at(-1)!;
     const nodes = [...[sa, sb].flatMap((s) => (s ? [s.node] : [])), node];
-    if (this.constant(b)) {
+    const weight = this.constant(b);
+    if (weight) {
       if (bShape.length !== 2) return false;
-      return this.emitMatmul(nodes, { ...init, kind: OpKind.MATMUL, shape: [sizeOf(aShape.slice(0, -1)), k, n] }, a, b, node.outputs[0]);
+      // a float16 file's weights: kept 16-bit, widened in the kernel (its Work a value of its own)
+      const half = weight.half === true && weight.dtype === "float32";
+      return this.emitMatmul(nodes, { ...init, kind: half ? OpKind.MATMUL_F16 : OpKind.MATMUL, shape: [sizeOf(aShape.slice(0, -1)), k, n] },
+        a, b, node.outputs[0], half ? { Work: `${node.outputs[0]}:work` } : {});
     }
     let bValue = b, transposeB = false;
     const t = this.producer.get(b);

@@ -64,7 +64,26 @@ export function halfToFloat(bits: number): number {
   return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
+/** The bits of the float16 nearest `x` (ties to even), as a Cast to float16 keeps it. */
+export function floatToHalf(x: number): number {
+  scratch[0] = x;
+  roundToHalfInPlace(scratch);
+  const b = scratchBits[0], sign = (b >>> 16) & 0x8000, exponent = (b >>> 23) & 0xff;
+  if (exponent === 0xff) return sign | 0x7c00 | (b & 0x7fffff ? 0x200 : 0);
+  if (exponent >= 113) return sign | ((exponent - 112) << 10) | ((b >>> 13) & 0x3ff);
+  return sign | Math.round(Math.abs(scratch[0]) * 16777216); // a subnormal half (or zero): a multiple of 2^-24
+}
+
+/** Float32 values as the 4-byte words holding their float16 bits, two to a word (a float16 weight as kernels read it). */
+export function halfWords(values: ArrayLike<number>): Float32Array {
+  const words = new Float32Array(Math.ceil(values.length / 2));
+  const bits = new Uint16Array(words.buffer, 0, values.length);
+  for (let i = 0; i < values.length; i++) bits[i] = floatToHalf(values[i]);
+  return words;
+}
+
 const scratch = new Float32Array(1);
+const scratchBits = new Uint32Array(scratch.buffer);
 
 /** `x` rounded to the nearest float16 (ties to even), as a number: what a Cast to float16 keeps. */
 export function roundToHalf(x: number): number {

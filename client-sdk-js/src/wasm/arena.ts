@@ -1,6 +1,6 @@
 import type { WorkerPool } from "../threads/pool.js";
 import type { Weight } from "./kernels.js";
-import { LazyTensor, type HostTensor } from "../graph/tensor.js";
+import { halfToFloat, LazyTensor, type HostTensor } from "../graph/tensor.js";
 import { q4Layout } from "../ops.js";
 
 const PAGE_BYTES = 65536;
@@ -307,6 +307,19 @@ export class ModelWeight implements Weight {
       });
     }
     return new LazyTensor(of.dtype, of.shape, () => { this.pin(); return this.values; }, of.half);
+  }
+
+  /**
+   * A float16 weight held as its bits (a matmul_f16's B) as a graph value: float32 values, widened
+   * from the bits each time the graph reads them (a weight is seldom read there), so no float32
+   * copy stays in memory.
+   */
+  halfTensor(of: HostTensor): HostTensor {
+    const elements = of.data.length;
+    return new LazyTensor(of.dtype, of.shape, () => {
+      const words = this.values;
+      return Float32Array.from(new Uint16Array(words.buffer, words.byteOffset, elements), halfToFloat);
+    }, of.half);
   }
 
   /** Read through the graph (maybe at every run): it is never packed-only again. */

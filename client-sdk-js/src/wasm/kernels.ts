@@ -1,5 +1,6 @@
 import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, wordsOf } from "../ops.js";
+import { halfWords } from "../graph/tensor.js";
 import { seededFloats } from "../reference.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
 import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "./executor.js";
@@ -215,8 +216,10 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
       const operands = Object.fromEntries(operandShapes(op).map(([name, shape], i) => {
         const floats = wordsOf(types[name] ?? "float32", shape.reduce((a, b) => a * b, 1));
         const operand = { offset: scratch.alloc(floats * 4), floats };
-        // an integer operand's seeded words are seeded bytes: values over its type's whole range
-        if (inputNames(op).includes(name)) words[name] = seededFloats(floats, 17 + i);
+        // an integer operand's seeded words are seeded bytes: values over its type's whole range; a
+        // float16 one's, seeded values in [-1, 1) as float16 bits (any bits could be NaN)
+        const elements = shape.reduce((a, b) => a * b, 1);
+        if (inputNames(op).includes(name)) words[name] = types[name] === "float16" ? halfWords(seededFloats(elements, 17 + i)) : seededFloats(floats, 17 + i);
         return [name, operand];
       }));
       if (words.BScale) words.BScale.fill(0.01); // a quantizer's scale: seeded sums stay near 1

@@ -7,7 +7,7 @@ import { fold, type FoldedGraph, type InputShapes } from "../graph/fold.js";
 import { fuse, type FusedGraph, type KernelStep } from "../graph/fuse.js";
 import { runNode, type ValueMeta } from "../graph/host/index.js";
 import type { OnnxGraph } from "../graph/onnx.js";
-import { LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "../graph/tensor.js";
+import { halfWords, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "../graph/tensor.js";
 import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
 import { requestPlans, type DynamicMatmul } from "../model/session.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
@@ -246,11 +246,13 @@ export class WasmModel extends GraphModel {
       const b = base(v);
       return { offset: region + layout.offsets.get(b)!, floats: sizeOf(meta(b).shape) };
     };
-    const bindings = (operands: Record<string, string>): Bindings => {
+    const bindings = ({ operands, op }: KernelStep): Bindings => {
       const named = Object.entries(operands);
+      const types = operandTypes(op);
       return {
         operands: Object.fromEntries(named.filter(([, v]) => !isConst(base(v))).map(([k, v]) => [k, operand(v)])),
-        weights: Object.fromEntries(named.filter(([, v]) => isConst(base(v))).map(([k, v]) => [k, this.weight(base(v), values, foldedConsts)])),
+        weights: Object.fromEntries(named.filter(([, v]) => isConst(base(v)))
+          .map(([k, v]) => [k, this.weight(base(v), values, foldedConsts, types[k] === "float16")])),
       };
     };
 
@@ -269,7 +271,7 @@ export class WasmModel extends GraphModel {
     const calls = steps.map((s): (() => void) => {
       if (s.kind === "kernel") {
         const plan = dynamic.get(s);
-        const call = plan ? this.uKernelCalls(s, plan, bindings(s.operands)) : this.slotFor(s).use(bindings(s.operands));
+        const call = plan ? this.uKernelCalls(s, plan, bindings(s)) : this.slotFor(s).use(bindings(s));
         if (!half.has(s.operands.C)) return call;
         const c = operand(s.operands.C);
         return () => { call(); roundToHalfInPlace(this.arena.f32(c.offset, c.floats)); };
@@ -353,7 +355,7 @@ export class WasmModel extends GraphModel {
    * graph, and this plan's values, read it through the weight from its first use on; a folded
    * constant is copied in once per plan (`local`) while a kernel holds it.
    */
-  private weight(name: string, values: ReadonlyMap<string, ValueMeta>, local: Map<string, ArenaWeight>): Weight {
+  private weight(name: string, values: ReadonlyMap<string, ValueMeta>, local: Map<string, ArenaWeight>, half = false): Weight {
     const meta = values.get(name)!;
     const initializer = this.graph.initializers.get(name);
     if (!initializer) {
@@ -364,12 +366,17 @@ export class WasmModel extends GraphModel {
       }
       return w;
     }
-    let w = this.weights.get(name);
+    // a float16 file's weight read by a matmul_f16 is held as its float16 bits, two to a word
+    const key = half ? `${name}:float16` : name;
+    let w = this.weights.get(key);
     if (!w) {
       // an int8 or uint8 weight (a matmul_int8's B, a matmul_q4's B and zero points) is held as its bytes, four to a word
-      w = new ModelWeight(this.arena, byteTyped(initializer) ? bytesAsWords(initializer.data as Int8Array | Uint8Array) : floatsOf(initializer.data));
-      this.weights.set(name, w);
-      if (heldOnce(initializer)) (this.graph.initializers as Map<string, HostTensor>).set(name, w.tensor(initializer));
+      const words = half ? halfWords(initializer.data as Float32Array)
+        : byteTyped(initializer) ? bytesAsWords(initializer.data as Int8Array | Uint8Array) : floatsOf(initializer.data);
+      w = new ModelWeight(this.arena, words);
+      this.weights.set(key, w);
+      if (half) (this.graph.initializers as Map<string, HostTensor>).set(name, w.halfTensor(initializer));
+      else if (heldOnce(initializer)) (this.graph.initializers as Map<string, HostTensor>).set(name, w.tensor(initializer));
     }
     if (heldOnce(initializer) && !(meta.value instanceof LazyTensor)) (values as Map<string, ValueMeta>).set(name, { ...meta, value: this.graph.initializers.get(name) });
     return w;

@@ -1,6 +1,6 @@
 // float16: decoding every bit pattern, and rounding to the nearest half (ties to even), as a Cast to float16 does.
 import { describe, expect, it } from "vitest";
-import { halfToFloat, roundToHalf } from "../../src/graph/tensor.js";
+import { floatToHalf, halfToFloat, halfWords, roundToHalf } from "../../src/graph/tensor.js";
 
 describe("float16", () => {
   it("decodes the values that bound every range", () => {
@@ -25,5 +25,19 @@ describe("float16", () => {
     expect(roundToHalf(65520)).toBe(Infinity);
     expect(roundToHalf(-1e6)).toBe(-Infinity);
     expect(roundToHalf(NaN)).toBeNaN();
+  });
+
+  it("encodes every half back to its own bits (but NaN's payload), and a float to its nearest half's", () => {
+    for (let bits = 0; bits < 0x10000; bits++) {
+      const value = halfToFloat(bits);
+      if (Number.isNaN(value)) expect(halfToFloat(floatToHalf(value))).toBeNaN();
+      else if (bits !== 0x8000) expect(floatToHalf(value), `0x${bits.toString(16)}`).toBe(bits);
+    }
+    expect(floatToHalf(-0)).toBe(0x8000);
+    expect(floatToHalf(1 + 2 ** -11)).toBe(0x3c00); // a tie: to even
+    expect(floatToHalf(1e6)).toBe(0x7c00);
+    const words = halfWords([1, -2, 65504]);
+    expect(Array.from(new Uint16Array(words.buffer, 0, 3))).toEqual([0x3c00, 0xc000, 0x7bff]);
+    expect(words.length).toBe(2); // two halves a word
   });
 });

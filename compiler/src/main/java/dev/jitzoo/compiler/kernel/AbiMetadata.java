@@ -43,6 +43,13 @@ public final class AbiMetadata {
                 shapes.put("Work", List.of(op.m(), Int8MatMulEmitter.workRow(op)));
                 epilogueOperands(op, shapes, shapes.get("C"));
             }
+            case MATMUL_F16 -> {
+                shapes.put("A", List.of(op.m(), op.k()));
+                shapes.put("B", List.of(op.k(), op.n()));
+                shapes.put("C", List.of(op.m(), op.n()));
+                shapes.put("Work", List.of(op.m(), op.k()));
+                epilogueOperands(op, shapes, shapes.get("C"));
+            }
             case MATMUL_Q4 -> {
                 shapes.put("A", List.of(op.m(), op.k()));
                 shapes.put("B", List.of(op.n(), Q4MatMulEmitter.blocks(op) * Q4MatMulEmitter.BLOCK_BYTES));
@@ -76,12 +83,13 @@ public final class AbiMetadata {
 
     /**
      * Operands that are not float32, by name: an int8 matmul's B (int8) and Work (int16), a 4-bit
-     * matmul's B and BZero (bytes of two 4-bit values each, uint8).
+     * matmul's B and BZero (bytes of two 4-bit values each, uint8), a float16-weight matmul's B.
      */
     static Map<String, String> operandTypes(Op op) {
         return switch (op.kind()) {
             case MATMUL_INT8 -> Map.of("B", "int8", "Work", "int16");
             case MATMUL_Q4 -> Map.of("B", "uint8", "BZero", "uint8");
+            case MATMUL_F16 -> Map.of("B", "float16");
             default -> Map.of();
         };
     }
@@ -90,7 +98,7 @@ public final class AbiMetadata {
     static int elementBytes(Op op, String operand) {
         return switch (operandTypes(op).getOrDefault(operand, "float32")) {
             case "int8", "uint8" -> 1;
-            case "int16" -> 2;
+            case "int16", "float16" -> 2;
             default -> MatMulPlan.FLOAT_BYTES;
         };
     }
@@ -150,7 +158,7 @@ public final class AbiMetadata {
                         ? new JsonObjectWriter().put("kind", e.kind().label).put("value", e.value()).toString()
                         : new JsonObjectWriter().put("kind", e.kind().label).toString())
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
-        if (op.kind().quantized) {
+        if (op.kind().compactWeights) {
             json.putStrings("scratch", List.of("Work"));
             Map<String, String> named = operandTypes(op);
             JsonObjectWriter types = new JsonObjectWriter();

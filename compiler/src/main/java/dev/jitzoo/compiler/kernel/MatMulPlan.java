@@ -15,6 +15,7 @@ import java.util.List;
 record MatMulPlan(Op op, Schedule schedule) {
 
     static final int FLOAT_BYTES = 4;
+    static final int HALF_BYTES = 2;
     static final int LANES = ScheduleRules.LANES;
     static final int MAX_ACCUMULATORS = ScheduleRules.WASM_MAX_ACCUMULATORS;
 
@@ -133,12 +134,22 @@ record MatMulPlan(Op op, Schedule schedule) {
      * width when packed, one float when B is transposed, else N floats.
      */
     int bRowBytes(int width) {
-        return (schedule.packB() ? width : op.transposeB() ? 1 : op.n()) * FLOAT_BYTES;
+        return (schedule.packB() ? width : op.transposeB() ? 1 : op.n()) * bElementBytes();
+    }
+
+    /** Whether B is read as stored in float16 and widened as it is read (a float16-weight matmul; packed, it is floats). */
+    boolean widensB() {
+        return op.kind() == OpKind.MATMUL_F16 && !schedule.packB();
+    }
+
+    /** Bytes of one element of B as the tile reads it. */
+    int bElementBytes() {
+        return widensB() ? HALF_BYTES : FLOAT_BYTES;
     }
 
     /** Bytes between adjacent columns of B as the kernel reads them: K floats in a transposed B read in place. */
     int bColumnBytes() {
-        return (!schedule.packB() && op.transposeB() ? op.k() : 1) * FLOAT_BYTES;
+        return (!schedule.packB() && op.transposeB() ? op.k() : 1) * bElementBytes();
     }
 
     /** Bytes from one x0-wide column tile of B to the next: a whole K-deep panel when packed. */
@@ -148,7 +159,7 @@ record MatMulPlan(Op op, Schedule schedule) {
 
     /** Bytes of one batch's B, packed or not (packing keeps every element, only reorders); 0 when shared. */
     int bBatchBytes() {
-        return op.broadcastB() ? 0 : op.k() * op.n() * FLOAT_BYTES;
+        return op.broadcastB() ? 0 : op.k() * op.n() * bElementBytes();
     }
 
     /** Entry parameters: A, B, C, then Bias and Residual when the epilogue reads them. */

@@ -24,7 +24,9 @@ public enum OpKind {
     /** C[M,N] = AScale * BScale[n] * sum_k (A[M,K] - AZero) * B[K,N], A uint8, B int8; shape [M, K, N]. */
     MATMUL_INT8(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_INT8, "[M, K, N]"),
     /** C[M,N] = sum_k A[M,K] * (B[k,n] - BZero[n,k/32]) * BScale[n,k/32], B 4-bit in blocks of 32 along K; shape [M, K, N]. */
-    MATMUL_Q4(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_Q4, "[M, K, N]");
+    MATMUL_Q4(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_Q4, "[M, K, N]"),
+    /** C[M,N] = A[M,K] x B[K,N], B float16 (widened in the kernel); shape [M, K, N]. */
+    MATMUL_F16(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_F16, "[M, K, N]");
 
     /** The kind on the wire. */
     public final dev.jitzoo.proto.kernel.v1.OpKind wire;
@@ -37,6 +39,8 @@ public enum OpKind {
     public final boolean matmul;
     /** Whether it is a product over quantized weights (int8, 4-bit; float scales): its own emitter, B always packed. */
     public final boolean quantized;
+    /** Whether its weights are held compact (int8, 4-bit, float16) and widened in the kernel: its own emitter, B as stored. */
+    public final boolean compactWeights;
 
     OpKind(dev.jitzoo.proto.kernel.v1.OpKind wire, String dimensionNames) {
         this.wire = wire;
@@ -45,6 +49,7 @@ public enum OpKind {
         this.dimensionNames = dimensionNames;
         this.matmul = OpRules.isMatmul(wire);
         this.quantized = OpRules.isQuantized(wire);
+        this.compactWeights = OpRules.hasCompactWeights(wire);
     }
 
     /** The compiler's kind of a wire kind, if it knows it. */

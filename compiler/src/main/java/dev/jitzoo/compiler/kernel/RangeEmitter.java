@@ -47,7 +47,7 @@ final class RangeEmitter {
 
     /** Rows of the split axis in one batch: a matmul's M, a row op's rows, an element-wise op's elements. */
     static int rowsPerBatch(Op op) {
-        return op.kind().matmul || op.kind().quantized ? op.m() : op.dims().get(0);
+        return op.kind().matmul || op.kind().compactWeights ? op.m() : op.dims().get(0);
     }
 
     /** The split's units: bands of {@code grain} rows in every batch. */
@@ -137,6 +137,8 @@ final class RangeEmitter {
             Int8MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals, range);
         } else if (op.kind() == OpKind.MATMUL_Q4) {
             Q4MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals);
+        } else if (op.kind() == OpKind.MATMUL_F16) {
+            F16MatMulEmitter.emitInto(cut, schedule.withSplit(Split.NONE), f, locals);
         } else if (op.kind().matmul) {
             MatMulEmitter.emitInto(MatMulPlan.of(cut, schedule), f, locals);
         } else {
@@ -146,7 +148,7 @@ final class RangeEmitter {
 
     /** One batch of the op with {@code rows} rows: a matmul (B as the batch's), a row op or an element-wise op. */
     private Op cut(int rows) {
-        if (op.kind().quantized) {
+        if (op.kind().compactWeights) {
             return new Op(op.kind(), List.of(rows, op.k(), op.n()), false, false, op.epilogue(), 0f);
         }
         if (op.kind().matmul) {
@@ -167,7 +169,7 @@ final class RangeEmitter {
             List<Integer> shape = shapes.get(name);
             boolean byRow = switch (name) {
                 case "A", "C", "Residual", "Work" -> true;
-                case "B" -> !op.kind().matmul && !op.kind().quantized;
+                case "B" -> !op.kind().matmul && !op.kind().compactWeights;
                 default -> false; // Bias, Gamma, Beta: one row for all
             };
             // a row of an operand split by rows spans its last dimension (one element for [n]), in its type's bytes

@@ -91,7 +91,11 @@ final class RegisterTileEmitter {
     /** {@code copies} register steps of {@code depth} k steps each, then the pointers move past them. */
     private void steps(Accumulators acc, int copies, int depth) {
         int count = copies * depth;
-        if (count > 1 && !plan.schedule().relaxedSimd() && acc.shape.scalars() == 0) {
+        if (plan.widensB()) {
+            for (int copy = 0; copy < copies; copy++) {
+                widenedStep(acc, copy * depth, depth);
+            }
+        } else if (count > 1 && !plan.schedule().relaxedSimd() && acc.shape.scalars() == 0) {
             summedSteps(acc, count);
         } else {
             for (int copy = 0; copy < copies; copy++) {
@@ -136,6 +140,49 @@ final class RegisterTileEmitter {
                     load(pA, aOffset, Opcode.F32_LOAD);
                     load(pB, bOffset + (shape.vectors() * LANES + j) * bColumnBytes, Opcode.F32_LOAD);
                     f.op(Opcode.F32_MUL).op(Opcode.F32_ADD).localSet(sum);
+                }
+            }
+        }
+    }
+
+    /**
+     * k steps [k0, k0 + depth) over a float16 B read in place: per step, each of the tile's B vectors
+     * (and single columns) widened once into a local, then every row multiply-adds with it.
+     */
+    private void widenedStep(Accumulators acc, int k0, int depth) {
+        TileShape shape = acc.shape;
+        int bRowBytes = plan.bRowBytes(shape.width());
+        long bColumnBytes = plan.bColumnBytes();
+        int[] wide = pool.group("tile.wideB", ValType.V128, shape.vectors());
+        int[] single = pool.group("tile.singleB", ValType.F32, shape.scalars());
+        int bits = pool.one("tile.halfBits", ValType.V128), scalarBits = pool.one("tile.halfBit", ValType.I32);
+        for (int s = 0; s < depth; s++) {
+            long bOffset = (long) (k0 + s) * bRowBytes;
+            for (int v = 0; v < shape.vectors(); v++) {
+                address(pB, bOffset + v * LANES * bColumnBytes);
+                f.memory(SimdOpcode.V128_LOAD16X4_U, new MemArg(1, 0)).localSet(bits); // two-byte aligned: a row of N halves
+                Halves.widenVector(f, bits);
+                f.localSet(wide[v]);
+            }
+            for (int j = 0; j < shape.scalars(); j++) {
+                address(pB, bOffset + (shape.vectors() * LANES + j) * bColumnBytes);
+                f.memory(Opcode.I32_LOAD16_U, new MemArg(1, 0)).localSet(scalarBits);
+                Halves.widenScalar(f, scalarBits);
+                f.localSet(single[j]);
+            }
+            for (int row = 0; row < shape.rows(); row++) {
+                long aOffset = (long) row * plan.rowBytesA() + (long) (k0 + s) * FLOAT_BYTES;
+                for (int v = 0; v < shape.vectors(); v++) {
+                    int sum = acc.vector(row, v);
+                    f.localGet(sum);
+                    broadcast(aOffset);
+                    f.localGet(wide[v]).simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_ADD).localSet(sum);
+                }
+                for (int j = 0; j < shape.scalars(); j++) {
+                    int sum = acc.scalar(row, j);
+                    f.localGet(sum);
+                    load(pA, aOffset, Opcode.F32_LOAD);
+                    f.localGet(single[j]).op(Opcode.F32_MUL).op(Opcode.F32_ADD).localSet(sum);
                 }
             }
         }

@@ -12,7 +12,7 @@ public enum Opcode implements Instruction {
     LOCAL_GET(0x20), LOCAL_SET(0x21), LOCAL_TEE(0x22),
     I32_LOAD(0x28, ValType.I32), F32_LOAD(0x2A, ValType.F32), I32_STORE(0x36, 2), F32_STORE(0x38, 2),
     /** One byte, zero-extended; one byte or two stored (int8 weights packed, an int8 matmul's Work). */
-    I32_LOAD8_U(0x2D, 1, true, 0, ValType.I32), I32_STORE8(0x3A, 2, false, 0, null), I32_STORE16(0x3B, 2, false, 1, null),
+    I32_LOAD8_U(0x2D, 1, true, 0, ValType.I32), I32_LOAD16_U(0x2F, 1, true, 1, ValType.I32), I32_STORE8(0x3A, 2, false, 0, null), I32_STORE16(0x3B, 2, false, 1, null),
     I32_CONST(0x41), F32_CONST(0x43),
     I32_EQZ(0x45, 1, true), F32_EQ(0x5B, 2, true), I32_EQ(0x46, 2, true), I32_NE(0x47, 2, true), I32_LT_S(0x48, 2, true),
     I32_LT_U(0x49, 2, true), I32_GT_U(0x4B, 2, true),
@@ -21,7 +21,8 @@ public enum Opcode implements Instruction {
     F32_ABS(0x8B, 1, true), F32_NEG(0x8C, 1, true), F32_NEAREST(0x90, 1, true), F32_SQRT(0x91, 1, true),
     F32_ADD(0x92, 2, true), F32_SUB(0x93, 2, true), F32_MUL(0x94, 2, true), F32_DIV(0x95, 2, true),
     F32_MIN(0x96, 2, true), F32_MAX(0x97, 2, true),
-    I32_TRUNC_F32_S(0xA8, 1, true), F32_CONVERT_I32_S(0xB2, 1, true);
+    I32_TRUNC_F32_S(0xA8, 1, true), F32_CONVERT_I32_S(0xB2, 1, true),
+    I32_REINTERPRET_F32(0xBC, 1, true), F32_REINTERPRET_I32(0xBE, 1, true);
 
     public final int code;
     private final int pops;

@@ -9,6 +9,8 @@ public enum SimdOpcode implements Instruction {
     V128_LOAD(0x00, 1, true, 4),
     /** Eight bytes, each sign-extended to an i16 lane (int8 weights, widened as they load). */
     V128_LOAD8X8_S(0x01, 1, true, 3),
+    /** Four u16 (float16 bits), each zero-extended to an i32 lane. */
+    V128_LOAD16X4_U(0x04, 1, true, 3),
     V128_LOAD32_SPLAT(0x09, 1, true, 2), V128_STORE(0x0B, 2, false, 4),
     V128_CONST(0x0C, 0, true, -1),
     F32X4_SPLAT(0x13, 1, true, -1), F32X4_EXTRACT_LANE(0x1F, 1, true, -1), F32X4_REPLACE_LANE(0x20, 2, true, -1),
@@ -18,6 +20,7 @@ public enum SimdOpcode implements Instruction {
     F32X4_NEAREST(0x6A, 1, true, -1),
     /** Eight i32 lanes of two vectors saturated to i16, the first vector's in the low half. */
     I16X8_NARROW_I32X4_S(0x85, 2, true, -1),
+    I32X4_EQ(0x37, 2, true, -1), V128_OR(0x50, 2, true, -1),
     I32X4_SHL(0xAB, 2, true, -1), I32X4_SHR_U(0xAD, 2, true, -1), I32X4_ADD(0xAE, 2, true, -1),
     F32X4_SQRT(0xE3, 1, true, -1),
     F32X4_ADD(0xE4, 2, true, -1), F32X4_SUB(0xE5, 2, true, -1), F32X4_MUL(0xE6, 2, true, -1),

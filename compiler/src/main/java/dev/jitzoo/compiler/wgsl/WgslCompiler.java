@@ -71,7 +71,7 @@ public final class WgslCompiler implements KernelCompiler {
         if (op == null || schedule == null || limits == null) {
             throw new InvalidKernelException("an op, a schedule and the device limits are required");
         }
-        if (op.kind().quantized) {
+        if (op.kind().compactWeights) {
             throw new InvalidKernelException(op.kind().abiName + " has no WGSL kernel: on WebGPU its products run as "
                     + "Wasm kernels (docs/kernel-abi.md)");
         }

@@ -130,6 +130,9 @@ class GoldenKernelsTest {
                 new Schedule(4, 2, 0, 0, 0, 0, true, 1, false, true).withColumnsOuter(true)));
         set.put("matmul_q4 odd edges bias gelu_erf", new Case(new Op(OpKind.MATMUL_Q4, 7, 45, 13)
                 .withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)), new Schedule(3, 2, 0, 0, 0, 0, true, 1, false, true)));
+        set.put("matmul_f16", new Case(new Op(OpKind.MATMUL_F16, 16, 64, 30).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS)),
+                new Schedule(8, 2, 0, 0, 0, 0, true, 2)));
+        set.put("matmul_f16 staged", new Case(new Op(OpKind.MATMUL_F16, 16, 64, 30), new Schedule(8, 2, 0, 0, 0, 0, true, 1).withColumnsOuter(true)));
         return set;
     }
 

@@ -72,9 +72,14 @@ public final class OpRules {
         return (k + Q4_BLOCK - 1) / Q4_BLOCK;
     }
 
+    /** A product whose weights are held compact (int8, 4-bit, float16) and widened in the kernel: B as the file stores it. */
+    public static boolean hasCompactWeights(OpKind kind) {
+        return isQuantized(kind) || kind == OpKind.OP_KIND_MATMUL_F16;
+    }
+
     /** Whether an op of this kind takes epilogue steps (every product does). */
     public static boolean takesEpilogue(OpKind kind) {
-        return isMatmul(kind) || isQuantized(kind);
+        return isMatmul(kind) || hasCompactWeights(kind);
     }
 
     /** The ABI name of an op kind: {@code OP_KIND_LAYER_NORM} is {@code layer_norm}. */

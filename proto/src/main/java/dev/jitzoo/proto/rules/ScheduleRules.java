@@ -46,6 +46,9 @@ public final class ScheduleRules {
         if (OpRules.isQuantized(op.getKind())) {
             return MATMUL_DEFAULT.toBuilder().setPackB(true).build();
         }
+        if (OpRules.hasCompactWeights(op.getKind())) {
+            return MATMUL_DEFAULT; // float16 weights, read in place
+        }
         if (!OpRules.isMatmul(op.getKind())) {
             return ROW_OP_DEFAULT;
         }
@@ -108,9 +111,35 @@ public final class ScheduleRules {
             return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + (long) s.getY0() * s.getX0()
                     + " f32x4 accumulators; at most " + WASM_MAX_Q4_ACCUMULATORS + " leave registers for A's and B's vectors";
         }
-        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd()) {
-            return "a 4-bit matmul is scheduled by x0, y0, unroll and columnsOuter (with vectorize and packB); r0, x1, y1, r1 "
-                    + "and relaxedSimd stay 0";
+        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd() && !s.getColumnsOuter()) {
+            return "a 4-bit matmul is scheduled by x0, y0, unroll and columnsOuter (with vectorize and packB; relaxedSimd "
+                    + "with columnsOuter, for the float tile); r0, x1, y1 and r1 stay 0";
+        }
+        return unrollProblem(s);
+    }
+
+    /**
+     * Why a float16-weight matmul schedule cannot make a Wasm kernel, or null: the float matmul's
+     * register tile (x0 a multiple of 4, y0·x0/4 sums), B read in place as float16 (no packB) and
+     * widened as it is read, or with {@code columnsOuter} each tile of x0 columns widened once into
+     * Work and the float tile run over it for every band of rows; {@code unroll} k steps a trip.
+     */
+    public static String f16Problem(Schedule s) {
+        String tile = tileProblem(s, "v128");
+        if (tile != null) {
+            return tile;
+        }
+        if (!s.getVectorize() || s.getPackB()) {
+            return "a float16-weight matmul is vectorized and reads B in place (widening it): set vectorize, not packB";
+        }
+        long vectors = (long) s.getY0() * s.getX0() / LANES;
+        if (vectors > WASM_MAX_ACCUMULATORS) {
+            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + vectors + " v128 accumulators; at most "
+                    + WASM_MAX_ACCUMULATORS + " fit the registers";
+        }
+        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd() && !s.getColumnsOuter()) {
+            return "a float16-weight matmul is scheduled by x0, y0, unroll and columnsOuter (with vectorize; relaxedSimd with "
+                    + "columnsOuter, for the float tile); r0, x1, y1 and r1 stay 0";
         }
         return unrollProblem(s);
     }

@@ -9,7 +9,7 @@ public record OpShapes(OpKind kind, int batch, int m, int k, int n) {
 
     /** Checks an op and names its dimensions; throws {@link InvalidOpException} with the reason. */
     public static OpShapes of(OpSpec op) {
-        if (!OpRules.isMatmul(op.getKind()) && !OpRules.isQuantized(op.getKind())) {
+        if (!OpRules.isMatmul(op.getKind()) && !OpRules.hasCompactWeights(op.getKind())) {
             throw new InvalidOpException(OpRules.rank(op.getKind()) < 0 ? "unknown op kind " + op.getKindValue()
                     : op.getKind() + " is not a matmul");
         }

@@ -58,15 +58,19 @@ public final class LiteSpace {
 
     /** Throws {@link dev.jitzoo.space.domain.InvalidOpException} or {@link InvalidDeviceException} with the reason. */
     public ComposeResponse compose(OpSpec op, DeviceProfile device, Backend backend) {
-        if (OpRules.isQuantized(op.getKind())) {
+        if (OpRules.hasCompactWeights(op.getKind())) {
             OpShapes shapes = OpShapes.of(op);
             DeviceProfiles.check(device);
             if (backend != Backend.BACKEND_WASM || !wasmTarget(device).simd()) {
                 throw new InvalidOpException(OpRules.name(op.getKind()) + " has kernels on Wasm with SIMD128 only");
             }
             int registers = DeviceProfiles.simdRegisters(device);
-            List<Candidate> all = split(op, device, backend, op.getKind() == OpKind.OP_KIND_MATMUL_INT8
-                    ? Int8Space.build(shapes, registers) : Q4Space.build(shapes, registers));
+            boolean relaxed = wasmTarget(device).relaxedSimd();
+            List<Candidate> all = split(op, device, backend, switch (op.getKind()) {
+                case OP_KIND_MATMUL_INT8 -> Int8Space.build(shapes, registers);
+                case OP_KIND_MATMUL_Q4 -> Q4Space.build(shapes, registers, relaxed);
+                default -> F16Space.build(shapes, registers, relaxed);
+            });
             return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
                     .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
         }
@@ -100,10 +104,15 @@ public final class LiteSpace {
      */
     public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule made) {
         Schedule schedule = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
-        if (OpRules.isQuantized(op.getKind())) {
+        if (OpRules.hasCompactWeights(op.getKind())) {
             Schedule fields = SplitRules.forThreads(op, schedule, 1);
             boolean simd = wasmTarget(device).simd();
-            boolean runs = op.getKind() == OpKind.OP_KIND_MATMUL_INT8 ? Int8Space.runs(fields, simd) : Q4Space.runs(fields, simd);
+            boolean relaxed = !fields.getRelaxedSimd() || wasmTarget(device).relaxedSimd();
+            boolean runs = relaxed && switch (op.getKind()) {
+                case OP_KIND_MATMUL_INT8 -> Int8Space.runs(fields, simd);
+                case OP_KIND_MATMUL_Q4 -> Q4Space.runs(fields, simd);
+                default -> F16Space.runs(fields, simd);
+            };
             return backend == Backend.BACKEND_WASM && runs
                     ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
         }

@@ -19,7 +19,8 @@ import java.util.List;
  * weights widened in registers by every band (registers: y0·x0 sums, one A vector per row, the
  * weight and the nibble mask; scored y0·x0 / (y0 + x0)), scaled by {@value #DIRECT_SHARE}: measured
  * here on MiniLM's 128 × 384 × 1536, the best direct tile ran at 9.5 GFLOP/s and the best staged
- * one at about 2.5 times that. Decode (M = 1) gets direct 1 × x0 tiles, every weight widened once.
+ * one at about 2.5 times that; a staged tile also comes with relaxed madd where the device has it.
+ * Decode (M = 1) gets direct 1 × x0 tiles, every weight widened once.
  * Both × the share of the tile that lands in C (heuristic 4 of Table 1).
  */
 final class Q4Space {
@@ -32,11 +33,17 @@ final class Q4Space {
     private static final double DIRECT_SHARE = 0.4;
     private static final int[] STAGED_COLUMNS = {4, 8, 12, 16};
     private static final int STAGED_MAX_ROWS = 6;
+    /**
+     * A staged tile with relaxed madd where the device has it, scored this much above its mul+add
+     * twin: the float tile's f32x4.relaxed_madd is one instruction for two (measured here: the best
+     * float32 MiniLM product 50.6 GFLOP/s with it, the best float16-weight one 42.2 without).
+     */
+    static final double RELAXED_GAIN = 1.1;
 
     private Q4Space() {
     }
 
-    static List<Candidate> build(OpShapes op, int registers) {
+    static List<Candidate> build(OpShapes op, int registers, boolean relaxed) {
         List<Candidate> all = new ArrayList<>();
         for (int x0 = 1; x0 <= MAX_COLUMNS; x0++) {
             for (int y0 = 1; y0 <= Math.min(MAX_ROWS, op.m()); y0++) {
@@ -46,7 +53,7 @@ final class Q4Space {
                 }
                 double reuse = (double) sums / (y0 + x0) * fill(op.m(), y0) * fill(op.n(), x0);
                 if (sums + y0 + FIXED_REGISTERS <= registers) {
-                    add(all, x0, y0, false, reuse * DIRECT_SHARE);
+                    add(all, x0, y0, false, false, reuse * DIRECT_SHARE);
                 }
             }
         }
@@ -57,17 +64,21 @@ final class Q4Space {
                 if (sums > ScheduleRules.WASM_MAX_ACCUMULATORS || sums + vectors + 1 > registers) {
                     continue;
                 }
-                add(all, x0, y0, true, (double) sums / (y0 + vectors) * fill(op.m(), y0) * fill(op.n(), x0));
+                double score = (double) sums / (y0 + vectors) * fill(op.m(), y0) * fill(op.n(), x0);
+                add(all, x0, y0, true, false, score);
+                if (relaxed) {
+                    add(all, x0, y0, true, true, score * RELAXED_GAIN);
+                }
             }
         }
         all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
         return all;
     }
 
-    private static void add(List<Candidate> all, int x0, int y0, boolean staged, double score) {
+    private static void add(List<Candidate> all, int x0, int y0, boolean staged, boolean relaxed, double score) {
         for (int i = 0; i < UNROLLS.length; i++) {
             Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setPackB(true)
-                    .setColumnsOuter(staged).setUnroll(UNROLLS[i]).build();
+                    .setColumnsOuter(staged).setRelaxedSimd(relaxed).setUnroll(UNROLLS[i]).build();
             all.add(Candidate.newBuilder().setSchedule(schedule).setSource(CandidateSource.CANDIDATE_SOURCE_EXPLORATION)
                     .setScore(score * (1 - 0.05 * i)).build());
         }
