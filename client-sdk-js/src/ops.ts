@@ -1,6 +1,6 @@
 import { create, getOption } from "@bufbuild/protobuf";
 import { EpilogueKind, EpilogueKindSchema, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-import { halfToFloat } from "./graph/tensor.js";
+import { halfToFloat, roundToHalf } from "./graph/tensor.js";
 import { erf, roundHalfEven } from "./reference.js";
 
 /**
@@ -417,12 +417,22 @@ function epilogue(op: OpSpec, acc: Float64Array, ci: number, bias: Float32Array 
         case EpilogueKind.GELU_ERF: v = geluErf(v); break;
         case EpilogueKind.SILU: v = silu(v); break;
         case EpilogueKind.RESIDUAL: v += residual![ci + j]; break;
+        case EpilogueKind.ROUND_HALF: v = roundToHalf(v); break;
         default: throw new Error(`unsupported epilogue ${EpilogueKind[e.kind] ?? e.kind}`);
       }
     }
     to[j] = v;
   }
 }
+
+/**
+ * The error a kernel of this op may show against its reference: `tolerance`, or, where the op
+ * rounds to float16 (`round_half`), a float16 ulp (2^-10 of a value) per rounding: two sums that
+ * differ in their last float32 bits may round to neighbouring float16s, and each later step and
+ * rounding may carry that on.
+ */
+export const opTolerance = (op: OpSpec, tolerance: number): number =>
+  Math.max(tolerance, op.epilogue.filter((e) => e.kind === EpilogueKind.ROUND_HALF).length * 2 ** -10);
 
 /** 4-byte words an operand of `elements` elements of `type` takes in memory (how arenas and weights count it). */
 export const wordsOf = (type: OperandType, elements: number): number => Math.ceil(elements * bytesOf(type) / 4);

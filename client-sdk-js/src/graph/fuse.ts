@@ -46,10 +46,13 @@ const GELU_MAX_NODES = 10;
  * Q·Kᵀ (a MatMul of a transposed operand) as batch_matmul with transposeB; LayerNormalization
  * and its ReduceMean form as layer_norm; Softmax; same-shape Add and Mul. RMSNorm, rotary
  * embeddings and a softmax's NaN guard become one host step each (`host/fused.ts`); float casts
- * of float values are views. The rest runs in JavaScript.
+ * of float values are views. The rest runs in JavaScript. Wasm kernels only (`float16`, the
+ * values a float16 file declares float16): that file's MatMuls become `matmul_f16` (the weights kept
+ * 16-bit), and a product rounds to float16 in its epilogue (`round_half`) after each step whose
+ * value the file rounds, as onnxruntime does op by op.
  */
-export function fuse(folded: FoldedGraph, outputs: readonly string[]): FusedGraph {
-  return new Fuser(folded, outputs).run();
+export function fuse(folded: FoldedGraph, outputs: readonly string[], { float16 }: { float16?: ReadonlySet<string> } = {}): FusedGraph {
+  return new Fuser(folded, outputs, float16).run();
 }
 
 class Fuser {
@@ -61,7 +64,7 @@ class Fuser {
   private readonly aliases = new Map<string, string>();
   private readonly outputs: Set<string>;
 
-  constructor(private readonly g: FoldedGraph, outputs: readonly string[]) {
+  constructor(private readonly g: FoldedGraph, outputs: readonly string[], private readonly float16?: ReadonlySet<string>) {
     this.outputs = new Set(outputs);
     g.nodes.forEach((n, i) => {
       this.order.set(n, i);
@@ -151,7 +154,7 @@ class Fuser {
     if (weight) {
       if (bShape.length !== 2) return false;
       // a float16 file's weights: kept 16-bit, widened in the kernel (its Work a value of its own)
-      const half = weight.half === true && weight.dtype === "float32";
+      const half = this.float16 !== undefined && weight.half === true && weight.dtype === "float32";
       return this.emitMatmul(nodes, { ...init, kind: half ? OpKind.MATMUL_F16 : OpKind.MATMUL, shape: [sizeOf(aShape.slice(0, -1)), k, n] },
         a, b, node.outputs[0], half ? { Work: `${node.outputs[0]}:work` } : {});
     }
@@ -254,6 +257,8 @@ class Fuser {
     const operands: Record<string, string> = { A: a, B: b, ...extra };
     const n = init.shape.at(-1)!;
     let out = product;
+    const rounded = () => { if (this.float16?.has(out)) epilogue.push(epilogueOf(EpilogueKind.ROUND_HALF)); };
+    rounded();
     for (;;) {
       const next = this.single(out);
       if (next && VIEW_OPS.has(next.opType) && this.meta(next.outputs[0]).shape.at(-1) === n) {
@@ -266,6 +271,7 @@ class Fuser {
         epilogue.push(step);
         nodes.push(next!);
         out = next!.outputs[0];
+        rounded();
         continue;
       }
       const silu = this.silu(out);
@@ -273,6 +279,7 @@ class Fuser {
         epilogue.push(epilogueOf(EpilogueKind.SILU));
         nodes.push(...silu.nodes);
         out = silu.out;
+        rounded();
         continue;
       }
       const gelu = epilogue.some((e) => e.kind === EpilogueKind.GELU_ERF || e.kind === EpilogueKind.GELU_TANH) ? undefined : this.gelu(out);
@@ -280,6 +287,7 @@ class Fuser {
       epilogue.push(epilogueOf(gelu.kind));
       nodes.push(...gelu.nodes);
       out = gelu.out;
+      rounded();
     }
     const op = create(OpSpecSchema, { ...init, epilogue });
     this.emit(nodes, op, { ...operands, C: out });

@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { KernelOfferSchema, SessionLimit, type InitialKernel, type KernelOffer, type RankedKernelSchema } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, KernelArtifactSchema, type DeviceProfile, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { flopsOf, outputRows } from "../ops.js";
+import { flopsOf, opTolerance, outputRows } from "../ops.js";
 import { maxRelativeError, TOLERANCE } from "../reference.js";
 import { median } from "../timing.js";
 import type { ModelEmitter, Emit } from "./events.js";
@@ -241,6 +241,7 @@ export type Judged = { ok: true; output: Float32Array; maxRelError: number } | {
  */
 export function judgeOutput(op: OpSpec, output: Float32Array, rows: readonly number[], expected: Float32Array,
   incumbentOutput: Float32Array | undefined, tolerance: number): Judged {
+  tolerance = opTolerance(op, tolerance);
   const vsReference = maxRelativeError(pickRows(op, output, rows), expected);
   if (!(vsReference <= tolerance)) return { ok: false, why: `max relative error ${vsReference.toExponential(2)} against the reference > ${tolerance}` };
   if (output.some(Number.isNaN)) return { ok: false, why: "it left part of C unwritten" };

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
 import type { DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
-import { Backend, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { Backend, EpilogueKind, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { fromHost, inputShapes, toHost } from "../graph/feeds.js";
 import { fold, type FoldedGraph, type InputShapes } from "../graph/fold.js";
 import { fuse, type FusedGraph, type KernelStep } from "../graph/fuse.js";
@@ -114,7 +114,7 @@ export class WasmModel extends GraphModel {
       const start = performance.now();
       const known = new Set(this.slots.keys());
       const folded = fold(this.graph, shapes);
-      const program = fuse(folded, this.graph.outputs);
+      const program = fuse(folded, this.graph.outputs, { float16: this.graph.half });
       if (this.options.gateway) await this.planDynamic(program);
       plan = this.compile(shapes, folded, program);
       this.plans.set(key, plan);
@@ -272,7 +272,7 @@ export class WasmModel extends GraphModel {
       if (s.kind === "kernel") {
         const plan = dynamic.get(s);
         const call = plan ? this.uKernelCalls(s, plan, bindings(s)) : this.slotFor(s).use(bindings(s));
-        if (!half.has(s.operands.C)) return call;
+        if (!half.has(s.operands.C) || s.op.epilogue.at(-1)?.kind === EpilogueKind.ROUND_HALF) return call; // rounded in the kernel
         const c = operand(s.operands.C);
         return () => { call(); roundToHalfInPlace(this.arena.f32(c.offset, c.floats)); };
       }

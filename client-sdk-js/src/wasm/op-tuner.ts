@@ -1,7 +1,7 @@
 import type { InitialKernel, KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { batchSize, timeBatch } from "../clock.js";
-import { flopsOf, inputNames, operandView, referenceOp } from "../ops.js";
+import { flopsOf, inputNames, operandView, opTolerance, referenceOp } from "../ops.js";
 import { maxRelativeError } from "../reference.js";
 import { median } from "../timing.js";
 import type { ModelSession } from "../model/session.js";
@@ -353,6 +353,7 @@ export async function triedOut(artifact: KernelArtifact, op: OpSpec, tolerance: 
   const trial = code.tryOut();
   const rows = sampleRows(op);
   const error = maxRelativeError(pickRows(op, trial.output, rows), referenceOp(op, trial.inputs, rows));
+  tolerance = opTolerance(op, tolerance);
   if (!(error <= tolerance)) throw new Error(`max relative error ${error.toExponential(2)} against the reference on seeded inputs > ${tolerance}`);
   return { code, error };
 }

@@ -1,6 +1,9 @@
 // float16: decoding every bit pattern, and rounding to the nearest half (ties to even), as a Cast to float16 does.
 import { describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 import { floatToHalf, halfToFloat, halfWords, roundToHalf } from "../../src/graph/tensor.js";
+import { opTolerance, referenceOp } from "../../src/ops.js";
 
 describe("float16", () => {
   it("decodes the values that bound every range", () => {
@@ -39,5 +42,15 @@ describe("float16", () => {
     const words = halfWords([1, -2, 65504]);
     expect(Array.from(new Uint16Array(words.buffer, 0, 3))).toEqual([0x3c00, 0xc000, 0x7bff]);
     expect(words.length).toBe(2); // two halves a word
+  });
+
+  it("round_half in an epilogue rounds the reference's values, and widens the tolerance by a float16 ulp per rounding", () => {
+    const round = create(EpilogueSchema, { kind: EpilogueKind.ROUND_HALF });
+    const bias = create(EpilogueSchema, { kind: EpilogueKind.BIAS });
+    const op = create(OpSpecSchema, { kind: OpKind.MATMUL, shape: [1, 1, 3], epilogue: [round, bias, round] });
+    const c = referenceOp(op, { A: Float32Array.of(1), B: Float32Array.of(1 + 2 ** -12, 1000.3, 2 ** -20), Bias: Float32Array.of(2 ** -11, 0, 0) });
+    expect(Array.from(c)).toEqual([roundToHalf(1 + 2 ** -11), roundToHalf(1000.3), roundToHalf(2 ** -20)]);
+    expect(opTolerance(op, 1e-4)).toBe(2 * 2 ** -10);
+    expect(opTolerance(create(OpSpecSchema, { kind: OpKind.MATMUL, shape: [1, 1, 3] }), 1e-4)).toBe(1e-4);
   });
 });

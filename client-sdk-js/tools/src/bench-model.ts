@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import * as ort from "onnxruntime-web";
 import { parseOptions, wholeNumber } from "./args.js";
-import { formOf, ortLevel, relativeTolerance, toOrt } from "./exports.js";
+import { distance, formOf, ortLevel, relativeTolerance, toOrt, type Form } from "./exports.js";
 import { interleaved } from "./interleave.js";
 import { convergence, feedsFor, NEAR_FINAL, runUntilSettled, loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike, DEFAULT_TUNING, maxRelativeError } from "@jitzoo/client/internal";
 
@@ -76,11 +76,19 @@ const quantile = (xs: number[], q: number) => {
 type Outputs = Record<string, OutputTensor>;
 type OrtOutputs = ort.InferenceSession.OnnxValueMapType;
 
-function worstError(ours: Outputs, theirs: OrtOutputs): number {
+/**
+ * How far our outputs are from onnxruntime-web's, in the form's measure: a float32 file's as the
+ * kernels are judged (the largest relative error, element by element); a quantized or float16
+ * file's as its tolerance is stated, the largest difference over the output's largest magnitude
+ * (exports.ts, `allowed`), since a float16 ulp is 1e-3 of any element it rounds.
+ */
+function worstError(ours: Outputs, theirs: OrtOutputs, form: Form): number {
   return Math.max(...Object.entries(theirs).map(([name, t]) => {
     const mine = ours[name];
     if (!mine || !(mine.data instanceof Float32Array)) return Infinity;
-    return maxRelativeError(mine.data, t.data as Float32Array);
+    if (form === "fp32") return maxRelativeError(mine.data, t.data as Float32Array);
+    const { worst, largest } = distance(mine.data, t.data as Float32Array);
+    return worst / largest;
   }));
 }
 
@@ -155,11 +163,11 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
   if (oneThread) calls.oneThread = () => oneThread.run(feeds);
   const medians = await interleaved(o.rounds, calls,
     (out) => {
-      errTuned = Math.max(errTuned, worstError(out.tuned as Outputs, out.ort as OrtOutputs));
-      errUntuned = Math.max(errUntuned, worstError(out.untuned as Outputs, out.ort as OrtOutputs),
-        out.oneThread ? worstError(out.oneThread as Outputs, out.ort as OrtOutputs) : 0);
+      errTuned = Math.max(errTuned, worstError(out.tuned as Outputs, out.ort as OrtOutputs, form));
+      errUntuned = Math.max(errUntuned, worstError(out.untuned as Outputs, out.ort as OrtOutputs, form),
+        out.oneThread ? worstError(out.oneThread as Outputs, out.ort as OrtOutputs, form) : 0);
     }, o.threads > 1);
-  const lengths = await benchLengths(bytes, o, fingerprint, session, tolerance);
+  const lengths = await benchLengths(bytes, o, fingerprint, session, tolerance, form);
   await session.release();
   await untuned.close();
   await oneThread?.close();
@@ -196,7 +204,7 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
  * each one's MatMuls on uKernel plans, a model without them compiles a kernel per length (both
  * untuned there: the Welcome's kernels), and onnxruntime-web; calls interleaved, outputs compared.
  */
-async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, session: ort.InferenceSession, tolerance: number): Promise<Record<string, unknown>[]> {
+async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, session: ort.InferenceSession, tolerance: number, form: Form): Promise<Record<string, unknown>[]> {
   if (o.lengths.length === 0) return [];
   say(`  other lengths (${o.lengths.join(", ")}): uKernel plans, a kernel per length and onnxruntime-web, ${LENGTH_ROUNDS} rounds interleaved`);
   const planned = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint, tuning: { budget: 0 } });
@@ -210,7 +218,7 @@ async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, 
     let error = 0;
     const { ort: ortMs, planned: plannedMs, perLength: perLengthMs } = await interleaved(LENGTH_ROUNDS,
       { ort: () => session.run(ortFeeds), planned: () => planned.run(feeds), perLength: () => perLength.run(feeds) },
-      (out) => { error = Math.max(error, worstError(out.planned as Outputs, out.ort as OrtOutputs), worstError(out.perLength as Outputs, out.ort as OrtOutputs)); },
+      (out) => { error = Math.max(error, worstError(out.planned as Outputs, out.ort as OrtOutputs, form), worstError(out.perLength as Outputs, out.ort as OrtOutputs, form)); },
       o.threads > 1);
     rows.push({
       seq, onnxruntime_web_ms: round(ortMs), ukernel_plan_ms: round(plannedMs), kernel_per_length_ms: round(perLengthMs),

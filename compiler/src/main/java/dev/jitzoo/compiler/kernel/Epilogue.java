@@ -18,7 +18,8 @@ public record Epilogue(Kind kind, float value) {
     public enum Kind {
         SCALE(EpilogueKind.EPILOGUE_KIND_SCALE), BIAS(EpilogueKind.EPILOGUE_KIND_BIAS), RELU(EpilogueKind.EPILOGUE_KIND_RELU),
         GELU_TANH(EpilogueKind.EPILOGUE_KIND_GELU_TANH), GELU_ERF(EpilogueKind.EPILOGUE_KIND_GELU_ERF),
-        RESIDUAL(EpilogueKind.EPILOGUE_KIND_RESIDUAL), SILU(EpilogueKind.EPILOGUE_KIND_SILU);
+        RESIDUAL(EpilogueKind.EPILOGUE_KIND_RESIDUAL), SILU(EpilogueKind.EPILOGUE_KIND_SILU),
+        ROUND_HALF(EpilogueKind.EPILOGUE_KIND_ROUND_HALF);
 
         /** The kind on the wire. */
         public final EpilogueKind wire;

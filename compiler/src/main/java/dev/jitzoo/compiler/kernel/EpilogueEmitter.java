@@ -74,6 +74,7 @@ final class EpilogueEmitter {
                     e.op(SimdOpcode.F32X4_MAX, Opcode.F32_MAX);
                 }
                 case GELU_TANH, GELU_ERF, SILU -> e.halfPlusHalfTimes(value, step.kind());
+                case ROUND_HALF -> e.roundToHalf(value);
             }
             f.localSet(value);
         }
@@ -125,6 +126,57 @@ final class EpilogueEmitter {
         op(SimdOpcode.F32X4_DIV, Opcode.F32_DIV);
         op(SimdOpcode.F32X4_MUL, Opcode.F32_MUL);
         op(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
+    }
+
+    /**
+     * Pushes x in {@code value} rounded to the nearest float16, ties to even, as float32: from 2^-14
+     * up, 13 mantissa bits dropped with integer arithmetic (adding 0xFFF plus the last kept bit, a
+     * carry moving into the exponent as it should), past 65504 infinity of x's sign; below 2^-14 (a
+     * float16 subnormal) nearest(x · 2^24) · 2^-24; NaN as it is.
+     */
+    private void roundToHalf(int value) {
+        int rounded = temp("epi.rounded");
+        if (vector) {
+            f.localGet(value).localGet(value).i32Const(MANTISSA_DROPPED).simd(SimdOpcode.I32X4_SHR_U).f32x4Const(i32(1))
+                    .simd(SimdOpcode.V128_AND).simd(SimdOpcode.I32X4_ADD).f32x4Const(i32(ROUND_UP)).simd(SimdOpcode.I32X4_ADD)
+                    .f32x4Const(i32(~DROPPED_BITS)).simd(SimdOpcode.V128_AND).localSet(rounded);
+            // past the largest half: infinity with x's sign
+            f.f32x4Const(i32(SIGN_BIT)).localGet(value).simd(SimdOpcode.V128_AND).f32x4Const(Float.POSITIVE_INFINITY)
+                    .simd(SimdOpcode.V128_OR).localGet(rounded)
+                    .localGet(rounded).simd(SimdOpcode.F32X4_ABS).f32x4Const(HALF_MAX).simd(SimdOpcode.F32X4_GT)
+                    .simd(SimdOpcode.V128_BITSELECT).localSet(rounded);
+            // a float16 subnormal: to a multiple of 2^-24
+            f.localGet(value).f32x4Const(0x1p24f).simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_NEAREST)
+                    .f32x4Const(0x1p-24f).simd(SimdOpcode.F32X4_MUL).localGet(rounded)
+                    .localGet(value).simd(SimdOpcode.F32X4_ABS).f32x4Const(HALF_MIN_NORMAL).simd(SimdOpcode.F32X4_LT)
+                    .simd(SimdOpcode.V128_BITSELECT);
+            // NaN: itself
+            f.localSet(rounded);
+            f.localGet(value).localGet(rounded).localGet(value).localGet(value).simd(SimdOpcode.F32X4_NE).simd(SimdOpcode.V128_BITSELECT);
+            return;
+        }
+        f.localGet(value).op(Opcode.I32_REINTERPRET_F32).localGet(value).op(Opcode.I32_REINTERPRET_F32)
+                .i32Const(MANTISSA_DROPPED).op(Opcode.I32_SHR_U).i32Const(1).op(Opcode.I32_AND).op(Opcode.I32_ADD)
+                .i32Const(ROUND_UP).op(Opcode.I32_ADD).i32Const(~DROPPED_BITS).op(Opcode.I32_AND).op(Opcode.F32_REINTERPRET_I32)
+                .localSet(rounded);
+        f.f32Const(Float.POSITIVE_INFINITY).localGet(value).op(Opcode.F32_COPYSIGN).localGet(rounded)
+                .localGet(rounded).op(Opcode.F32_ABS).f32Const(HALF_MAX).op(Opcode.F32_GT).op(Opcode.SELECT).localSet(rounded);
+        f.localGet(value).f32Const(0x1p24f).op(Opcode.F32_MUL).op(Opcode.F32_NEAREST).f32Const(0x1p-24f).op(Opcode.F32_MUL)
+                .localGet(rounded).localGet(value).op(Opcode.F32_ABS).f32Const(HALF_MIN_NORMAL).op(Opcode.F32_LT).op(Opcode.SELECT)
+                .localSet(rounded);
+        f.localGet(value).localGet(rounded).localGet(value).localGet(value).op(Opcode.F32_NE).op(Opcode.SELECT);
+    }
+
+    private static final int MANTISSA_DROPPED = 13;
+    private static final int ROUND_UP = 0xFFF;
+    private static final int DROPPED_BITS = 0x1FFF;
+    private static final int SIGN_BIT = 0x80000000;
+    private static final float HALF_MAX = 65504f;
+    private static final float HALF_MIN_NORMAL = 0x1p-14f;
+
+    /** A v128.const lane of these i32 bits (the builder takes four equal f32 lanes, bits kept). */
+    private static float i32(int bits) {
+        return Float.intBitsToFloat(bits);
     }
 
     /** Pushes c[0] + c[1] t + c[2] t^2 + ... for t in the local {@code t}. */

@@ -20,7 +20,8 @@ public enum Opcode implements Instruction {
     I32_REM_U(0x70, 2, true), I32_AND(0x71, 2, true), I32_OR(0x72, 2, true), I32_SHL(0x74, 2, true), I32_SHR_U(0x76, 2, true),
     F32_ABS(0x8B, 1, true), F32_NEG(0x8C, 1, true), F32_NEAREST(0x90, 1, true), F32_SQRT(0x91, 1, true),
     F32_ADD(0x92, 2, true), F32_SUB(0x93, 2, true), F32_MUL(0x94, 2, true), F32_DIV(0x95, 2, true),
-    F32_MIN(0x96, 2, true), F32_MAX(0x97, 2, true),
+    F32_MIN(0x96, 2, true), F32_MAX(0x97, 2, true), F32_COPYSIGN(0x98, 2, true),
+    F32_NE(0x5C, 2, true), F32_LT(0x5D, 2, true), F32_GT(0x5E, 2, true),
     I32_TRUNC_F32_S(0xA8, 1, true), F32_CONVERT_I32_S(0xB2, 1, true),
     I32_REINTERPRET_F32(0xBC, 1, true), F32_REINTERPRET_I32(0xBE, 1, true);
 

@@ -20,9 +20,12 @@ public enum SimdOpcode implements Instruction {
     F32X4_NEAREST(0x6A, 1, true, -1),
     /** Eight i32 lanes of two vectors saturated to i16, the first vector's in the low half. */
     I16X8_NARROW_I32X4_S(0x85, 2, true, -1),
-    I32X4_EQ(0x37, 2, true, -1), V128_OR(0x50, 2, true, -1),
+    I32X4_EQ(0x37, 2, true, -1), F32X4_NE(0x42, 2, true, -1), F32X4_LT(0x43, 2, true, -1), F32X4_GT(0x44, 2, true, -1),
+    V128_OR(0x50, 2, true, -1),
+    /** (a & mask) | (b & ~mask), for a, b, mask in that order. */
+    V128_BITSELECT(0x52, 3, true, -1),
     I32X4_SHL(0xAB, 2, true, -1), I32X4_SHR_U(0xAD, 2, true, -1), I32X4_ADD(0xAE, 2, true, -1),
-    F32X4_SQRT(0xE3, 1, true, -1),
+    F32X4_ABS(0xE0, 1, true, -1), F32X4_SQRT(0xE3, 1, true, -1),
     F32X4_ADD(0xE4, 2, true, -1), F32X4_SUB(0xE5, 2, true, -1), F32X4_MUL(0xE6, 2, true, -1),
     F32X4_DIV(0xE7, 2, true, -1), F32X4_MIN(0xE8, 2, true, -1), F32X4_MAX(0xE9, 2, true, -1),
     /** Products of eight i16 pairs, adjacent pairs summed: four i32 lanes (the int8 matmul's step). */

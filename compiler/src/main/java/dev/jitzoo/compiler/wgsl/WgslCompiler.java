@@ -1,6 +1,7 @@
 package dev.jitzoo.compiler.wgsl;
 
 import dev.jitzoo.compiler.kernel.AbiMetadata;
+import dev.jitzoo.compiler.kernel.Epilogue;
 import dev.jitzoo.compiler.kernel.Backend;
 import dev.jitzoo.compiler.kernel.GeneratedKernel;
 import dev.jitzoo.compiler.kernel.InvalidKernelException;
@@ -74,6 +75,9 @@ public final class WgslCompiler implements KernelCompiler {
         if (op.kind().compactWeights) {
             throw new InvalidKernelException(op.kind().abiName + " has no WGSL kernel: on WebGPU its products run as "
                     + "Wasm kernels (docs/kernel-abi.md)");
+        }
+        if (op.fuses(Epilogue.Kind.ROUND_HALF)) {
+            throw new InvalidKernelException("round_half has no WGSL form: a float16 file's rounding runs in Wasm kernels");
         }
         if (schedule.relaxedSimd()) {
             throw new InvalidKernelException("relaxed SIMD is a Wasm schedule primitive; WGSL kernels take no relaxedSimd");

@@ -52,6 +52,7 @@ public final class ReferenceKernels {
                             case GELU_ERF -> 0.5 * sum * (1 + erf(sum / Math.sqrt(2)));
                             case SILU -> sum / (1 + Math.exp(-sum));
                             case RESIDUAL -> sum + residual[cBase + i * n + j];
+                            case ROUND_HALF -> RoundHalfEpilogueTest.roundToHalf((float) sum);
                         };
                     }
                     c[cBase + i * n + j] = (float) sum;

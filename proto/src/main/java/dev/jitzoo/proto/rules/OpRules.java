@@ -137,7 +137,8 @@ public final class OpRules {
                         return "a scale must be finite, got " + e.getValue();
                     }
                 }
-                case EPILOGUE_KIND_RELU, EPILOGUE_KIND_GELU_TANH, EPILOGUE_KIND_GELU_ERF, EPILOGUE_KIND_SILU -> {
+                case EPILOGUE_KIND_RELU, EPILOGUE_KIND_GELU_TANH, EPILOGUE_KIND_GELU_ERF, EPILOGUE_KIND_SILU,
+                     EPILOGUE_KIND_ROUND_HALF -> {
                 }
                 default -> {
                     return "unknown epilogue kind " + e.getKindValue();
