@@ -133,9 +133,7 @@ final class F16MatMulEmitter {
     }
 
     private void offset(long offset) {
-        if (offset != 0) {
-            f.i32Const(Math.toIntExact(offset)).op(Opcode.I32_ADD);
-        }
+        Loops.offset(f, offset);
     }
 
     private int i32(String role) {

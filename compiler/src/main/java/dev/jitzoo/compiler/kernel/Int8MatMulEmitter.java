@@ -382,19 +382,15 @@ final class Int8MatMulEmitter {
     }
 
     private void load(int pointer, long offset, Instruction op, MemArg arg) {
-        address(pointer, offset);
-        f.memory(op, arg);
+        Loops.load(f, pointer, offset, op, arg);
     }
 
     private void address(int pointer, long offset) {
-        f.localGet(pointer);
-        offset(offset);
+        Loops.address(f, pointer, offset);
     }
 
     private void offset(long offset) {
-        if (offset != 0) {
-            f.i32Const(Math.toIntExact(offset)).op(Opcode.I32_ADD);
-        }
+        Loops.offset(f, offset);
     }
 
     private int i32(String role) {

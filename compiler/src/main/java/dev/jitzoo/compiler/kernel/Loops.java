@@ -1,6 +1,8 @@
 package dev.jitzoo.compiler.kernel;
 
 import dev.jitzoo.compiler.wasm.FunctionBuilder;
+import dev.jitzoo.compiler.wasm.Instruction;
+import dev.jitzoo.compiler.wasm.MemArg;
 import dev.jitzoo.compiler.wasm.Opcode;
 
 /** Loop and pointer idioms every kernel uses, emitted through a {@link FunctionBuilder}. */
@@ -57,6 +59,25 @@ final class Loops {
             f.i32Const(delta).op(Opcode.I32_ADD);
         }
         f.localSet(to);
+    }
+
+    /** Pushes {@code pointer + offset} (the pointer alone for 0). */
+    static void address(FunctionBuilder f, int pointer, long offset) {
+        f.localGet(pointer);
+        offset(f, offset);
+    }
+
+    /** Adds a constant to the address on the stack (nothing for 0). */
+    static void offset(FunctionBuilder f, long offset) {
+        if (offset != 0) {
+            f.i32Const(Math.toIntExact(offset)).op(Opcode.I32_ADD);
+        }
+    }
+
+    /** Pushes the value {@code load} reads at {@code pointer + offset}. */
+    static void load(FunctionBuilder f, int pointer, long offset, Instruction load, MemArg arg) {
+        address(f, pointer, offset);
+        f.memory(load, arg);
     }
 
     static void set(FunctionBuilder f, int local, int value) {

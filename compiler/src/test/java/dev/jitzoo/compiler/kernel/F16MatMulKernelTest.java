@@ -4,13 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.jitzoo.compiler.wasm.passes.Pass;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -36,14 +34,7 @@ class F16MatMulKernelTest {
                 schedules.add(direct.withColumnsOuter(true)); // staged where M >= x0, else direct
             }
         }
-        List<Op> ops = new ArrayList<>();
-        for (int[] mkn : new int[][] {{1, 1, 1}, {1, 32, 4}, {3, 5, 7}, {7, 33, 17}, {17, 64, 36}, {12, 31, 9}}) {
-            Op op = new Op(OpKind.MATMUL_F16, mkn);
-            ops.add(op);
-            ops.add(op.withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)));
-            ops.add(op.withEpilogue(Epilogue.scale(0.5f), Epilogue.of(Epilogue.Kind.RESIDUAL)));
-        }
-        return KernelCases.everyOpWithEverySchedule(ops, schedules);
+        return KernelCases.everyOpWithEverySchedule(KernelCases.withEpilogues(OpKind.MATMUL_F16, new int[][] {{1, 1, 1}, {1, 32, 4}, {3, 5, 7}, {7, 33, 17}, {17, 64, 36}, {12, 31, 9}}), schedules);
     }
 
     @ParameterizedTest(name = "{0} {1}")
@@ -52,11 +43,7 @@ class F16MatMulKernelTest {
         Random random = new Random(TestSeeds.of(op, schedule));
         Map<String, Object> inputs = inputs(op, random);
         double[] want = reference(op, inputs);
-        for (Set<Pass> passes : List.of(Pass.ALL, Set.<Pass>of())) {
-            float[] got = WasmtimeRunner.run(COMPILER.compile(op, schedule, passes), op, inputs, 0);
-            double error = relativeError(got, want);
-            assertTrue(error <= TOLERANCE, op + " " + schedule + " passes " + passes + ": relative error " + error);
-        }
+        KernelCases.assertMatches(op, schedule, inputs, want, TOLERANCE);
     }
 
     @Test
@@ -113,23 +100,15 @@ class F16MatMulKernelTest {
             b[2 * i] = (byte) h;
             b[2 * i + 1] = (byte) (h >> 8);
         }
-        inputs.put("A", floats(random, op.m() * op.k()));
+        inputs.put("A", KernelCases.floats(random, op.m() * op.k()));
         inputs.put("B", b);
         if (op.fuses(Epilogue.Kind.BIAS)) {
-            inputs.put("Bias", floats(random, op.n()));
+            inputs.put("Bias", KernelCases.floats(random, op.n()));
         }
         if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-            inputs.put("Residual", floats(random, op.m() * op.n()));
+            inputs.put("Residual", KernelCases.floats(random, op.m() * op.n()));
         }
         return inputs;
-    }
-
-    private static float[] floats(Random random, int n) {
-        float[] values = new float[n];
-        for (int i = 0; i < n; i++) {
-            values[i] = random.nextFloat() * 2 - 1;
-        }
-        return values;
     }
 
     /** A float16's value, by IEEE 754's definition. */
@@ -143,7 +122,7 @@ class F16MatMulKernelTest {
     }
 
     static double[] reference(Op op, Map<String, Object> inputs) {
-        float[] a = (float[]) inputs.get("A"), bias = (float[]) inputs.get("Bias"), residual = (float[]) inputs.get("Residual");
+        float[] a = (float[]) inputs.get("A");
         byte[] b = (byte[]) inputs.get("B");
         double[] c = new double[op.m() * op.n()];
         for (int i = 0; i < op.m(); i++) {
@@ -153,28 +132,9 @@ class F16MatMulKernelTest {
                     int at = 2 * (k * op.n() + j);
                     v += a[i * op.k() + k] * half((b[at] & 0xFF) | (b[at + 1] & 0xFF) << 8);
                 }
-                for (Epilogue e : op.epilogue()) {
-                    v = switch (e.kind()) {
-                        case SCALE -> v * e.value();
-                        case BIAS -> v + bias[j];
-                        case RESIDUAL -> v + residual[i * op.n() + j];
-                        case GELU_ERF -> 0.5 * v * (1 + ReferenceKernels.erf(v / Math.sqrt(2)));
-                        default -> throw new IllegalArgumentException(e.toString());
-                    };
-                }
-                c[i * op.n() + j] = v;
+                c[i * op.n() + j] = KernelCases.epilogue(op, v, inputs, i, j);
             }
         }
         return c;
-    }
-
-    private static double relativeError(float[] got, double[] want) {
-        double diff = 0, scale = 1;
-        for (int i = 0; i < want.length; i++) {
-            double d = Math.abs(got[i] - want[i]);
-            diff = Double.isNaN(d) ? Double.POSITIVE_INFINITY : Math.max(diff, d);
-            scale = Math.max(scale, Math.abs(want[i]));
-        }
-        return diff / scale;
     }
 }

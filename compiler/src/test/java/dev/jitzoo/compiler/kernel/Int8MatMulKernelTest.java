@@ -3,13 +3,11 @@ package dev.jitzoo.compiler.kernel;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.jitzoo.compiler.wasm.passes.Pass;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,14 +27,7 @@ class Int8MatMulKernelTest {
                 schedules.add(new Schedule(tile[0], tile[1], 0, 0, 0, 0, true, unroll, false, true));
             }
         }
-        List<Op> ops = new ArrayList<>();
-        for (int[] mkn : new int[][] {{1, 1, 1}, {1, 2, 4}, {3, 5, 7}, {7, 13, 17}, {5, 64, 36}, {12, 33, 20}}) {
-            Op op = new Op(OpKind.MATMUL_INT8, mkn);
-            ops.add(op);
-            ops.add(op.withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)));
-            ops.add(op.withEpilogue(Epilogue.scale(0.5f), Epilogue.of(Epilogue.Kind.RESIDUAL)));
-        }
-        return KernelCases.everyOpWithEverySchedule(ops, schedules);
+        return KernelCases.everyOpWithEverySchedule(KernelCases.withEpilogues(OpKind.MATMUL_INT8, new int[][] {{1, 1, 1}, {1, 2, 4}, {3, 5, 7}, {7, 13, 17}, {5, 64, 36}, {12, 33, 20}}), schedules);
     }
 
     @ParameterizedTest(name = "{0} {1}")
@@ -45,11 +36,7 @@ class Int8MatMulKernelTest {
         Random random = new Random(TestSeeds.of(op, schedule));
         Map<String, Object> inputs = inputs(op, random);
         double[] want = reference(op, inputs);
-        for (Set<Pass> passes : List.of(Pass.ALL, Set.<Pass>of())) {
-            float[] got = WasmtimeRunner.run(COMPILER.compile(op, schedule, passes), op, inputs, 0);
-            double error = relativeError(got, want);
-            assertTrue(error <= TOLERANCE, op + " " + schedule + " passes " + passes + ": relative error " + error);
-        }
+        KernelCases.assertMatches(op, schedule, inputs, want, TOLERANCE);
     }
 
     @Test
@@ -64,7 +51,7 @@ class Int8MatMulKernelTest {
             }
             java.util.Arrays.fill((byte[]) inputs.get("B"), (byte) -128);
             float[] got = WasmtimeRunner.run(COMPILER.compile(op, new Schedule(8, 2, 0, 0, 0, 0, true, 2, false, true)), op, inputs, 0);
-            assertTrue(relativeError(got, reference(op, inputs)) <= TOLERANCE);
+            assertTrue(KernelCases.relativeError(got, reference(op, inputs)) <= TOLERANCE);
         }
     }
 
@@ -105,7 +92,7 @@ class Int8MatMulKernelTest {
         Map<String, Object> inputs = new HashMap<>();
         byte[] b = new byte[op.k() * op.n()];
         random.nextBytes(b);
-        float[] a = floats(random, op.m() * op.k());
+        float[] a = KernelCases.floats(random, op.m() * op.k());
         float shift = random.nextFloat() - 0.5f; // a range off centre: a zero point away from 128
         for (int i = 0; i < a.length; i++) {
             a[i] = 3 * (a[i] + shift);
@@ -118,20 +105,12 @@ class Int8MatMulKernelTest {
         }
         inputs.put("BScale", scales);
         if (op.fuses(Epilogue.Kind.BIAS)) {
-            inputs.put("Bias", floats(random, op.n()));
+            inputs.put("Bias", KernelCases.floats(random, op.n()));
         }
         if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-            inputs.put("Residual", floats(random, op.m() * op.n()));
+            inputs.put("Residual", KernelCases.floats(random, op.m() * op.n()));
         }
         return inputs;
-    }
-
-    private static float[] floats(Random random, int n) {
-        float[] values = new float[n];
-        for (int i = 0; i < n; i++) {
-            values[i] = random.nextFloat() * 2 - 1;
-        }
-        return values;
     }
 
     /**
@@ -153,7 +132,7 @@ class Int8MatMulKernelTest {
         for (int i = 0; i < a.length; i++) {
             q[i] = (int) Math.max(0, Math.min(255, Math.rint(a[i] / scale) + zero)) - (int) zero;
         }
-        float[] bScale = (float[]) inputs.get("BScale"), bias = (float[]) inputs.get("Bias"), residual = (float[]) inputs.get("Residual");
+        float[] bScale = (float[]) inputs.get("BScale");
         double[] c = new double[op.m() * op.n()];
         for (int i = 0; i < op.m(); i++) {
             for (int j = 0; j < op.n(); j++) {
@@ -162,28 +141,9 @@ class Int8MatMulKernelTest {
                     sum += (long) q[i * op.k() + k] * b[k * op.n() + j];
                 }
                 double v = sum * (double) scale * bScale[j];
-                for (Epilogue e : op.epilogue()) {
-                    v = switch (e.kind()) {
-                        case SCALE -> v * e.value();
-                        case BIAS -> v + bias[j];
-                        case RESIDUAL -> v + residual[i * op.n() + j];
-                        case GELU_ERF -> 0.5 * v * (1 + ReferenceKernels.erf(v / Math.sqrt(2)));
-                        default -> throw new IllegalArgumentException(e.toString());
-                    };
-                }
-                c[i * op.n() + j] = v;
+                c[i * op.n() + j] = KernelCases.epilogue(op, v, inputs, i, j);
             }
         }
         return c;
-    }
-
-    private static double relativeError(float[] got, double[] want) {
-        double diff = 0, scale = 1;
-        for (int i = 0; i < want.length; i++) {
-            double d = Math.abs(got[i] - want[i]);
-            diff = Double.isNaN(d) ? Double.POSITIVE_INFINITY : Math.max(diff, d);
-            scale = Math.max(scale, Math.abs(want[i]));
-        }
-        return diff / scale;
     }
 }

@@ -4,13 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.jitzoo.compiler.wasm.passes.Pass;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -40,14 +38,7 @@ class Q4MatMulKernelTest {
                 schedules.add(new Schedule(tile[0], tile[1], 0, 0, 0, 0, true, unroll, false, true).withColumnsOuter(true));
             }
         }
-        List<Op> ops = new ArrayList<>();
-        for (int[] mkn : new int[][] {{1, 1, 1}, {1, 32, 4}, {3, 5, 7}, {7, 33, 17}, {5, 64, 36}, {12, 131, 9}, {2, 100, 5}}) {
-            Op op = new Op(OpKind.MATMUL_Q4, mkn);
-            ops.add(op);
-            ops.add(op.withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.GELU_ERF)));
-            ops.add(op.withEpilogue(Epilogue.scale(0.5f), Epilogue.of(Epilogue.Kind.RESIDUAL)));
-        }
-        return KernelCases.everyOpWithEverySchedule(ops, schedules);
+        return KernelCases.everyOpWithEverySchedule(KernelCases.withEpilogues(OpKind.MATMUL_Q4, new int[][] {{1, 1, 1}, {1, 32, 4}, {3, 5, 7}, {7, 33, 17}, {5, 64, 36}, {12, 131, 9}, {2, 100, 5}}), schedules);
     }
 
     @ParameterizedTest(name = "{0} {1}")
@@ -56,11 +47,7 @@ class Q4MatMulKernelTest {
         Random random = new Random(TestSeeds.of(op, schedule));
         Map<String, Object> inputs = inputs(op, random);
         double[] want = reference(op, inputs);
-        for (Set<Pass> passes : List.of(Pass.ALL, Set.<Pass>of())) {
-            float[] got = WasmtimeRunner.run(COMPILER.compile(op, schedule, passes), op, inputs, 0);
-            double error = relativeError(got, want);
-            assertTrue(error <= TOLERANCE, op + " " + schedule + " passes " + passes + ": relative error " + error);
-        }
+        KernelCases.assertMatches(op, schedule, inputs, want, TOLERANCE);
     }
 
     @Test
@@ -120,7 +107,7 @@ class Q4MatMulKernelTest {
         random.nextBytes(b);
         byte[] zeros = new byte[op.n() * Q4MatMulEmitter.zeroRowBytes(op)];
         random.nextBytes(zeros);
-        inputs.put("A", floats(random, op.m() * op.k()));
+        inputs.put("A", KernelCases.floats(random, op.m() * op.k()));
         inputs.put("B", b);
         float[] scales = new float[op.n() * blocks];
         for (int j = 0; j < scales.length; j++) {
@@ -129,20 +116,12 @@ class Q4MatMulKernelTest {
         inputs.put("BScale", scales);
         inputs.put("BZero", zeros);
         if (op.fuses(Epilogue.Kind.BIAS)) {
-            inputs.put("Bias", floats(random, op.n()));
+            inputs.put("Bias", KernelCases.floats(random, op.n()));
         }
         if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-            inputs.put("Residual", floats(random, op.m() * op.n()));
+            inputs.put("Residual", KernelCases.floats(random, op.m() * op.n()));
         }
         return inputs;
-    }
-
-    private static float[] floats(Random random, int n) {
-        float[] values = new float[n];
-        for (int i = 0; i < n; i++) {
-            values[i] = random.nextFloat() * 2 - 1;
-        }
-        return values;
     }
 
     /** C in double: each weight (q − zero) × scale of its column's block, as MatMulNBits dequantizes, then the epilogue. */
@@ -150,7 +129,6 @@ class Q4MatMulKernelTest {
         int blocks = Q4MatMulEmitter.blocks(op), zeroRow = Q4MatMulEmitter.zeroRowBytes(op);
         float[] a = (float[]) inputs.get("A"), scales = (float[]) inputs.get("BScale");
         byte[] b = (byte[]) inputs.get("B"), zeros = (byte[]) inputs.get("BZero");
-        float[] bias = (float[]) inputs.get("Bias"), residual = (float[]) inputs.get("Residual");
         double[] c = new double[op.m() * op.n()];
         for (int j = 0; j < op.n(); j++) {
             double[] w = new double[op.k()];
@@ -165,28 +143,9 @@ class Q4MatMulKernelTest {
                 for (int k = 0; k < op.k(); k++) {
                     v += a[i * op.k() + k] * w[k];
                 }
-                for (Epilogue e : op.epilogue()) {
-                    v = switch (e.kind()) {
-                        case SCALE -> v * e.value();
-                        case BIAS -> v + bias[j];
-                        case RESIDUAL -> v + residual[i * op.n() + j];
-                        case GELU_ERF -> 0.5 * v * (1 + ReferenceKernels.erf(v / Math.sqrt(2)));
-                        default -> throw new IllegalArgumentException(e.toString());
-                    };
-                }
-                c[i * op.n() + j] = v;
+                c[i * op.n() + j] = KernelCases.epilogue(op, v, inputs, i, j);
             }
         }
         return c;
-    }
-
-    private static double relativeError(float[] got, double[] want) {
-        double diff = 0, scale = 1;
-        for (int i = 0; i < want.length; i++) {
-            double d = Math.abs(got[i] - want[i]);
-            diff = Double.isNaN(d) ? Double.POSITIVE_INFINITY : Math.max(diff, d);
-            scale = Math.max(scale, Math.abs(want[i]));
-        }
-        return diff / scale;
     }
 }
