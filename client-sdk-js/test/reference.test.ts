@@ -2,7 +2,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EpilogueKind, OpKind, OpSpecSchema } from "../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 import { checkOp, dimsOf, flopsOf, opKey, opName, opOfMetadata, referenceOp } from "../src/ops.js";
-import { maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
+import { erf, erfFloat, maxRelativeError, referenceMatMul, seededFloats } from "../src/reference.js";
 import { matmul } from "../src/workloads.js";
 
 describe("reference matmul", () => {
@@ -125,5 +125,14 @@ describe("seededFloats", () => {
     expect([...x]).not.toEqual([...seededFloats(1000, 8)]);
     expect(Math.min(...x)).toBeGreaterThanOrEqual(-1);
     expect(Math.max(...x)).toBeLessThan(1);
+  });
+});
+
+describe("erfFloat", () => {
+  it("is within 3e-7 of erf from -6 to 6, odd, saturated past 4, and passes NaN through", () => {
+    for (let x = -6; x <= 6; x += 1 / 256) expect(Math.abs(erfFloat(x) - erf(x)), `x = ${x}`).toBeLessThan(3e-7);
+    expect(erfFloat(-1.25)).toBe(-erfFloat(1.25));
+    expect(erfFloat(100)).toBe(erfFloat(4));
+    expect(erfFloat(NaN)).toBeNaN();
   });
 });
