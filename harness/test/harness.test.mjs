@@ -116,6 +116,20 @@ test("onnxruntime-web's int8 product (DynamicQuantizeLinear, MatMulInteger, Cast
   }
 });
 
+test("onnxruntime-web's MatMulNBits (4 bits, blocks of 32, 4-bit zero points) matches the SDK's 4-bit reference", async () => {
+  const { onnxRuntimeQ4 } = await import('../src/peers.mjs');
+  for (const [m, k, n] of [[7, 64, 19], [3, 96, 8], [1, 384, 40]]) {
+    const blocks = Math.ceil(k / 32);
+    const meta = { op: 'matmul_q4', shape: [m, k, n], epilogue: [], operands: ['A', 'B', 'BScale', 'BZero', 'C', 'Work'],
+      operandShapes: { A: [m, k], B: [n, blocks * 16], BScale: [n, blocks], BZero: [n, Math.ceil(blocks / 2)], C: [m, n], Work: [m, blocks * 32] },
+      operandTypes: { B: 'uint8', BZero: 'uint8' }, scratch: ['Work'] };
+    const inputs = inputsFor(meta, m + k);
+    const ort = await onnxRuntimeQ4(meta, inputs);
+    assert.ok(relativeError(ort.result, reference(meta, inputs)) < 1e-5, `${m}x${k}x${n}`);
+    ort.close();
+  }
+});
+
 test('the peak loops validate and run', async () => {
   const { peakRuntime } = await import('../src/peak.mjs');
   assert.ok(peakRuntime('dot', 1000).flops > 0);
