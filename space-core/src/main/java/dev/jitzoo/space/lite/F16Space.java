@@ -4,7 +4,6 @@ import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.SplitAxis;
 import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
-import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.space.domain.OpShapes;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -40,7 +39,7 @@ final class F16Space {
                 if (sums > ScheduleRules.WASM_MAX_ACCUMULATORS || sums + vectors + 1 > registers) {
                     continue;
                 }
-                double score = (double) sums / (y0 + vectors) * fill(op.m(), y0) * fill(op.n(), x0);
+                double score = (double) sums / (y0 + vectors) * CompactSpaces.fill(op.m(), y0) * CompactSpaces.fill(op.n(), x0);
                 if (op.m() >= 4 * x0) {
                     add(all, x0, y0, true, false, score);
                     if (relaxed) {
@@ -55,17 +54,10 @@ final class F16Space {
     }
 
     private static void add(List<Candidate> all, int x0, int y0, boolean staged, boolean relaxed, double score) {
-        for (int i = 0; i < UNROLLS.length; i++) {
-            Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setColumnsOuter(staged)
-                    .setRelaxedSimd(relaxed).setUnroll(UNROLLS[i]).build();
-            all.add(Candidate.newBuilder().setSchedule(schedule).setSource(CandidateSource.CANDIDATE_SOURCE_EXPLORATION)
-                    .setScore(score * (1 - 0.05 * i)).build());
-        }
+        CompactSpaces.addUnrolled(all, Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setColumnsOuter(staged)
+                .setRelaxedSimd(relaxed), UNROLLS, score);
     }
 
-    private static double fill(int extent, int tile) {
-        return (double) extent / (OpShapes.ceilDiv(extent, tile) * tile);
-    }
 
     /** Whether a schedule made elsewhere fits (its unsplit fields): one the compiler takes, on a device with SIMD128. */
     static boolean runs(Schedule s, boolean simd) {

@@ -4,7 +4,6 @@ import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.SplitAxis;
 import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
-import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.space.domain.OpShapes;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -41,23 +40,15 @@ final class Int8Space {
                     continue;
                 }
                 double reuse = (double) sums / (y0 + x0 / ScheduleRules.LANES);
-                double used = fill(op.m(), y0) * fill(op.n(), x0);
-                for (int i = 0; i < UNROLLS.length; i++) {
-                    Schedule schedule = Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setPackB(true)
-                            .setUnroll(UNROLLS[i]).build();
-                    all.add(Candidate.newBuilder().setSchedule(schedule).setSource(CandidateSource.CANDIDATE_SOURCE_EXPLORATION)
-                            .setScore(reuse * used * (1 - 0.05 * i)).build());
-                }
+                double used = CompactSpaces.fill(op.m(), y0) * CompactSpaces.fill(op.n(), x0);
+                CompactSpaces.addUnrolled(all, Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setPackB(true),
+                        UNROLLS, reuse * used);
             }
         }
         all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
         return all;
     }
 
-    /** The share of an axis's padded extent that is real: {@code extent} over whole tiles. */
-    private static double fill(int extent, int tile) {
-        return (double) extent / (OpShapes.ceilDiv(extent, tile) * tile);
-    }
 
     /** Whether a schedule made elsewhere fits (its unsplit fields): one the compiler takes, on a device with SIMD128. */
     static boolean runs(Schedule s, boolean simd) {
