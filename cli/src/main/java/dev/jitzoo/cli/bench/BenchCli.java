@@ -29,6 +29,10 @@ public final class BenchCli {
     abstract static class Bench implements Runnable {
         final Suite suite = Suite.here();
 
+        /** Answered here, before any model is written or stack started (the options it passes on are in its description). */
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help and exit")
+        boolean help;
+
         @Unmatched
         List<String> passOn = new ArrayList<>();
 
@@ -206,7 +210,8 @@ public final class BenchCli {
     }
 
     @Command(name = "model", description = "on a private stack: the BERT-base layer and the MiniLM-shaped encoder tuned while "
-            + "they infer, against onnxruntime-web (1 thread), untuned, with a fresh and a warm zoo (SDK options: --seq N, "
+            + "they infer, against onnxruntime-web (1 thread), untuned, with a fresh and a warm zoo (SDK options: --models DIR,DIR "
+            + "(every .onnx file there, each judged by its form's tolerance), --only NAME,..., --seq N, "
             + "--rounds N, --lengths L,.., --threads N: jitzoo's kernels split for N threads against onnxruntime-web on N)")
     static final class Model extends Bench {
         @Override
