@@ -366,19 +366,37 @@ function referenceMatmulQ4(op: OpSpec, operands: Readonly<Record<string, Operand
   return referenceMatmul({ ...op, kind: OpKind.MATMUL, epilogue: op.epilogue }, { ...(operands as Record<string, Float32Array>), B: w }, rows);
 }
 
+/** A 4-bit B (`[N, blocks, 16]` bytes, 4-bit zero points) as float32 `[K, N]`: {@link dequantizeBlocks} of 4 bits in blocks of 32. */
+export const dequantizeQ4 = (k: number, n: number, b: Uint8Array, scales: Float32Array, zeros: Uint8Array | undefined): Float32Array =>
+  dequantizeBlocks(k, n, 4, Q4_BLOCK, b, scales, zeros);
+
 /**
- * A 4-bit B (`[N, blocks, 16]` bytes, a zero point per column and block, two to a byte, the first
- * block's in the low nibble) as float32 `[K, N]`: (q − zero) × scale, as MatMulNBits dequantizes.
+ * MatMulNBits' weight as float32 `[K, N]` (the layout of a MatMul's B): each column's K values in
+ * blocks of `blockSize`, `bits` each, low bits first (`[N, blocks, blockSize · bits / 8]` bytes); a
+ * value is `(q − zero) × scale` of its column's block, the zero point packed like the weights
+ * (`Uint8Array`, two blocks a byte for 4 bits), or a float per block, or 2^(bits−1) when absent.
  */
-export function dequantizeQ4(k: number, n: number, b: Uint8Array, scales: Float32Array, zeros: Uint8Array | undefined): Float32Array {
-  const { blocks, zeroBytes } = q4Layout(k);
+export function dequantizeBlocks(k: number, n: number, bits: number, blockSize: number, q: ArrayLike<number>, scales: ArrayLike<number>,
+  zeros?: ArrayLike<number>): Float32Array {
+  const blocks = Math.ceil(k / blockSize), blob = (blockSize * bits) / 8;
+  const mask = (1 << bits) - 1, perByte = 8 / bits;
+  const zeroBytes = Math.ceil(blocks / perByte);
+  const zeroOf = (col: number, block: number): number => {
+    if (!zeros) return 1 << (bits - 1);
+    if (zeros instanceof Float32Array) return zeros[col * blocks + block];
+    return (zeros[col * zeroBytes + Math.floor(block / perByte)] >> ((block % perByte) * bits)) & mask;
+  };
   const w = new Float32Array(k * n);
-  for (let j = 0; j < n; j++) {
-    for (let p = 0; p < k; p++) {
-      const block = Math.floor(p / Q4_BLOCK);
-      const q = (b[j * blocks * (Q4_BLOCK / 2) + (p >> 1)] >> ((p & 1) * 4)) & 15;
-      const zero = zeros ? (zeros[j * zeroBytes + (block >> 1)] >> ((block & 1) * 4)) & 15 : 8;
-      w[p * n + j] = (q - zero) * scales[j * blocks + block];
+  for (let col = 0; col < n; col++) {
+    for (let block = 0; block < blocks; block++) {
+      const scale = scales[col * blocks + block], zero = zeroOf(col, block);
+      const base = (col * blocks + block) * blob;
+      for (let i = 0; i < blockSize; i++) {
+        const row = block * blockSize + i;
+        if (row >= k) break;
+        const value = (q[base + Math.floor(i / perByte)] >> ((i % perByte) * bits)) & mask;
+        w[row * n + col] = (value - zero) * scale;
+      }
     }
   }
   return w;

@@ -69,7 +69,6 @@ export function seededFloats(count: number, seed: number): Float32Array<ArrayBuf
   return out;
 }
 
-/** erf in float64: its Maclaurin series below 2.5, the continued fraction of erfc above. */
 /** erf's numerator and denominator coefficients in x², lowest first (the compiler's GELU kernels use them too). */
 const ERF_P = [-1.60960333262415e-2, -2.95459980854025e-3, -7.34990630326855e-4, -5.69250639462346e-5, -2.10102402082508e-6,
   2.77068142495902e-8, -2.72614225801306e-10];
@@ -98,6 +97,7 @@ export function roundHalfEven(x: number): number {
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r; // Math.round takes a tie up: back down to the even one
 }
 
+/** erf in float64: its Maclaurin series below 2.5, the continued fraction of erfc above. */
 export function erf(x: number): number {
   const ax = Math.abs(x);
   if (ax < 2.5) {

@@ -214,11 +214,10 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
       const words: Record<string, Float32Array> = {};
       const types = operandTypes(op);
       const operands = Object.fromEntries(operandShapes(op).map(([name, shape], i) => {
-        const floats = wordsOf(types[name] ?? "float32", shape.reduce((a, b) => a * b, 1));
+        const elements = shape.reduce((a, b) => a * b, 1), floats = wordsOf(types[name] ?? "float32", elements);
         const operand = { offset: scratch.alloc(floats * 4), floats };
         // an integer operand's seeded words are seeded bytes: values over its type's whole range; a
         // float16 one's, seeded values in [-1, 1) as float16 bits (any bits could be NaN)
-        const elements = shape.reduce((a, b) => a * b, 1);
         if (inputNames(op).includes(name)) words[name] = types[name] === "float16" ? halfWords(seededFloats(elements, 17 + i)) : seededFloats(floats, 17 + i);
         return [name, operand];
       }));

@@ -1,5 +1,5 @@
 import type { OnnxNode } from "../onnx.js";
-import { dequantizeQ4, dynamicQuantize } from "../../ops.js";
+import { dequantizeBlocks, dequantizeQ4, dynamicQuantize } from "../../ops.js";
 import { broadcastShape, forEachBroadcast, type HostTensor } from "../tensor.js";
 import { fail, num, output, same, transposeTo, type HostOp } from "./op.js";
 
@@ -63,40 +63,14 @@ export function nbitsLayout(node: OnnxNode): NBitsLayout {
   return { k, n, bits, blockSize, blocks: Math.ceil(k / blockSize) };
 }
 
-/**
- * MatMulNBits' weight as float32 `[K, N]` (the layout of a MatMul's B): each column's K values
- * in blocks of `block_size`, `bits` each, low bits first; a block's value is
- * `(q − zero) × scale`, the zero point packed like the weights (or float, or 2^(bits−1) when absent).
- */
+/** MatMulNBits' weight as float32 `[K, N]` ({@link dequantizeBlocks}), its inputs checked against the node's layout. */
 export function dequantizeNBits(node: OnnxNode, packed: HostTensor, scales: HostTensor, zeros?: HostTensor, groups?: HostTensor): Float32Array {
   const { k, n, bits, blockSize, blocks } = nbitsLayout(node);
   if (groups) fail(node, "g_idx (act-order) is not supported");
   const blob = (blockSize * bits) / 8;
   if (packed.data.length !== n * blocks * blob) fail(node, `the packed weight holds ${packed.data.length} bytes, [${n}, ${blocks}, ${blob}] expected`);
   if (scales.data.length !== n * blocks) fail(node, `${scales.data.length} scales, ${n * blocks} expected`);
-  const mask = (1 << bits) - 1, perByte = 8 / bits;
-  const zeroBytes = Math.ceil(blocks / perByte);
-  const zeroOf = (col: number, block: number): number => {
-    if (!zeros) return 1 << (bits - 1);
-    if (zeros.dtype === "float32") return zeros.data[col * blocks + block];
-    const byte = zeros.data[col * zeroBytes + Math.floor(block / perByte)];
-    return (byte >> ((block % perByte) * bits)) & mask;
-  };
-  const w = new Float32Array(k * n);
-  const q = packed.data;
-  for (let col = 0; col < n; col++) {
-    for (let block = 0; block < blocks; block++) {
-      const scale = scales.data[col * blocks + block], zero = zeroOf(col, block);
-      const base = (col * blocks + block) * blob;
-      for (let i = 0; i < blockSize; i++) {
-        const row = block * blockSize + i;
-        if (row >= k) break;
-        const value = (q[base + Math.floor(i / perByte)] >> ((i % perByte) * bits)) & mask;
-        w[row * n + col] = (value - zero) * scale;
-      }
-    }
-  }
-  return w;
+  return dequantizeBlocks(k, n, bits, blockSize, packed.data, scales.data, zeros?.data);
 }
 
 /** The op type of the engine's int8 product node (never in a file: lower.ts writes it). */

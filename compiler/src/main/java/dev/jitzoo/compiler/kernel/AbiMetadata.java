@@ -72,6 +72,16 @@ public final class AbiMetadata {
         return shapes;
     }
 
+    /** The entry's parameter index of an operand (-1 for one the op does not have). */
+    static int param(Op op, String operand) {
+        return List.copyOf(operandShapes(op).keySet()).indexOf(operand);
+    }
+
+    /** Parameters of the entry: one per operand. */
+    static int operandCount(Op op) {
+        return operandShapes(op).size();
+    }
+
     private static void epilogueOperands(Op op, Map<String, List<Integer>> shapes, List<Integer> c) {
         if (op.fuses(Epilogue.Kind.BIAS)) {
             shapes.put("Bias", List.of(op.n()));

@@ -49,17 +49,14 @@ final class F16MatMulEmitter {
 
     /** The entry {@code (A, B, C, Work[, Bias][, Residual])}. */
     static FunctionBuilder emit(Op op, Schedule schedule) {
-        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(AbiMetadata.operandShapes(op).size()));
+        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(AbiMetadata.operandCount(op)));
         emitInto(op, schedule, f, new LocalPool(f));
         return f;
     }
 
     /** The rows of {@code op} at the operand parameters as set (a split kernel's unit, {@link RangeEmitter}). */
     static void emitInto(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
-        String problem = ScheduleRules.f16Problem(schedule.wire());
-        if (problem != null) {
-            throw new InvalidKernelException("schedule " + schedule + " cannot compute " + op + ": " + problem);
-        }
+        InvalidKernelException.refuse(op, schedule, ScheduleRules.f16Problem(schedule.wire()));
         if (schedule.columnsOuter() && op.m() >= schedule.x0()) {
             new F16MatMulEmitter(op, schedule, f, pool).staged();
         } else {
@@ -85,21 +82,9 @@ final class F16MatMulEmitter {
     /** One tile of {@code width} columns at B column {@code b}, C column {@code c}: widened, then every band over it. */
     private void tile(int width, int b, int c) {
         widen(width, b);
-        int y0 = schedule.y0();
-        MatMulPlan plan = new MatMulPlan(op, schedule.withPackB(true).withColumnsOuter(false));
-        RegisterTileEmitter tiles = new RegisterTileEmitter(f, plan, pool);
-        int bandA = i32("bandA"), bandC = i32("bandC");
-        f.localGet(PARAM_A).localSet(bandA);
-        f.localGet(c).localSet(bandC);
-        Loops.repeat(f, Trips.fixed(op.m() / y0), i32("band.counter"), () -> {
-            tiles.emit(new MatMulPlan.TileShape(y0, width / LANES, width % LANES), bandA, PARAM_WORK, bandC, Trips.fixed(op.k()), null);
-            Loops.add(f, bandA, y0 * op.k() * FLOAT_BYTES);
-            Loops.add(f, bandC, y0 * op.n() * FLOAT_BYTES);
-        });
-        if (op.m() % y0 != 0) {
-            tiles.emit(new MatMulPlan.TileShape(op.m() % y0, width / LANES, width % LANES), bandA, PARAM_WORK, bandC,
-                    Trips.fixed(op.k()), null);
-        }
+        // the widened panel is a packed float B: the float tile reads it
+        new RegisterTileEmitter(f, new MatMulPlan(op, schedule.withPackB(true).withColumnsOuter(false)), pool)
+                .overBands(PARAM_WORK, c, width);
     }
 
     /** Work[k][0..width) = B[k][the tile's columns] as floats, k by k: vectors of four, then single columns. */

@@ -11,7 +11,6 @@ import dev.jitzoo.compiler.wasm.Opcode;
 import dev.jitzoo.compiler.wasm.SimdOpcode;
 import dev.jitzoo.compiler.wasm.ValType;
 import dev.jitzoo.proto.rules.ScheduleRules;
-import java.util.List;
 
 /**
  * The int8 matmul ({@code matmul_int8}, docs/kernel-abi.md): onnxruntime's dynamic int8 product
@@ -41,8 +40,6 @@ final class Int8MatMulEmitter {
     static final int PARAM_B_SCALE = 2;
     static final int PARAM_C = 3;
     static final int PARAM_WORK = 4;
-    /** The operands before the epilogue's, in parameter order. */
-    static final List<String> OPERANDS = List.of("A", "B", "BScale", "C", "Work");
 
     /** B's bytes per k pair and 4 columns in a panel: one {@code v128.load8x8_s}. */
     private static final int GROUP_BYTES = 8;
@@ -65,10 +62,7 @@ final class Int8MatMulEmitter {
     private final int unroll;
 
     private Int8MatMulEmitter(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
-        String problem = ScheduleRules.int8Problem(schedule.wire());
-        if (problem != null) {
-            throw new InvalidKernelException("schedule " + schedule + " cannot compute " + op + ": " + problem);
-        }
+        InvalidKernelException.refuse(op, schedule, ScheduleRules.int8Problem(schedule.wire()));
         this.op = op;
         this.schedule = schedule;
         this.f = f;
@@ -81,7 +75,7 @@ final class Int8MatMulEmitter {
 
     /** The entry {@code (A, B, BScale, C, Work[, Bias][, Residual])}. */
     static FunctionBuilder emit(Op op, Schedule schedule) {
-        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(operandCount(op)));
+        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(AbiMetadata.operandCount(op)));
         LocalPool pool = new LocalPool(f);
         Range range = emitRange(op, f, pool);
         new Int8MatMulEmitter(op, schedule, f, pool).rows(range);
@@ -94,10 +88,6 @@ final class Int8MatMulEmitter {
      */
     static void emitInto(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool, Range range) {
         new Int8MatMulEmitter(op, schedule, f, pool).rows(range);
-    }
-
-    static int operandCount(Op op) {
-        return OPERANDS.size() + (op.fuses(Epilogue.Kind.BIAS) ? 1 : 0) + (op.fuses(Epilogue.Kind.RESIDUAL) ? 1 : 0);
     }
 
     /** i16s per row of Work: K rounded up to a multiple of {@value #WORK_ALIGN}. */
@@ -116,12 +106,7 @@ final class Int8MatMulEmitter {
     }
 
     private int param(String name) {
-        int bias = OPERANDS.size();
-        return switch (name) {
-            case "Bias" -> bias;
-            case "Residual" -> op.fuses(Epilogue.Kind.BIAS) ? bias + 1 : bias;
-            default -> throw new IllegalArgumentException(name);
-        };
+        return AbiMetadata.param(op, name);
     }
 
     private int rowBytesC() {

@@ -169,7 +169,7 @@ record MatMulPlan(Op op, Schedule schedule) {
 
     /** The entry's parameter index of an operand. */
     int param(String operand) {
-        return operands().indexOf(operand);
+        return AbiMetadata.param(op, operand);
     }
 
     /**

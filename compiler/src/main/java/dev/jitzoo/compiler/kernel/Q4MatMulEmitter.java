@@ -12,7 +12,6 @@ import dev.jitzoo.compiler.wasm.SimdOpcode;
 import dev.jitzoo.compiler.wasm.ValType;
 import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.rules.ScheduleRules;
-import java.util.List;
 
 /**
  * The 4-bit matmul ({@code matmul_q4}, docs/kernel-abi.md): onnxruntime's {@code MatMulNBits}
@@ -53,8 +52,6 @@ final class Q4MatMulEmitter {
     static final int PARAM_B_ZERO = 3;
     static final int PARAM_C = 4;
     static final int PARAM_WORK = 5;
-    /** The operands before the epilogue's, in parameter order. */
-    static final List<String> OPERANDS = List.of("A", "B", "BScale", "BZero", "C", "Work");
 
     static final int BLOCK = OpRules.Q4_BLOCK;
     /** Bytes of one block of one column: 32 nibbles. */
@@ -78,10 +75,7 @@ final class Q4MatMulEmitter {
     private final boolean staged;
 
     private Q4MatMulEmitter(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
-        String problem = ScheduleRules.q4Problem(schedule.wire());
-        if (problem != null) {
-            throw new InvalidKernelException("schedule " + schedule + " cannot compute " + op + ": " + problem);
-        }
+        InvalidKernelException.refuse(op, schedule, ScheduleRules.q4Problem(schedule.wire()));
         this.op = op;
         this.schedule = schedule;
         this.f = f;
@@ -96,7 +90,7 @@ final class Q4MatMulEmitter {
 
     /** The entry {@code (A, B, BScale, BZero, C[, Bias][, Residual])}. */
     static FunctionBuilder emit(Op op, Schedule schedule) {
-        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(operandCount(op)));
+        FunctionBuilder f = new FunctionBuilder(FuncType.i32Params(AbiMetadata.operandCount(op)));
         emitInto(op, schedule, f, new LocalPool(f));
         return f;
     }
@@ -109,10 +103,6 @@ final class Q4MatMulEmitter {
         } else {
             e.rows();
         }
-    }
-
-    static int operandCount(Op op) {
-        return OPERANDS.size() + (op.fuses(Epilogue.Kind.BIAS) ? 1 : 0) + (op.fuses(Epilogue.Kind.RESIDUAL) ? 1 : 0);
     }
 
     /** Blocks of 32 k per column, the last one padded. */
@@ -136,12 +126,7 @@ final class Q4MatMulEmitter {
     }
 
     private int param(String name) {
-        int bias = OPERANDS.size();
-        return switch (name) {
-            case "Bias" -> bias;
-            case "Residual" -> op.fuses(Epilogue.Kind.BIAS) ? bias + 1 : bias;
-            default -> throw new IllegalArgumentException(name);
-        };
+        return AbiMetadata.param(op, name);
     }
 
     private int rowBytesA() {
@@ -219,20 +204,7 @@ final class Q4MatMulEmitter {
 
     private void stagedTile(int width, Columns at) {
         widen(width, at);
-        MatMulPlan plan = new MatMulPlan(op, schedule);
-        RegisterTileEmitter tiles = new RegisterTileEmitter(f, plan, pool);
-        int bandA = i32("bandA"), bandC = i32("bandC");
-        f.localGet(PARAM_A).localSet(bandA);
-        f.localGet(at.c).localSet(bandC);
-        Loops.repeat(f, Trips.fixed(op.m() / y0), i32("band.counter"), () -> {
-            tiles.emit(new MatMulPlan.TileShape(y0, width / LANES, width % LANES), bandA, PARAM_WORK, bandC, Trips.fixed(op.k()), null);
-            Loops.add(f, bandA, y0 * rowBytesA());
-            Loops.add(f, bandC, y0 * rowBytesC());
-        });
-        if (op.m() % y0 != 0) {
-            tiles.emit(new MatMulPlan.TileShape(op.m() % y0, width / LANES, width % LANES), bandA, PARAM_WORK, bandC,
-                    Trips.fixed(op.k()), null);
-        }
+        new RegisterTileEmitter(f, new MatMulPlan(op, schedule), pool).overBands(PARAM_WORK, at.c, width);
     }
 
     /**

@@ -70,6 +70,26 @@ final class RegisterTileEmitter {
         acc.storeTo(c);
     }
 
+    /**
+     * A staged tile's bands: every y0 rows of A (from its parameter, to the last M % y0) over a
+     * packed float panel {@code width} columns wide at {@code panel} (a tile of weights widened into
+     * Work), into C from {@code c}, the epilogue included.
+     */
+    void overBands(int panel, int c, int width) {
+        int m = plan.op().m(), y0 = plan.schedule().y0();
+        int bandA = pool.one("bandA", ValType.I32), bandC = pool.one("bandC", ValType.I32);
+        f.localGet(plan.param("A")).localSet(bandA);
+        f.localGet(c).localSet(bandC);
+        Loops.repeat(f, Trips.fixed(m / y0), pool.one("band.counter", ValType.I32), () -> {
+            emit(new TileShape(y0, width / LANES, width % LANES), bandA, panel, bandC, Trips.fixed(plan.op().k()), null);
+            Loops.add(f, bandA, y0 * plan.rowBytesA());
+            Loops.add(f, bandC, y0 * plan.rowBytesC());
+        });
+        if (m % y0 != 0) {
+            emit(new TileShape(m % y0, width / LANES, width % LANES), bandA, panel, bandC, Trips.fixed(plan.op().k()), null);
+        }
+    }
+
     /** The k loop: whole trips of copies x depth steps, then the leftover steps one at a time. */
     private void reduce(Accumulators acc, Trips kSteps) {
         int perTrip = plan.copies() * plan.depth();
