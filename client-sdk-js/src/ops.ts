@@ -1,5 +1,5 @@
 import { create, getOption } from "@bufbuild/protobuf";
-import { EpilogueKind, EpilogueKindSchema, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
+import { ConvWindowSchema, EpilogueKind, EpilogueKindSchema, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { halfToFloat, roundToHalf } from "./graph/tensor.js";
 import { erf, roundHalfEven } from "./reference.js";
 
@@ -41,6 +41,40 @@ export const hasCompactWeights = (op: OpSpec) => isQuantized(op) || op.kind === 
 /** A product: a float (batch) matmul or one over compact weights, whose C is rows of N with the matmul epilogue. */
 const isMatmul = (op: OpSpec) => op.kind === OpKind.MATMUL || op.kind === OpKind.BATCH_MATMUL || hasCompactWeights(op);
 
+/** Widest column tile of a conv's register tile: the outputs a Work row holds per window tap (OpRules.MAX_CONV_TILE_COLUMNS). */
+const MAX_CONV_TILE_COLUMNS = 16;
+
+/** A convolution's dimensions, window (defaults spelled out) and output size (docs/kernel-abi.md, `conv`). */
+export interface ConvGeometry {
+  n: number; c: number; h: number; w: number; m: number; kh: number; kw: number;
+  strides: [number, number]; dilations: [number, number];
+  /** Top, left, bottom, right. */
+  pads: [number, number, number, number];
+  group: number;
+  oh: number; ow: number;
+  /** Window taps per output: C / group · KH · KW. */
+  taps: number;
+}
+
+/** Outputs along one axis: floor((size + pads − dilation (kernel − 1) − 1) / stride) + 1, 0 when the window does not fit (OpRules.outputExtent). */
+const outputExtent = (size: number, kernel: number, stride: number, dilation: number, before: number, after: number): number => {
+  const span = dilation * (kernel - 1) + 1, padded = size + before + after;
+  return padded < span ? 0 : Math.floor((padded - span) / stride) + 1;
+};
+
+/** A conv op's geometry; its window read from OpSpec.conv with a stride, dilation or group of 0 as 1. */
+export function convGeometry(op: OpSpec): ConvGeometry {
+  const [n, c, h, w, m, kh, kw] = op.shape;
+  const win = op.conv ?? create(ConvWindowSchema, {});
+  const strides: [number, number] = [win.strideH || 1, win.strideW || 1], dilations: [number, number] = [win.dilationH || 1, win.dilationW || 1];
+  const pads: [number, number, number, number] = [win.padTop, win.padLeft, win.padBottom, win.padRight];
+  const group = win.group || 1;
+  return {
+    n, c, h, w, m, kh, kw, strides, dilations, pads, group, taps: (c / group) * kh * kw,
+    oh: outputExtent(h, kh, strides[0], dilations[0], pads[0], pads[2]), ow: outputExtent(w, kw, strides[1], dilations[1], pads[1], pads[3]),
+  };
+}
+
 /** An operand's element type: float32 unless {@link operandTypes} says otherwise. */
 export type OperandType = "float32" | "int8" | "uint8" | "int16" | "float16";
 
@@ -70,7 +104,7 @@ export const q4Layout = (k: number) => ({ blocks: Math.ceil(k / Q4_BLOCK), zeroB
  * ones' weights widened).
  */
 export function scratchOperands(op: OpSpec): readonly string[] {
-  return hasCompactWeights(op) ? ["Work"] : [];
+  return hasCompactWeights(op) || op.kind === OpKind.CONV ? ["Work"] : [];
 }
 
 /** The operands a kernel reads: all but C and its scratch. */
@@ -97,6 +131,11 @@ export function checkOp(op: OpSpec): void {
   if (rank === undefined) throw new Error(`unsupported op kind ${OpKind[op.kind] ?? op.kind}`);
   if (op.shape.some((d) => !Number.isInteger(d) || d < 1)) throw new Error(`every dimension must be at least 1: [${op.shape.join(",")}]`);
   if (op.shape.length !== rank) throw new Error(`unsupported op ${OpKind[op.kind]} with shape [${op.shape.join(",")}]`);
+  if (op.kind === OpKind.CONV) {
+    const g = convGeometry(op);
+    if (g.c % g.group || g.m % g.group) throw new Error(`a conv's ${g.c} input and ${g.m} output channels must both divide into its ${g.group} groups`);
+    if (g.oh < 1 || g.ow < 1) throw new Error(`the conv's window (${g.kh}x${g.kw}, dilated and padded) does not fit its ${g.h}x${g.w} input`);
+  }
 }
 
 /** Reads [M,K,N] (matmul) or [batch,M,K,N] (batch matmul); throws on anything else. */
@@ -115,6 +154,10 @@ export function flopsOf(op: OpSpec): number {
     return 2 * d.batch * d.m * d.k * d.n;
   }
   checkOp(op);
+  if (op.kind === OpKind.CONV) {
+    const g = convGeometry(op);
+    return 2 * g.n * g.m * g.oh * g.ow * g.taps;
+  }
   const elements = op.shape.reduce((a, b) => a * b, 1);
   return elements * (op.kind === OpKind.SOFTMAX ? 4 : op.kind === OpKind.LAYER_NORM ? 7 : 1);
 }
@@ -138,6 +181,11 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
       const [m, k, n] = s;
       return [["A", [m, k]], ["B", [k, n]], ["C", [m, n]], ["Work", [m, k]], ...epilogueOperands(op, [m, n])];
     }
+    case OpKind.CONV: {
+      const g = convGeometry(op), c = [g.n, g.m, g.oh, g.ow];
+      return [["A", [g.n, g.c, g.h, g.w]], ["B", [g.m, g.c / g.group, g.kh, g.kw]], ["C", c],
+        ["Work", [g.n * g.oh, g.taps * Math.min(g.ow, MAX_CONV_TILE_COLUMNS)]], ...epilogueOperands(op, c, g.m)];
+    }
     case OpKind.MATMUL_Q4: {
       const [m, k, n] = s;
       const { blocks, zeroBytes } = q4Layout(k);
@@ -153,10 +201,10 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
   }
 }
 
-/** The operands a product's epilogue reads: Bias [N], Residual shaped like C. */
-function epilogueOperands(op: OpSpec, c: number[]): [string, number[]][] {
+/** The operands a product's epilogue reads: Bias [N] (a conv's [M], per output channel), Residual shaped like C. */
+function epilogueOperands(op: OpSpec, c: number[], biasLength = c.at(-1)!): [string, number[]][] {
   const out: [string, number[]][] = [];
-  if (op.epilogue.some((e) => e.kind === EpilogueKind.BIAS)) out.push(["Bias", [c.at(-1)!]]);
+  if (op.epilogue.some((e) => e.kind === EpilogueKind.BIAS)) out.push(["Bias", [biasLength]]);
   if (op.epilogue.some((e) => e.kind === EpilogueKind.RESIDUAL)) out.push(["Residual", c]);
   return out;
 }
@@ -176,6 +224,8 @@ export interface OpMetadata {
   broadcastB?: boolean;
   epilogue?: { kind: string; value?: number }[];
   epsilon?: number;
+  /** A conv's window. */
+  window?: { strides: number[]; dilations: number[]; pads: number[]; group: number };
 }
 
 /**
@@ -190,8 +240,13 @@ export function opOfMetadata(meta: OpMetadata): OpSpec {
     if (found === undefined) throw new Error(`unknown epilogue step '${e.kind}' in kernel metadata`);
     return { kind: found, value: e.value ?? 0 };
   });
+  const w = meta.window;
+  const conv = w && create(ConvWindowSchema, {
+    strideH: w.strides[0], strideW: w.strides[1], dilationH: w.dilations[0], dilationW: w.dilations[1],
+    padTop: w.pads[0], padLeft: w.pads[1], padBottom: w.pads[2], padRight: w.pads[3], group: w.group,
+  });
   return create(OpSpecSchema, {
-    kind, shape: meta.shape, transposeB: !!meta.transposeB, broadcastB: !!meta.broadcastB, epilogue, epsilon: meta.epsilon ?? 0,
+    kind, shape: meta.shape, transposeB: !!meta.transposeB, broadcastB: !!meta.broadcastB, epilogue, epsilon: meta.epsilon ?? 0, conv,
   });
 }
 
@@ -205,9 +260,20 @@ export function opKey(op: OpSpec): string {
   let key = `${opName(op.kind)}|${op.shape.join("x")}`;
   if (op.transposeB) key += "|transposeB";
   if (op.broadcastB) key += "|broadcastB";
+  if (op.kind === OpKind.CONV) key += windowKey(convGeometry(op));
   if (op.epilogue.length) key += "|" + op.epilogue.map((e) => epilogueLabel(e.kind) + (e.kind === EpilogueKind.SCALE ? `:${keyNumber(e.value)}` : "")).join(",");
   const epsilon = Math.fround(op.epsilon);
   if (epsilon !== 0 && epsilon !== Math.fround(DEFAULT_LAYER_NORM_EPSILON)) key += `|epsilon=${keyNumber(epsilon)}`;
+  return key;
+}
+
+/** A conv window's part of a key: what differs from the defaults (`|stride=2x2|dilation=2x2|pads=1,1,1,1|group=64`), as OpRules writes it. */
+function windowKey({ strides, dilations, pads, group }: ConvGeometry): string {
+  let key = "";
+  if (strides.some((s) => s !== 1)) key += `|stride=${strides.join("x")}`;
+  if (dilations.some((d) => d !== 1)) key += `|dilation=${dilations.join("x")}`;
+  if (pads.some((p) => p !== 0)) key += `|pads=${pads.join(",")}`;
+  if (group !== 1) key += `|group=${group}`;
   return key;
 }
 
@@ -256,6 +322,10 @@ export function outputRows(op: OpSpec): { rows: number; cols: number } {
     return { rows: batch * m, cols: n };
   }
   checkOp(op);
+  if (op.kind === OpKind.CONV) {
+    const g = convGeometry(op);
+    return { rows: g.n * g.m * g.oh, cols: g.ow };
+  }
   return op.shape.length === 2 ? { rows: op.shape[0], cols: op.shape[1] } : { rows: 1, cols: op.shape[0] };
 }
 
@@ -279,6 +349,7 @@ export function referenceOp(op: OpSpec, operands: Readonly<Record<string, Operan
     case OpKind.SOFTMAX: case OpKind.LAYER_NORM: return referenceRows(op, floats, all);
     case OpKind.MATMUL_INT8: return referenceMatmulInt8(op, operands, all);
     case OpKind.MATMUL_Q4: return referenceMatmulQ4(op, operands, all);
+    case OpKind.CONV: return referenceConv(op, floats, all);
     case OpKind.MATMUL_F16: {
       const b = Float32Array.from(operands.B as Uint16Array, halfToFloat);
       return referenceMatmul({ ...op, kind: OpKind.MATMUL }, { ...floats, B: b }, all);
@@ -328,6 +399,41 @@ function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Ar
       for (let j = 0; j < n; j++) acc[j] += av * b[bp + j * bj];
     }
     epilogue(op, acc, r * n, bias, residual, c.subarray(out * n, out * n + n));
+  });
+  return c;
+}
+
+/**
+ * ONNX's Conv by its definition, row by row of C viewed as `[N·M·OH, OW]` (row r: image
+ * r / (M·OH), output channel r / OH mod M, output row r mod OH), summed in float64, then the
+ * epilogue (the bias per output channel).
+ */
+function referenceConv(op: OpSpec, operands: Readonly<Record<string, Float32Array>>, rows: readonly number[]): Float32Array {
+  const g = convGeometry(op);
+  const { A: x, B: w, Bias: bias, Residual: residual } = operands;
+  const cg = g.c / g.group, mg = g.m / g.group;
+  const c = new Float32Array(rows.length * g.ow);
+  const acc = new Float64Array(g.ow);
+  const rowBias = bias && new Float32Array(g.ow);
+  rows.forEach((r, out) => {
+    const y = r % g.oh, channel = Math.floor(r / g.oh) % g.m, image = Math.floor(r / (g.oh * g.m)), first = Math.floor(channel / mg) * cg;
+    acc.fill(0);
+    for (let ci = 0; ci < cg; ci++) {
+      for (let i = 0; i < g.kh; i++) {
+        const iy = y * g.strides[0] - g.pads[0] + i * g.dilations[0];
+        if (iy < 0 || iy >= g.h) continue;
+        const xRow = ((image * g.c + first + ci) * g.h + iy) * g.w;
+        for (let j = 0; j < g.kw; j++) {
+          const tap = w[((channel * cg + ci) * g.kh + i) * g.kw + j];
+          for (let t = 0; t < g.ow; t++) {
+            const ix = t * g.strides[1] - g.pads[1] + j * g.dilations[1];
+            if (ix >= 0 && ix < g.w) acc[t] += x[xRow + ix] * tap;
+          }
+        }
+      }
+    }
+    rowBias?.fill(bias[channel]);
+    epilogue(op, acc, r * g.ow, rowBias, residual, c.subarray(out * g.ow, (out + 1) * g.ow));
   });
   return c;
 }

@@ -10,7 +10,9 @@ const LIST = new URL("../../proto/src/test/resources/op-keys.tsv", import.meta.u
 const bits = (hex: string): number => new Float32Array(Uint32Array.of(Number.parseInt(hex.slice(2), 16)).buffer)[0];
 
 function opOf([kind, shape, flags, epilogue, epsilon]: string[]): OpSpec {
+  const w = flags.startsWith("conv=") ? flags.slice("conv=".length).split(",").map(Number) : undefined;
   return create(OpSpecSchema, {
+    conv: w && { strideH: w[0], strideW: w[1], dilationH: w[2], dilationW: w[3], padTop: w[4], padLeft: w[5], padBottom: w[6], padRight: w[7], group: w[8] },
     kind: OpKind[kind.toUpperCase() as keyof typeof OpKind],
     shape: shape.split(",").map(Number),
     transposeB: flags === "transposeB",

@@ -58,16 +58,27 @@ export class WasmKernel {
     this.units = meta.split?.units ?? 1;
   }
 
-  /** Byte span of C that units [first, end) of a split kernel write: a unit is grain rows of C in one batch. */
-  unitSpan(first, end) {
+  /**
+   * Byte spans [start, length] of C that units [first, end) of a split kernel write: a unit is grain
+   * rows of C in one batch (a conv's: grain output rows of one image, in every output channel's plane).
+   */
+  unitSpans(first, end) {
     const { grain } = this.meta.split;
     const shape = this.meta.operandShapes.C;
+    if (this.meta.op === 'conv') {
+      const [, channels, rows, cols] = shape, bands = Math.ceil(rows / grain), spans = [];
+      for (let u = first; u < end; u++) {
+        const image = Math.floor(u / bands), top = (u % bands) * grain, bottom = Math.min(rows, top + grain);
+        for (let m = 0; m < channels; m++) spans.push([this.offsets.C + 4 * ((image * channels + m) * rows + top) * cols, 4 * (bottom - top) * cols]);
+      }
+      return spans;
+    }
     const rowFloats = shape.length === 1 ? 1 : shape[shape.length - 1];
     const rows = this.meta.op === 'batch_matmul' ? shape[1] : shape[0];
     const bands = Math.ceil(rows / grain);
     const rowOf = (u) => Math.floor(u / bands) * rows + Math.min(rows, (u % bands) * grain);
     const start = (u) => (u === this.units ? size(shape) : rowOf(u) * rowFloats);
-    return [this.offsets.C + 4 * start(first), this.offsets.C + 4 * start(end)];
+    return [[this.offsets.C + 4 * start(first), 4 * (start(end) - start(first))]];
   }
 
   /** Units [first, end) of a split kernel. */
@@ -158,8 +169,7 @@ function runShares(kernel, bytesOf) {
       const [from, to] = shareOf(kernel.units, workers, w);
       const before = bytesOf().slice();
       kernel.runRange(from, to);
-      const [start, end] = kernel.unitSpan(from, to);
-      const stray = strayWrite(before, bytesOf(), [[start, end - start], ...kernel.scratchSpans()]);
+      const stray = strayWrite(before, bytesOf(), [...kernel.unitSpans(from, to), ...kernel.scratchSpans()]);
       if (stray >= 0) {
         throw new Error(`${kernel.meta.entry} units [${from}, ${to}) of ${kernel.units} (worker ${w + 1} of ${workers}) `
           + `wrote outside their rows of C, at byte ${stray}`);

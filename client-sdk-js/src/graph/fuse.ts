@@ -4,6 +4,7 @@ import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
 import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
 import { runNode, VIEW_OPS, type ValueMeta } from "./host/index.js";
+import { convNodeWindow, type Window } from "./host/nn.js";
 import { MATMUL_INT8, MATMUL_Q4 } from "./host/linalg.js";
 import type { OnnxNode } from "./onnx.js";
 import { sizeOf, type HostTensor } from "./tensor.js";
@@ -40,19 +41,27 @@ const GELU_OPS = new Set(["Add", "Sub", "Mul", "Div", "Pow", "Erf", "Tanh", "Sqr
 const GELU_MAX_NODES = 10;
 
 /**
- * Turns the input-dependent nodes into jitzoo ops where a pattern matches: MatMul/Gemm with
- * scale, bias, GELU (erf or tanh form, however the formula is arranged), SiLU and residual (a
- * mask broadcast over heads included) fused in;
+ * Turns the input-dependent nodes into jitzoo ops where a pattern matches: MatMul/Gemm and
+ * Conv (2-D and 1-D, a patch embedding as a MatMul) with scale, bias, ReLU, GELU (erf or tanh
+ * form, however the formula is arranged), SiLU and residual (a mask broadcast over heads
+ * included) fused in;
  * Q·Kᵀ (a MatMul of a transposed operand) as batch_matmul with transposeB; LayerNormalization
  * and its ReduceMean form as layer_norm; Softmax; same-shape Add and Mul. RMSNorm, rotary
  * embeddings and a softmax's NaN guard become one host step each (`host/fused.ts`); float casts
  * of float values are views. The rest runs in JavaScript. Wasm kernels only (`float16`, the
  * values a float16 file declares float16): that file's MatMuls become `matmul_f16` (the weights kept
  * 16-bit), and a product rounds to float16 in its epilogue (`round_half`) after each step whose
- * value the file rounds, as onnxruntime does op by op.
+ * value the file rounds, as onnxruntime does op by op. WebGPU runs Convs on the host (`conv` false).
  */
-export function fuse(folded: FoldedGraph, outputs: readonly string[], { float16 }: { float16?: ReadonlySet<string> } = {}): FusedGraph {
-  return new Fuser(folded, outputs, float16).run();
+export function fuse(folded: FoldedGraph, outputs: readonly string[], { float16, conv = true }: FuseOptions = {}): FusedGraph {
+  return new Fuser(folded, outputs, float16, conv).run();
+}
+
+export interface FuseOptions {
+  /** The values a float16 file declares float16 (Wasm kernels only: their products round in the kernel). */
+  float16?: ReadonlySet<string>;
+  /** Whether Convs other than patch embeddings become `conv` ops (Wasm kernels only; WebGPU runs them on the host). */
+  conv?: boolean;
 }
 
 class Fuser {
@@ -64,7 +73,8 @@ class Fuser {
   private readonly aliases = new Map<string, string>();
   private readonly outputs: Set<string>;
 
-  constructor(private readonly g: FoldedGraph, outputs: readonly string[], private readonly float16?: ReadonlySet<string>) {
+  constructor(private readonly g: FoldedGraph, outputs: readonly string[], private readonly float16: ReadonlySet<string> | undefined,
+    private readonly convOps: boolean) {
     this.outputs = new Set(outputs);
     g.nodes.forEach((n, i) => {
       this.order.set(n, i);
@@ -104,7 +114,7 @@ class Fuser {
       case "Softmax": return this.softmax(node);
       case "LayerNormalization": return this.layerNormOp(node);
       case "ReduceMean": return this.layerNormPattern(node);
-      case "Conv": return this.patchEmbedding(node);
+      case "Conv": return this.patchEmbedding(node) || (this.convOps && this.conv(node));
       case "Pow": return this.rmsNorm(node);
       case "Where": return this.nanGuard(node);
       case "Add": return this.rotateHalf(node) || this.elementwise(node);
@@ -239,6 +249,40 @@ class Fuser {
     return true;
   }
 
+  /**
+   * Any other 2-D or 1-D Conv of float32 input by a constant weight (groups, depthwise, strides,
+   * pads, dilations, auto_pad): a `conv` op, 1-D as H = KH = 1 (the same memory), its bias and the
+   * activation (ReLU, GELU, SiLU), scale and residual after it fused as a MatMul's are.
+   */
+  private conv(node: OnnxNode): boolean {
+    const [x, w, bias] = node.inputs;
+    const weight = this.constant(w), xShape = this.meta(x).shape;
+    if (!weight || weight.dtype !== "float32" || this.meta(x).dtype !== "float32" || !(xShape.length === 4 || xShape.length === 3)
+      || weight.shape.length !== xShape.length) return false;
+    const m = weight.shape[0];
+    if (bias && !this.isBias(bias, m)) return false;
+    let window: Window;
+    try {
+      window = convNodeWindow(node, xShape, weight.shape);
+    } catch {
+      return false; // the host op says what is wrong with it
+    }
+    const group = (node.attrs.group as number | undefined) ?? 1;
+    const oneD = xShape.length === 3;
+    const [n, c, h, wd] = oneD ? [xShape[0], xShape[1], 1, xShape[2]] : xShape;
+    const [kh, kw] = oneD ? [1, weight.shape[2]] : weight.shape.slice(2);
+    const two = (values: readonly number[]) => (oneD ? [1, values[0]] : values);
+    const [pt, pl, pb, pr] = oneD ? [0, window.pads[0], 0, window.pads[1]] : window.pads;
+    const [sh, sw] = two(window.strides), [dh, dw] = two(window.dilations);
+    if (c % group || m % group || weight.shape[1] * group !== c) return false;
+    const op: MatmulInit = {
+      kind: OpKind.CONV, shape: [n, c, h, wd, m, kh, kw],
+      conv: { strideH: sh, strideW: sw, dilationH: dh, dilationW: dw, padTop: pt, padLeft: pl, padBottom: pb, padRight: pr, group },
+      epilogue: bias ? [epilogueOf(EpilogueKind.BIAS)] : [],
+    };
+    return this.emitMatmul([node], op, x, w, node.outputs[0], { ...(bias ? { Bias: bias } : {}), Work: `${node.outputs[0]}:work` }, true);
+  }
+
   /** A value made here, with its type and shape, computed by a step made here. */
   private value(name: string, shape: number[]): string {
     (this.g.values as Map<string, ValueMeta>).set(name, { dtype: "float32", shape });
@@ -251,11 +295,15 @@ class Fuser {
     return name;
   }
 
-  /** Takes scale, bias, GELU and residual steps that follow the product into the op, then emits it. */
-  private emitMatmul(nodes: OnnxNode[], init: MatmulInit, a: string, b: string, product: string, extra: Record<string, string> = {}): boolean {
+  /**
+   * Takes scale, bias, ReLU, GELU, SiLU and residual steps that follow the product into the op,
+   * then emits it. A conv's C is not rows of N: no bias along its last axis, no reshape taken in.
+   */
+  private emitMatmul(nodes: OnnxNode[], init: MatmulInit, a: string, b: string, product: string, extra: Record<string, string> = {},
+    conv = false): boolean {
     const epilogue = [...(init.epilogue ?? [])];
     const operands: Record<string, string> = { A: a, B: b, ...extra };
-    const n = init.shape.at(-1)!;
+    const n = conv ? -1 : init.shape.at(-1)!;
     let out = product;
     const rounded = () => { if (this.float16?.has(out)) epilogue.push(epilogueOf(EpilogueKind.ROUND_HALF)); };
     rounded();
@@ -266,7 +314,8 @@ class Fuser {
         out = next.outputs[0];
         continue;
       }
-      const step = next && next.outputs.length === 1 ? this.epilogueStep(next, out, n, operands) : undefined;
+      const step = next?.opType === "Relu" ? epilogueOf(EpilogueKind.RELU)
+        : next && next.outputs.length === 1 ? this.epilogueStep(next, out, n, operands) : undefined;
       if (step) {
         epilogue.push(step);
         nodes.push(next!);
@@ -665,6 +714,9 @@ interface MatmulInit {
   shape: number[];
   transposeB?: boolean;
   epilogue?: Epilogue[];
+  /** A conv's window. */
+  conv?: { strideH: number; strideW: number; dilationH: number; dilationW: number; padTop: number; padLeft: number; padBottom: number;
+    padRight: number; group: number };
 }
 
 /** A Transpose made by the fuser. */

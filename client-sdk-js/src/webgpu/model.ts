@@ -296,7 +296,7 @@ export class GpuModel extends GraphModel {
       const start = performance.now();
       const known = new Set(this.slots.keys());
       const folded = fold(this.graph, shapes);
-      const program = fuse(folded, this.graph.outputs); // WebGPU multiplies in float32
+      const program = fuse(folded, this.graph.outputs, { conv: false }); // WebGPU multiplies in float32; its convolutions run on the host
       const slots = program.steps.filter((s): s is KernelStep => s.kind === "kernel").map((s) => this.slotFor(s));
       const fresh = [...new Set(slots)].filter((s) => !known.has(s.key));
       if (fresh.length) await this.connect(fresh);

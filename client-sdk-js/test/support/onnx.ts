@@ -3,6 +3,42 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { ModelProtoSchema, TensorProto_DataType } from "../../src/gen/onnx/onnx_pb.js";
 import { seededFloats } from "../../src/reference.js";
 
+type Attribute = { name: string; ints?: number[]; i?: number; s?: string };
+
+/** One node of a small test graph: its op, inputs, outputs and attributes (ints, an int, a string). */
+export interface TestNode {
+  op: string;
+  inputs: string[];
+  outputs: string[];
+  attrs?: Attribute[];
+}
+
+/**
+ * A float32 model of `nodes` with input `x` and output `y` (their shapes given) and initializers
+ * of seeded floats (each its own seed) in [-1, 1).
+ */
+export function graphModel(nodes: TestNode[], x: number[], y: number[], initializers: Record<string, number[]>): Uint8Array {
+  const info = (name: string, dims: number[]) => ({
+    name,
+    type: { value: { case: "tensorType" as const, value: { elemType: TensorProto_DataType.FLOAT, shape: { dim: dims.map((d) => ({ value: { case: "dimValue" as const, value: BigInt(d) } })) } } } },
+  });
+  const attribute = (a: Attribute) => a.ints ? { name: a.name, type: 7, ints: a.ints.map(BigInt) }
+    : a.s !== undefined ? { name: a.name, type: 3, s: new TextEncoder().encode(a.s) } : { name: a.name, type: 2, i: BigInt(a.i!) };
+  return toBinary(ModelProtoSchema, create(ModelProtoSchema, {
+    irVersion: 8n,
+    opsetImport: [{ domain: "", version: 17n }],
+    graph: {
+      name: "test",
+      node: nodes.map((n, i) => ({ name: `n${i}`, opType: n.op, input: n.inputs, output: n.outputs, attribute: (n.attrs ?? []).map(attribute) })),
+      initializer: Object.entries(initializers).map(([name, dims], i) => ({
+        name, dims: dims.map(BigInt), dataType: TensorProto_DataType.FLOAT,
+        floatData: Array.from(seededFloats(dims.reduce((a, b) => a * b, 1), 100 + i)),
+      })),
+      input: [info("x", x)], output: [info("y", y)],
+    },
+  }));
+}
+
 /** y = x · W with x [m, k] and W an initializer [k, n] of seededFloats(k·n, 3): one matmul op (m may be symbolic). */
 export function matmulModel(m: number | string, k: number, n: number): Uint8Array {
   const dim = (d: number | string) => ({ value: typeof d === "string" ? { case: "dimParam" as const, value: d } : { case: "dimValue" as const, value: BigInt(d) } });

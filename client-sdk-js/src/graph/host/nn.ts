@@ -10,7 +10,7 @@ import { fail, list, need, num, output, str, type HostOp, type OutputMeta } from
  */
 
 /** A sliding window's geometry per spatial axis: pads are begins then ends; `out` is the output's spatial shape. */
-interface Window {
+export interface Window {
   readonly kernel: readonly number[];
   readonly strides: readonly number[];
   readonly dilations: readonly number[];
@@ -199,6 +199,9 @@ function convGroups(node: OnnxNode, x: readonly number[], w: readonly number[], 
   if (perGroup * group !== channels || outChannels % group !== 0) fail(node, `input [${x}] and weight [${w}] do not match group ${group}`);
   return { channels, perGroup, outChannels, outPerGroup: outChannels / group };
 }
+
+/** A Conv node's window over input `x` by weight `w` (auto_pad resolved into pads), as the host op computes it. */
+export const convNodeWindow = (node: OnnxNode, x: readonly number[], w: readonly number[]): Window => convWindow(node, x, w, false);
 
 function convWindow(node: OnnxNode, x: readonly number[], w: readonly number[], transposed: boolean): Window {
   return (transposed ? transposedWindow : slidingWindow)(node, x.slice(2), w.slice(2));

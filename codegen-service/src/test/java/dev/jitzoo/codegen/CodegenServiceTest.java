@@ -104,7 +104,7 @@ class CodegenServiceTest {
                 .setSchedule(Schedule.newBuilder().setVectorize(true).setUnroll(2)).build();
         assertTrue(codegen.generate(rows).getArtifact().getMetadataJson().contains("\"op\":\"softmax\""));
         assertInvalid(GenerateRequest.newBuilder(rows).setOp(OpSpec.newBuilder(softmax)
-                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_RELU))).build(), "matmuls only");
+                .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_RELU))).build(), "matmuls and convolutions only");
         assertInvalid(GenerateRequest.newBuilder(packed).setOp(OpSpec.newBuilder(fused)
                 .addEpilogue(Epilogue.newBuilder().setKindValue(99))).build(), "unknown epilogue");
     }

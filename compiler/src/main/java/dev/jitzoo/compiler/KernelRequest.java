@@ -62,7 +62,8 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
             Epilogue.Kind step = Epilogue.Kind.of(e.getKind());
             return step == Epilogue.Kind.SCALE ? Epilogue.scale(e.getValue()) : Epilogue.of(step);
         }).toList();
-        return new Op(kind, spec.getShapeList(), spec.getTransposeB(), spec.getBroadcastB(), epilogue, spec.getEpsilon());
+        return new Op(kind, spec.getShapeList(), spec.getTransposeB(), spec.getBroadcastB(), epilogue, spec.getEpsilon(),
+                spec.hasConv() || kind == OpKind.CONV ? dev.jitzoo.compiler.kernel.ConvWindow.of(spec.getConv()) : null);
     }
 
     static Schedule toSchedule(dev.jitzoo.proto.kernel.v1.Schedule s) {

@@ -5,6 +5,7 @@ import dev.jitzoo.cli.OpNames;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.rules.PaperKernels;
@@ -38,8 +39,8 @@ final class CasesCommand implements Callable<Integer> {
     @Option(names = "--device", split = ",", description = "devices (default: every bundled one)")
     List<String> devices = DeviceProfiles.BUNDLED;
 
-    @Option(names = "--op", split = ",", description = "paper kernels, or ops as name:MxKxN (matmul_int8:128x384x384, matmul_q4:1x384x1536) "
-            + "(default: K0,K1,K2,K3)")
+    @Option(names = "--op", split = ",", description = "paper kernels, or ops as name:MxKxN (matmul_int8:128x384x384, matmul_q4:1x384x1536; "
+            + "a conv's window after its dimensions: conv:1x32x15x15x32x3x3/stride=2x2/pads=1x1x1x1/group=32) (default: K0,K1,K2,K3)")
     List<String> ops = List.copyOf(PaperKernels.ALL.keySet());
 
     @Option(names = "--backend", defaultValue = "all", description = "wasm, webgpu or all (default: ${DEFAULT-VALUE})")
@@ -64,13 +65,16 @@ final class CasesCommand implements Callable<Integer> {
         List<String> lines = new ArrayList<>();
         for (String opName : ops) {
             int colon = opName.indexOf(':');
-            OpSpec op = colon < 0 ? OpNames.parse(opName, null)
-                    : OpNames.parse(opName.substring(0, colon), opName.substring(colon + 1).replace('x', ','));
+            String shape = colon < 0 ? null : opName.substring(colon + 1);
+            int window = shape == null ? -1 : shape.indexOf('/');
+            OpSpec op = shape == null ? OpNames.parse(opName, null) : OpNames.parse(opName.substring(0, colon),
+                    window < 0 ? shape.replace('x', ',') : shape.substring(0, window).replace('x', ',') + shape.substring(window));
             for (String deviceName : devices) {
                 DeviceProfile device = withThreads(DeviceProfiles.load(deviceName));
                 for (Backend b : DeviceProfiles.backends(device)) {
                     if (!backend.equals("all") && SpaceCli.backend(backend) != b
-                            || OpRules.hasCompactWeights(op.getKind()) && b != Backend.BACKEND_WASM) { // compact-weight products run on Wasm only
+                            || (OpRules.hasCompactWeights(op.getKind()) || op.getKind() == OpKind.OP_KIND_CONV)
+                            && b != Backend.BACKEND_WASM) { // compact-weight products and convs run on Wasm only
                         continue;
                     }
                     List<Candidate> candidates = space.compose(op, device, b).getCandidatesList();
@@ -80,7 +84,7 @@ final class CasesCommand implements Callable<Integer> {
                         if (b == Backend.BACKEND_WGSL) {
                             request.setWebgpuLimits(DeviceProfiles.limits(device));
                         }
-                        String label = String.format(Locale.ROOT, "%s-%s-%s-L%02d", opName.replace(':', '-').toUpperCase(Locale.ROOT),
+                        String label = String.format(Locale.ROOT, "%s-%s-%s-L%02d", opName.replaceAll("[^A-Za-z0-9_]", "-").toUpperCase(Locale.ROOT),
                                 device.getName().isEmpty() ? "device" : device.getName(),
                                 b == Backend.BACKEND_WASM ? "wasm" : "webgpu", rank)
                                 + (threads > 1 && b == Backend.BACKEND_WASM ? "-T" + threads : "");

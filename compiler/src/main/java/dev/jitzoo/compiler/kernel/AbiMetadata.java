@@ -50,6 +50,15 @@ public final class AbiMetadata {
                 shapes.put("Work", List.of(op.m(), op.k()));
                 epilogueOperands(op, shapes, shapes.get("C"));
             }
+            case CONV -> {
+                List<Integer> d = op.dims();
+                List<Integer> c = List.of(d.get(0), d.get(4), op.outputHeight(), op.outputWidth());
+                shapes.put("A", d.subList(0, 4));
+                shapes.put("B", List.of(d.get(4), d.get(1) / op.window().group(), d.get(5), d.get(6)));
+                shapes.put("C", c);
+                shapes.put("Work", List.of(d.get(0) * op.outputHeight(), ConvEmitter.workRow(op)));
+                epilogueOperands(op, shapes, c);
+            }
             case MATMUL_Q4 -> {
                 shapes.put("A", List.of(op.m(), op.k()));
                 shapes.put("B", List.of(op.n(), Q4MatMulEmitter.blocks(op) * Q4MatMulEmitter.BLOCK_BYTES));
@@ -84,7 +93,7 @@ public final class AbiMetadata {
 
     private static void epilogueOperands(Op op, Map<String, List<Integer>> shapes, List<Integer> c) {
         if (op.fuses(Epilogue.Kind.BIAS)) {
-            shapes.put("Bias", List.of(op.n()));
+            shapes.put("Bias", List.of(op.kind() == OpKind.CONV ? op.dims().get(4) : op.n())); // a conv's per output channel
         }
         if (op.fuses(Epilogue.Kind.RESIDUAL)) {
             shapes.put("Residual", c);
@@ -168,7 +177,13 @@ public final class AbiMetadata {
                         ? new JsonObjectWriter().put("kind", e.kind().label).put("value", e.value()).toString()
                         : new JsonObjectWriter().put("kind", e.kind().label).toString())
                         .collect(java.util.stream.Collectors.joining(",", "[", "]")));
-        if (op.kind().compactWeights) {
+        if (op.window() != null) {
+            ConvWindow w = op.window();
+            json.put("window", new JsonObjectWriter().putInts("strides", List.of(w.strideH(), w.strideW()))
+                    .putInts("dilations", List.of(w.dilationH(), w.dilationW()))
+                    .putInts("pads", List.of(w.padTop(), w.padLeft(), w.padBottom(), w.padRight())).put("group", w.group()));
+        }
+        if (shapes.containsKey("Work")) {
             json.putStrings("scratch", List.of("Work"));
             Map<String, String> named = operandTypes(op);
             JsonObjectWriter types = new JsonObjectWriter();

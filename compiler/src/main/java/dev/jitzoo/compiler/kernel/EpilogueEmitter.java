@@ -20,6 +20,11 @@ final class EpilogueEmitter {
         void pushBias();
 
         void pushResidual();
+
+        /** Whether the bias is one value for the whole local (a convolution's, per output channel), broadcast to its lanes. */
+        default boolean biasBroadcast() {
+            return false;
+        }
     }
 
     private static final float SQRT_2_OVER_PI = 0.7978845608028654f;
@@ -59,7 +64,11 @@ final class EpilogueEmitter {
                 case BIAS -> {
                     f.localGet(value);
                     operands.pushBias();
-                    e.load();
+                    if (vector && operands.biasBroadcast()) {
+                        f.memory(SimdOpcode.V128_LOAD32_SPLAT, dev.jitzoo.compiler.wasm.MemArg.floatAt(0));
+                    } else {
+                        e.load();
+                    }
                     e.op(SimdOpcode.F32X4_ADD, Opcode.F32_ADD);
                 }
                 case RESIDUAL -> {

@@ -84,7 +84,7 @@ final class F16MatMulEmitter {
         widen(width, b);
         // the widened panel is a packed float B: the float tile reads it
         new RegisterTileEmitter(f, new MatMulPlan(op, schedule.withPackB(true).withColumnsOuter(false)), pool)
-                .overBands(PARAM_WORK, c, width);
+                .overBands(PARAM_A, PARAM_WORK, c, width);
     }
 
     /** Work[k][0..width) = B[k][the tile's columns] as floats, k by k: vectors of four, then single columns. */

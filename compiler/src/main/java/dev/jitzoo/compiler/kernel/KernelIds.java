@@ -47,6 +47,12 @@ public final class KernelIds {
         return "k1" + HexFormat.of().formatHex(digest, 0, 15);
     }
 
+    /** A conv window in an id's text: strides, dilations, pads (top, left, bottom, right), group. */
+    private static String window(ConvWindow w) {
+        return w.strideH() + "," + w.strideW() + "," + w.dilationH() + "," + w.dilationW() + "," + w.padTop() + "," + w.padLeft()
+                + "," + w.padBottom() + "," + w.padRight() + "," + w.group();
+    }
+
     /** The text an id hashes, as documented in docs/kernel-abi.md. */
     public static String canonical(Op op, Schedule s, Backend backend, int abiVersion, Set<Pass> passes) {
         return "abi=" + abiVersion
@@ -60,6 +66,7 @@ public final class KernelIds {
                 + (op.epilogue().isEmpty() ? "" : ";epilogue=" + op.epilogue().stream().map(Epilogue::toString)
                         .collect(Collectors.joining(",")))
                 + (op.epsilon() == 0 ? "" : ";epsilon=" + op.epsilon())
+                + (op.window() == null ? "" : ";window=" + window(op.window()))
                 + (s.relaxedSimd() ? ";relaxed=true" : "")
                 + (s.packB() ? ";pack=B" : "")
                 + (s.columnsOuter() ? ";order=columns" : "")

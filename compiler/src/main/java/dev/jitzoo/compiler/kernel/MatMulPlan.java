@@ -12,7 +12,7 @@ import java.util.List;
  * edge (the last {@code N % x0} columns beside the interior) and a bottom edge (the last
  * {@code M % y0} rows, full width). Cache blocks apply to the interior; edges run the whole reduction.
  */
-record MatMulPlan(Op op, Schedule schedule) {
+record MatMulPlan(Op op, Schedule schedule, Op abi) {
 
     static final int FLOAT_BYTES = 4;
     static final int HALF_BYTES = 2;
@@ -47,6 +47,11 @@ record MatMulPlan(Op op, Schedule schedule) {
         boolean isEmpty() {
             return rows == 0 || width() == 0;
         }
+    }
+
+    /** The plan of an op whose own ABI names the entry's parameters. */
+    MatMulPlan(Op op, Schedule schedule) {
+        this(op, schedule, op);
     }
 
     static MatMulPlan of(Op op, Schedule schedule) {
@@ -167,9 +172,17 @@ record MatMulPlan(Op op, Schedule schedule) {
         return List.copyOf(AbiMetadata.operandShapes(op).keySet());
     }
 
-    /** The entry's parameter index of an operand. */
+    /**
+     * The entry's parameter index of an operand, by the ABI of {@code abi}: the op itself, or the
+     * convolution whose product per group this plan's matmul is.
+     */
     int param(String operand) {
-        return AbiMetadata.param(op, operand);
+        return AbiMetadata.param(abi, operand);
+    }
+
+    /** Whether the bias is per row of C (a convolution's output channel) rather than per column. */
+    boolean biasPerRow() {
+        return abi.kind() == OpKind.CONV;
     }
 
     /**

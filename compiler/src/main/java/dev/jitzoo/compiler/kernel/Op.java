@@ -14,7 +14,7 @@ import java.util.stream.IntStream;
  * read ops by, so every Op in the system is one a kernel can be made for.
  */
 public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB, List<Epilogue> epilogue,
-                 float epsilon) {
+                 float epsilon, ConvWindow window) {
 
     /** Layer norm's epsilon when an op names none (epsilon 0). */
     public static final float DEFAULT_EPSILON = OpRules.DEFAULT_EPSILON;
@@ -31,7 +31,10 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
         if (epsilon == DEFAULT_EPSILON) {
             epsilon = 0; // one op, one id: the default spelled out is the default
         }
-        String problem = OpRules.problem(wire(kind, dims, transposeB, broadcastB, epilogue, epsilon), OpRules.MAX_OPERAND_ELEMENTS);
+        if (kind == OpKind.CONV && window == null) {
+            window = ConvWindow.PLAIN;
+        }
+        String problem = OpRules.problem(wire(kind, dims, transposeB, broadcastB, epilogue, epsilon, window), OpRules.MAX_OPERAND_ELEMENTS);
         if (problem != null) {
             throw new InvalidKernelException(kind.abiName + dims + ": " + problem);
         }
@@ -39,13 +42,26 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
 
     /** The op on the wire: the form {@link OpRules} judges for every part of the suite. */
     private static OpSpec wire(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB,
-                               List<Epilogue> epilogue, float epsilon) {
+                               List<Epilogue> epilogue, float epsilon, ConvWindow window) {
         OpSpec.Builder spec = OpSpec.newBuilder().setKind(kind.wire).addAllShape(dims)
                 .setTransposeB(transposeB).setBroadcastB(broadcastB).setEpsilon(epsilon);
+        if (window != null) {
+            spec.setConv(window.wire());
+        }
         for (Epilogue step : epilogue) {
             spec.addEpilogue(dev.jitzoo.proto.kernel.v1.Epilogue.newBuilder().setKind(step.kind().wire).setValue(step.value()));
         }
         return spec.build();
+    }
+
+    /** The op on the wire. */
+    public OpSpec wire() {
+        return wire(kind, dims, transposeB, broadcastB, epilogue, epsilon, window);
+    }
+
+    /** An op without an epsilon or window of its own. */
+    public Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean broadcastB, List<Epilogue> epilogue, float epsilon) {
+        this(kind, dims, transposeB, broadcastB, epilogue, epsilon, null);
     }
 
     /** An op without an epsilon of its own. */
@@ -64,20 +80,20 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
     }
 
     public Op withTransposedB(boolean transposed) {
-        return new Op(kind, dims, transposed, broadcastB, epilogue, epsilon);
+        return new Op(kind, dims, transposed, broadcastB, epilogue, epsilon, window);
     }
 
     public Op withBroadcastB(boolean broadcast) {
-        return new Op(kind, dims, transposeB, broadcast, epilogue, epsilon);
+        return new Op(kind, dims, transposeB, broadcast, epilogue, epsilon, window);
     }
 
     public Op withEpilogue(Epilogue... steps) {
-        return new Op(kind, dims, transposeB, broadcastB, List.of(steps), epsilon);
+        return new Op(kind, dims, transposeB, broadcastB, List.of(steps), epsilon, window);
     }
 
     /** The same layer norm with another epsilon added to the variance. */
     public Op withEpsilon(float value) {
-        return new Op(kind, dims, transposeB, broadcastB, epilogue, value);
+        return new Op(kind, dims, transposeB, broadcastB, epilogue, value, window);
     }
 
     /** The epsilon a layer norm adds to the variance. */
@@ -102,8 +118,28 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
         return new Op(OpKind.BATCH_MATMUL, batch, m, k, n);
     }
 
+    /** A convolution of X [n, c, h, w] by W [m, c / group, kh, kw] over {@code window}. */
+    public static Op conv(int n, int c, int h, int w, int m, int kh, int kw, ConvWindow window) {
+        return new Op(OpKind.CONV, List.of(n, c, h, w, m, kh, kw), false, false, List.of(), 0f, window);
+    }
+
+    /** The same convolution over another window. */
+    public Op withWindow(ConvWindow value) {
+        return new Op(kind, dims, transposeB, broadcastB, epilogue, epsilon, value);
+    }
+
     public int batch() {
-        return kind.rank == 4 ? dims.get(0) : 1;
+        return kind.rank == 4 || kind == OpKind.CONV ? dims.get(0) : 1;
+    }
+
+    /** A convolution's output rows (per image and channel). */
+    public int outputHeight() {
+        return (int) OpRules.convOutputHeight(wire());
+    }
+
+    /** A convolution's output columns. */
+    public int outputWidth() {
+        return (int) OpRules.convOutputWidth(wire());
     }
 
     public int m() {
@@ -125,6 +161,8 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
      */
     public long flops() {
         return switch (kind) {
+            case CONV -> 2L * dims.get(0) * dims.get(4) * outputHeight() * outputWidth() * (dims.get(1) / window.group())
+                    * dims.get(5) * dims.get(6);
             case ADD, MUL -> dims.get(0);
             case SOFTMAX -> 4L * rows() * cols();
             case LAYER_NORM -> 7L * rows() * cols();
@@ -145,6 +183,7 @@ public record Op(OpKind kind, List<Integer> dims, boolean transposeB, boolean br
     @Override
     public String toString() {
         return kind.abiName + dims + (transposeB ? " transposeB" : "") + (broadcastB ? " broadcastB" : "")
-                + (epilogue.isEmpty() ? "" : " epilogue" + epilogue) + (epsilon == 0 ? "" : " epsilon " + epsilon);
+                + (epilogue.isEmpty() ? "" : " epilogue" + epilogue) + (epsilon == 0 ? "" : " epsilon " + epsilon)
+                + (window == null ? "" : " " + window);
     }
 }

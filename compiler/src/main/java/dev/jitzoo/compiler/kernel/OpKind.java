@@ -26,7 +26,9 @@ public enum OpKind {
     /** C[M,N] = sum_k A[M,K] * (B[k,n] - BZero[n,k/32]) * BScale[n,k/32], B 4-bit in blocks of 32 along K; shape [M, K, N]. */
     MATMUL_Q4(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_Q4, "[M, K, N]"),
     /** C[M,N] = A[M,K] x B[K,N], B float16 (widened in the kernel); shape [M, K, N]. */
-    MATMUL_F16(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_F16, "[M, K, N]");
+    MATMUL_F16(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_MATMUL_F16, "[M, K, N]"),
+    /** C[n, m, y, x] = the window of X [N, C, H, W] at (y, x) times filter m of W [M, C / group, KH, KW]; shape [N, C, H, W, M, KH, KW]. */
+    CONV(dev.jitzoo.proto.kernel.v1.OpKind.OP_KIND_CONV, "[N, C, H, W, M, KH, KW]");
 
     /** The kind on the wire. */
     public final dev.jitzoo.proto.kernel.v1.OpKind wire;

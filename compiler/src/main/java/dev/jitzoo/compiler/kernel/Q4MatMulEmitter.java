@@ -204,7 +204,7 @@ final class Q4MatMulEmitter {
 
     private void stagedTile(int width, Columns at) {
         widen(width, at);
-        new RegisterTileEmitter(f, new MatMulPlan(op, schedule), pool).overBands(PARAM_WORK, at.c, width);
+        new RegisterTileEmitter(f, new MatMulPlan(op, schedule), pool).overBands(PARAM_A, PARAM_WORK, at.c, width);
     }
 
     /**

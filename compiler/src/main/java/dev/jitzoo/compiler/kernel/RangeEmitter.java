@@ -47,6 +47,9 @@ final class RangeEmitter {
 
     /** Rows of the split axis in one batch: a matmul's M, a row op's rows, an element-wise op's elements. */
     static int rowsPerBatch(Op op) {
+        if (op.kind() == OpKind.CONV) {
+            return op.outputHeight(); // output rows per image
+        }
         return op.kind().matmul || op.kind().compactWeights ? op.m() : op.dims().get(0);
     }
 

@@ -71,14 +71,14 @@ final class RegisterTileEmitter {
     }
 
     /**
-     * A staged tile's bands: every y0 rows of A (from its parameter, to the last M % y0) over a
-     * packed float panel {@code width} columns wide at {@code panel} (a tile of weights widened into
-     * Work), into C from {@code c}, the epilogue included.
+     * A staged tile's bands: every y0 rows of A (from {@code a}, to the last M % y0) over a packed
+     * float panel {@code width} columns wide at {@code panel} (a tile of weights widened, or a
+     * convolution's windows gathered, into Work), into C from {@code c}, the epilogue included.
      */
-    void overBands(int panel, int c, int width) {
+    void overBands(int a, int panel, int c, int width) {
         int m = plan.op().m(), y0 = plan.schedule().y0();
         int bandA = pool.one("bandA", ValType.I32), bandC = pool.one("bandC", ValType.I32);
-        f.localGet(plan.param("A")).localSet(bandA);
+        f.localGet(a).localSet(bandA);
         f.localGet(c).localSet(bandC);
         Loops.repeat(f, Trips.fixed(m / y0), pool.one("band.counter", ValType.I32), () -> {
             emit(new TileShape(y0, width / LANES, width % LANES), bandA, panel, bandC, Trips.fixed(plan.op().k()), null);
@@ -306,7 +306,12 @@ final class RegisterTileEmitter {
             int cBase = plan.param("C");
             int biasAt = pool.one("tile.biasAt", ValType.I32);
             int residualAt = pool.one("tile.residualAt", ValType.I32);
-            if (plan.op().fuses(Epilogue.Kind.BIAS)) {
+            if (plan.op().fuses(Epilogue.Kind.BIAS) && plan.biasPerRow()) {
+                // C is [N, M, OH, OW]: the tile's first row is output channel ((c - C) / row) mod M
+                f.localGet(c).localGet(cBase).op(Opcode.I32_SUB).i32Const(plan.rowBytesC()).op(Opcode.I32_DIV_U)
+                        .i32Const(plan.abi().dims().get(4)).op(Opcode.I32_REM_U).i32Const(FLOAT_BYTES).op(Opcode.I32_MUL)
+                        .localGet(plan.param("Bias")).op(Opcode.I32_ADD).localSet(biasAt);
+            } else if (plan.op().fuses(Epilogue.Kind.BIAS)) {
                 f.localGet(c).localGet(cBase).op(Opcode.I32_SUB).i32Const(plan.rowBytesC()).op(Opcode.I32_REM_U)
                         .localGet(plan.param("Bias")).op(Opcode.I32_ADD).localSet(biasAt);
             }
@@ -315,11 +320,16 @@ final class RegisterTileEmitter {
                         .localSet(residualAt);
             }
             forEachCell((local, offset, vector) -> {
-                long column = offset % plan.rowBytesC();
+                long biasOffset = plan.biasPerRow() ? offset / plan.rowBytesC() * FLOAT_BYTES : offset % plan.rowBytesC();
                 EpilogueEmitter.apply(f, pool, plan.op(), vector, local, new EpilogueEmitter.Operands() {
                     @Override
                     public void pushBias() {
-                        address(biasAt, column);
+                        address(biasAt, biasOffset);
+                    }
+
+                    @Override
+                    public boolean biasBroadcast() {
+                        return plan.biasPerRow();
                     }
 
                     @Override

@@ -89,6 +89,9 @@ public final class WasmCompiler implements KernelCompiler {
      */
     public static List<Exported> lower(Op op, Schedule schedule, Set<Pass> passes) {
         boolean split = schedule.split().isSplit();
+        if (op.kind() == OpKind.CONV) {
+            return List.of(new Exported(op.kind().abiName, optimized(ConvEmitter.emit(op, schedule), passes)));
+        }
         if (op.kind() == OpKind.MATMUL_F16) {
             FunctionBuilder entry = split ? RangeEmitter.emit(op, schedule) : F16MatMulEmitter.emit(op, schedule);
             return List.of(new Exported(op.kind().abiName, optimized(entry, passes)));

@@ -8,6 +8,7 @@ import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.compiler.kernel.KernelCompiler;
 import dev.jitzoo.compiler.kernel.KernelIds;
 import dev.jitzoo.compiler.kernel.Op;
+import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
 import dev.jitzoo.compiler.wasm.passes.Pass;
 import java.nio.charset.StandardCharsets;
@@ -75,6 +76,9 @@ public final class WgslCompiler implements KernelCompiler {
         if (op.kind().compactWeights) {
             throw new InvalidKernelException(op.kind().abiName + " has no WGSL kernel: on WebGPU its products run as "
                     + "Wasm kernels (docs/kernel-abi.md)");
+        }
+        if (op.kind() == OpKind.CONV) {
+            throw new InvalidKernelException("conv has no WGSL kernel yet: on WebGPU a convolution runs as a Wasm kernel");
         }
         if (op.fuses(Epilogue.Kind.ROUND_HALF)) {
             throw new InvalidKernelException("round_half has no WGSL form: a float16 file's rounding runs in Wasm kernels");

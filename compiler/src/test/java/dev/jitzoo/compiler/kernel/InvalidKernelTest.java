@@ -34,7 +34,9 @@ class InvalidKernelTest {
         assertRefused(() -> new Epilogue(Epilogue.Kind.RELU, 2f), "takes no value");
         assertRefused(() -> Epilogue.parse("swish"), "unknown epilogue 'swish'");
         assertRefused(() -> Epilogue.parse("scale"), "needs a value");
-        assertRefused(() -> new Op(OpKind.SOFTMAX, 4, 4).withEpilogue(Epilogue.of(Epilogue.Kind.RELU)), "matmuls only");
+        assertRefused(() -> new Op(OpKind.SOFTMAX, 4, 4).withEpilogue(Epilogue.of(Epilogue.Kind.RELU)), "matmuls and convolutions only");
+        assertRefused(() -> Op.matmul(4, 4, 4).withWindow(ConvWindow.PLAIN), "convolutions only");
+        assertRefused(() -> Op.conv(1, 4, 8, 8, 4, 3, 3, ConvWindow.PLAIN.withStrides(2000, 1)), "at most 1024");
         assertRefused(() -> new Op(OpKind.ADD, 4, 4), "1 dimensions");
         assertRefused(() -> new Op(OpKind.LAYER_NORM, 0, 4), "positive");
         assertRefused(() -> compiler.compile(new Op(OpKind.SOFTMAX, 4, 4), Schedule.registerTile(1, 4, true, 0)),

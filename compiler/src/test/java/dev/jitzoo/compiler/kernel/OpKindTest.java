@@ -15,7 +15,8 @@ class OpKindTest {
     @Test
     void namesAndRanksComeFromTheProto() {
         Map<String, Integer> ranks = Arrays.stream(OpKind.values()).collect(Collectors.toMap(k -> k.abiName, k -> k.rank));
-        assertEquals(Map.of("matmul", 3, "batch_matmul", 4, "add", 1, "mul", 1, "softmax", 2, "layer_norm", 2, "matmul_int8", 3, "matmul_q4", 3, "matmul_f16", 3), ranks);
+        assertEquals(Map.of("matmul", 3, "batch_matmul", 4, "add", 1, "mul", 1, "softmax", 2, "layer_norm", 2, "matmul_int8", 3, "matmul_q4", 3, "matmul_f16", 3,
+                "conv", 7), ranks);
         assertTrue(OpKind.BATCH_MATMUL.matmul);
         assertFalse(OpKind.SOFTMAX.matmul);
     }

@@ -1,5 +1,6 @@
 package dev.jitzoo.proto.rules;
 
+import dev.jitzoo.proto.kernel.v1.ConvWindow;
 import dev.jitzoo.proto.kernel.v1.Epilogue;
 import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.Kernel;
@@ -77,9 +78,61 @@ public final class OpRules {
         return isQuantized(kind) || kind == OpKind.OP_KIND_MATMUL_F16;
     }
 
-    /** Whether an op of this kind takes epilogue steps (every product does). */
+    /** Whether an op of this kind takes epilogue steps (every product and convolution does). */
     public static boolean takesEpilogue(OpKind kind) {
-        return isMatmul(kind) || hasCompactWeights(kind);
+        return isMatmul(kind) || hasCompactWeights(kind) || kind == OpKind.OP_KIND_CONV;
+    }
+
+    /** Largest stride, dilation or pad of a convolution's window. */
+    public static final int MAX_CONV_WINDOW = 1024;
+
+    /**
+     * A convolution's window with every default spelled out (strides, dilations and groups of 0 are
+     * 1): one window, one key, however it was written.
+     */
+    public static ConvWindow window(OpSpec op) {
+        ConvWindow w = op.getConv();
+        return w.toBuilder().setStrideH(Math.max(1, w.getStrideH())).setStrideW(Math.max(1, w.getStrideW()))
+                .setDilationH(Math.max(1, w.getDilationH())).setDilationW(Math.max(1, w.getDilationW()))
+                .setGroup(Math.max(1, w.getGroup())).build();
+    }
+
+    /** Rows of a convolution's output ([N, M, OH, OW]), from its shape [N, C, H, W, M, KH, KW] and window; 0 when none fit. */
+    public static long convOutputHeight(OpSpec op) {
+        ConvWindow w = window(op);
+        return outputExtent(op.getShape(2), op.getShape(5), w.getStrideH(), w.getDilationH(), w.getPadTop(), w.getPadBottom());
+    }
+
+    /** Columns of a convolution's output; 0 when none fit. */
+    public static long convOutputWidth(OpSpec op) {
+        ConvWindow w = window(op);
+        return outputExtent(op.getShape(3), op.getShape(6), w.getStrideW(), w.getDilationW(), w.getPadLeft(), w.getPadRight());
+    }
+
+    /** Outputs along one axis: floor((size + pads - dilation (kernel - 1) - 1) / stride) + 1, 0 when the window does not fit. */
+    public static long outputExtent(long size, long kernel, long stride, long dilation, long padBefore, long padAfter) {
+        long span = dilation * (kernel - 1) + 1, padded = size + padBefore + padAfter;
+        return padded < span ? 0 : (padded - span) / stride + 1;
+    }
+
+    private static String convProblem(OpSpec op) {
+        ConvWindow w = window(op);
+        long channels = op.getShape(1), outChannels = op.getShape(4);
+        if (channels % w.getGroup() != 0 || outChannels % w.getGroup() != 0) {
+            return "a conv's " + channels + " input and " + outChannels + " output channels must both divide into its "
+                    + w.getGroup() + " groups";
+        }
+        for (int value : new int[] {w.getStrideH(), w.getStrideW(), w.getDilationH(), w.getDilationW(),
+            w.getPadTop(), w.getPadLeft(), w.getPadBottom(), w.getPadRight()}) {
+            if (Integer.toUnsignedLong(value) > MAX_CONV_WINDOW) {
+                return "a conv's strides, dilations and pads are at most " + MAX_CONV_WINDOW + ", got " + Integer.toUnsignedString(value);
+            }
+        }
+        if (convOutputHeight(op) == 0 || convOutputWidth(op) == 0) {
+            return "the conv's window (" + op.getShape(5) + "x" + op.getShape(6) + ", dilated and padded) does not fit its "
+                    + op.getShape(2) + "x" + op.getShape(3) + " input";
+        }
+        return null;
     }
 
     /** The ABI name of an op kind: {@code OP_KIND_LAYER_NORM} is {@code layer_norm}. */
@@ -102,11 +155,20 @@ public final class OpRules {
                 return "dimension " + i + " must be positive, got " + Integer.toUnsignedString(d);
             }
         }
+        if (op.hasConv() && op.getKind() != OpKind.OP_KIND_CONV) {
+            return "a window (conv) applies to convolutions only";
+        }
+        if (op.getKind() == OpKind.OP_KIND_CONV) {
+            String conv = convProblem(op);
+            if (conv != null) {
+                return conv;
+            }
+        }
         if (!isMatmul(op.getKind()) && (op.getTransposeB() || op.getBroadcastB())) {
             return "transpose_b and broadcast_b apply to float matmuls only";
         }
         if (!takesEpilogue(op.getKind()) && op.getEpilogueCount() > 0) {
-            return "epilogues apply to matmuls only";
+            return "epilogues apply to matmuls and convolutions only";
         }
         if (op.getBroadcastB() && op.getKind() != OpKind.OP_KIND_BATCH_MATMUL) {
             return "broadcast_b applies to batch_matmul only";
@@ -166,6 +228,9 @@ public final class OpRules {
                 default -> product(2, elements);
             };
         }
+        if (kind == OpKind.OP_KIND_CONV) {
+            return convOperandElements(op);
+        }
         int o = op.getShapeCount() - 3;
         long batch = o == 1 ? Integer.toUnsignedLong(op.getShape(0)) : 1;
         long m = Integer.toUnsignedLong(op.getShape(o)), k = Integer.toUnsignedLong(op.getShape(o + 1)),
@@ -185,6 +250,32 @@ public final class OpRules {
         return sum(sum(sum(product(batch, perBatch), b), bias ? n : 0), scales);
     }
 
+    /**
+     * A convolution's X, W, C, Work (its windows gathered for one register tile per output row),
+     * and Bias and Residual when its epilogue reads them.
+     */
+    private static long convOperandElements(OpSpec op) {
+        long n = op.getShape(0), c = op.getShape(1), h = op.getShape(2), w = op.getShape(3), m = op.getShape(4);
+        long perGroup = product(c / window(op).getGroup(), product(op.getShape(5), op.getShape(6)));
+        long rows = product(n, convOutputHeight(op)), outputs = product(product(rows, convOutputWidth(op)), m);
+        boolean bias = false, residual = false;
+        for (Epilogue e : op.getEpilogueList()) {
+            bias |= e.getKind() == EpilogueKind.EPILOGUE_KIND_BIAS;
+            residual |= e.getKind() == EpilogueKind.EPILOGUE_KIND_RESIDUAL;
+        }
+        long x = product(product(n, c), product(h, w)), weights = product(m, perGroup);
+        long work = product(rows, product(perGroup, convWorkColumns(op)));
+        return sum(sum(sum(x, weights), product(residual ? 2 : 1, outputs)), sum(work, bias ? m : 0));
+    }
+
+    /** Widest column tile of a conv's register tile: the output columns a Work row holds per window row. */
+    public static final int MAX_CONV_TILE_COLUMNS = 16;
+
+    /** Columns of a conv's Work row: one tile's gathered windows, at most {@value #MAX_CONV_TILE_COLUMNS} output columns. */
+    public static long convWorkColumns(OpSpec op) {
+        return Math.min(convOutputWidth(op), MAX_CONV_TILE_COLUMNS);
+    }
+
     /** a + b for non-negative a and b, or {@link Long#MAX_VALUE} where it overflows. */
     private static long sum(long a, long b) {
         long s = a + b;
@@ -199,7 +290,8 @@ public final class OpRules {
 
     /**
      * Every field that changes what an op computes, as text ({@code matmul|384x768x768|transposeB|bias,gelu_erf},
-     * {@code batch_matmul|12x128x64x128|transposeB|scale:0.125,residual}, {@code layer_norm|128x768|epsilon=1.0E-12}):
+     * {@code batch_matmul|12x128x64x128|transposeB|scale:0.125,residual}, {@code layer_norm|128x768|epsilon=1.0E-12},
+     * {@code conv|1x64x56x56x64x3x3|pads=1,1,1,1|bias,relu}):
      * two ops with the same key can share kernels, two with different keys never do. The SDK writes
      * the same text (client-sdk-js/src/ops.ts, {@code opKey}); both are checked against one list
      * (proto/src/test/resources/op-keys.tsv). A layer norm's default epsilon is no epsilon.
@@ -214,6 +306,9 @@ public final class OpRules {
         }
         if (op.getBroadcastB()) {
             key.append("|broadcastB");
+        }
+        if (op.getKind() == OpKind.OP_KIND_CONV) {
+            key.append(windowKey(window(op)));
         }
         if (op.getEpilogueCount() > 0) {
             key.append('|').append(op.getEpilogueList().stream().map(OpRules::label).collect(Collectors.joining(",")));
@@ -259,6 +354,28 @@ public final class OpRules {
             text = digits.charAt(0) + "." + (digits.length() > 1 ? digits.substring(1) : "0") + "E" + exponent;
         }
         return value < 0 ? "-" + text : text;
+    }
+
+    /**
+     * A conv window's part of a key: what differs from the defaults, as {@code |stride=2x2|dilation=2x2|pads=1,1,1,1|group=64}
+     * (pads top, left, bottom, right).
+     */
+    private static String windowKey(ConvWindow w) {
+        StringBuilder key = new StringBuilder();
+        if (w.getStrideH() != 1 || w.getStrideW() != 1) {
+            key.append("|stride=").append(w.getStrideH()).append('x').append(w.getStrideW());
+        }
+        if (w.getDilationH() != 1 || w.getDilationW() != 1) {
+            key.append("|dilation=").append(w.getDilationH()).append('x').append(w.getDilationW());
+        }
+        if ((w.getPadTop() | w.getPadLeft() | w.getPadBottom() | w.getPadRight()) != 0) {
+            key.append("|pads=").append(w.getPadTop()).append(',').append(w.getPadLeft()).append(',')
+                    .append(w.getPadBottom()).append(',').append(w.getPadRight());
+        }
+        if (w.getGroup() != 1) {
+            key.append("|group=").append(w.getGroup());
+        }
+        return key.toString();
     }
 
     private static String label(Epilogue e) {

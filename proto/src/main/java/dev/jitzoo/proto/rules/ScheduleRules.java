@@ -1,6 +1,7 @@
 package dev.jitzoo.proto.rules;
 
 import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 
@@ -46,8 +47,8 @@ public final class ScheduleRules {
         if (OpRules.isQuantized(op.getKind())) {
             return MATMUL_DEFAULT.toBuilder().setPackB(true).build();
         }
-        if (OpRules.hasCompactWeights(op.getKind())) {
-            return MATMUL_DEFAULT; // float16 weights, read in place
+        if (OpRules.hasCompactWeights(op.getKind()) || op.getKind() == OpKind.OP_KIND_CONV) {
+            return MATMUL_DEFAULT; // float16 weights read in place; a conv's 1 x 4 tile
         }
         if (!OpRules.isMatmul(op.getKind())) {
             return ROW_OP_DEFAULT;
@@ -114,6 +115,36 @@ public final class ScheduleRules {
         if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getRelaxedSimd() && !s.getColumnsOuter()) {
             return "a 4-bit matmul is scheduled by x0, y0, unroll and columnsOuter (with vectorize and packB; relaxedSimd "
                     + "with columnsOuter, for the float tile); r0, x1, y1 and r1 stay 0";
+        }
+        return unrollProblem(s);
+    }
+
+    /**
+     * Why a convolution schedule cannot make a Wasm kernel, or null: per output row and group, each
+     * tile of x0 output columns (a multiple of 4, at most {@value OpRules#MAX_CONV_TILE_COLUMNS}) has
+     * its windows gathered into Work once, then the float register tile runs y0 output channels at a
+     * time over them (y0·x0/4 v128 sums), {@code unroll} window taps a trip, relaxed madd where the
+     * device has it. Vectorized; r0, x1, y1, r1, packB and columnsOuter stay unset.
+     */
+    public static String convProblem(Schedule s) {
+        String tile = tileProblem(s, "v128");
+        if (tile != null) {
+            return tile;
+        }
+        if (!s.getVectorize()) {
+            return "a conv is vectorized: set vectorize";
+        }
+        if (s.getX0() > OpRules.MAX_CONV_TILE_COLUMNS) {
+            return "a conv's tile is at most " + OpRules.MAX_CONV_TILE_COLUMNS + " output columns wide, got x0=" + s.getX0();
+        }
+        long vectors = (long) s.getY0() * s.getX0() / LANES;
+        if (vectors > WASM_MAX_ACCUMULATORS) {
+            return "register tile " + s.getY0() + "x" + s.getX0() + " needs " + vectors + " v128 accumulators; at most "
+                    + WASM_MAX_ACCUMULATORS + " fit the registers";
+        }
+        if (s.getR0() != 0 || s.getX1() != 0 || s.getY1() != 0 || s.getR1() != 0 || s.getPackB() || s.getColumnsOuter()) {
+            return "a conv is scheduled by x0, y0, unroll and relaxedSimd (with vectorize); r0, x1, y1, r1, packB and "
+                    + "columnsOuter stay unset";
         }
         return unrollProblem(s);
     }

@@ -36,19 +36,26 @@ public final class SplitRules {
     /** Rows per unit for {@code threads} threads. */
     public static int grain(OpSpec op, Schedule s, int threads) {
         int rows = rowsPerBatch(op);
-        int batches = op.getKind() == OpKind.OP_KIND_BATCH_MATMUL ? op.getShape(0) : 1;
+        boolean conv = op.getKind() == OpKind.OP_KIND_CONV;
+        int batches = op.getKind() == OpKind.OP_KIND_BATCH_MATMUL || conv ? op.getShape(0) : 1;
         if (batches % threads == 0 || batches >= 4 * threads) {
             return rows;
         }
-        int block = OpRules.takesEpilogue(op.getKind()) ? Math.max(1, s.getY1() > 0 ? s.getY1() : s.getY0())
+        int block = conv ? 1 : OpRules.takesEpilogue(op.getKind()) ? Math.max(1, s.getY1() > 0 ? s.getY1() : s.getY0())
                 : rank(op) == 1 ? 4 : 1;
         int band = (rows + threads - 1) / threads;
         return Math.min(rows, (band + block - 1) / block * block);
     }
 
-    /** Rows of the split axis in one batch: a matmul's M, a row op's rows, an element-wise op's elements. */
+    /**
+     * Rows of the split axis in one batch: a matmul's M, a row op's rows, an element-wise op's
+     * elements, a convolution's output rows per image.
+     */
     public static int rowsPerBatch(OpSpec op) {
         int dims = op.getShapeCount();
+        if (op.getKind() == OpKind.OP_KIND_CONV) {
+            return (int) OpRules.convOutputHeight(op);
+        }
         return OpRules.isMatmul(op.getKind()) ? op.getShape(dims - 3) : op.getShape(0);
     }
 

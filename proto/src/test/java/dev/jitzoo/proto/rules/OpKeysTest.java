@@ -3,6 +3,7 @@ package dev.jitzoo.proto.rules;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jitzoo.proto.kernel.v1.ConvWindow;
 import dev.jitzoo.proto.kernel.v1.Epilogue;
 import dev.jitzoo.proto.kernel.v1.EpilogueKind;
 import dev.jitzoo.proto.kernel.v1.OpKind;
@@ -52,6 +53,11 @@ class OpKeysTest {
             op.addShape(Integer.parseUnsignedInt(d));
         }
         op.setTransposeB(row[2].equals("transposeB")).setBroadcastB(row[2].equals("broadcastB"));
+        if (row[2].startsWith("conv=")) {
+            int[] w = java.util.Arrays.stream(row[2].substring("conv=".length()).split(",")).mapToInt(Integer::parseInt).toArray();
+            op.setConv(ConvWindow.newBuilder().setStrideH(w[0]).setStrideW(w[1]).setDilationH(w[2]).setDilationW(w[3])
+                    .setPadTop(w[4]).setPadLeft(w[5]).setPadBottom(w[6]).setPadRight(w[7]).setGroup(w[8]));
+        }
         if (!row[3].equals("-")) {
             for (String step : row[3].split(",")) {
                 String[] parts = step.split(":");

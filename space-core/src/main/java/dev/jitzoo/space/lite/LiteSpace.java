@@ -58,6 +58,17 @@ public final class LiteSpace {
 
     /** Throws {@link dev.jitzoo.space.domain.InvalidOpException} or {@link InvalidDeviceException} with the reason. */
     public ComposeResponse compose(OpSpec op, DeviceProfile device, Backend backend) {
+        if (op.getKind() == OpKind.OP_KIND_CONV) {
+            checkRowOp(op);
+            DeviceProfiles.check(device);
+            if (backend != Backend.BACKEND_WASM || !wasmTarget(device).simd()) {
+                throw new InvalidOpException("conv has kernels on Wasm with SIMD128 only");
+            }
+            List<Candidate> all = split(op, device, backend,
+                    ConvSpace.build(op, DeviceProfiles.simdRegisters(device), wasmTarget(device).relaxedSimd()));
+            return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
+                    .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
+        }
         if (OpRules.hasCompactWeights(op.getKind())) {
             OpShapes shapes = OpShapes.of(op);
             DeviceProfiles.check(device);
@@ -104,6 +115,12 @@ public final class LiteSpace {
      */
     public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule made) {
         Schedule schedule = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
+        if (op.getKind() == OpKind.OP_KIND_CONV) {
+            Schedule fields = SplitRules.forThreads(op, schedule, 1);
+            boolean runs = backend == Backend.BACKEND_WASM && ConvSpace.runs(fields, wasmTarget(device).simd())
+                    && (!fields.getRelaxedSimd() || wasmTarget(device).relaxedSimd());
+            return runs ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
+        }
         if (OpRules.hasCompactWeights(op.getKind())) {
             Schedule fields = SplitRules.forThreads(op, schedule, 1);
             boolean simd = wasmTarget(device).simd();

@@ -1,0 +1,62 @@
+package dev.jitzoo.space.lite;
+
+import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.kernel.v1.SplitAxis;
+import dev.jitzoo.proto.rules.OpRules;
+import dev.jitzoo.proto.rules.ScheduleRules;
+import dev.jitzoo.proto.space.v1.Candidate;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The space of the convolution (an implicit GEMM per output row and group: the group's output
+ * channels by the row's outputs, over the windows gathered into Work once per tile): register tiles
+ * of x0 ∈ 4, 8, 12, 16 output columns by y0 output channels, within the registers (y0·x0/4 sums +
+ * x0/4 window vectors + one broadcast filter value, heuristic 1 of Table 1), scored by
+ * multiply-adds per loaded vector, y0·(x0/4) / (y0 + x0/4) (heuristic 2), × the share of the tile
+ * that lands in C along the group's channels and the row's outputs (heuristic 4); each with relaxed
+ * madd where the device has it, and unroll 1, 2, 4 window taps a trip.
+ */
+final class ConvSpace {
+
+    private static final int[] COLUMNS = {4, 8, 12, 16};
+    private static final int[] UNROLLS = {1, 2, 4};
+    private static final int MAX_ROWS = 6;
+
+    private ConvSpace() {
+    }
+
+    static List<Candidate> build(OpSpec op, int registers, boolean relaxed) {
+        int channels = op.getShape(4) / OpRules.window(op).getGroup();
+        long outputs = OpRules.convOutputWidth(op);
+        List<Candidate> all = new ArrayList<>();
+        for (int x0 : COLUMNS) {
+            int vectors = x0 / ScheduleRules.LANES;
+            for (int y0 = 1; y0 <= Math.min(MAX_ROWS, channels); y0++) {
+                int sums = y0 * vectors;
+                if (sums > ScheduleRules.WASM_MAX_ACCUMULATORS || sums + vectors + 1 > registers) {
+                    continue;
+                }
+                double score = (double) sums / (y0 + vectors) * CompactSpaces.fill(channels, y0) * CompactSpaces.fill((int) outputs, x0);
+                add(all, x0, y0, false, score);
+                if (relaxed) {
+                    add(all, x0, y0, true, score * Q4Space.RELAXED_GAIN);
+                }
+            }
+        }
+        all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
+        return all;
+    }
+
+    private static void add(List<Candidate> all, int x0, int y0, boolean relaxed, double score) {
+        CompactSpaces.addUnrolled(all, Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setRelaxedSimd(relaxed), UNROLLS, score);
+    }
+
+    /** Whether a schedule made elsewhere fits (its unsplit fields): one the compiler takes, on a device with SIMD128. */
+    static boolean runs(Schedule s, boolean simd) {
+        return simd && ScheduleRules.convProblem(s) == null && s.getSplitGrain() == 0
+                && s.getSplitAxis() == SplitAxis.SPLIT_AXIS_UNSPECIFIED;
+    }
+}
