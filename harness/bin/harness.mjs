@@ -114,7 +114,7 @@ async function main() {
     if (name === 'kernels' && threads > 1) report = await benchKernelsThreaded(dir, { threads, quick: values.quick });
     else if (name === 'kernels') {
       report = await benchKernels(dir, { out: values.out, quick: values.quick });
-      for (const form of ['int8', 'q4']) {
+      for (const form of ['int8', 'q4', 'conv']) {
         const part = await benchQuantizedKernels(dir, form, { quick: values.quick });
         if (part) report = { text: `${report.text}\n\n${part.text}`, json: { ...report.json, [form]: part.json } };
       }

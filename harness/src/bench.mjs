@@ -8,7 +8,7 @@ import { reference } from './reference.mjs';
 import { BASE, WasmKernel, startPool } from './wasm.mjs';
 import { gflops, median, timeSideBySide } from './timing.mjs';
 import { peakRuntime } from './peak.mjs';
-import { onnxRuntime, onnxRuntimeInt8, onnxRuntimeQ4, tensorflowJs } from './peers.mjs';
+import { onnxRuntime, onnxRuntimeConv, onnxRuntimeInt8, onnxRuntimeQ4, tensorflowJs } from './peers.mjs';
 import { readCase, readCases } from './cases.mjs';
 import { TOLERANCE } from './check.mjs';
 
@@ -198,7 +198,11 @@ export async function benchKernels(dir, { out, quick = false } = {}) {
   };
 }
 
-/** The quantized products `bench kernels` times: their cases' label, their peer in onnxruntime-web and the peak loop of their instruction. */
+/**
+ * The ops `bench kernels` times beside an onnxruntime-web op of their own: their cases' labels
+ * (`space cases` writes <LABEL>-<M>X<K>X<N>-..., a conv's dimensions then its window), their peer
+ * and the peak loop of their instruction.
+ */
 const QUANTIZED = {
   int8: {
     label: 'MATMUL_INT8', peer: onnxRuntimeInt8, peerName: "onnxruntime-web's int8 product", peak: 'dot', peakName: 'dot peak',
@@ -208,11 +212,16 @@ const QUANTIZED = {
     label: 'MATMUL_Q4', peer: onnxRuntimeQ4, peerName: "onnxruntime-web's MatMulNBits", peak: false, peakName: 'mul+add peak',
     unit: 'GFLOP/s', title: '4-bit matmuls (MatMulNBits: blocks of 32, the weights widened in registers), GFLOP/s',
   },
+  conv: {
+    label: 'CONV', pattern: /^(CONV-[\dX]+(?:-(?:STRIDE|DILATION|PADS|GROUP)-[\dX]+)*)-/, peer: onnxRuntimeConv,
+    peerName: "onnxruntime-web's Conv", peak: false, peakName: 'mul+add peak', unit: 'GFLOP/s',
+    title: 'convolutions (implicit GEMM: windows gathered once per tile, the float register tile over them), GFLOP/s',
+  },
 };
 
 /** A form's cases grouped by their op: `space cases` labels them <LABEL>-<M>X<K>X<N>-... */
 export function byQuantizedOp(cases, form) {
-  const pattern = new RegExp(`^(${QUANTIZED[form].label}-\\d+X\\d+X\\d+)-`);
+  const pattern = QUANTIZED[form].pattern ?? new RegExp(`^(${QUANTIZED[form].label}-\\d+X\\d+X\\d+)-`);
   const groups = new Map();
   for (const c of cases) {
     const name = pattern.exec(c.name)?.[1];

@@ -37,6 +37,13 @@ function node(opType, inputs, outputs, attributes = [], domain = '') {
 /** An integer attribute. */
 const intAttribute = (name, value) => new Message().string(1, name).int(3, value).int(20, 2);
 
+/** An attribute of integers. */
+function intsAttribute(name, values) {
+  const m = new Message().string(1, name);
+  for (const v of values) m.int(8, v);
+  return m.int(20, 7);
+}
+
 function initializer(name, shape, type, array) {
   const tensor = new Message();
   for (const d of shape) tensor.int(1, d);
@@ -88,6 +95,23 @@ export function int8MatmulModel(aShape, bShape, cShape, b, bScale) {
     .message(5, initializer('BScale', [bShape[1]], FLOAT, bScale))
     .message(11, valueInfo('A', aShape))
     .message(12, valueInfo('C', cShape));
+  return new Message().int(1, 8).message(8, new Message().string(1, '').int(2, 17)).message(7, graph).finish();
+}
+
+/**
+ * ONNX's Conv of A (an input, `[N, C, H, W]`) by B (the weights, an initializer) with the kernel's
+ * window (metadata `window`: strides, dilations, pads top-left-bottom-right, group). What a `conv`
+ * kernel without an epilogue computes.
+ */
+export function convModel(meta, weights) {
+  const { A, B, C } = meta.operandShapes, w = meta.window;
+  const graph = new Message()
+    .message(1, node('Conv', ['A', 'B'], ['C'], [intsAttribute('kernel_shape', B.slice(2)), intsAttribute('strides', w.strides),
+      intsAttribute('dilations', w.dilations), intsAttribute('pads', [w.pads[0], w.pads[1], w.pads[2], w.pads[3]]), intAttribute('group', w.group)]))
+    .string(2, 'jitzoo-peer-conv')
+    .message(5, initializer('B', B, FLOAT, weights))
+    .message(11, valueInfo('A', A))
+    .message(12, valueInfo('C', C));
   return new Message().int(1, 8).message(8, new Message().string(1, '').int(2, 17)).message(7, graph).finish();
 }
 

@@ -3,7 +3,7 @@
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { int8MatmulModel, matmulModel, q4MatmulModel } from './onnx.mjs';
+import { convModel, int8MatmulModel, matmulModel, q4MatmulModel } from './onnx.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -53,6 +53,11 @@ export async function onnxRuntimeInt8(meta, inputs) {
 export async function onnxRuntimeQ4(meta, inputs) {
   const { A, B, C } = meta.operandShapes;
   return onnxRuntimeProduct(q4MatmulModel(A, B, C, inputs.B, inputs.BScale, inputs.BZero), meta, inputs);
+}
+
+/** onnxruntime-web's Conv on the kernel's window and weights, one thread. */
+export async function onnxRuntimeConv(meta, inputs) {
+  return onnxRuntimeProduct(convModel(meta, inputs.B), meta, inputs);
 }
 
 /** A one-product model of A (the only input) in onnxruntime-web, one thread. */

@@ -130,6 +130,25 @@ test("onnxruntime-web's MatMulNBits (4 bits, blocks of 32, 4-bit zero points) ma
   }
 });
 
+test("onnxruntime-web's Conv matches the SDK's conv reference over a window with pads, strides, dilations and groups", async () => {
+  const { onnxRuntimeConv } = await import('../src/peers.mjs');
+  // [N, C, H, W, M, KH, KW], window, output [OH, OW]
+  for (const [shape, window, [oh, ow]] of [
+    [[1, 4, 9, 11, 6, 3, 3], { strides: [1, 1], dilations: [1, 1], pads: [1, 1, 1, 1], group: 1 }, [9, 11]],
+    [[2, 6, 10, 13, 6, 3, 2], { strides: [2, 1], dilations: [2, 2], pads: [1, 0, 2, 1], group: 3 }, [5, 12]],
+    [[1, 8, 1, 30, 8, 1, 5], { strides: [1, 1], dilations: [1, 1], pads: [0, 2, 0, 2], group: 8 }, [1, 30]],
+  ]) {
+    const [n, c, h, w, m, kh, kw] = shape;
+    const meta = { op: 'conv', shape, epilogue: [], window, operands: ['A', 'B', 'C', 'Work'],
+      operandShapes: { A: [n, c, h, w], B: [m, c / window.group, kh, kw], C: [n, m, oh, ow], Work: [n * oh, (c / window.group) * kh * kw * Math.min(ow, 16)] },
+      scratch: ['Work'] };
+    const inputs = inputsFor(meta, n + c + h);
+    const ort = await onnxRuntimeConv(meta, inputs);
+    assert.ok(relativeError(ort.result, reference(meta, inputs)) < 1e-5, shape.join('x'));
+    ort.close();
+  }
+});
+
 test('the peak loops validate and run', async () => {
   const { peakRuntime } = await import('../src/peak.mjs');
   assert.ok(peakRuntime('dot', 1000).flops > 0);

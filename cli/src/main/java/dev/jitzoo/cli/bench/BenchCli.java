@@ -64,8 +64,8 @@ public final class BenchCli {
     }
 
     @Command(name = "kernels", description = "best Wasm schedule of K0..K3 beside onnxruntime-web, TF.js and the SIMD peak, "
-            + "and of MiniLM's int8 and 4-bit matmuls beside onnxruntime-web's own (MatMulInteger, MatMulNBits) and the peak "
-            + "of their instruction (dot, mul+add); "
+            + "of MiniLM's int8 and 4-bit matmuls beside onnxruntime-web's own (MatMulInteger, MatMulNBits), and of convnets' "
+            + "convolutions beside its Conv, with the peak of their instruction (dot, mul+add); "
             + "with --threads T, the best split kernel on T threads beside one thread and onnxruntime-web on T "
             + "(harness options: --out DIR, --quick, --json)")
     static final class Kernels extends Bench {
@@ -73,6 +73,12 @@ public final class BenchCli {
         private static final String INT8_OPS = "matmul_int8:128x384x384,matmul_int8:128x384x1536,matmul_int8:128x1536x384";
         /** The same as 4-bit matmuls (its q4 form), and the widest as a decode step (one row). */
         private static final String Q4_OPS = "matmul_q4:128x384x384,matmul_q4:128x384x1536,matmul_q4:128x1536x384,matmul_q4:1x384x1536";
+        /**
+         * Convolutions of the common convnets: ResNet's stem (7x7, stride 2) and 3x3 block, ConvNeXt's depthwise 7x7 and
+         * its 1x1 expansion, and a speech encoder's 1-D conv over 1500 frames.
+         */
+        private static final String CONV_OPS = "conv:1x3x224x224x64x7x7/stride=2x2/pads=3x3x3x3,conv:1x64x56x56x64x3x3/pads=1x1x1x1,"
+                + "conv:1x96x56x56x96x7x7/pads=3x3x3x3/group=96,conv:1x96x56x56x384x1x1,conv:1x80x1x1500x384x1x3/pads=0x1x0x1";
 
         @Option(names = "--threads", defaultValue = "1",
                 description = "threads: above 1, split kernels on the SDK's worker pool (default: ${DEFAULT-VALUE})")
@@ -98,13 +104,13 @@ public final class BenchCli {
                     return;
                 }
                 Suite.say("generating the paper grid of K0..K3 candidates, and the space service's candidates for this machine "
-                        + "(K0..K3, and MiniLM's int8 and 4-bit matmuls)");
+                        + "(K0..K3, MiniLM's int8 and 4-bit matmuls, convnets' convolutions)");
                 suite.jitzoo("codegen", "cases", "--out", dir.toString(), "--set", "paper");
                 suite.jitzoo("space", "cases", "--device", "this-machine-wasm", "--backend", "wasm", "--out", dir + "/lite.jsonl",
-                        "--op", "K0,K1,K2,K3," + INT8_OPS + "," + Q4_OPS);
+                        "--op", "K0,K1,K2,K3," + INT8_OPS + "," + Q4_OPS + "," + CONV_OPS);
                 suite.jitzoo("codegen", "cases", "--requests", dir + "/lite.jsonl", "--out", dir.toString());
-                Suite.say("timing every candidate in V8, then the best beside onnxruntime-web and TF.js, the int8 and 4-bit ones "
-                        + "beside onnxruntime-web's own products (a few minutes)");
+                Suite.say("timing every candidate in V8, then the best beside onnxruntime-web and TF.js, the int8, 4-bit and conv "
+                        + "ones beside onnxruntime-web's own ops (a few minutes)");
                 suite.harness("bench kernels", harnessArgs("bench", "kernels", dir.toString()));
             });
         }
