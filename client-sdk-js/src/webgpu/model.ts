@@ -14,7 +14,7 @@ import { WasmModel } from "../wasm/model.js";
 import type { GpuContext } from "./context.js";
 import { hostProgram, type GpuProgram } from "./kernels.js";
 import { GpuTimer, type Dispatch } from "./timer.js";
-import { bindGroupOf, GpuOpTuner, GpuSlot } from "./tuner.js";
+import { bindGroupOf, GpuOpTuner, GpuSlot, gpuOperands } from "./tuner.js";
 
 /** Store entries of the SDK's own shaders are filed under this prefix (their op key is the shader's id). */
 const SHADER_ENTRY = "shader:";
@@ -296,7 +296,7 @@ export class GpuModel extends GraphModel {
       const start = performance.now();
       const known = new Set(this.slots.keys());
       const folded = fold(this.graph, shapes);
-      const program = fuse(folded, this.graph.outputs, { conv: false }); // WebGPU multiplies in float32; its convolutions run on the host
+      const program = fuse(folded, this.graph.outputs); // WebGPU multiplies in float32
       const slots = program.steps.filter((s): s is KernelStep => s.kind === "kernel").map((s) => this.slotFor(s));
       const fresh = [...new Set(slots)].filter((s) => !known.has(s.key));
       if (fresh.length) await this.connect(fresh);
@@ -363,7 +363,10 @@ export class GpuModel extends GraphModel {
     for (const s of steps) {
       const current = segments.length - 1;
       if (s.kind === "kernel") {
-        gpuSteps.push({ operands: { ...s.operands }, kernel: s, segment: current });
+        // WGSL kernels take no scratch: a Wasm kernel's Work (a conv's gathered windows) has no buffer here
+        const bound = new Set(gpuOperands(s.op).map(([name]) => name));
+        const operands = Object.fromEntries(Object.entries(s.operands).filter(([name]) => bound.has(name)));
+        gpuSteps.push({ operands, kernel: s, segment: current });
         onGpu.add(base(s.operands.C));
         gpuSegment.set(base(s.operands.C), current);
         continue;

@@ -1,6 +1,6 @@
 import type { InitialKernel, KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { flopsOf, operandShapes, referenceOp } from "../ops.js";
+import { flopsOf, operandShapes, referenceOp, scratchOperands } from "../ops.js";
 import { seededFloats } from "../reference.js";
 import { median } from "../timing.js";
 import { judgeOutput, pairVerdict, sampleRows, TunerBase, type Task, type TunerContext } from "../model/tuning.js";
@@ -49,6 +49,9 @@ export class GpuSlot {
     this.uses.length = 0;
   }
 }
+
+/** An op's operands as a WGSL kernel binds them: all but a Wasm kernel's scratch. */
+export const gpuOperands = (op: OpSpec): [string, number[]][] => operandShapes(op).filter(([name]) => !scratchOperands(op).includes(name));
 
 /** A bind group of a program's operands, in its binding order. */
 export function bindGroupOf(device: GPUDevice, pipeline: GPUComputePipeline, program: GpuProgram, buffers: Readonly<Record<string, GPUBuffer>>): GPUBindGroup {
@@ -101,7 +104,7 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
 
   constructor(slot: GpuSlot, private readonly context: GpuContext, private readonly timer: GpuTimer, session: ModelSession, tuner: TunerContext) {
     super(slot, session, tuner);
-    const shapes = operandShapes(slot.op);
+    const shapes = gpuOperands(slot.op);
     shapes.forEach(([name, shape], i) => { if (name !== "C") this.inputs[name] = seededFloats(shape.reduce((a, b) => a * b, 1), 17 + i); });
     this.rows = sampleRows(slot.op);
     this.expected = referenceOp(slot.op, this.inputs, this.rows);
@@ -297,7 +300,7 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
     if (this.bench?.device === device) return this.bench;
     const buffers: Record<string, GPUBuffer> = {};
     let floats = 0;
-    for (const [name, shape] of operandShapes(this.op)) {
+    for (const [name, shape] of gpuOperands(this.op)) {
       const n = shape.reduce((a, b) => a * b, 1);
       buffers[name] = device.createBuffer({ size: Math.max(16, n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
       if (name === "C") floats = n;

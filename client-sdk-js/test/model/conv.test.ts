@@ -11,21 +11,7 @@ import { create } from "@bufbuild/protobuf";
 import { OpSpecSchema } from "../../src/gen/jitzoo/kernel/v1/kernel_pb.js";
 import { seededFloats } from "../../src/reference.js";
 import { maxError, ortOutputs } from "../support/models.js";
-import { graphModel } from "../support/onnx.js";
-
-const NET_2D = graphModel([
-  { op: "Conv", inputs: ["x", "w1", "b1"], outputs: ["c1"], attrs: [{ name: "pads", ints: [1, 1, 1, 1] }, { name: "kernel_shape", ints: [3, 3] }] },
-  { op: "Relu", inputs: ["c1"], outputs: ["r1"] },
-  { op: "Conv", inputs: ["r1", "w2"], outputs: ["c2"], attrs: [{ name: "group", i: 8 }, { name: "strides", ints: [2, 2] }, { name: "auto_pad", s: "SAME_UPPER" }] },
-  { op: "Conv", inputs: ["c2", "w3", "b3"], outputs: ["c3"], attrs: [{ name: "group", i: 2 }] },
-  { op: "Add", inputs: ["c3", "c2"], outputs: ["y"] },
-], [1, 4, 13, 14], [1, 8, 7, 7], { w1: [8, 4, 3, 3], b1: [8], w2: [8, 1, 3, 3], w3: [8, 4, 1, 1], b3: [8] });
-
-const NET_1D = graphModel([
-  { op: "Conv", inputs: ["x", "w", "b"], outputs: ["c"], attrs: [{ name: "group", i: 2 }, { name: "dilations", ints: [2] }, { name: "pads", ints: [4, 3] }] },
-  { op: "Sigmoid", inputs: ["c"], outputs: ["s"] },
-  { op: "Mul", inputs: ["c", "s"], outputs: ["y"] },
-], [2, 6, 30], [2, 10, 29], { w: [10, 3, 5], b: [10] });
+import { CONV_NET_1D as NET_1D, CONV_NET_2D as NET_2D } from "../support/onnx.js";
 
 describe("conv ops", () => {
   it.each([["2-D", NET_2D, [1, 4, 13, 14], [

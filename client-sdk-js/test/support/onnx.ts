@@ -57,3 +57,22 @@ export function matmulModel(m: number | string, k: number, n: number): Uint8Arra
     },
   }));
 }
+
+/**
+ * A small 2-D convnet: a same-padded 3x3 with bias and ReLU, a depthwise 3x3 of stride 2 (SAME_UPPER),
+ * a grouped 1x1 with bias, and a residual over it. x [1, 4, 13, 14] → y [1, 8, 7, 7].
+ */
+export const CONV_NET_2D = graphModel([
+  { op: "Conv", inputs: ["x", "w1", "b1"], outputs: ["c1"], attrs: [{ name: "pads", ints: [1, 1, 1, 1] }, { name: "kernel_shape", ints: [3, 3] }] },
+  { op: "Relu", inputs: ["c1"], outputs: ["r1"] },
+  { op: "Conv", inputs: ["r1", "w2"], outputs: ["c2"], attrs: [{ name: "group", i: 8 }, { name: "strides", ints: [2, 2] }, { name: "auto_pad", s: "SAME_UPPER" }] },
+  { op: "Conv", inputs: ["c2", "w3", "b3"], outputs: ["c3"], attrs: [{ name: "group", i: 2 }] },
+  { op: "Add", inputs: ["c3", "c2"], outputs: ["y"] },
+], [1, 4, 13, 14], [1, 8, 7, 7], { w1: [8, 4, 3, 3], b1: [8], w2: [8, 1, 3, 3], w3: [8, 4, 1, 1], b3: [8] });
+
+/** A 1-D conv (grouped, dilated, asymmetric pads) with bias and SiLU. x [2, 6, 30] → y [2, 10, 29]. */
+export const CONV_NET_1D = graphModel([
+  { op: "Conv", inputs: ["x", "w", "b"], outputs: ["c"], attrs: [{ name: "group", i: 2 }, { name: "dilations", ints: [2] }, { name: "pads", ints: [4, 3] }] },
+  { op: "Sigmoid", inputs: ["c"], outputs: ["s"] },
+  { op: "Mul", inputs: ["c", "s"], outputs: ["y"] },
+], [2, 6, 30], [2, 10, 29], { w: [10, 3, 5], b: [10] });

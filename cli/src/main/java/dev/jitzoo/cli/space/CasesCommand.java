@@ -5,7 +5,6 @@ import dev.jitzoo.cli.OpNames;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
-import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.rules.PaperKernels;
@@ -73,8 +72,7 @@ final class CasesCommand implements Callable<Integer> {
                 DeviceProfile device = withThreads(DeviceProfiles.load(deviceName));
                 for (Backend b : DeviceProfiles.backends(device)) {
                     if (!backend.equals("all") && SpaceCli.backend(backend) != b
-                            || (OpRules.hasCompactWeights(op.getKind()) || op.getKind() == OpKind.OP_KIND_CONV)
-                            && b != Backend.BACKEND_WASM) { // compact-weight products and convs run on Wasm only
+                            || OpRules.hasCompactWeights(op.getKind()) && b != Backend.BACKEND_WASM) { // compact-weight products run on Wasm only
                         continue;
                     }
                     List<Candidate> candidates = space.compose(op, device, b).getCandidatesList();

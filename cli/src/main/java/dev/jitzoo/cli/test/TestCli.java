@@ -110,6 +110,9 @@ public final class TestCli implements Callable<Integer> {
     /** Convolutions likewise: a same-padded 3x3, a depthwise stride 2, a 1-D one, a 7x7 stem. */
     private static final String CONV_CASES = "conv:1x32x14x14x32x3x3/pads=1x1x1x1,conv:1x32x15x15x32x3x3/stride=2x2/pads=1x1x1x1/group=32,"
             + "conv:1x16x1x50x24x1x5/pads=0x2x0x2,conv:1x3x32x32x16x7x7/stride=2x2/pads=3x3x3x3";
+    /** Convolutions whose WGSL lite space (one GPU's) the wgsl stage runs whole: batch 2, an odd depthwise stride 2, a dilated 1-D one. */
+    private static final String CONV_WGSL_CASES = "conv:2x8x13x14x12x3x3/pads=1x1x1x1,conv:1x8x15x15x8x3x3/stride=2x2/pads=1x0x1x1/group=8,"
+            + "conv:1x6x1x40x10x1x5/dilation=1x2/pads=0x4x0x3/group=2";
 
     /** Generated Wasm kernels and dynamic-shape plans in V8, after the harness's own unit tests. */
     private void kernels() {
@@ -161,12 +164,15 @@ public final class TestCli implements Callable<Integer> {
         Map<String, String> webgpu = prereqs.webgpu();
         Path results = harnessResults();
         inCases(cases -> {
-            Suite.say("generated WGSL kernels compiled by Tint and run on SwiftShader (Dawn): K0..K3 candidates and odd "
-                    + "shapes (several minutes)");
+            Suite.say("generated WGSL kernels compiled by Tint and run on SwiftShader (Dawn): K0..K3 candidates, odd "
+                    + "shapes and a GPU's whole conv space on three windows (several minutes)");
             String wgsl = cases.resolve("wgsl").toString();
             suite.jitzoo("codegen", "cases", "--out", wgsl, "--set", "all", "--backend", "wgsl");
             suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
             suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wgsl, "--backend", "wgsl");
+            suite.jitzoo("space", "cases", "--out", cases + "/conv.jsonl", "--op", CONV_WGSL_CASES, "--backend", "webgpu",
+                    "--device", "nvidia-ampere-webgpu");
+            suite.jitzoo("codegen", "cases", "--requests", cases + "/conv.jsonl", "--out", wgsl, "--backend", "wgsl");
             suite.harness("WGSL kernels in Dawn", webgpu, "check", wgsl, "--junit", results.resolve("wgsl-dawn.xml").toString(),
                     "--suite", "kernels.wgsl.swiftshader");
         });

@@ -150,7 +150,20 @@ public final class AbiMetadata {
      * (WGSL: {@code workgroupSize}, {@code dispatch}) after them.
      */
     public static JsonObjectWriter common(Op op, Schedule s, int abiVersion, String entry) {
+        return common(op, s, abiVersion, entry, operandShapes(op));
+    }
+
+    /**
+     * The common keys of a WGSL kernel: its operands are the op's without Work (a WGSL conv reads
+     * its input in place; only Wasm kernels take scratch).
+     */
+    public static JsonObjectWriter commonWgsl(Op op, Schedule s, int abiVersion, String entry) {
         Map<String, List<Integer>> shapes = operandShapes(op);
+        shapes.remove("Work");
+        return common(op, s, abiVersion, entry, shapes);
+    }
+
+    private static JsonObjectWriter common(Op op, Schedule s, int abiVersion, String entry, Map<String, List<Integer>> shapes) {
         JsonObjectWriter shapeJson = new JsonObjectWriter();
         shapes.forEach(shapeJson::putInts);
         JsonObjectWriter schedule = new JsonObjectWriter()

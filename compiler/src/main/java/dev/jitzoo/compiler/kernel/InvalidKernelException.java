@@ -19,7 +19,7 @@ public class InvalidKernelException extends IllegalArgumentException {
     }
 
     /** Throws with the schedule, the op and {@code problem} as the reason, where a rule named one. */
-    static void refuse(Op op, Schedule schedule, String problem) {
+    public static void refuse(Op op, Schedule schedule, String problem) {
         if (problem != null) {
             throw new InvalidKernelException("schedule " + schedule + " cannot compute " + op + ": " + problem);
         }

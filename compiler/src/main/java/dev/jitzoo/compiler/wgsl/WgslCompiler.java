@@ -19,7 +19,7 @@ import java.util.List;
  * entry point {@code main}, one storage buffer per operand in metadata order, shapes baked in as
  * constants, and the workgroup size and dispatch grid in the metadata. The source is written
  * straight into a StringBuilder by one writer per op family ({@link MatMulShader},
- * {@link RowOpShader}); the browser's WGSL compiler (Tint, Naga) and the GPU driver do the rest.
+ * {@link RowOpShader}, {@link ConvShader}); the browser's WGSL compiler (Tint, Naga) and the GPU driver do the rest.
  * Stateless and thread-safe; the text is a pure function of the arguments.
  *
  * <p>Schedules on WGSL: {@code y0 x x0} is one invocation's register tile of C; {@code x1, y1}
@@ -52,7 +52,7 @@ public final class WgslCompiler implements KernelCompiler {
     public GeneratedKernel compile(Op op, Schedule schedule, WgslLimits limits) {
         long start = System.nanoTime();
         Shader shader = shader(op, schedule, limits);
-        String metadata = AbiMetadata.common(op, schedule, ABI_VERSION, ENTRY)
+        String metadata = AbiMetadata.commonWgsl(op, schedule, ABI_VERSION, ENTRY)
                 .putInts("workgroupSize", ints(shader.workgroupSize()))
                 .putInts("dispatch", ints(shader.dispatch()))
                 .put("workgroupStorageBytes", shader.storageBytes())
@@ -77,9 +77,6 @@ public final class WgslCompiler implements KernelCompiler {
             throw new InvalidKernelException(op.kind().abiName + " has no WGSL kernel: on WebGPU its products run as "
                     + "Wasm kernels (docs/kernel-abi.md)");
         }
-        if (op.kind() == OpKind.CONV) {
-            throw new InvalidKernelException("conv has no WGSL kernel yet: on WebGPU a convolution runs as a Wasm kernel");
-        }
         if (op.fuses(Epilogue.Kind.ROUND_HALF)) {
             throw new InvalidKernelException("round_half has no WGSL form: a float16 file's rounding runs in Wasm kernels");
         }
@@ -97,6 +94,9 @@ public final class WgslCompiler implements KernelCompiler {
         if (schedule.split().isSplit()) {
             throw new InvalidKernelException("split is a Wasm schedule primitive (workers over one shared memory); "
                     + "a WGSL dispatch already spreads its workgroups over the GPU");
+        }
+        if (op.kind() == OpKind.CONV) {
+            return ConvShader.write(op, schedule, limits);
         }
         if (!op.kind().matmul) {
             return RowOpShader.write(op, schedule, limits);

@@ -151,6 +151,10 @@ class GoldenKernelsTest {
         set.put("batch_matmul transposeB", new Case(Op.batchMatmul(3, 7, 13, 5).withTransposedB(true), Schedule.registerTile(1, 4, true, 0)));
         set.put("softmax", new Case(new Op(OpKind.SOFTMAX, 12, 40), new Schedule(0, 0, 0, 0, 0, 0, false, 0)));
         set.put("layer_norm", new Case(new Op(OpKind.LAYER_NORM, 3, 10), new Schedule(0, 0, 0, 0, 0, 0, false, 0)));
+        set.put("conv 3x3 pads groups bias relu", new Case(Op.conv(2, 8, 13, 14, 12, 3, 3, ConvWindow.PLAIN.withPads(1, 1, 1, 1).withGroup(2))
+                .withEpilogue(Epilogue.of(Epilogue.Kind.BIAS), Epilogue.of(Epilogue.Kind.RELU)), new Schedule(4, 2, 0, 8, 4, 0, false, 0)));
+        set.put("conv 1-D dilated stride 2", new Case(Op.conv(1, 6, 1, 40, 10, 1, 5, ConvWindow.PLAIN.withStrides(1, 2).withDilations(1, 2)
+                .withPads(0, 4, 0, 3)), new Schedule(2, 4, 0, 0, 0, 0, false, 0)));
         return set;
     }
 

@@ -84,7 +84,7 @@ class WgslCompilerTest {
         assertEquals(List.of(8, 4, 1), ints(json, "workgroupSize"), "(x1/x0, y1/y0, 1)");
         assertEquals(List.of(3, 5, 3), ints(json, "dispatch"), "ceil(70/32), ceil(37/8), batch");
         assertTrue(kernel.metadataJson().startsWith(
-                dev.jitzoo.compiler.kernel.AbiMetadata.common(op, s, WgslCompiler.ABI_VERSION, "main").toString()
+                dev.jitzoo.compiler.kernel.AbiMetadata.commonWgsl(op, s, WgslCompiler.ABI_VERSION, "main").toString()
                         .replaceAll("}$", "")), kernel.metadataJson());
         assertTrue(kernel.source().startsWith("// jitzoo batch_matmul"));
         assertEquals(kernel.source(), new String(kernel.code(), StandardCharsets.UTF_8));

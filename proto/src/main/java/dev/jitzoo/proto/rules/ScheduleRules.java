@@ -149,6 +149,28 @@ public final class ScheduleRules {
         return unrollProblem(s);
     }
 
+    /** Most sums one invocation of a WGSL conv holds. */
+    public static final int WGSL_MAX_CONV_SUMS = 32;
+
+    /**
+     * Why a convolution schedule cannot make a WGSL kernel, or null: one invocation's tile of y0
+     * output channels by x0 outputs along a row (y0·x0 ≤ {@value #WGSL_MAX_CONV_SUMS} sums), a
+     * workgroup of x1/x0 tiles along a row by y1 output rows (0: 8 each; x1 a multiple of x0).
+     * vectorize, r0, r1, unroll and the Wasm primitives stay unset.
+     */
+    public static String wgslConvProblem(Schedule s) {
+        if (s.getX0() < 1 || s.getY0() < 1 || (long) s.getX0() * s.getY0() > WGSL_MAX_CONV_SUMS) {
+            return "a WGSL conv's tile is y0 >= 1 channels by x0 >= 1 outputs, at most " + WGSL_MAX_CONV_SUMS + " sums, got "
+                    + s.getY0() + "x" + s.getX0();
+        }
+        if (s.getVectorize() || s.getR0() != 0 || s.getR1() != 0 || s.getUnroll() != 0 || s.getX1() % s.getX0() != 0
+                || s.getRelaxedSimd() || s.getPackB() || s.getColumnsOuter() || s.getSplitGrain() != 0) {
+            return "a WGSL conv is scheduled by its tile (x0, y0) and workgroup (x1 a multiple of x0 outputs along a row, y1 "
+                    + "output rows); vectorize, r0, r1, unroll and the Wasm primitives stay unset";
+        }
+        return null;
+    }
+
     /**
      * Why a float16-weight matmul schedule cannot make a Wasm kernel, or null: the float matmul's
      * register tile (x0 a multiple of 4, y0·x0/4 sums), B read in place as float16 (no packB) and

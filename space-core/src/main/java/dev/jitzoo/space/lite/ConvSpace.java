@@ -3,15 +3,17 @@ package dev.jitzoo.space.lite;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.SplitAxis;
+import dev.jitzoo.proto.kernel.v1.WebGpuLimits;
 import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
+import dev.jitzoo.proto.space.v1.CandidateSource;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
 /**
- * The space of the convolution (an implicit GEMM per output row and group: the group's output
+ * The spaces of the convolution. Wasm: an implicit GEMM per output row and group: the group's output
  * channels by the row's outputs, over the windows gathered into Work once per tile): register tiles
  * of x0 ∈ 4, 8, 12, 16 output columns by y0 output channels, within the registers (y0·x0/4 sums +
  * x0/4 window vectors + one broadcast filter value, heuristic 1 of Table 1), scored by
@@ -52,6 +54,41 @@ final class ConvSpace {
 
     private static void add(List<Candidate> all, int x0, int y0, boolean relaxed, double score) {
         CompactSpaces.addUnrolled(all, Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setRelaxedSimd(relaxed), UNROLLS, score);
+    }
+
+    private static final int[] WGSL_TILE = {1, 2, 4, 8};
+    /** Workgroups as invocations along a row by output rows. */
+    private static final int[][] WGSL_WORKGROUPS = {{8, 8}, {16, 4}, {4, 16}};
+
+    /**
+     * The WGSL space: one invocation's tile of y0 output channels by x0 outputs (x0, y0 ∈ 1, 2, 4, 8;
+     * at most {@value ScheduleRules#WGSL_MAX_CONV_SUMS} sums), scored by multiply-adds per value
+     * read, x0·y0 / (x0 + y0), × the share of the tile that lands in C (heuristic 4); each in
+     * workgroups of 8×8, 16×4 and 4×16 invocations within the device's limits, the square first.
+     */
+    static List<Candidate> buildWgsl(OpSpec op, WebGpuLimits limits) {
+        int channels = op.getShape(4) / OpRules.window(op).getGroup();
+        int outputs = (int) OpRules.convOutputWidth(op);
+        int invocations = limits.getMaxComputeInvocationsPerWorkgroup() == 0 ? 256 : limits.getMaxComputeInvocationsPerWorkgroup();
+        List<Candidate> all = new ArrayList<>();
+        for (int x0 : WGSL_TILE) {
+            for (int y0 : WGSL_TILE) {
+                if (x0 * y0 > ScheduleRules.WGSL_MAX_CONV_SUMS || y0 > 1 && y0 / 2 >= channels) {
+                    continue;
+                }
+                double score = (double) x0 * y0 / (x0 + y0) * CompactSpaces.fill(channels, y0) * CompactSpaces.fill(outputs, x0);
+                for (int i = 0; i < WGSL_WORKGROUPS.length; i++) {
+                    int[] wg = WGSL_WORKGROUPS[i];
+                    if (wg[0] * wg[1] > invocations) {
+                        continue;
+                    }
+                    all.add(Candidate.newBuilder().setSchedule(Schedule.newBuilder().setX0(x0).setY0(y0).setX1(wg[0] * x0).setY1(wg[1]))
+                            .setSource(CandidateSource.CANDIDATE_SOURCE_EXPLORATION).setScore(score * (1 - 0.05 * i)).build());
+                }
+            }
+        }
+        all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
+        return all;
     }
 
     /** Whether a schedule made elsewhere fits (its unsplit fields): one the compiler takes, on a device with SIMD128. */

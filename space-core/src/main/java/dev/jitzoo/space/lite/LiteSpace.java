@@ -11,6 +11,7 @@ import dev.jitzoo.space.device.DeviceProfiles;
 import dev.jitzoo.space.device.GpuArchitecture;
 import dev.jitzoo.space.device.InvalidDeviceException;
 import dev.jitzoo.proto.rules.OpRules;
+import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.rules.SplitRules;
 import dev.jitzoo.space.domain.InvalidOpException;
 import dev.jitzoo.space.domain.OpShapes;
@@ -61,11 +62,16 @@ public final class LiteSpace {
         if (op.getKind() == OpKind.OP_KIND_CONV) {
             checkRowOp(op);
             DeviceProfiles.check(device);
-            if (backend != Backend.BACKEND_WASM || !wasmTarget(device).simd()) {
-                throw new InvalidOpException("conv has kernels on Wasm with SIMD128 only");
-            }
-            List<Candidate> all = split(op, device, backend,
-                    ConvSpace.build(op, DeviceProfiles.simdRegisters(device), wasmTarget(device).relaxedSimd()));
+            List<Candidate> all = switch (backend) {
+                case BACKEND_WASM -> {
+                    if (!wasmTarget(device).simd()) {
+                        throw new InvalidOpException("conv has Wasm kernels with SIMD128 only");
+                    }
+                    yield split(op, device, backend, ConvSpace.build(op, DeviceProfiles.simdRegisters(device), wasmTarget(device).relaxedSimd()));
+                }
+                case BACKEND_WGSL -> ConvSpace.buildWgsl(op, DeviceProfiles.limits(device));
+                default -> throw noSpace(backend);
+            };
             return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
                     .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
         }
@@ -116,9 +122,9 @@ public final class LiteSpace {
     public static Optional<Candidate> fit(OpSpec op, DeviceProfile device, Backend backend, Schedule made) {
         Schedule schedule = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, made, DeviceProfiles.wasmThreads(device)) : made;
         if (op.getKind() == OpKind.OP_KIND_CONV) {
-            Schedule fields = SplitRules.forThreads(op, schedule, 1);
-            boolean runs = backend == Backend.BACKEND_WASM && ConvSpace.runs(fields, wasmTarget(device).simd())
-                    && (!fields.getRelaxedSimd() || wasmTarget(device).relaxedSimd());
+            boolean runs = backend == Backend.BACKEND_WGSL ? ScheduleRules.wgslConvProblem(schedule) == null
+                    : ConvSpace.runs(SplitRules.forThreads(op, schedule, 1), wasmTarget(device).simd())
+                    && (!schedule.getRelaxedSimd() || wasmTarget(device).relaxedSimd());
             return runs ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
         }
         if (OpRules.hasCompactWeights(op.getKind())) {

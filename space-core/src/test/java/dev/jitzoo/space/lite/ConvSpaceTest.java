@@ -56,8 +56,21 @@ class ConvSpaceTest {
         assertTrue(LiteSpace.fit(BLOCK, wasm(true, false, 16, 0), Backend.BACKEND_WASM, relaxed.get(0).getSchedule()).isEmpty());
         assertTrue(space.compose(BLOCK, wasm(true, false, 16, 0), Backend.BACKEND_WASM).getCandidatesList().stream()
                 .noneMatch(c -> c.getSchedule().getRelaxedSimd()));
-        assertThrows(InvalidOpException.class, () -> space.compose(BLOCK, wasm(true, false, 16, 0), Backend.BACKEND_WGSL));
         assertThrows(InvalidOpException.class, () -> space.compose(BLOCK, wasm(false, false, 16, 0), Backend.BACKEND_WASM));
+    }
+
+    @Test
+    void onWebGpuEveryCandidateIsOneTheWgslCompilerTakes() {
+        var gpu = dev.jitzoo.proto.kernel.v1.DeviceProfile.newBuilder().setLogicalCores(4).setWebgpu(dev.jitzoo.proto.kernel.v1.WebGpuAdapter.newBuilder()
+                .setVendor("nvidia").setArchitecture("ampere")).build();
+        List<Candidate> all = space.compose(BLOCK, gpu, Backend.BACKEND_WGSL).getCandidatesList();
+        assertTrue(all.size() >= 20, "candidates: " + all.size());
+        for (Candidate c : all) {
+            assertNull(ScheduleRules.wgslConvProblem(c.getSchedule()), c.toString());
+        }
+        // 32 sums over 12 values read a tap (4 x 8 or 8 x 4: 64 channels and 56 outputs a row fill both)
+        assertEquals(32, all.get(0).getSchedule().getY0() * all.get(0).getSchedule().getX0(), all.get(0).toString());
+        assertTrue(LiteSpace.fit(BLOCK, gpu, Backend.BACKEND_WGSL, all.get(0).getSchedule()).isPresent());
     }
 
     @Test
