@@ -62,6 +62,17 @@ const outputExtent = (size: number, kernel: number, stride: number, dilation: nu
   return padded < span ? 0 : Math.floor((padded - span) / stride) + 1;
 };
 
+/**
+ * Floats of one row of a conv's Work, one row per output row (OpRules.convWorkRow): a tile's
+ * gathered windows, taps by at most 16 outputs; a depthwise conv's (one input and one output
+ * channel per group) the padded input rows a band of output rows reads, max((KH − 1)·dh + 1, sh)
+ * rows of W + pads.
+ */
+export function convWorkRow(g: ConvGeometry): number {
+  if (g.group === g.c && g.group === g.m) return Math.max((g.kh - 1) * g.dilations[0] + 1, g.strides[0]) * (g.w + g.pads[1] + g.pads[3]);
+  return g.taps * Math.min(g.ow, MAX_CONV_TILE_COLUMNS);
+}
+
 /** A conv op's geometry; its window read from OpSpec.conv with a stride, dilation or group of 0 as 1. */
 export function convGeometry(op: OpSpec): ConvGeometry {
   const [n, c, h, w, m, kh, kw] = op.shape;
@@ -184,7 +195,7 @@ export function operandShapes(op: OpSpec): [string, number[]][] {
     case OpKind.CONV: {
       const g = convGeometry(op), c = [g.n, g.m, g.oh, g.ow];
       return [["A", [g.n, g.c, g.h, g.w]], ["B", [g.m, g.c / g.group, g.kh, g.kw]], ["C", c],
-        ["Work", [g.n * g.oh, g.taps * Math.min(g.ow, MAX_CONV_TILE_COLUMNS)]], ...epilogueOperands(op, c, g.m)];
+        ["Work", [g.n * g.oh, convWorkRow(g)]], ...epilogueOperands(op, c, g.m)];
     }
     case OpKind.MATMUL_Q4: {
       const [m, k, n] = s;

@@ -34,6 +34,7 @@ import java.util.List;
  *
  * Split (ABI v2): a unit is {@code grain} output rows of one image, so a call's units are a run of
  * output rows; each output row has a Work row of its own, so calls on other threads never share one.
+ * A depthwise conv (one channel per group) reads its input in place instead ({@link DepthwiseEmitter}).
  */
 final class ConvEmitter {
 
@@ -80,10 +81,9 @@ final class ConvEmitter {
         this.taps = groupChannels * kernelH * kernelW;
     }
 
-    /** Floats of one output row's Work: one tile's windows, at most {@value OpRules#MAX_CONV_TILE_COLUMNS} columns wide. */
+    /** Floats of one output row's Work ({@link OpRules#convWorkRow}). */
     static int workRow(Op op) {
-        List<Integer> d = op.dims();
-        return d.get(1) / op.window().group() * d.get(5) * d.get(6) * Math.min(op.outputWidth(), OpRules.MAX_CONV_TILE_COLUMNS);
+        return (int) OpRules.convWorkRow(op.wire());
     }
 
     /**
@@ -110,6 +110,10 @@ final class ConvEmitter {
         } else {
             f.i32Const(0).localSet(row);
             f.i32Const(op.batch() * outH).localSet(end);
+        }
+        if (DepthwiseEmitter.applies(op)) {
+            new DepthwiseEmitter(op, schedule, f, pool).rows(row, end);
+            return;
         }
         f.block();
         f.localGet(row).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);

@@ -30,7 +30,10 @@ class ConvKernelTest {
         List<Op> ops = new ArrayList<>();
         ops.add(Op.conv(2, 5, 9, 11, 7, 3, 3, ConvWindow.PLAIN.withPads(1, 1, 1, 1)));
         ops.add(Op.conv(1, 3, 13, 18, 6, 3, 2, ConvWindow.PLAIN.withStrides(2, 1).withDilations(2, 2).withPads(1, 0, 2, 1)));
-        ops.add(Op.conv(1, 6, 10, 21, 6, 3, 3, ConvWindow.PLAIN.withPads(1, 1, 1, 1).withGroup(6))); // depthwise
+        ops.add(Op.conv(1, 6, 10, 21, 6, 3, 3, ConvWindow.PLAIN.withPads(1, 1, 1, 1).withGroup(6))); // depthwise: read in place
+        ops.add(Op.conv(2, 5, 11, 13, 5, 3, 2, ConvWindow.PLAIN.withStrides(2, 3).withDilations(2, 1).withPads(2, 1, 0, 3).withGroup(5)));
+        ops.add(Op.conv(1, 3, 2, 9, 3, 2, 7, ConvWindow.PLAIN.withPads(0, 3, 0, 3).withGroup(3))); // one output row
+        ops.add(Op.conv(1, 4, 1, 30, 4, 1, 5, ConvWindow.PLAIN.withPads(0, 2, 0, 2).withGroup(4))); // 1-D depthwise
         ops.add(Op.conv(2, 8, 5, 6, 12, 1, 1, ConvWindow.PLAIN.withGroup(4)));
         ops.add(Op.conv(1, 4, 1, 37, 6, 1, 5, ConvWindow.PLAIN.withPads(0, 2, 0, 2))); // 1-D
         ops.add(Op.conv(1, 3, 23, 23, 8, 7, 7, ConvWindow.PLAIN.withStrides(4, 4).withPads(3, 3, 3, 3))); // a stem

@@ -264,16 +264,27 @@ public final class OpRules {
             residual |= e.getKind() == EpilogueKind.EPILOGUE_KIND_RESIDUAL;
         }
         long x = product(product(n, c), product(h, w)), weights = product(m, perGroup);
-        long work = product(rows, product(perGroup, convWorkColumns(op)));
+        long work = product(rows, convWorkRow(op));
         return sum(sum(sum(x, weights), product(residual ? 2 : 1, outputs)), sum(work, bias ? m : 0));
     }
 
     /** Widest column tile of a conv's register tile: the output columns a Work row holds per window row. */
     public static final int MAX_CONV_TILE_COLUMNS = 16;
 
-    /** Columns of a conv's Work row: one tile's gathered windows, at most {@value #MAX_CONV_TILE_COLUMNS} output columns. */
-    public static long convWorkColumns(OpSpec op) {
-        return Math.min(convOutputWidth(op), MAX_CONV_TILE_COLUMNS);
+    /**
+     * Floats of one row of a conv's Work (its Wasm kernel's scratch, one row per output row): one
+     * tile's gathered windows, (C/G)·KH·KW taps by at most {@value #MAX_CONV_TILE_COLUMNS} output
+     * columns; a depthwise conv's (one input and one output channel per group) the padded input rows
+     * a band of output rows reads, max((KH − 1)·dh + 1, sh) rows of W + pad left + pad right.
+     */
+    public static long convWorkRow(OpSpec op) {
+        ConvWindow w = window(op);
+        long c = op.getShape(1), m = op.getShape(4), kh = op.getShape(5), kw = op.getShape(6);
+        if (w.getGroup() == c && w.getGroup() == m) {
+            long rows = Math.max((kh - 1) * w.getDilationH() + 1, w.getStrideH());
+            return product(rows, op.getShape(3) + (long) w.getPadLeft() + w.getPadRight());
+        }
+        return product(product(c / w.getGroup(), product(kh, kw)), Math.min(convOutputWidth(op), MAX_CONV_TILE_COLUMNS));
     }
 
     /** a + b for non-negative a and b, or {@link Long#MAX_VALUE} where it overflows. */

@@ -25,12 +25,19 @@ final class ConvSpace {
 
     private static final int[] COLUMNS = {4, 8, 12, 16};
     private static final int[] UNROLLS = {1, 2, 4};
+    /** A depthwise tile unrolls its window's columns itself: no unroll to choose. */
+    private static final int[] ONE_TRIP = {1};
     private static final int MAX_ROWS = 6;
+    /** Most output rows of a depthwise band. */
+    private static final int MAX_BAND_ROWS = 4;
 
     private ConvSpace() {
     }
 
     static List<Candidate> build(OpSpec op, int registers, boolean relaxed) {
+        if (depthwise(op)) {
+            return buildDepthwise(op, registers, relaxed);
+        }
         int channels = op.getShape(4) / OpRules.window(op).getGroup();
         long outputs = OpRules.convOutputWidth(op);
         List<Candidate> all = new ArrayList<>();
@@ -52,8 +59,51 @@ final class ConvSpace {
         return all;
     }
 
+    /** One input and one output channel per group: the kernel reads the input in place, y0 output rows a band. */
+    static boolean depthwise(OpSpec op) {
+        int group = OpRules.window(op).getGroup();
+        return group == op.getShape(1) && group == op.getShape(4);
+    }
+
+    /**
+     * A depthwise conv's space: tiles of y0 output rows (a band, sharing one copy of the input rows
+     * under it) by x0 outputs, within the registers (sums + one input vector + one broadcast filter
+     * value); scored by the multiply-adds per broadcast filter value, s / (s + 1) for s = y0·x0/4
+     * sums, × the multiply-adds per value the band copies, 1 / (1 + copies / madds), × the share of
+     * the tile in C along the rows and the outputs (heuristic 4).
+     */
+    private static List<Candidate> buildDepthwise(OpSpec op, int registers, boolean relaxed) {
+        var w = OpRules.window(op);
+        long outH = OpRules.convOutputHeight(op), outW = OpRules.convOutputWidth(op);
+        long kh = op.getShape(5), kw = op.getShape(6), padded = op.getShape(3) + (long) w.getPadLeft() + w.getPadRight();
+        List<Candidate> all = new ArrayList<>();
+        for (int x0 : COLUMNS) {
+            int vectors = x0 / ScheduleRules.LANES;
+            for (int y0 = 1; y0 <= Math.min(MAX_BAND_ROWS, outH); y0++) {
+                int sums = y0 * vectors;
+                if (sums > ScheduleRules.WASM_MAX_ACCUMULATORS || sums + 2 > registers) {
+                    continue;
+                }
+                double copies = (double) ((y0 - 1) * w.getStrideH() + (kh - 1) * w.getDilationH() + 1) * padded;
+                double madds = (double) y0 * outW * kh * kw;
+                double score = (double) sums / (sums + 1) / (1 + copies / madds)
+                        * CompactSpaces.fill((int) outH, y0) * CompactSpaces.fill((int) outW, x0);
+                add(all, x0, y0, false, score, ONE_TRIP);
+                if (relaxed) {
+                    add(all, x0, y0, true, score * Q4Space.RELAXED_GAIN, ONE_TRIP);
+                }
+            }
+        }
+        all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
+        return all;
+    }
+
     private static void add(List<Candidate> all, int x0, int y0, boolean relaxed, double score) {
-        CompactSpaces.addUnrolled(all, Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setRelaxedSimd(relaxed), UNROLLS, score);
+        add(all, x0, y0, relaxed, score, UNROLLS);
+    }
+
+    private static void add(List<Candidate> all, int x0, int y0, boolean relaxed, double score, int[] unrolls) {
+        CompactSpaces.addUnrolled(all, Schedule.newBuilder().setX0(x0).setY0(y0).setVectorize(true).setRelaxedSimd(relaxed), unrolls, score);
     }
 
     private static final int[] WGSL_TILE = {1, 2, 4, 8};

@@ -41,12 +41,17 @@ class ConvSpaceTest {
     }
 
     @Test
-    void aDepthwiseConvTakesOneChannelATile() {
+    void aDepthwiseConvTakesBandsOfOutputRowsWideFirst() {
         OpSpec depthwise = conv(1, 96, 56, 56, 96, 7, 7, ConvWindow.newBuilder().setPadTop(3).setPadLeft(3).setPadBottom(3)
                 .setPadRight(3).setGroup(96).build());
-        for (Candidate c : space.compose(depthwise, wasm(true, true, 16, 0), Backend.BACKEND_WASM).getCandidatesList()) {
-            assertEquals(1, c.getSchedule().getY0(), c.toString());
+        List<Candidate> all = space.compose(depthwise, wasm(true, false, 16, 0), Backend.BACKEND_WASM).getCandidatesList();
+        for (Candidate c : all) {
+            assertNull(ScheduleRules.convProblem(c.getSchedule()), c.toString());
+            assertTrue(c.getSchedule().getY0() <= 4, c.toString());
         }
+        // 4 rows x 8: 8 sums a filter value (with an input vector and the filter value, 10 of 16 registers), the band's
+        // copy of 10 input rows shared by 4 output rows
+        assertEquals(List.of(4, 8), List.of(all.get(0).getSchedule().getY0(), all.get(0).getSchedule().getX0()));
     }
 
     @Test

@@ -1,0 +1,295 @@
+package dev.jitzoo.compiler.kernel;
+
+import static dev.jitzoo.compiler.kernel.MatMulPlan.FLOAT_BYTES;
+import static dev.jitzoo.compiler.kernel.MatMulPlan.LANES;
+
+import dev.jitzoo.compiler.wasm.FunctionBuilder;
+import dev.jitzoo.compiler.wasm.MemArg;
+import dev.jitzoo.compiler.wasm.Opcode;
+import dev.jitzoo.compiler.wasm.SimdOpcode;
+import dev.jitzoo.compiler.wasm.ValType;
+import java.util.List;
+
+/**
+ * A depthwise convolution (one input and one output channel per group) read in place: for each
+ * band of y0 output rows of an image and each channel, the input rows under the band are copied
+ * once into the band's Work with the padding made real (zeros), then every tile of x0 outputs along
+ * the rows sums its taps straight from there — a broadcast filter value times a vector of four
+ * neighbouring inputs per tap, no bounds checks — and takes the epilogue (the channel's bias
+ * broadcast). Gathering each output's window, as the implicit GEMM does, would copy KH·KW values
+ * per output for one multiply-add each; this copies the input once per band.
+ *
+ * <pre>
+ * for band of y0 output rows (a single row where the call's rows or the image's run out)
+ *   for channel c
+ *     Work[r][0..W + pl + pr) = 0 | X[n, c, y·sh − pt + r, ·] | 0   for the rows the band's windows cover
+ *     for tile of x0 outputs (then OW mod x0): sums[row][t] += W[c, i, j] · Work[row·sh + i·dh][(x + t)·sw + j·dw]
+ * </pre>
+ */
+final class DepthwiseEmitter {
+
+    private final Op op;
+    private final Schedule schedule;
+    private final FunctionBuilder f;
+    private final LocalPool pool;
+    private final ConvWindow window;
+    private final int channels;
+    private final int height;
+    private final int width;
+    private final int kernelH;
+    private final int kernelW;
+    private final int outH;
+    private final int outW;
+    /** Floats of one row of Work: the input row with its pads. */
+    private final int paddedWidth;
+
+    DepthwiseEmitter(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
+        this.op = op;
+        this.schedule = schedule;
+        this.f = f;
+        this.pool = pool;
+        this.window = op.window();
+        List<Integer> d = op.dims();
+        this.channels = d.get(1);
+        this.height = d.get(2);
+        this.width = d.get(3);
+        this.kernelH = d.get(5);
+        this.kernelW = d.get(6);
+        this.outH = op.outputHeight();
+        this.outW = op.outputWidth();
+        this.paddedWidth = width + window.padLeft() + window.padRight();
+    }
+
+    /** Whether a conv is depthwise: every group one input channel and one output channel. */
+    static boolean applies(Op op) {
+        return op.window().group() == op.dims().get(1) && op.window().group() == op.dims().get(4);
+    }
+
+    /** Input rows under a band of {@code rows} output rows. */
+    private int rowsUnder(int rows) {
+        return (rows - 1) * window.strideH() + (kernelH - 1) * window.dilationH() + 1;
+    }
+
+    /** The output rows [row, end) of the call, in bands of y0 rows, a single row where a band would leave the call or the image. */
+    void rows(int row, int end) {
+        int y0 = Math.min(schedule.y0(), outH); // a band never spans two images
+        f.block();
+        f.localGet(row).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
+        f.loop();
+        if (y0 == 1) {
+            band(row, 1);
+            Loops.add(f, row, 1);
+        } else {
+            // a whole band: y0 rows left in the call and in the image
+            f.localGet(end).localGet(row).op(Opcode.I32_SUB).i32Const(y0 - 1).op(Opcode.I32_GT_U)
+                    .localGet(row).i32Const(outH).op(Opcode.I32_REM_U).i32Const(outH - y0 + 1).op(Opcode.I32_LT_U)
+                    .op(Opcode.I32_AND).ifThen();
+            band(row, y0);
+            Loops.add(f, row, y0);
+            f.elseBranch();
+            band(row, 1);
+            Loops.add(f, row, 1);
+            f.end();
+        }
+        f.localGet(row).localGet(end).op(Opcode.I32_LT_U).brIf(0);
+        f.end();
+        f.end();
+    }
+
+    /** Output rows [row, row + rows) of one image, every channel. */
+    private void band(int row, int rows) {
+        int image = i32("dw.image"), y = i32("dw.y"), x = i32("dw.x"), filters = i32("dw.filters"), c = i32("dw.c");
+        int work = i32("dw.work"), inTop = i32("dw.inTop"), bias = i32("dw.bias");
+        f.localGet(row).i32Const(outH).op(Opcode.I32_DIV_U).localSet(image);
+        f.localGet(row).localGet(image).i32Const(outH).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
+        f.localGet(ConvEmitter.PARAM_X).localGet(image).i32Const(channels * height * width * FLOAT_BYTES).op(Opcode.I32_MUL)
+                .op(Opcode.I32_ADD).localSet(x);
+        f.localGet(ConvEmitter.PARAM_C).localGet(image).i32Const(channels * outH * outW * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
+                .localGet(y).i32Const(outW * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(c);
+        f.localGet(ConvEmitter.PARAM_WORK).localGet(row).i32Const(ConvEmitter.workRow(op) * FLOAT_BYTES).op(Opcode.I32_MUL)
+                .op(Opcode.I32_ADD).localSet(work);
+        f.localGet(y).i32Const(window.strideH()).op(Opcode.I32_MUL).i32Const(window.padTop()).op(Opcode.I32_SUB).localSet(inTop);
+        f.localGet(ConvEmitter.PARAM_W).localSet(filters);
+        boolean biased = op.fuses(Epilogue.Kind.BIAS);
+        if (biased) {
+            f.localGet(AbiMetadata.param(op, "Bias")).localSet(bias);
+        }
+        Loops.repeat(f, Trips.fixed(channels), i32("dw.channel"), () -> {
+            fill(rows, x, work, inTop);
+            int column = i32("dw.column"), out = i32("dw.out");
+            f.i32Const(0).localSet(column);
+            f.localGet(c).localSet(out);
+            int x0 = schedule.x0();
+            Loops.repeat(f, Trips.fixed(outW / x0), i32("dw.tiles"), () -> {
+                tile(rows, x0, work, filters, column, out, bias);
+                Loops.add(f, column, x0 * window.strideW() * FLOAT_BYTES);
+                Loops.add(f, out, x0 * FLOAT_BYTES);
+            });
+            if (outW % x0 != 0) {
+                tile(rows, outW % x0, work, filters, column, out, bias);
+            }
+            Loops.add(f, x, height * width * FLOAT_BYTES);
+            Loops.add(f, filters, kernelH * kernelW * FLOAT_BYTES);
+            Loops.add(f, c, outH * outW * FLOAT_BYTES);
+            if (biased) {
+                Loops.add(f, bias, FLOAT_BYTES);
+            }
+        });
+    }
+
+    /** Work's rows = the input rows under the band, each with its pads as zeros (rows outside X all zeros). */
+    private void fill(int rows, int x, int work, int inTop) {
+        int ih = i32("fill.ih"), to = i32("fill.to"), from = i32("fill.from");
+        f.localGet(inTop).localSet(ih);
+        f.localGet(work).localSet(to);
+        Loops.repeat(f, Trips.fixed(rowsUnder(rows)), i32("fill.row"), () -> {
+            f.localGet(ih).i32Const(height).op(Opcode.I32_LT_U).ifThen();
+            zeros(to, 0, window.padLeft());
+            f.localGet(x).localGet(ih).i32Const(width * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(from);
+            copy(from, to, window.padLeft(), width);
+            zeros(to, window.padLeft() + width, window.padRight());
+            f.elseBranch();
+            zeros(to, 0, paddedWidth);
+            f.end();
+            Loops.add(f, ih, 1);
+            Loops.add(f, to, paddedWidth * FLOAT_BYTES);
+        });
+    }
+
+    /** {@code count} floats from {@code from} to {@code to + at} floats: a v128 at a time, then single floats. */
+    private void copy(int from, int to, int at, int count) {
+        int t = 0;
+        for (; t + LANES <= count; t += LANES) {
+            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
+            Loops.load(f, from, (long) t * FLOAT_BYTES, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
+            f.memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
+        }
+        for (; t < count; t++) {
+            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
+            Loops.load(f, from, (long) t * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
+            f.memory(Opcode.F32_STORE, MemArg.floatAt(0));
+        }
+    }
+
+    /** {@code count} zeros at {@code to + at} floats. */
+    private void zeros(int to, int at, int count) {
+        int t = 0;
+        for (; t + LANES <= count; t += LANES) {
+            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
+            f.f32x4Const(0f).memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
+        }
+        for (; t < count; t++) {
+            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
+            f.f32Const(0f).memory(Opcode.F32_STORE, MemArg.floatAt(0));
+        }
+    }
+
+    /**
+     * A tile of {@code rows} output rows by {@code columns} outputs, whose first window starts
+     * {@code column} bytes into Work's rows: the taps summed (window rows at run time, columns
+     * unrolled), then the epilogue, stored at {@code out}.
+     */
+    private void tile(int rows, int columns, int work, int filters, int column, int out, int bias) {
+        int vectors = columns / LANES, singles = columns % LANES;
+        int[] sums = pool.group("dw.sums", ValType.V128, rows * vectors);
+        int[] single = pool.group("dw.single", ValType.F32, rows * singles);
+        int weight = pool.one("dw.weight", ValType.V128), rowAt = i32("dw.rowAt"), tap = i32("dw.tap");
+        if (sums.length > 0) {
+            f.f32x4Const(0f);
+            for (int i = 0; i < sums.length - 1; i++) {
+                f.localTee(sums[i]);
+            }
+            f.localSet(sums[sums.length - 1]);
+        }
+        for (int s : single) {
+            f.f32Const(0f).localSet(s);
+        }
+        f.localGet(work).localGet(column).op(Opcode.I32_ADD).localSet(rowAt);
+        f.localGet(filters).localSet(tap);
+        int sw = window.strideW(), rowBytes = paddedWidth * FLOAT_BYTES;
+        Loops.repeat(f, Trips.fixed(kernelH), i32("dw.i"), () -> {
+            for (int j = 0; j < kernelW; j++) {
+                Loops.load(f, tap, (long) j * FLOAT_BYTES, SimdOpcode.V128_LOAD32_SPLAT, MemArg.floatAt(0));
+                f.localSet(weight);
+                for (int r = 0; r < rows; r++) {
+                    long at = (long) r * window.strideH() * rowBytes + (long) j * window.dilationW() * FLOAT_BYTES;
+                    for (int v = 0; v < vectors; v++) {
+                        int sum = sums[r * vectors + v];
+                        long first = at + (long) v * LANES * sw * FLOAT_BYTES;
+                        if (schedule.relaxedSimd()) {
+                            inputs(rowAt, first, sw);
+                            f.localGet(weight).localGet(sum).simd(SimdOpcode.F32X4_RELAXED_MADD).localSet(sum);
+                        } else {
+                            f.localGet(sum);
+                            inputs(rowAt, first, sw);
+                            f.localGet(weight).simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_ADD).localSet(sum);
+                        }
+                    }
+                    for (int s = 0; s < singles; s++) {
+                        int sum = single[r * singles + s];
+                        f.localGet(sum);
+                        Loops.load(f, rowAt, at + (long) (vectors * LANES + s) * sw * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
+                        Loops.load(f, tap, (long) j * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
+                        f.op(Opcode.F32_MUL).op(Opcode.F32_ADD).localSet(sum);
+                    }
+                }
+            }
+            Loops.add(f, rowAt, window.dilationH() * rowBytes);
+            Loops.add(f, tap, kernelW * FLOAT_BYTES);
+        });
+        for (int r = 0; r < rows; r++) {
+            for (int v = 0; v < vectors; v++) {
+                store(sums[r * vectors + v], true, out, (long) r * outW * FLOAT_BYTES + (long) v * LANES * FLOAT_BYTES, bias);
+            }
+            for (int s = 0; s < singles; s++) {
+                store(single[r * singles + s], false, out, (long) r * outW * FLOAT_BYTES + (long) (vectors * LANES + s) * FLOAT_BYTES, bias);
+            }
+        }
+    }
+
+    /** Pushes four inputs {@code sw} apart from {@code pointer + offset}: one v128 load at stride 1. */
+    private void inputs(int pointer, long offset, int sw) {
+        if (sw == 1) {
+            Loops.load(f, pointer, offset, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
+            return;
+        }
+        Loops.load(f, pointer, offset, SimdOpcode.V128_LOAD32_ZERO, MemArg.floatAt(0));
+        for (int lane = 1; lane < LANES; lane++) {
+            Loops.load(f, pointer, offset + (long) lane * sw * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
+            f.f32x4ReplaceLane(lane);
+        }
+    }
+
+    /** The epilogue on one sum (the channel's bias broadcast; Residual at C's offset), then the store at {@code out + offset}. */
+    private void store(int sum, boolean vector, int out, long offset, int bias) {
+        if (!op.epilogue().isEmpty()) {
+            int residualAt = i32("dw.residualAt");
+            if (op.fuses(Epilogue.Kind.RESIDUAL)) {
+                f.localGet(out).localGet(ConvEmitter.PARAM_C).op(Opcode.I32_SUB).localGet(AbiMetadata.param(op, "Residual"))
+                        .op(Opcode.I32_ADD).localSet(residualAt);
+            }
+            EpilogueEmitter.apply(f, pool, op, vector, sum, new EpilogueEmitter.Operands() {
+                @Override
+                public void pushBias() {
+                    f.localGet(bias);
+                }
+
+                @Override
+                public void pushResidual() {
+                    Loops.address(f, residualAt, offset);
+                }
+
+                @Override
+                public boolean biasBroadcast() {
+                    return true;
+                }
+            });
+        }
+        Loops.address(f, out, offset);
+        f.localGet(sum).memory(vector ? SimdOpcode.V128_STORE : Opcode.F32_STORE, MemArg.floatAt(0));
+    }
+
+    private int i32(String role) {
+        return pool.one(role, ValType.I32);
+    }
+}
