@@ -48,18 +48,7 @@ final class ConvEmitter {
     private final FunctionBuilder f;
     private final LocalPool pool;
     private final ConvWindow window;
-    private final int channels;
-    private final int height;
-    private final int width;
-    private final int outChannels;
-    private final int kernelH;
-    private final int kernelW;
-    private final int outH;
-    private final int outW;
-    private final int groupChannels;
-    private final int groupOutChannels;
-    /** Window taps per output: a row of A, the depth of the product. */
-    private final int taps;
+    private final ConvShape shape;
 
     private ConvEmitter(Op op, Schedule schedule, FunctionBuilder f) {
         this.op = op;
@@ -67,18 +56,7 @@ final class ConvEmitter {
         this.f = f;
         this.pool = new LocalPool(f);
         this.window = op.window();
-        List<Integer> d = op.dims();
-        this.channels = d.get(1);
-        this.height = d.get(2);
-        this.width = d.get(3);
-        this.outChannels = d.get(4);
-        this.kernelH = d.get(5);
-        this.kernelW = d.get(6);
-        this.outH = op.outputHeight();
-        this.outW = op.outputWidth();
-        this.groupChannels = channels / window.group();
-        this.groupOutChannels = outChannels / window.group();
-        this.taps = groupChannels * kernelH * kernelW;
+        this.shape = ConvShape.of(op);
     }
 
     /** Floats of one output row's Work ({@link OpRules#convWorkRow}). */
@@ -109,7 +87,7 @@ final class ConvEmitter {
             rowOf(operands + 1, end);
         } else {
             f.i32Const(0).localSet(row);
-            f.i32Const(op.batch() * outH).localSet(end);
+            f.i32Const(op.batch() * shape.outH()).localSet(end);
         }
         if (DepthwiseEmitter.applies(op)) {
             new DepthwiseEmitter(op, schedule, f, pool).rows(row, end);
@@ -126,36 +104,36 @@ final class ConvEmitter {
 
     /** {@code to} = the first output row of unit {@code unitParam}: image u / bands, row min(OH, (u mod bands)·grain). */
     private void rowOf(int unitParam, int to) {
-        int grain = schedule.split().grain(), bands = (outH + grain - 1) / grain;
+        int grain = schedule.split().grain(), bands = (shape.outH() + grain - 1) / grain;
         int image = i32("conv.unitImage");
         f.localGet(unitParam).i32Const(bands).op(Opcode.I32_DIV_U).localSet(image);
         f.localGet(unitParam).localGet(image).i32Const(bands).op(Opcode.I32_MUL).op(Opcode.I32_SUB).i32Const(grain).op(Opcode.I32_MUL)
                 .localSet(to);
         // image·OH + min(OH, band·grain): only the last band's grain can pass OH
-        Loops.minOf(f, outH, to, to);
-        f.localGet(image).i32Const(outH).op(Opcode.I32_MUL).localGet(to).op(Opcode.I32_ADD).localSet(to);
+        Loops.minOf(f, shape.outH(), to, to);
+        f.localGet(image).i32Const(shape.outH()).op(Opcode.I32_MUL).localGet(to).op(Opcode.I32_ADD).localSet(to);
     }
 
     /** Output row {@code row} (of all images' rows) for every group and channel. */
     private void outputRow(int row) {
         int image = i32("row.image"), y = i32("row.y"), x = i32("row.x"), cRow = i32("row.c"), work = i32("row.work");
         int inRow = i32("row.inRow"), filters = i32("row.filters"), group = i32("row.group");
-        f.localGet(row).i32Const(outH).op(Opcode.I32_DIV_U).localSet(image);
-        f.localGet(row).localGet(image).i32Const(outH).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
+        f.localGet(row).i32Const(shape.outH()).op(Opcode.I32_DIV_U).localSet(image);
+        f.localGet(row).localGet(image).i32Const(shape.outH()).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
         // X at image n, group 0; C at image n, channel 0, row y; Work's row of its own
-        f.localGet(PARAM_X).localGet(image).i32Const(channels * height * width * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
+        f.localGet(PARAM_X).localGet(image).i32Const(shape.image() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
                 .localSet(x);
-        f.localGet(PARAM_C).localGet(image).i32Const(outChannels * outH * outW * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
-                .localGet(y).i32Const(outW * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(cRow);
+        f.localGet(PARAM_C).localGet(image).i32Const(shape.outImage() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
+                .localGet(y).i32Const(shape.outW() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(cRow);
         f.localGet(PARAM_WORK).localGet(row).i32Const(workRow(op) * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(work);
         // the first input row under the window: y·sh − pt (negative in the top padding)
         f.localGet(y).i32Const(window.strideH()).op(Opcode.I32_MUL).i32Const(window.padTop()).op(Opcode.I32_SUB).localSet(inRow);
         f.localGet(PARAM_W).localSet(filters);
         Loops.repeat(f, Trips.fixed(window.group()), group, () -> {
             tiles(x, filters, cRow, work, inRow);
-            Loops.add(f, x, groupChannels * height * width * FLOAT_BYTES);
-            Loops.add(f, filters, groupOutChannels * taps * FLOAT_BYTES);
-            Loops.add(f, cRow, groupOutChannels * outH * outW * FLOAT_BYTES);
+            Loops.add(f, x, shape.groupChannels() * shape.plane() * FLOAT_BYTES);
+            Loops.add(f, filters, shape.groupOutChannels() * shape.taps() * FLOAT_BYTES);
+            Loops.add(f, cRow, shape.groupOutChannels() * shape.outPlane() * FLOAT_BYTES);
         });
     }
 
@@ -165,13 +143,13 @@ final class ConvEmitter {
         int column = i32("tile.column"), c = i32("tile.c");
         f.i32Const(0).localSet(column);
         f.localGet(cRow).localSet(c);
-        Loops.repeat(f, Trips.fixed(outW / x0), i32("tile.counter"), () -> {
+        Loops.repeat(f, Trips.fixed(shape.outW() / x0), i32("tile.counter"), () -> {
             tile(x0, x, filters, c, work, inRow, column);
             Loops.add(f, column, x0);
             Loops.add(f, c, x0 * FLOAT_BYTES);
         });
-        if (outW % x0 != 0) {
-            tile(outW % x0, x, filters, c, work, inRow, column);
+        if (shape.outW() % x0 != 0) {
+            tile(shape.outW() % x0, x, filters, c, work, inRow, column);
         }
     }
 
@@ -179,7 +157,8 @@ final class ConvEmitter {
     private void tile(int columns, int x, int filters, int c, int work, int inRow, int column) {
         gather(columns, x, work, inRow, column);
         // the group's product: [M/G, taps] filters by the [taps, columns] panel, into rows of C OH·OW apart
-        Op product = new Op(OpKind.MATMUL, List.of(groupOutChannels, taps, outH * outW), false, false, op.epilogue(), 0f);
+        Op product = new Op(OpKind.MATMUL, List.of(shape.groupOutChannels(), shape.taps(), shape.outPlane()), false, false,
+                op.epilogue(), 0f);
         Schedule tileSchedule = schedule.withSplit(Split.NONE).withPackB(true);
         new RegisterTileEmitter(f, new MatMulPlan(product, tileSchedule, op), pool).overBands(filters, work, c, columns);
     }
@@ -197,14 +176,14 @@ final class ConvEmitter {
         // the first input column under the tile's first window: column·sw − pl
         f.localGet(column).i32Const(window.strideW()).op(Opcode.I32_MUL).i32Const(window.padLeft()).op(Opcode.I32_SUB).localSet(firstIx);
         // a window row is interior when its first input column is at least 0 and its last (columns − 1)·sw further is below W
-        int lastInteriorStart = width - 1 - (columns - 1) * window.strideW();
-        Loops.repeat(f, Trips.fixed(groupChannels), i32("gather.channel"), () -> {
+        int lastInteriorStart = shape.width() - 1 - (columns - 1) * window.strideW();
+        Loops.repeat(f, Trips.fixed(shape.groupChannels()), i32("gather.channel"), () -> {
             f.localGet(inRow).localSet(ih);
-            Loops.repeat(f, Trips.fixed(kernelH), i32("gather.i"), () -> {
-                f.localGet(ih).i32Const(height).op(Opcode.I32_LT_U).localSet(rowOk);
-                f.localGet(plane).localGet(ih).i32Const(width * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(src);
+            Loops.repeat(f, Trips.fixed(shape.kernelH()), i32("gather.i"), () -> {
+                f.localGet(ih).i32Const(shape.height()).op(Opcode.I32_LT_U).localSet(rowOk);
+                f.localGet(plane).localGet(ih).i32Const(shape.width() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(src);
                 f.localGet(firstIx).localSet(ix);
-                Loops.repeat(f, Trips.fixed(kernelW), i32("gather.j"), () -> {
+                Loops.repeat(f, Trips.fixed(shape.kernelW()), i32("gather.j"), () -> {
                     if (lastInteriorStart >= 0) {
                         f.localGet(rowOk).localGet(ix).i32Const(lastInteriorStart + 1).op(Opcode.I32_LT_U).op(Opcode.I32_AND).ifThen();
                         copy(columns, src, ix, to);
@@ -219,7 +198,7 @@ final class ConvEmitter {
                 });
                 Loops.add(f, ih, window.dilationH());
             });
-            Loops.add(f, plane, height * width * FLOAT_BYTES);
+            Loops.add(f, plane, shape.plane() * FLOAT_BYTES);
         });
     }
 
@@ -253,7 +232,7 @@ final class ConvEmitter {
             f.localGet(ix);
             Loops.offset(f, (long) t * window.strideW());
             f.localSet(at);
-            f.localGet(at).i32Const(width).op(Opcode.I32_LT_U).localGet(rowOk).op(Opcode.I32_AND).localSet(ok);
+            f.localGet(at).i32Const(shape.width()).op(Opcode.I32_LT_U).localGet(rowOk).op(Opcode.I32_AND).localSet(ok);
             Loops.address(f, to, (long) t * FLOAT_BYTES);
             f.localGet(src).localGet(at).i32Const(FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
                     .localGet(x).localGet(ok).op(Opcode.SELECT);

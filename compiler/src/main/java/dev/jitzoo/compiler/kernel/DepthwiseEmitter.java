@@ -8,7 +8,6 @@ import dev.jitzoo.compiler.wasm.MemArg;
 import dev.jitzoo.compiler.wasm.Opcode;
 import dev.jitzoo.compiler.wasm.SimdOpcode;
 import dev.jitzoo.compiler.wasm.ValType;
-import java.util.List;
 
 /**
  * A depthwise convolution (one input and one output channel per group) read in place: for each
@@ -33,13 +32,7 @@ final class DepthwiseEmitter {
     private final FunctionBuilder f;
     private final LocalPool pool;
     private final ConvWindow window;
-    private final int channels;
-    private final int height;
-    private final int width;
-    private final int kernelH;
-    private final int kernelW;
-    private final int outH;
-    private final int outW;
+    private final ConvShape shape;
     /** Floats of one row of Work: the input row with its pads. */
     private final int paddedWidth;
 
@@ -49,15 +42,8 @@ final class DepthwiseEmitter {
         this.f = f;
         this.pool = pool;
         this.window = op.window();
-        List<Integer> d = op.dims();
-        this.channels = d.get(1);
-        this.height = d.get(2);
-        this.width = d.get(3);
-        this.kernelH = d.get(5);
-        this.kernelW = d.get(6);
-        this.outH = op.outputHeight();
-        this.outW = op.outputWidth();
-        this.paddedWidth = width + window.padLeft() + window.padRight();
+        this.shape = ConvShape.of(op);
+        this.paddedWidth = shape.width() + window.padLeft() + window.padRight();
     }
 
     /** Whether a conv is depthwise: every group one input channel and one output channel. */
@@ -67,12 +53,12 @@ final class DepthwiseEmitter {
 
     /** Input rows under a band of {@code rows} output rows. */
     private int rowsUnder(int rows) {
-        return (rows - 1) * window.strideH() + (kernelH - 1) * window.dilationH() + 1;
+        return (rows - 1) * window.strideH() + (shape.kernelH() - 1) * window.dilationH() + 1;
     }
 
     /** The output rows [row, end) of the call, in bands of y0 rows, a single row where a band would leave the call or the image. */
     void rows(int row, int end) {
-        int y0 = Math.min(schedule.y0(), outH); // a band never spans two images
+        int y0 = Math.min(schedule.y0(), shape.outH()); // a band never spans two images
         f.block();
         f.localGet(row).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
         f.loop();
@@ -82,7 +68,7 @@ final class DepthwiseEmitter {
         } else {
             // a whole band: y0 rows left in the call and in the image
             f.localGet(end).localGet(row).op(Opcode.I32_SUB).i32Const(y0 - 1).op(Opcode.I32_GT_U)
-                    .localGet(row).i32Const(outH).op(Opcode.I32_REM_U).i32Const(outH - y0 + 1).op(Opcode.I32_LT_U)
+                    .localGet(row).i32Const(shape.outH()).op(Opcode.I32_REM_U).i32Const(shape.outH() - y0 + 1).op(Opcode.I32_LT_U)
                     .op(Opcode.I32_AND).ifThen();
             band(row, y0);
             Loops.add(f, row, y0);
@@ -100,12 +86,12 @@ final class DepthwiseEmitter {
     private void band(int row, int rows) {
         int image = i32("dw.image"), y = i32("dw.y"), x = i32("dw.x"), filters = i32("dw.filters"), c = i32("dw.c");
         int work = i32("dw.work"), inTop = i32("dw.inTop"), bias = i32("dw.bias");
-        f.localGet(row).i32Const(outH).op(Opcode.I32_DIV_U).localSet(image);
-        f.localGet(row).localGet(image).i32Const(outH).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
-        f.localGet(ConvEmitter.PARAM_X).localGet(image).i32Const(channels * height * width * FLOAT_BYTES).op(Opcode.I32_MUL)
+        f.localGet(row).i32Const(shape.outH()).op(Opcode.I32_DIV_U).localSet(image);
+        f.localGet(row).localGet(image).i32Const(shape.outH()).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
+        f.localGet(ConvEmitter.PARAM_X).localGet(image).i32Const(shape.image() * FLOAT_BYTES).op(Opcode.I32_MUL)
                 .op(Opcode.I32_ADD).localSet(x);
-        f.localGet(ConvEmitter.PARAM_C).localGet(image).i32Const(channels * outH * outW * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
-                .localGet(y).i32Const(outW * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(c);
+        f.localGet(ConvEmitter.PARAM_C).localGet(image).i32Const(shape.outImage() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
+                .localGet(y).i32Const(shape.outW() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(c);
         f.localGet(ConvEmitter.PARAM_WORK).localGet(row).i32Const(ConvEmitter.workRow(op) * FLOAT_BYTES).op(Opcode.I32_MUL)
                 .op(Opcode.I32_ADD).localSet(work);
         f.localGet(y).i32Const(window.strideH()).op(Opcode.I32_MUL).i32Const(window.padTop()).op(Opcode.I32_SUB).localSet(inTop);
@@ -114,23 +100,23 @@ final class DepthwiseEmitter {
         if (biased) {
             f.localGet(AbiMetadata.param(op, "Bias")).localSet(bias);
         }
-        Loops.repeat(f, Trips.fixed(channels), i32("dw.channel"), () -> {
+        Loops.repeat(f, Trips.fixed(shape.channels()), i32("dw.channel"), () -> {
             fill(rows, x, work, inTop);
             int column = i32("dw.column"), out = i32("dw.out");
             f.i32Const(0).localSet(column);
             f.localGet(c).localSet(out);
             int x0 = schedule.x0();
-            Loops.repeat(f, Trips.fixed(outW / x0), i32("dw.tiles"), () -> {
+            Loops.repeat(f, Trips.fixed(shape.outW() / x0), i32("dw.tiles"), () -> {
                 tile(rows, x0, work, filters, column, out, bias);
                 Loops.add(f, column, x0 * window.strideW() * FLOAT_BYTES);
                 Loops.add(f, out, x0 * FLOAT_BYTES);
             });
-            if (outW % x0 != 0) {
-                tile(rows, outW % x0, work, filters, column, out, bias);
+            if (shape.outW() % x0 != 0) {
+                tile(rows, shape.outW() % x0, work, filters, column, out, bias);
             }
-            Loops.add(f, x, height * width * FLOAT_BYTES);
-            Loops.add(f, filters, kernelH * kernelW * FLOAT_BYTES);
-            Loops.add(f, c, outH * outW * FLOAT_BYTES);
+            Loops.add(f, x, shape.plane() * FLOAT_BYTES);
+            Loops.add(f, filters, shape.kernelH() * shape.kernelW() * FLOAT_BYTES);
+            Loops.add(f, c, shape.outPlane() * FLOAT_BYTES);
             if (biased) {
                 Loops.add(f, bias, FLOAT_BYTES);
             }
@@ -143,11 +129,11 @@ final class DepthwiseEmitter {
         f.localGet(inTop).localSet(ih);
         f.localGet(work).localSet(to);
         Loops.repeat(f, Trips.fixed(rowsUnder(rows)), i32("fill.row"), () -> {
-            f.localGet(ih).i32Const(height).op(Opcode.I32_LT_U).ifThen();
+            f.localGet(ih).i32Const(shape.height()).op(Opcode.I32_LT_U).ifThen();
             zeros(to, 0, window.padLeft());
-            f.localGet(x).localGet(ih).i32Const(width * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(from);
-            copy(from, to, window.padLeft(), width);
-            zeros(to, window.padLeft() + width, window.padRight());
+            f.localGet(x).localGet(ih).i32Const(shape.width() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(from);
+            copy(from, to, window.padLeft(), shape.width());
+            zeros(to, window.padLeft() + shape.width(), window.padRight());
             f.elseBranch();
             zeros(to, 0, paddedWidth);
             f.end();
@@ -207,8 +193,8 @@ final class DepthwiseEmitter {
         f.localGet(work).localGet(column).op(Opcode.I32_ADD).localSet(rowAt);
         f.localGet(filters).localSet(tap);
         int sw = window.strideW(), rowBytes = paddedWidth * FLOAT_BYTES;
-        Loops.repeat(f, Trips.fixed(kernelH), i32("dw.i"), () -> {
-            for (int j = 0; j < kernelW; j++) {
+        Loops.repeat(f, Trips.fixed(shape.kernelH()), i32("dw.i"), () -> {
+            for (int j = 0; j < shape.kernelW(); j++) {
                 Loops.load(f, tap, (long) j * FLOAT_BYTES, SimdOpcode.V128_LOAD32_SPLAT, MemArg.floatAt(0));
                 f.localSet(weight);
                 for (int r = 0; r < rows; r++) {
@@ -235,14 +221,15 @@ final class DepthwiseEmitter {
                 }
             }
             Loops.add(f, rowAt, window.dilationH() * rowBytes);
-            Loops.add(f, tap, kernelW * FLOAT_BYTES);
+            Loops.add(f, tap, shape.kernelW() * FLOAT_BYTES);
         });
         for (int r = 0; r < rows; r++) {
             for (int v = 0; v < vectors; v++) {
-                store(sums[r * vectors + v], true, out, (long) r * outW * FLOAT_BYTES + (long) v * LANES * FLOAT_BYTES, bias);
+                store(sums[r * vectors + v], true, out, (long) r * shape.outW() * FLOAT_BYTES + (long) v * LANES * FLOAT_BYTES, bias);
             }
             for (int s = 0; s < singles; s++) {
-                store(single[r * singles + s], false, out, (long) r * outW * FLOAT_BYTES + (long) (vectors * LANES + s) * FLOAT_BYTES, bias);
+                long at = (long) r * shape.outW() * FLOAT_BYTES + (long) (vectors * LANES + s) * FLOAT_BYTES;
+                store(single[r * singles + s], false, out, at, bias);
             }
         }
     }

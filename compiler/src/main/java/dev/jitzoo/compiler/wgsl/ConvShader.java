@@ -2,13 +2,13 @@ package dev.jitzoo.compiler.wgsl;
 
 import static dev.jitzoo.compiler.wgsl.WgslSource.u;
 
+import dev.jitzoo.compiler.kernel.ConvShape;
 import dev.jitzoo.compiler.kernel.ConvWindow;
 import dev.jitzoo.compiler.kernel.Epilogue;
 import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.Schedule;
 import dev.jitzoo.proto.rules.ScheduleRules;
-import java.util.List;
 
 /**
  * Writes the WGSL of a convolution, direct: one invocation computes a register tile of y0 output
@@ -27,39 +27,21 @@ final class ConvShader {
     private final Schedule s;
     private final WgslSource out = new WgslSource();
     private final ConvWindow w;
-    private final int channels;
-    private final int height;
-    private final int width;
-    private final int outChannels;
-    private final int kernelH;
-    private final int kernelW;
-    private final int outH;
-    private final int outW;
-    private final int groupChannels;
-    private final int groupOutChannels;
+    private final ConvShape shape;
 
     private ConvShader(Op op, Schedule s) {
         this.op = op;
         this.s = s;
         this.w = op.window();
-        List<Integer> d = op.dims();
-        this.channels = d.get(1);
-        this.height = d.get(2);
-        this.width = d.get(3);
-        this.outChannels = d.get(4);
-        this.kernelH = d.get(5);
-        this.kernelW = d.get(6);
-        this.outH = op.outputHeight();
-        this.outW = op.outputWidth();
-        this.groupChannels = channels / w.group();
-        this.groupOutChannels = outChannels / w.group();
+        this.shape = ConvShape.of(op);
     }
 
     static Shader write(Op op, Schedule s, WgslLimits limits) {
         InvalidKernelException.refuse(op, s, ScheduleRules.wgslConvProblem(s.wire()));
         ConvShader shader = new ConvShader(op, s);
-        long operand = Math.max((long) op.dims().get(0) * shader.channels * shader.height * shader.width,
-                (long) op.dims().get(0) * shader.outChannels * shader.outH * shader.outW) * MatMulLayout.FLOAT_BYTES;
+        ConvShape g = shader.shape;
+        long operand = Math.max((long) g.n() * g.channels() * g.height() * g.width(), (long) g.n() * g.outChannels() * g.outH() * g.outW())
+                * MatMulLayout.FLOAT_BYTES;
         if (operand > limits.maxStorageBufferBindingSize()) {
             throw new InvalidKernelException("an operand of " + operand + " bytes exceeds maxStorageBufferBindingSize "
                     + limits.maxStorageBufferBindingSize());
@@ -69,14 +51,14 @@ final class ConvShader {
 
     private Shader module(WgslLimits limits) {
         int x0 = s.x0(), y0 = s.y0();
-        int tilesPerRow = MatMulLayout.ceilDiv(outW, x0), rows = op.dims().get(0) * outH;
+        int tilesPerRow = MatMulLayout.ceilDiv(shape.outW(), x0), rows = op.dims().get(0) * shape.outH();
         int wx = Math.min(s.x1() == 0 ? DEFAULT_THREADS : s.x1() / x0, MatMulLayout.powerOfTwoAtLeast(tilesPerRow));
         int wy = Math.min(s.y1() == 0 ? DEFAULT_THREADS : s.y1(), MatMulLayout.powerOfTwoAtLeast(rows));
         if ((long) wx * wy > limits.maxComputeInvocationsPerWorkgroup() || wx > limits.maxComputeWorkgroupSizeX()
                 || wy > limits.maxComputeWorkgroupSizeY()) {
             throw new InvalidKernelException("a workgroup of " + wx + "x" + wy + " invocations exceeds the device's limits");
         }
-        int channelTiles = MatMulLayout.ceilDiv(groupOutChannels, y0);
+        int channelTiles = MatMulLayout.ceilDiv(shape.groupOutChannels(), y0);
         int[] grid = {MatMulLayout.ceilDiv(tilesPerRow, wx), MatMulLayout.ceilDiv(rows, wy), w.group() * channelTiles};
         for (int g : grid) {
             if (g > limits.maxComputeWorkgroupsPerDimension()) {
@@ -102,33 +84,32 @@ final class ConvShader {
         out.open("fn main(@builtin(global_invocation_id) gid: vec3<u32>)");
         out.line("let col0 = gid.x * " + u(x0) + ";");
         out.line("let row = gid.y;");
-        out.open("if (col0 >= " + u(outW) + " || row >= " + u(rows) + ")").line("return;").close();
-        out.line("let n = row / " + u(outH) + ";");
-        out.line("let y = row % " + u(outH) + ";");
+        out.open("if (col0 >= " + u(shape.outW()) + " || row >= " + u(rows) + ")").line("return;").close();
+        out.line("let n = row / " + u(shape.outH()) + ";");
+        out.line("let y = row % " + u(shape.outH()) + ";");
         out.line("let g = gid.z / " + u(channelTiles) + ";");
-        out.line("let m0 = g * " + u(groupOutChannels) + " + gid.z % " + u(channelTiles) + " * " + u(y0) + ";");
-        out.line("let mEnd = g * " + u(groupOutChannels) + " + " + u(groupOutChannels) + ";");
-        int taps = groupChannels * kernelH * kernelW;
+        out.line("let m0 = g * " + u(shape.groupOutChannels()) + " + gid.z % " + u(channelTiles) + " * " + u(y0) + ";");
+        out.line("let mEnd = g * " + u(shape.groupOutChannels()) + " + " + u(shape.groupOutChannels()) + ";");
         for (int r = 0; r < y0; r++) {
             // a channel past the group's end reads the last one's filter (its sums are not stored)
-            out.line("let w" + r + " = min(m0 + " + u(r) + ", mEnd - 1u) * " + u(taps) + ";");
+            out.line("let w" + r + " = min(m0 + " + u(r) + ", mEnd - 1u) * " + u(shape.taps()) + ";");
             for (int t = 0; t < x0; t++) {
                 out.line("var s" + r + "_" + t + " = 0.0f;");
             }
         }
-        out.open("for (var c = 0u; c < " + u(groupChannels) + "; c++)");
-        out.line("let plane = ((n * " + u(channels) + " + g * " + u(groupChannels) + " + c) * " + u(height) + ") * " + u(width) + ";");
-        out.open("for (var i = 0u; i < " + u(kernelH) + "; i++)");
+        out.open("for (var c = 0u; c < " + u(shape.groupChannels()) + "; c++)");
+        out.line("let plane = (n * " + u(shape.channels()) + " + g * " + u(shape.groupChannels()) + " + c) * " + u(shape.plane()) + ";");
+        out.open("for (var i = 0u; i < " + u(shape.kernelH()) + "; i++)");
         out.line("let iy = i32(y * " + u(w.strideH()) + " + i * " + u(w.dilationH()) + ") - " + w.padTop() + ";");
-        out.open("if (iy < 0 || iy >= " + height + ")").line("continue;").close();
-        out.line("let inRow = plane + u32(iy) * " + u(width) + ";");
-        out.open("for (var j = 0u; j < " + u(kernelW) + "; j++)");
+        out.open("if (iy < 0 || iy >= " + shape.height() + ")").line("continue;").close();
+        out.line("let inRow = plane + u32(iy) * " + u(shape.width()) + ";");
+        out.open("for (var j = 0u; j < " + u(shape.kernelW()) + "; j++)");
         out.line("let ix = i32(col0 * " + u(w.strideW()) + " + j * " + u(w.dilationW()) + ") - " + w.padLeft() + ";");
-        out.line("let tap = (c * " + u(kernelH) + " + i) * " + u(kernelW) + " + j;");
+        out.line("let tap = (c * " + u(shape.kernelH()) + " + i) * " + u(shape.kernelW()) + " + j;");
         for (int t = 0; t < x0; t++) {
             String at = "ix" + (t == 0 ? "" : " + " + (t * w.strideW()));
-            out.line("let x" + t + " = select(0.0f, A[inRow + u32(clamp(" + at + ", 0, " + (width - 1) + "))], " + at + " >= 0 && "
-                    + at + " < " + width + ");");
+            out.line("let x" + t + " = select(0.0f, A[inRow + u32(clamp(" + at + ", 0, " + (shape.width() - 1) + "))], " + at + " >= 0 && "
+                    + at + " < " + shape.width() + ");");
         }
         for (int r = 0; r < y0; r++) {
             out.line("let f" + r + " = B[w" + r + " + tap];");
@@ -140,9 +121,10 @@ final class ConvShader {
         for (int r = 0; r < y0; r++) {
             out.open("if (m0 + " + u(r) + " < mEnd)");
             out.line("let m = m0 + " + u(r) + ";");
-            out.line("let base = ((n * " + u(outChannels) + " + m) * " + u(outH) + " + y) * " + u(outW) + " + col0;");
+            out.line("let base = (n * " + u(shape.outChannels()) + " + m) * " + u(shape.outPlane()) + " + y * " + u(shape.outW())
+                    + " + col0;");
             for (int t = 0; t < x0; t++) {
-                out.open("if (col0 + " + u(t) + " < " + u(outW) + ")");
+                out.open("if (col0 + " + u(t) + " < " + u(shape.outW()) + ")");
                 out.line("var o = s" + r + "_" + t + ";");
                 WgslMath.epilogue(out, op, "o", false, "Bias[m]", "Residual[base + " + u(t) + "]");
                 out.line("C[base + " + u(t) + "] = o;");
