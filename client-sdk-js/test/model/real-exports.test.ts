@@ -60,9 +60,11 @@ const HEAVY: [string, string[]][] = [
   ["bert_q4", ["matmul_q4|16x64x128|bias,gelu_erf", "matmul_q4|16x128x64|bias,residual"]],
   ["llama_q4", ["matmul_q4|16x64x128|silu"]],
   // float16 weights as float16-weight matmuls (kept 16-bit), rounding to float16 in the kernel after
-  // each step the file rounds (as onnxruntime does op by op); its GELU stays unfused
+  // each step the file rounds (as onnxruntime does op by op); its GELU (its constants float16) fused
+  // as GELU to float16's precision, rounded once
   ["bert_fp16", ["matmul_f16|16x64x64|round_half,bias,round_half,residual,round_half",
-    "matmul_f16|16x128x64|scale:0.5,round_half,bias,round_half,residual,round_half", "batch_matmul|2x16x16x32|round_half"]],
+    "matmul_f16|16x64x128|round_half,bias,round_half,gelu_erf,round_half",
+    "matmul_f16|16x128x64|round_half,bias,round_half,residual,round_half", "batch_matmul|2x16x16x32|round_half"]],
   ["bert_int8", ["matmul_int8|16x64x128|bias,gelu_erf", "matmul_int8|16x128x64|bias,residual"]],
   ["llama_int8", ["matmul_int8|16x64x128|silu"]],
 ];
