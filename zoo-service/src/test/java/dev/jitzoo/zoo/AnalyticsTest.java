@@ -159,7 +159,8 @@ class AnalyticsTest {
                 "api/v1/coverage?settledOrigins=0", "settledOrigins must be 1 to 1000000, got 0",
                 "api/v1/export/measurements?format=xml", "format must be csv or jsonl, got xml",
                 "api/v1/win-rates?op=matmul", "shape is required, e.g. shape=128,256,96",
-                "api/v1/win-rates?op=conv&shape=1,2,3", "bad op or shape: conv 1,2,3");
+                "api/v1/win-rates?op=pool&shape=1,2,3", "bad op or shape: pool 1,2,3",
+                "api/v1/win-rates?op=conv&shape=1,2,3", "op: OP_KIND_CONV needs 7 dimensions, got 3");
         for (Map.Entry<String, String> query : bad.entrySet()) {
             HttpResponse<String> response = get(query.getKey());
             assertEquals(400, response.statusCode(), query.getKey());
