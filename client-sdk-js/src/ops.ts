@@ -66,10 +66,13 @@ const outputExtent = (size: number, kernel: number, stride: number, dilation: nu
  * Floats of one row of a conv's Work, one row per output row (OpRules.convWorkRow): a tile's
  * gathered windows, taps by at most 16 outputs; a depthwise conv's (one input and one output
  * channel per group) the padded input rows a band of output rows reads, max((KH − 1)·dh + 1, sh)
- * rows of W + pads.
+ * rows of W + pads, rounded up to a multiple of sw (a row is stored in sw phases).
  */
 export function convWorkRow(g: ConvGeometry): number {
-  if (g.group === g.c && g.group === g.m) return Math.max((g.kh - 1) * g.dilations[0] + 1, g.strides[0]) * (g.w + g.pads[1] + g.pads[3]);
+  if (g.group === g.c && g.group === g.m) {
+    const padded = g.w + g.pads[1] + g.pads[3], sw = g.strides[1];
+    return Math.max((g.kh - 1) * g.dilations[0] + 1, g.strides[0]) * Math.ceil(padded / sw) * sw; // sw phases of ⌈padded / sw⌉
+  }
   return g.taps * Math.min(g.ow, MAX_CONV_TILE_COLUMNS);
 }
 

@@ -1,7 +1,7 @@
 // Correctness: every kernel executed on seeded inputs and compared with the float64 reference.
 
 import { inputsFor, relativeError } from './data.mjs';
-import { reference } from './reference.mjs';
+import { checkOperandShapes, reference } from './reference.mjs';
 import { WORKER_COUNTS, runChecked, runPooledChecked, startPool } from './wasm.mjs';
 
 import { TOLERANCE } from '@jitzoo/client/internal';
@@ -30,7 +30,8 @@ async function checkEach(cases, { device, runWgsl, seed, onResult, pool }) {
     const started = performance.now();
     let result;
     try {
-      const key = JSON.stringify([c.meta.op, c.meta.shape, c.meta.transposeB, c.meta.broadcastB, c.meta.epilogue]);
+      checkOperandShapes(c.meta);
+      const key = JSON.stringify([c.meta.op, c.meta.shape, c.meta.transposeB, c.meta.broadcastB, c.meta.epilogue, c.meta.window]);
       if (!references.has(key)) {
         references.clear();
         const inputs = inputsFor(c.meta, seed);

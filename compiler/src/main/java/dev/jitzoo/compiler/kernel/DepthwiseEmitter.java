@@ -12,10 +12,10 @@ import dev.jitzoo.compiler.wasm.ValType;
 /**
  * A depthwise convolution (one input and one output channel per group) read in place: for each
  * band of y0 output rows of an image and each channel, the input rows under the band are copied
- * once into the band's Work with the padding made real (zeros), then every tile of x0 outputs along
- * the rows sums its taps straight from there — a broadcast filter value times a vector of four
- * neighbouring inputs per tap, no bounds checks — and takes the epilogue (the channel's bias
- * broadcast). Gathering each output's window, as the implicit GEMM does, would copy KH·KW values
+ * once into the band's Work with the padding made real (zeros) — at a stride above 1 phase by
+ * phase, so that the inputs of neighbouring outputs are neighbours — then every tile of x0 outputs
+ * along the rows sums its taps straight from there — a broadcast filter value times a vector of
+ * four inputs per tap, no bounds checks — and takes the epilogue (the channel's bias broadcast). Gathering each output's window, as the implicit GEMM does, would copy KH·KW values
  * per output for one multiply-add each; this copies the input once per band.
  *
  * <pre>
@@ -35,6 +35,12 @@ final class DepthwiseEmitter {
     private final ConvShape shape;
     /** Floats of one row of Work: the input row with its pads. */
     private final int paddedWidth;
+    /**
+     * Floats of each of a Work row's strideW phases: the padded row is stored phase by phase
+     * (column c at (c mod sw)·phase + c / sw), so the inputs of neighbouring outputs are neighbours
+     * at any stride. At stride 1 the row as it is.
+     */
+    private final int phase;
 
     DepthwiseEmitter(Op op, Schedule schedule, FunctionBuilder f, LocalPool pool) {
         this.op = op;
@@ -44,6 +50,18 @@ final class DepthwiseEmitter {
         this.window = op.window();
         this.shape = ConvShape.of(op);
         this.paddedWidth = shape.width() + window.padLeft() + window.padRight();
+        this.phase = (paddedWidth + window.strideW() - 1) / window.strideW();
+    }
+
+    /** Floats of one row of Work: its phases. */
+    private int rowFloats() {
+        return phase * window.strideW();
+    }
+
+    /** Where in a Work row the input under output 0's tap j is, in bytes. */
+    private long tapOffset(int j) {
+        int c = j * window.dilationW(), sw = window.strideW();
+        return ((long) (c % sw) * phase + c / sw) * FLOAT_BYTES;
     }
 
     /** Whether a conv is depthwise: every group one input channel and one output channel. */
@@ -108,7 +126,7 @@ final class DepthwiseEmitter {
             int x0 = schedule.x0();
             Loops.repeat(f, Trips.fixed(shape.outW() / x0), i32("dw.tiles"), () -> {
                 tile(rows, x0, work, filters, column, out, bias);
-                Loops.add(f, column, x0 * window.strideW() * FLOAT_BYTES);
+                Loops.add(f, column, x0 * FLOAT_BYTES);
                 Loops.add(f, out, x0 * FLOAT_BYTES);
             });
             if (shape.outW() % x0 != 0) {
@@ -123,23 +141,53 @@ final class DepthwiseEmitter {
         });
     }
 
-    /** Work's rows = the input rows under the band, each with its pads as zeros (rows outside X all zeros). */
+    /**
+     * Work's rows = the input rows under the band, each with its pads as zeros (rows outside X all
+     * zeros), phase by phase at a stride above 1.
+     */
     private void fill(int rows, int x, int work, int inTop) {
         int ih = i32("fill.ih"), to = i32("fill.to"), from = i32("fill.from");
         f.localGet(inTop).localSet(ih);
         f.localGet(work).localSet(to);
         Loops.repeat(f, Trips.fixed(rowsUnder(rows)), i32("fill.row"), () -> {
             f.localGet(ih).i32Const(shape.height()).op(Opcode.I32_LT_U).ifThen();
-            zeros(to, 0, window.padLeft());
             f.localGet(x).localGet(ih).i32Const(shape.width() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(from);
-            copy(from, to, window.padLeft(), shape.width());
-            zeros(to, window.padLeft() + shape.width(), window.padRight());
+            if (window.strideW() == 1) {
+                zeros(to, 0, window.padLeft());
+                copy(from, to, window.padLeft(), shape.width());
+                zeros(to, window.padLeft() + shape.width(), rowFloats() - window.padLeft() - shape.width());
+            } else {
+                zeros(to, 0, rowFloats());
+                phases(from, to);
+            }
             f.elseBranch();
-            zeros(to, 0, paddedWidth);
+            zeros(to, 0, rowFloats());
             f.end();
             Loops.add(f, ih, 1);
-            Loops.add(f, to, paddedWidth * FLOAT_BYTES);
+            Loops.add(f, to, rowFloats() * FLOAT_BYTES);
         });
+    }
+
+    /** An input row into its phases: input column t (padded column pl + t) at ((pl + t) mod sw)·phase + (pl + t) / sw. */
+    private void phases(int from, int to) {
+        int sw = window.strideW(), pl = window.padLeft();
+        int src = i32("phase.src"), dst = i32("phase.dst");
+        for (int p = 0; p < sw; p++) {
+            int t0 = Math.floorMod(p - pl, sw);
+            if (t0 >= shape.width()) {
+                continue;
+            }
+            int count = (shape.width() - t0 + sw - 1) / sw;
+            Loops.copyPlus(f, from, t0 * FLOAT_BYTES, src);
+            Loops.copyPlus(f, to, (p * phase + (pl + t0) / sw) * FLOAT_BYTES, dst);
+            Loops.repeat(f, Trips.fixed(count), i32("phase.counter"), () -> {
+                f.localGet(dst);
+                Loops.load(f, src, 0, Opcode.F32_LOAD, MemArg.floatAt(0));
+                f.memory(Opcode.F32_STORE, MemArg.floatAt(0));
+                Loops.add(f, src, sw * FLOAT_BYTES);
+                Loops.add(f, dst, FLOAT_BYTES);
+            });
+        }
     }
 
     /** {@code count} floats from {@code from} to {@code to + at} floats: a v128 at a time, then single floats. */
@@ -192,29 +240,29 @@ final class DepthwiseEmitter {
         }
         f.localGet(work).localGet(column).op(Opcode.I32_ADD).localSet(rowAt);
         f.localGet(filters).localSet(tap);
-        int sw = window.strideW(), rowBytes = paddedWidth * FLOAT_BYTES;
+        int rowBytes = rowFloats() * FLOAT_BYTES;
         Loops.repeat(f, Trips.fixed(shape.kernelH()), i32("dw.i"), () -> {
             for (int j = 0; j < shape.kernelW(); j++) {
                 Loops.load(f, tap, (long) j * FLOAT_BYTES, SimdOpcode.V128_LOAD32_SPLAT, MemArg.floatAt(0));
                 f.localSet(weight);
                 for (int r = 0; r < rows; r++) {
-                    long at = (long) r * window.strideH() * rowBytes + (long) j * window.dilationW() * FLOAT_BYTES;
+                    long at = (long) r * window.strideH() * rowBytes + tapOffset(j);
                     for (int v = 0; v < vectors; v++) {
                         int sum = sums[r * vectors + v];
-                        long first = at + (long) v * LANES * sw * FLOAT_BYTES;
+                        long first = at + (long) v * LANES * FLOAT_BYTES;
                         if (schedule.relaxedSimd()) {
-                            inputs(rowAt, first, sw);
+                            Loops.load(f, rowAt, first, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
                             f.localGet(weight).localGet(sum).simd(SimdOpcode.F32X4_RELAXED_MADD).localSet(sum);
                         } else {
                             f.localGet(sum);
-                            inputs(rowAt, first, sw);
+                            Loops.load(f, rowAt, first, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
                             f.localGet(weight).simd(SimdOpcode.F32X4_MUL).simd(SimdOpcode.F32X4_ADD).localSet(sum);
                         }
                     }
                     for (int s = 0; s < singles; s++) {
                         int sum = single[r * singles + s];
                         f.localGet(sum);
-                        Loops.load(f, rowAt, at + (long) (vectors * LANES + s) * sw * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
+                        Loops.load(f, rowAt, at + (long) (vectors * LANES + s) * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
                         Loops.load(f, tap, (long) j * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
                         f.op(Opcode.F32_MUL).op(Opcode.F32_ADD).localSet(sum);
                     }
@@ -231,19 +279,6 @@ final class DepthwiseEmitter {
                 long at = (long) r * shape.outW() * FLOAT_BYTES + (long) (vectors * LANES + s) * FLOAT_BYTES;
                 store(single[r * singles + s], false, out, at, bias);
             }
-        }
-    }
-
-    /** Pushes four inputs {@code sw} apart from {@code pointer + offset}: one v128 load at stride 1. */
-    private void inputs(int pointer, long offset, int sw) {
-        if (sw == 1) {
-            Loops.load(f, pointer, offset, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
-            return;
-        }
-        Loops.load(f, pointer, offset, SimdOpcode.V128_LOAD32_ZERO, MemArg.floatAt(0));
-        for (int lane = 1; lane < LANES; lane++) {
-            Loops.load(f, pointer, offset + (long) lane * sw * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
-            f.f32x4ReplaceLane(lane);
         }
     }
 

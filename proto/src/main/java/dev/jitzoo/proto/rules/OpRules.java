@@ -275,14 +275,16 @@ public final class OpRules {
      * Floats of one row of a conv's Work (its Wasm kernel's scratch, one row per output row): one
      * tile's gathered windows, (C/G)·KH·KW taps by at most {@value #MAX_CONV_TILE_COLUMNS} output
      * columns; a depthwise conv's (one input and one output channel per group) the padded input rows
-     * a band of output rows reads, max((KH − 1)·dh + 1, sh) rows of W + pad left + pad right.
+     * a band of output rows reads, max((KH − 1)·dh + 1, sh) rows of W + pad left + pad right
+     * rounded up to a multiple of sw (a row is stored in sw phases).
      */
     public static long convWorkRow(OpSpec op) {
         ConvWindow w = window(op);
         long c = op.getShape(1), m = op.getShape(4), kh = op.getShape(5), kw = op.getShape(6);
         if (w.getGroup() == c && w.getGroup() == m) {
             long rows = Math.max((kh - 1) * w.getDilationH() + 1, w.getStrideH());
-            return product(rows, op.getShape(3) + (long) w.getPadLeft() + w.getPadRight());
+            long padded = op.getShape(3) + (long) w.getPadLeft() + w.getPadRight(), sw = w.getStrideW();
+            return product(rows, (padded + sw - 1) / sw * sw); // stored in sw phases of ⌈padded / sw⌉
         }
         return product(product(c / w.getGroup(), product(kh, kw)), Math.min(convOutputWidth(op), MAX_CONV_TILE_COLUMNS));
     }
