@@ -1,5 +1,5 @@
-import { create } from "@bufbuild/protobuf";
-import { EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema, type Epilogue, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { ConvWindowSchema, EpilogueKind, EpilogueSchema, OpKind, OpSpecSchema, type Epilogue, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
 import { DEFAULT_LAYER_NORM_EPSILON, geluErf, geluTanh, opKey } from "../ops.js";
 import type { FoldedGraph } from "./fold.js";
@@ -270,8 +270,8 @@ class Fuser {
     const group = (node.attrs.group as number | undefined) ?? 1;
     const oneD = xShape.length === 3;
     const [n, c, h, wd] = oneD ? [xShape[0], xShape[1], 1, xShape[2]] : xShape;
-    const [kh, kw] = oneD ? [1, weight.shape[2]] : weight.shape.slice(2);
-    const two = (values: readonly number[]) => (oneD ? [1, values[0]] : values);
+    const two = (values: readonly number[]) => (oneD ? [1, values[0]] : values); // 1-D as H = KH = 1
+    const [kh, kw] = two(weight.shape.slice(2));
     const [pt, pl, pb, pr] = oneD ? [0, window.pads[0], 0, window.pads[1]] : window.pads;
     const [sh, sw] = two(window.strides), [dh, dw] = two(window.dilations);
     if (c % group || m % group || weight.shape[1] * group !== c) return false;
@@ -717,8 +717,7 @@ interface MatmulInit {
   transposeB?: boolean;
   epilogue?: Epilogue[];
   /** A conv's window. */
-  conv?: { strideH: number; strideW: number; dilationH: number; dilationW: number; padTop: number; padLeft: number; padBottom: number;
-    padRight: number; group: number };
+  conv?: MessageInitShape<typeof ConvWindowSchema>;
 }
 
 /** A Transpose made by the fuser. */

@@ -49,6 +49,8 @@ final class ConvEmitter {
     private final LocalPool pool;
     private final ConvWindow window;
     private final ConvShape shape;
+    /** A group's product: its [M/G, taps] filters by a tile's [taps, columns] panel, into rows of C OH·OW apart. */
+    private final RegisterTileEmitter product;
 
     private ConvEmitter(Op op, Schedule schedule, FunctionBuilder f) {
         this.op = op;
@@ -57,6 +59,8 @@ final class ConvEmitter {
         this.pool = new LocalPool(f);
         this.window = op.window();
         this.shape = ConvShape.of(op);
+        Op matmul = new Op(OpKind.MATMUL, List.of(shape.groupOutChannels(), shape.taps(), shape.outPlane()), false, false, op.epilogue(), 0f);
+        this.product = new RegisterTileEmitter(f, new MatMulPlan(matmul, schedule.withSplit(Split.NONE).withPackB(true), op), pool);
     }
 
     /** Floats of one output row's Work ({@link OpRules#convWorkRow}). */
@@ -114,26 +118,41 @@ final class ConvEmitter {
         f.localGet(image).i32Const(shape.outH()).op(Opcode.I32_MUL).localGet(to).op(Opcode.I32_ADD).localSet(to);
     }
 
+    /**
+     * Where output row {@code row} (of all images' rows) starts, set in locals: its image's X, C at
+     * its image, channel 0 and row, its Work row, and the first input row under its windows (y·sh −
+     * pt, negative in the top padding). The depthwise form starts its bands the same way.
+     */
+    record RowStart(int x, int c, int work, int inTop) {
+
+        static RowStart emit(Op op, ConvShape shape, FunctionBuilder f, LocalPool pool, int row) {
+            int image = pool.one("row.image", ValType.I32), y = pool.one("row.y", ValType.I32);
+            RowStart at = new RowStart(pool.one("row.x", ValType.I32), pool.one("row.c", ValType.I32), pool.one("row.work", ValType.I32),
+                    pool.one("row.inTop", ValType.I32));
+            f.localGet(row).i32Const(shape.outH()).op(Opcode.I32_DIV_U).localSet(image);
+            f.localGet(row).localGet(image).i32Const(shape.outH()).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
+            f.localGet(PARAM_X).localGet(image).i32Const(shape.image() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
+                    .localSet(at.x);
+            f.localGet(PARAM_C).localGet(image).i32Const(shape.outImage() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
+                    .localGet(y).i32Const(shape.outW() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(at.c);
+            f.localGet(PARAM_WORK).localGet(row).i32Const(workRow(op) * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
+                    .localSet(at.work);
+            f.localGet(y).i32Const(shape.window().strideH()).op(Opcode.I32_MUL).i32Const(shape.window().padTop()).op(Opcode.I32_SUB)
+                    .localSet(at.inTop);
+            return at;
+        }
+    }
+
     /** Output row {@code row} (of all images' rows) for every group and channel. */
     private void outputRow(int row) {
-        int image = i32("row.image"), y = i32("row.y"), x = i32("row.x"), cRow = i32("row.c"), work = i32("row.work");
-        int inRow = i32("row.inRow"), filters = i32("row.filters"), group = i32("row.group");
-        f.localGet(row).i32Const(shape.outH()).op(Opcode.I32_DIV_U).localSet(image);
-        f.localGet(row).localGet(image).i32Const(shape.outH()).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
-        // X at image n, group 0; C at image n, channel 0, row y; Work's row of its own
-        f.localGet(PARAM_X).localGet(image).i32Const(shape.image() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
-                .localSet(x);
-        f.localGet(PARAM_C).localGet(image).i32Const(shape.outImage() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
-                .localGet(y).i32Const(shape.outW() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(cRow);
-        f.localGet(PARAM_WORK).localGet(row).i32Const(workRow(op) * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(work);
-        // the first input row under the window: y·sh − pt (negative in the top padding)
-        f.localGet(y).i32Const(window.strideH()).op(Opcode.I32_MUL).i32Const(window.padTop()).op(Opcode.I32_SUB).localSet(inRow);
+        RowStart at = RowStart.emit(op, shape, f, pool, row);
+        int filters = i32("row.filters"), group = i32("row.group");
         f.localGet(PARAM_W).localSet(filters);
         Loops.repeat(f, Trips.fixed(window.group()), group, () -> {
-            tiles(x, filters, cRow, work, inRow);
-            Loops.add(f, x, shape.groupChannels() * shape.plane() * FLOAT_BYTES);
+            tiles(at.x(), filters, at.c(), at.work(), at.inTop());
+            Loops.add(f, at.x(), shape.groupChannels() * shape.plane() * FLOAT_BYTES);
             Loops.add(f, filters, shape.groupOutChannels() * shape.taps() * FLOAT_BYTES);
-            Loops.add(f, cRow, shape.groupOutChannels() * shape.outPlane() * FLOAT_BYTES);
+            Loops.add(f, at.c(), shape.groupOutChannels() * shape.outPlane() * FLOAT_BYTES);
         });
     }
 
@@ -156,11 +175,7 @@ final class ConvEmitter {
     /** One tile of {@code columns} outputs from output column {@code column}: windows gathered, then every band of channels. */
     private void tile(int columns, int x, int filters, int c, int work, int inRow, int column) {
         gather(columns, x, work, inRow, column);
-        // the group's product: [M/G, taps] filters by the [taps, columns] panel, into rows of C OH·OW apart
-        Op product = new Op(OpKind.MATMUL, List.of(shape.groupOutChannels(), shape.taps(), shape.outPlane()), false, false,
-                op.epilogue(), 0f);
-        Schedule tileSchedule = schedule.withSplit(Split.NONE).withPackB(true);
-        new RegisterTileEmitter(f, new MatMulPlan(product, tileSchedule, op), pool).overBands(filters, work, c, columns);
+        product.overBands(filters, work, c, columns);
     }
 
     /**
@@ -206,19 +221,7 @@ final class ConvEmitter {
     private void copy(int columns, int src, int ix, int to) {
         int from = i32("copy.from");
         f.localGet(src).localGet(ix).i32Const(FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(from);
-        int t = 0;
-        if (window.strideW() == 1) {
-            for (; t + LANES <= columns; t += LANES) {
-                Loops.address(f, to, (long) t * FLOAT_BYTES);
-                Loops.load(f, from, (long) t * FLOAT_BYTES, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
-                f.memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
-            }
-        }
-        for (; t < columns; t++) {
-            Loops.address(f, to, (long) t * FLOAT_BYTES);
-            Loops.load(f, from, (long) t * window.strideW() * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
-            f.memory(Opcode.F32_STORE, MemArg.floatAt(0));
-        }
+        Loops.copyFloats(f, from, window.strideW(), to, 0, columns);
     }
 
     /**

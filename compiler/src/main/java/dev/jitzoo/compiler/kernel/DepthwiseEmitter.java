@@ -102,17 +102,8 @@ final class DepthwiseEmitter {
 
     /** Output rows [row, row + rows) of one image, every channel. */
     private void band(int row, int rows) {
-        int image = i32("dw.image"), y = i32("dw.y"), x = i32("dw.x"), filters = i32("dw.filters"), c = i32("dw.c");
-        int work = i32("dw.work"), inTop = i32("dw.inTop"), bias = i32("dw.bias");
-        f.localGet(row).i32Const(shape.outH()).op(Opcode.I32_DIV_U).localSet(image);
-        f.localGet(row).localGet(image).i32Const(shape.outH()).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(y);
-        f.localGet(ConvEmitter.PARAM_X).localGet(image).i32Const(shape.image() * FLOAT_BYTES).op(Opcode.I32_MUL)
-                .op(Opcode.I32_ADD).localSet(x);
-        f.localGet(ConvEmitter.PARAM_C).localGet(image).i32Const(shape.outImage() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD)
-                .localGet(y).i32Const(shape.outW() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(c);
-        f.localGet(ConvEmitter.PARAM_WORK).localGet(row).i32Const(ConvEmitter.workRow(op) * FLOAT_BYTES).op(Opcode.I32_MUL)
-                .op(Opcode.I32_ADD).localSet(work);
-        f.localGet(y).i32Const(window.strideH()).op(Opcode.I32_MUL).i32Const(window.padTop()).op(Opcode.I32_SUB).localSet(inTop);
+        ConvEmitter.RowStart at = ConvEmitter.RowStart.emit(op, shape, f, pool, row);
+        int x = at.x(), c = at.c(), work = at.work(), inTop = at.inTop(), filters = i32("dw.filters"), bias = i32("dw.bias");
         f.localGet(ConvEmitter.PARAM_W).localSet(filters);
         boolean biased = op.fuses(Epilogue.Kind.BIAS);
         if (biased) {
@@ -153,15 +144,15 @@ final class DepthwiseEmitter {
             f.localGet(ih).i32Const(shape.height()).op(Opcode.I32_LT_U).ifThen();
             f.localGet(x).localGet(ih).i32Const(shape.width() * FLOAT_BYTES).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(from);
             if (window.strideW() == 1) {
-                zeros(to, 0, window.padLeft());
-                copy(from, to, window.padLeft(), shape.width());
-                zeros(to, window.padLeft() + shape.width(), rowFloats() - window.padLeft() - shape.width());
+                Loops.zeroFloats(f, to, 0, window.padLeft());
+                Loops.copyFloats(f, from, 1, to, window.padLeft(), shape.width());
+                Loops.zeroFloats(f, to, window.padLeft() + shape.width(), rowFloats() - window.padLeft() - shape.width());
             } else {
-                zeros(to, 0, rowFloats());
+                Loops.zeroFloats(f, to, 0, rowFloats());
                 phases(from, to);
             }
             f.elseBranch();
-            zeros(to, 0, rowFloats());
+            Loops.zeroFloats(f, to, 0, rowFloats());
             f.end();
             Loops.add(f, ih, 1);
             Loops.add(f, to, rowFloats() * FLOAT_BYTES);
@@ -187,34 +178,6 @@ final class DepthwiseEmitter {
                 Loops.add(f, src, sw * FLOAT_BYTES);
                 Loops.add(f, dst, FLOAT_BYTES);
             });
-        }
-    }
-
-    /** {@code count} floats from {@code from} to {@code to + at} floats: a v128 at a time, then single floats. */
-    private void copy(int from, int to, int at, int count) {
-        int t = 0;
-        for (; t + LANES <= count; t += LANES) {
-            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
-            Loops.load(f, from, (long) t * FLOAT_BYTES, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
-            f.memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
-        }
-        for (; t < count; t++) {
-            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
-            Loops.load(f, from, (long) t * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
-            f.memory(Opcode.F32_STORE, MemArg.floatAt(0));
-        }
-    }
-
-    /** {@code count} zeros at {@code to + at} floats. */
-    private void zeros(int to, int at, int count) {
-        int t = 0;
-        for (; t + LANES <= count; t += LANES) {
-            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
-            f.f32x4Const(0f).memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
-        }
-        for (; t < count; t++) {
-            Loops.address(f, to, (long) (at + t) * FLOAT_BYTES);
-            f.f32Const(0f).memory(Opcode.F32_STORE, MemArg.floatAt(0));
         }
     }
 
@@ -271,6 +234,10 @@ final class DepthwiseEmitter {
             Loops.add(f, rowAt, window.dilationH() * rowBytes);
             Loops.add(f, tap, shape.kernelW() * FLOAT_BYTES);
         });
+        if (op.fuses(Epilogue.Kind.RESIDUAL)) { // Residual is shaped like C: the tile's at C's offset
+            f.localGet(out).localGet(ConvEmitter.PARAM_C).op(Opcode.I32_SUB).localGet(AbiMetadata.param(op, "Residual"))
+                    .op(Opcode.I32_ADD).localSet(i32("dw.residualAt"));
+        }
         for (int r = 0; r < rows; r++) {
             for (int v = 0; v < vectors; v++) {
                 store(sums[r * vectors + v], true, out, (long) r * shape.outW() * FLOAT_BYTES + (long) v * LANES * FLOAT_BYTES, bias);
@@ -282,14 +249,10 @@ final class DepthwiseEmitter {
         }
     }
 
-    /** The epilogue on one sum (the channel's bias broadcast; Residual at C's offset), then the store at {@code out + offset}. */
+    /** The epilogue on one sum (the channel's bias broadcast; Residual at the tile's own, set before), then the store at {@code out + offset}. */
     private void store(int sum, boolean vector, int out, long offset, int bias) {
         if (!op.epilogue().isEmpty()) {
             int residualAt = i32("dw.residualAt");
-            if (op.fuses(Epilogue.Kind.RESIDUAL)) {
-                f.localGet(out).localGet(ConvEmitter.PARAM_C).op(Opcode.I32_SUB).localGet(AbiMetadata.param(op, "Residual"))
-                        .op(Opcode.I32_ADD).localSet(residualAt);
-            }
             EpilogueEmitter.apply(f, pool, op, vector, sum, new EpilogueEmitter.Operands() {
                 @Override
                 public void pushBias() {

@@ -1,9 +1,13 @@
 package dev.jitzoo.compiler.kernel;
 
+import static dev.jitzoo.compiler.kernel.MatMulPlan.FLOAT_BYTES;
+import static dev.jitzoo.compiler.kernel.MatMulPlan.LANES;
+
 import dev.jitzoo.compiler.wasm.FunctionBuilder;
 import dev.jitzoo.compiler.wasm.Instruction;
 import dev.jitzoo.compiler.wasm.MemArg;
 import dev.jitzoo.compiler.wasm.Opcode;
+import dev.jitzoo.compiler.wasm.SimdOpcode;
 
 /** Loop and pointer idioms every kernel uses, emitted through a {@link FunctionBuilder}. */
 final class Loops {
@@ -78,6 +82,39 @@ final class Loops {
     static void load(FunctionBuilder f, int pointer, long offset, Instruction load, MemArg arg) {
         address(f, pointer, offset);
         f.memory(load, arg);
+    }
+
+    /**
+     * {@code count} floats from {@code from} (each {@code stride} floats after the last) to
+     * {@code to + at} floats: a v128 at a time where the stride is 1, then single floats.
+     */
+    static void copyFloats(FunctionBuilder f, int from, int stride, int to, int at, int count) {
+        int t = 0;
+        if (stride == 1) {
+            for (; t + LANES <= count; t += LANES) {
+                address(f, to, (long) (at + t) * FLOAT_BYTES);
+                load(f, from, (long) t * FLOAT_BYTES, SimdOpcode.V128_LOAD, MemArg.floatAt(0));
+                f.memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
+            }
+        }
+        for (; t < count; t++) {
+            address(f, to, (long) (at + t) * FLOAT_BYTES);
+            load(f, from, (long) t * stride * FLOAT_BYTES, Opcode.F32_LOAD, MemArg.floatAt(0));
+            f.memory(Opcode.F32_STORE, MemArg.floatAt(0));
+        }
+    }
+
+    /** {@code count} zeros at {@code to + at} floats: a v128 at a time, then single floats. */
+    static void zeroFloats(FunctionBuilder f, int to, int at, int count) {
+        int t = 0;
+        for (; t + LANES <= count; t += LANES) {
+            address(f, to, (long) (at + t) * FLOAT_BYTES);
+            f.f32x4Const(0f).memory(SimdOpcode.V128_STORE, MemArg.floatAt(0));
+        }
+        for (; t < count; t++) {
+            address(f, to, (long) (at + t) * FLOAT_BYTES);
+            f.f32Const(0f).memory(Opcode.F32_STORE, MemArg.floatAt(0));
+        }
     }
 
     static void set(FunctionBuilder f, int local, int value) {

@@ -61,8 +61,7 @@ class ConvKernelTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void matchesTheDefinition(Op op, Schedule schedule) {
-        Map<String, Object> inputs = inputs(op, new Random(TestSeeds.of(op, schedule)));
-        KernelCases.assertMatches(op, schedule, inputs, reference(op, inputs), TOLERANCE);
+        KernelCases.assertMatchesSeeded(op, schedule, ConvKernelTest::inputs, ConvKernelTest::reference, TOLERANCE);
     }
 
     @Test

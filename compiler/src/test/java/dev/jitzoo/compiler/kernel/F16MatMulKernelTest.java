@@ -40,10 +40,7 @@ class F16MatMulKernelTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void matchesTheReference(Op op, Schedule schedule) {
-        Random random = new Random(TestSeeds.of(op, schedule));
-        Map<String, Object> inputs = inputs(op, random);
-        double[] want = reference(op, inputs);
-        KernelCases.assertMatches(op, schedule, inputs, want, TOLERANCE);
+        KernelCases.assertMatchesSeeded(op, schedule, F16MatMulKernelTest::inputs, F16MatMulKernelTest::reference, TOLERANCE);
     }
 
     @Test

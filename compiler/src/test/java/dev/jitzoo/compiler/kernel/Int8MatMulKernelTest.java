@@ -33,10 +33,7 @@ class Int8MatMulKernelTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
     void matchesTheReference(Op op, Schedule schedule) {
-        Random random = new Random(TestSeeds.of(op, schedule));
-        Map<String, Object> inputs = inputs(op, random);
-        double[] want = reference(op, inputs);
-        KernelCases.assertMatches(op, schedule, inputs, want, TOLERANCE);
+        KernelCases.assertMatchesSeeded(op, schedule, Int8MatMulKernelTest::inputs, Int8MatMulKernelTest::reference, TOLERANCE);
     }
 
     @Test

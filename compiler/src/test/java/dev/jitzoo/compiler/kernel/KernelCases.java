@@ -62,6 +62,16 @@ final class KernelCases {
         return v;
     }
 
+    /**
+     * The kernel on inputs seeded by the op and schedule ({@link TestSeeds}), with every pass and with
+     * none, in wasmtime: C within {@code tolerance} of the reference on those inputs.
+     */
+    static void assertMatchesSeeded(Op op, Schedule schedule, java.util.function.BiFunction<Op, Random, Map<String, Object>> inputs,
+                                    java.util.function.BiFunction<Op, Map<String, Object>, double[]> reference, double tolerance) {
+        Map<String, Object> values = inputs.apply(op, new Random(TestSeeds.of(op, schedule)));
+        assertMatches(op, schedule, values, reference.apply(op, values), tolerance);
+    }
+
     /** The kernel, with every pass and with none, run in wasmtime: C within {@code tolerance} of {@code want}. */
     static void assertMatches(Op op, Schedule schedule, Map<String, Object> inputs, double[] want, double tolerance) {
         for (Set<Pass> passes : List.of(Pass.ALL, Set.<Pass>of())) {

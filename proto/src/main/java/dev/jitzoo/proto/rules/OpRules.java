@@ -235,11 +235,7 @@ public final class OpRules {
         long batch = o == 1 ? Integer.toUnsignedLong(op.getShape(0)) : 1;
         long m = Integer.toUnsignedLong(op.getShape(o)), k = Integer.toUnsignedLong(op.getShape(o + 1)),
                 n = Integer.toUnsignedLong(op.getShape(o + 2));
-        boolean bias = false, residual = false;
-        for (Epilogue e : op.getEpilogueList()) {
-            bias |= e.getKind() == EpilogueKind.EPILOGUE_KIND_BIAS;
-            residual |= e.getKind() == EpilogueKind.EPILOGUE_KIND_RESIDUAL;
-        }
+        boolean bias = fuses(op, EpilogueKind.EPILOGUE_KIND_BIAS), residual = fuses(op, EpilogueKind.EPILOGUE_KIND_RESIDUAL);
         long perBatch = sum(product(m, k), product(residual ? 2 : 1, product(m, n)));
         long b = product(op.getBroadcastB() ? 1 : batch, product(k, n));
         long scales = switch (kind) {
@@ -258,11 +254,7 @@ public final class OpRules {
         long n = op.getShape(0), c = op.getShape(1), h = op.getShape(2), w = op.getShape(3), m = op.getShape(4);
         long perGroup = product(c / window(op).getGroup(), product(op.getShape(5), op.getShape(6)));
         long rows = product(n, convOutputHeight(op)), outputs = product(product(rows, convOutputWidth(op)), m);
-        boolean bias = false, residual = false;
-        for (Epilogue e : op.getEpilogueList()) {
-            bias |= e.getKind() == EpilogueKind.EPILOGUE_KIND_BIAS;
-            residual |= e.getKind() == EpilogueKind.EPILOGUE_KIND_RESIDUAL;
-        }
+        boolean bias = fuses(op, EpilogueKind.EPILOGUE_KIND_BIAS), residual = fuses(op, EpilogueKind.EPILOGUE_KIND_RESIDUAL);
         long x = product(product(n, c), product(h, w)), weights = product(m, perGroup);
         long work = product(rows, convWorkRow(op));
         return sum(sum(sum(x, weights), product(residual ? 2 : 1, outputs)), sum(work, bias ? m : 0));
@@ -287,6 +279,11 @@ public final class OpRules {
             return product(rows, (padded + sw - 1) / sw * sw); // stored in sw phases of ⌈padded / sw⌉
         }
         return product(product(c / w.getGroup(), product(kh, kw)), Math.min(convOutputWidth(op), MAX_CONV_TILE_COLUMNS));
+    }
+
+    /** Whether the op's epilogue has a step of this kind. */
+    private static boolean fuses(OpSpec op, EpilogueKind kind) {
+        return op.getEpilogueList().stream().anyMatch(e -> e.getKind() == kind);
     }
 
     /** a + b for non-negative a and b, or {@link Long#MAX_VALUE} where it overflows. */

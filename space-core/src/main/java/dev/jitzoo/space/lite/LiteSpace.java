@@ -72,8 +72,7 @@ public final class LiteSpace {
                 case BACKEND_WGSL -> ConvSpace.buildWgsl(op, DeviceProfiles.limits(device));
                 default -> throw noSpace(backend);
             };
-            return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
-                    .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
+            return response(all, all.size());
         }
         if (OpRules.hasCompactWeights(op.getKind())) {
             OpShapes shapes = OpShapes.of(op);
@@ -88,15 +87,13 @@ public final class LiteSpace {
                 case OP_KIND_MATMUL_Q4 -> Q4Space.build(shapes, registers, relaxed);
                 default -> F16Space.build(shapes, registers, relaxed);
             });
-            return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
-                    .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
+            return response(all, all.size());
         }
         if (!OpRules.isMatmul(op.getKind())) {
             checkRowOp(op);
             DeviceProfiles.check(device);
             List<Candidate> all = split(op, device, backend, RowOpSpace.build(simd(device, backend)));
-            return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
-                    .setLiteSpaceSize(all.size()).setNaiveSpaceSize(all.size()).build();
+            return response(all, all.size());
         }
         OpShapes shapes = OpShapes.of(op);
         DeviceProfiles.check(device);
@@ -107,11 +104,13 @@ public final class LiteSpace {
         });
         all.sort(Comparator.comparingDouble(Candidate::getScore).reversed());
         all = split(op, device, backend, all);
-        return ComposeResponse.newBuilder()
-                .addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
-                .setLiteSpaceSize(all.size())
-                .setNaiveSpaceSize(NaiveSpace.size(shapes, backend))
-                .build();
+        return response(all, NaiveSpace.size(shapes, backend));
+    }
+
+    /** The space's first {@code maxCandidates} candidates, its size, and the naive space's. */
+    private ComposeResponse response(List<Candidate> all, long naiveSize) {
+        return ComposeResponse.newBuilder().addAllCandidates(all.subList(0, Math.min(maxCandidates, all.size())))
+                .setLiteSpaceSize(all.size()).setNaiveSpaceSize(naiveSize).build();
     }
 
     /**
