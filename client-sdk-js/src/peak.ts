@@ -28,30 +28,40 @@ const I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba;
 export type PeakForm = "madd" | "relaxed" | "dot";
 const LOCAL_GET = 0x20, LOCAL_SET = 0x21, LOCAL_TEE = 0x22;
 
+/** Dot chains: each dot takes a vector the loop changes and a constant of its own, so no two are alike. */
+const DOT_CHAINS = 6;
+
 /**
  * `peak(iterations) -> f32`: each iteration does CHAINS × (acc = acc × a + b) on four lanes, or in
- * the dot form CHAINS × (acc = acc + dot(a, b)): eight i16 products summed in pairs into four lanes.
+ * the dot form a += step, then DOT_CHAINS × (acc = acc + dot(a, bᵢ)): eight i16 products summed in
+ * pairs into four lanes. A dot of two loop constants would be one dot for every chain, hoisted out
+ * of the loop (the loop would time its adds alone); a dot of its own accumulator would wait on it.
  */
 function peakModule(form: PeakForm): Uint8Array<ArrayBuffer> {
-  const a = CHAINS, b = CHAINS + 1;
+  const chains = form === "dot" ? DOT_CHAINS : CHAINS;
+  const a = chains, b = chains + 1;
   const body: number[] = [];
   const splat = (local: number, x: number) => body.push(0x43, ...f32(x), ...simd(F32X4_SPLAT), LOCAL_SET, local + 1);
-  for (let i = 0; i < CHAINS; i++) splat(i, 1 + i / 64);
+  const dot = (i: number) => b + 1 + i; // the dot form's constant of chain i (a local after b)
+  for (let i = 0; i < chains; i++) splat(i, 1 + i / 64);
   splat(a, 0.9999);
   splat(b, 0.0001);
+  if (form === "dot") for (let i = 0; i < chains; i++) splat(dot(i), 3 + i);
   body.push(0x03, 0x40); // loop
-  for (let i = 0; i < CHAINS; i++) {
+  if (form === "dot") body.push(LOCAL_GET, a + 1, LOCAL_GET, b + 1, ...simd(I32X4_ADD), LOCAL_SET, a + 1);
+  for (let i = 0; i < chains; i++) {
     body.push(LOCAL_GET, i + 1, LOCAL_GET, a + 1);
     if (form === "relaxed") body.push(LOCAL_GET, b + 1, ...simd(F32X4_RELAXED_MADD));
-    else if (form === "dot") body.push(LOCAL_GET, b + 1, ...simd(I32X4_DOT_I16X8_S), ...simd(I32X4_ADD));
+    else if (form === "dot") body.push(LOCAL_GET, dot(i), ...simd(I32X4_DOT_I16X8_S), ...simd(I32X4_ADD));
     else body.push(...simd(F32X4_MUL), LOCAL_GET, b + 1, ...simd(F32X4_ADD));
     body.push(LOCAL_SET, i + 1);
   }
   body.push(LOCAL_GET, 0, 0x41, 1, 0x6b, LOCAL_TEE, 0, 0x0d, 0, 0x0b); // count -= 1; br_if loop; end
   body.push(LOCAL_GET, 1);
-  for (let i = 1; i < CHAINS; i++) body.push(LOCAL_GET, i + 1, ...simd(F32X4_ADD));
+  for (let i = 1; i < chains; i++) body.push(LOCAL_GET, i + 1, ...simd(F32X4_ADD));
   body.push(...simd(F32X4_EXTRACT_LANE), 0, 0x0b);
-  const func = [1, ...leb(CHAINS + 2), 0x7b, ...body]; // one local group: CHAINS + 2 v128
+  const locals = chains + 2 + (form === "dot" ? chains : 0);
+  const func = [1, ...leb(locals), 0x7b, ...body]; // one local group of v128
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]),
@@ -78,7 +88,7 @@ export function peakLoop(relaxed: boolean | PeakForm, iterations = 400_000): Pea
   const bytes = peakModule(form);
   if (!WebAssembly.validate(bytes)) return null;
   const { peak } = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as { peak: (n: number) => number };
-  return { call: () => void peak(iterations), flops: iterations * CHAINS * (form === "dot" ? 16 : LANES * 2) };
+  return { call: () => void peak(iterations), flops: iterations * (form === "dot" ? DOT_CHAINS * 16 : CHAINS * LANES * 2) };
 }
 
 /**
