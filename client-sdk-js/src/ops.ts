@@ -1,7 +1,7 @@
 import { create, getOption } from "@bufbuild/protobuf";
 import { ConvWindowSchema, EpilogueKind, EpilogueKindSchema, OpKind, OpKindSchema, OpSpecSchema, op_rank, type OpSpec } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
-import { halfToFloat, roundToHalf } from "./graph/tensor.js";
-import { erf, roundHalfEven } from "./reference.js";
+import { halfToFloat, halfWords, roundToHalf } from "./graph/tensor.js";
+import { erf, roundHalfEven, seededFloats } from "./reference.js";
 
 /**
  * What each jitzoo op computes (docs/kernel-abi.md): its ABI name, operands and their shapes,
@@ -571,6 +571,25 @@ function epilogue(op: OpSpec, acc: Float64Array, ci: number, bias: Float32Array 
  */
 export const opTolerance = (op: OpSpec, tolerance: number): number =>
   Math.max(tolerance, op.epilogue.filter((e) => e.kind === EpilogueKind.ROUND_HALF).length * 2 ** -10);
+
+/**
+ * Seeded inputs of an op's kernel as the words its operands take in memory, for the operands of
+ * `shapes` (a Wasm kernel's, or a WGSL kernel's without scratch) that are inputs: floats in
+ * [-1, 1); an integer operand's words seeded bytes (values over its type's whole range); a
+ * float16 one's seeded values in [-1, 1) as float16 bits (any bits could be NaN); a quantizer's
+ * scales 0.01 (seeded sums stay near 1). {@link operandView} reads them as the reference takes them.
+ */
+export function seededWords(op: OpSpec, shapes: readonly [string, number[]][]): Record<string, Float32Array<ArrayBuffer>> {
+  const types = operandTypes(op), inputs = inputNames(op);
+  const words: Record<string, Float32Array<ArrayBuffer>> = {};
+  shapes.forEach(([name, shape], i) => {
+    if (!inputs.includes(name)) return;
+    const elements = shape.reduce((a, b) => a * b, 1), type = types[name] ?? "float32";
+    words[name] = type === "float16" ? halfWords(seededFloats(elements, 17 + i)) : seededFloats(wordsOf(type, elements), 17 + i);
+  });
+  if (words.BScale) words.BScale.fill(0.01);
+  return words;
+}
 
 /** 4-byte words an operand of `elements` elements of `type` takes in memory (how arenas and weights count it). */
 export const wordsOf = (type: OperandType, elements: number): number => Math.ceil(elements * bytesOf(type) / 4);

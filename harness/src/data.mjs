@@ -20,6 +20,9 @@ export const typeOf = (meta, name) => meta.operandTypes?.[name] ?? 'float32';
 
 const ARRAYS = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array, float16: Uint16Array };
 
+/** The typed array class of an element type (`float16`: its bits, a Uint16Array). */
+export const arrayOf = (type) => ARRAYS[type];
+
 /** Operands a kernel writes besides C (the metadata's `scratch`): neither inputs nor results. */
 export const scratchOf = (meta) => meta.scratch ?? [];
 

@@ -9,6 +9,7 @@
 
 import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
+import { arrayOf, size, typeOf } from './data.mjs';
 
 Object.assign(globalThis, globals);
 
@@ -109,7 +110,8 @@ async function compiledModule(device, source, meta) {
 
 /**
  * Runs one kernel once: uploads every operand of `meta.operands` except "C" from `inputs`
- * (a Map or an object, operand name -> Float32Array of exactly the operand's size), dispatches
+ * (a Map or an object, operand name -> its type's typed array of exactly the operand's size: a Float32Array
+ * but where `operandTypes` says otherwise), dispatches
  * `meta.dispatch` workgroups of the entry point `meta.entry`, and returns C as a Float32Array.
  * C starts as NaN everywhere, so an element the kernel forgets to write shows. `meta` is the
  * kernel's metadata, parsed or as JSON text.
@@ -127,13 +129,17 @@ export async function runWgsl(device, source, meta, inputs) {
     throw new Error('the metadata names no operand C');
   }
   const operands = meta.operands.map((name) => {
-    const floats = meta.operandShapes[name].reduce((a, b) => a * b, 1);
-    const data = name === 'C' ? new Float32Array(floats).fill(NaN) : get(name);
-    if (!(data instanceof Float32Array) || data.length !== floats) {
-      throw new Error(`operand ${name} must be a Float32Array of ${floats} floats, got `
-        + (data instanceof Float32Array ? `${data.length}` : typeof data));
+    const elements = size(meta.operandShapes[name]);
+    const data = name === 'C' ? new Float32Array(elements).fill(NaN) : get(name);
+    const type = typeOf(meta, name), Typed = arrayOf(type);
+    if (!(data instanceof Typed) || data.length !== elements) {
+      throw new Error(`operand ${name} must be a ${Typed.name} of ${elements} ${type} elements, got `
+        + (ArrayBuffer.isView(data) ? `a ${data.constructor.name} of ${data.length}` : typeof data));
     }
-    return { name, floats, data };
+    // a typed operand (a float16-weight matmul's B) is bound as its bytes, padded to whole 4-byte words
+    const words = new Uint8Array(Math.ceil(data.byteLength / 4) * 4);
+    words.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    return { name, floats: words.length / 4, data: words };
   });
 
   const buffers = [];

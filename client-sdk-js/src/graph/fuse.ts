@@ -48,10 +48,11 @@ const GELU_MAX_NODES = 10;
  * Q·Kᵀ (a MatMul of a transposed operand) as batch_matmul with transposeB; LayerNormalization
  * and its ReduceMean form as layer_norm; Softmax; same-shape Add and Mul. RMSNorm, rotary
  * embeddings and a softmax's NaN guard become one host step each (`host/fused.ts`); float casts
- * of float values are views. The rest runs in JavaScript. Wasm kernels only (`float16`, the
- * values a float16 file declares float16): that file's MatMuls become `matmul_f16` (the weights kept
- * 16-bit), and a product rounds to float16 in its epilogue (`round_half`) after each step whose
- * value the file rounds, as onnxruntime does op by op. WebGPU runs Convs on the host (`conv` false).
+ * of float values are views. The rest runs in JavaScript. A float16 file's MatMuls become
+ * `matmul_f16` (the weights kept 16-bit, widened in the kernel). Wasm kernels only (`float16`, the
+ * values a float16 file declares float16): a product rounds to float16 in its epilogue
+ * (`round_half`) after each step whose value the file rounds, as onnxruntime does op by op.
+ * `conv` false leaves Convs other than patch embeddings to the host.
  */
 export function fuse(folded: FoldedGraph, outputs: readonly string[], { float16, conv = true }: FuseOptions = {}): FusedGraph {
   return new Fuser(folded, outputs, float16, conv).run();
@@ -60,7 +61,7 @@ export function fuse(folded: FoldedGraph, outputs: readonly string[], { float16,
 export interface FuseOptions {
   /** The values a float16 file declares float16 (Wasm kernels only: their products round in the kernel). */
   float16?: ReadonlySet<string>;
-  /** Whether Convs other than patch embeddings become `conv` ops (Wasm kernels only; WebGPU runs them on the host). */
+  /** Whether Convs other than patch embeddings become `conv` ops (the default). */
   conv?: boolean;
 }
 
@@ -163,8 +164,8 @@ class Fuser {
     const weight = this.constant(b);
     if (weight) {
       if (bShape.length !== 2) return false;
-      // a float16 file's weights: kept 16-bit, widened in the kernel (its Work a value of its own)
-      const half = this.float16 !== undefined && weight.half === true && weight.dtype === "float32";
+      // a float16 file's weights: kept 16-bit, widened in the kernel (its Work, on Wasm, a value of its own)
+      const half = weight.half === true && weight.dtype === "float32";
       return this.emitMatmul(nodes, { ...init, kind: half ? OpKind.MATMUL_F16 : OpKind.MATMUL, shape: [sizeOf(aShape.slice(0, -1)), k, n] },
         a, b, node.outputs[0], half ? { Work: `${node.outputs[0]}:work` } : {});
     }

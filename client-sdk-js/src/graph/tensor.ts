@@ -84,7 +84,7 @@ function halfBitsOf(b: number, x: number): number {
  * weight as kernels read it): rounded in one pass, then encoded in another, as tight loops over the
  * whole array (a weight of 3.5 million values in tens of milliseconds, not one value at a time).
  */
-export function halfWords(values: ArrayLike<number>): Float32Array {
+export function halfWords(values: ArrayLike<number>): Float32Array<ArrayBuffer> {
   const rounded = Float32Array.from(values);
   roundToHalfInPlace(rounded);
   const from = new Uint32Array(rounded.buffer);

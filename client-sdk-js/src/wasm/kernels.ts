@@ -1,7 +1,5 @@
 import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, wordsOf } from "../ops.js";
-import { halfWords } from "../graph/tensor.js";
-import { seededFloats } from "../reference.js";
+import { inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, seededWords, wordsOf } from "../ops.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
 import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "./executor.js";
 import { Arena, SHARED_MAX_PAGES, type Panels } from "./arena.js";
@@ -211,17 +209,12 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
     id,
     tryOut() {
       const scratch = new Arena(pool);
-      const words: Record<string, Float32Array> = {};
       const types = operandTypes(op);
-      const operands = Object.fromEntries(operandShapes(op).map(([name, shape], i) => {
-        const elements = shape.reduce((a, b) => a * b, 1), floats = wordsOf(types[name] ?? "float32", elements);
-        const operand = { offset: scratch.alloc(floats * 4), floats };
-        // an integer operand's seeded words are seeded bytes: values over its type's whole range; a
-        // float16 one's, seeded values in [-1, 1) as float16 bits (any bits could be NaN)
-        if (inputNames(op).includes(name)) words[name] = types[name] === "float16" ? halfWords(seededFloats(elements, 17 + i)) : seededFloats(floats, 17 + i);
-        return [name, operand];
+      const words = seededWords(op, operandShapes(op));
+      const operands = Object.fromEntries(operandShapes(op).map(([name, shape]) => {
+        const floats = wordsOf(types[name] ?? "float32", shape.reduce((a, b) => a * b, 1));
+        return [name, { offset: scratch.alloc(floats * 4), floats }];
       }));
-      if (words.BScale) words.BScale.fill(0.01); // a quantizer's scale: seeded sums stay near 1
       for (const [name, values] of Object.entries(words)) scratch.f32(operands[name].offset, values.length).set(values);
       const bound = code.instantiate(scratch).bind({ operands, weights: {} });
       try {

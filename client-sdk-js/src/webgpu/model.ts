@@ -5,7 +5,8 @@ import { fold, type FoldedGraph, type InputShapes } from "../graph/fold.js";
 import { fuse, type FusedGraph, type HostStep, type KernelStep } from "../graph/fuse.js";
 import { runNode, type ValueMeta } from "../graph/host/index.js";
 import type { OnnxGraph } from "../graph/onnx.js";
-import { sizeOf, type HostTensor } from "../graph/tensor.js";
+import { halfWords, sizeOf, type HostTensor } from "../graph/tensor.js";
+import { operandTypes } from "../ops.js";
 import type { ModelEvent, ModelListener } from "../model/events.js";
 import { GraphModel, type GpuStats, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
@@ -296,7 +297,7 @@ export class GpuModel extends GraphModel {
       const start = performance.now();
       const known = new Set(this.slots.keys());
       const folded = fold(this.graph, shapes);
-      const program = fuse(folded, this.graph.outputs); // WebGPU multiplies in float32
+      const program = fuse(folded, this.graph.outputs); // a float16 file's values not rounded: WGSL has no round_half
       const slots = program.steps.filter((s): s is KernelStep => s.kind === "kernel").map((s) => this.slotFor(s));
       const fresh = [...new Set(slots)].filter((s) => !known.has(s.key));
       if (fresh.length) await this.connect(fresh);
@@ -434,16 +435,17 @@ export class GpuModel extends GraphModel {
       buffers.set(name, slot.buffer);
     }
     const folds = new Map<string, GPUBuffer>();
-    const bufferOf = (v: string): GPUBuffer => {
+    const bufferOf = (v: string, half: boolean): GPUBuffer => {
       const b = base(v);
-      return isConst(b) ? this.weight(b, meta(b).value!, folds) : buffers.get(b)!;
+      return isConst(b) ? this.weight(b, meta(b).value!, folds, half) : buffers.get(b)!;
     };
 
     // dispatches: kernels through their slots (which follow tuning), shaders with their pipelines built now
     const dispatches: (() => Dispatch)[] = [];
     const shaders: GpuProgram[] = [];
     for (const g of gpuSteps) {
-      const bound = Object.fromEntries(Object.entries(g.operands).map(([name, v]) => [name, bufferOf(v)]));
+      const types = g.kernel ? operandTypes(g.kernel.op) : {};
+      const bound = Object.fromEntries(Object.entries(g.operands).map(([name, v]) => [name, bufferOf(v, types[name] === "float16")]));
       if (g.kernel) {
         dispatches.push(this.slots.get(g.kernel.key)!.use(bound));
         continue;
@@ -512,18 +514,20 @@ export class GpuModel extends GraphModel {
   }
 
   /** A constant on the current device: initializers once for the model, folded constants once per plan (`local`). */
-  private weight(name: string, value: HostTensor, local: Map<string, GPUBuffer>): GPUBuffer {
+  /** A constant's buffer on this device, made once: float32, or (`half`, a matmul_f16's B) its float16 bits, two to a word. */
+  private weight(name: string, value: HostTensor, local: Map<string, GPUBuffer>, half: boolean): GPUBuffer {
     if (this.weightsDevice !== this.gpu.device) {
       this.weights.clear();
       this.weightsDevice = this.gpu.device;
     }
     const cache = this.graph.initializers.has(name) ? this.weights : local;
-    let buffer = cache.get(name);
+    const key = half ? `${name}:float16` : name;
+    let buffer = cache.get(key);
     if (!buffer) {
-      const data = value.data instanceof Float32Array ? value.data : Float32Array.from(value.data as ArrayLike<number>);
+      const data = half ? halfWords(value.data as Float32Array) : value.data instanceof Float32Array ? value.data : Float32Array.from(value.data as ArrayLike<number>);
       buffer = this.gpu.device.createBuffer({ size: Math.max(16, Math.ceil((data.length * 4) / 16) * 16), usage: STORAGE(), label: name });
       this.gpu.device.queue.writeBuffer(buffer, 0, data as Float32Array<ArrayBuffer>);
-      cache.set(name, buffer);
+      cache.set(key, buffer);
     }
     return buffer;
   }

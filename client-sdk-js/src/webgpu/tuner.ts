@@ -1,7 +1,6 @@
 import type { InitialKernel, KernelOffer } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import type { KernelArtifact, OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { flopsOf, operandShapes, referenceOp, scratchOperands } from "../ops.js";
-import { seededFloats } from "../reference.js";
+import { flopsOf, operandShapes, operandView, referenceOp, scratchOperands, seededWords } from "../ops.js";
 import { median } from "../timing.js";
 import { judgeOutput, pairVerdict, sampleRows, TunerBase, type Task, type TunerContext } from "../model/tuning.js";
 import type { ModelSession } from "../model/session.js";
@@ -97,17 +96,18 @@ interface Candidate {
 export class GpuOpTuner extends TunerBase<GpuSlot> {
   private bench?: Bench;
   private readonly rows: number[];
-  private readonly inputs: Record<string, Float32Array<ArrayBuffer>> = {};
+  /** The seeded inputs as the words their buffers hold (a float16-weight matmul's B: its halves, two to a word). */
+  private readonly inputs: Record<string, Float32Array<ArrayBuffer>>;
   private readonly expected: Float32Array;
   private incumbentOutput?: Float32Array;
   private candidate?: Candidate;
 
   constructor(slot: GpuSlot, private readonly context: GpuContext, private readonly timer: GpuTimer, session: ModelSession, tuner: TunerContext) {
     super(slot, session, tuner);
-    const shapes = gpuOperands(slot.op);
-    shapes.forEach(([name, shape], i) => { if (name !== "C") this.inputs[name] = seededFloats(shape.reduce((a, b) => a * b, 1), 17 + i); });
+    this.inputs = seededWords(slot.op, gpuOperands(slot.op));
     this.rows = sampleRows(slot.op);
-    this.expected = referenceOp(slot.op, this.inputs, this.rows);
+    this.expected = referenceOp(slot.op, Object.fromEntries(Object.entries(this.inputs).map(([name, words]) => [name, operandView(slot.op, name, words)])),
+      this.rows);
   }
 
   /** The Welcome's kernel: pipeline built, checked on the bench, then in use from the first run. */
@@ -301,7 +301,7 @@ export class GpuOpTuner extends TunerBase<GpuSlot> {
     const buffers: Record<string, GPUBuffer> = {};
     let floats = 0;
     for (const [name, shape] of gpuOperands(this.op)) {
-      const n = shape.reduce((a, b) => a * b, 1);
+      const n = name === "C" ? shape.reduce((a, b) => a * b, 1) : this.inputs[name].length;
       buffers[name] = device.createBuffer({ size: Math.max(16, n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
       if (name === "C") floats = n;
       else device.queue.writeBuffer(buffers[name], 0, this.inputs[name]);

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadModel } from "../../src/load.js";
 import { ortOutputs } from "../support/models.js";
-import { allowed, distance, formOf, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
+import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
 import { noWebGpu, useSwiftShader } from "../support/webgpu.js";
 import { GATEWAY } from "./support.js";
 
@@ -43,6 +43,8 @@ const tiny = realExports("tiny");
 describe.skipIf(!GATEWAY || tiny.length === 0 || noWebGpu)("real exports on WebGPU (Dawn on SwiftShader)", () => {
   afterAll(() => console.log(`real exports on WGSL kernels (max |jitzoo − onnxruntime-web| / allowed):\n  ${gpuLines.join("\n  ")}`));
   const gpuLines: string[] = [];
+  /** GPU memory of each file's model (its weights' and activations' buffers), by file. */
+  const gpuMemory = new Map<string, number>();
 
   it.each(tiny.map((f) => [nameOf(f), f]))("%s", async (name, file) => {
     useSwiftShader();
@@ -55,6 +57,14 @@ describe.skipIf(!GATEWAY || tiny.length === 0 || noWebGpu)("real exports on WebG
     expect(stats.backend, stats.notes.join("; ")).toBe("webgpu");
     expect(stats.gpu!.errors).toBe(0);
     const form = formOf(file);
+    gpuMemory.set(file, stats.memoryBytes);
+    if (form === "fp16") {
+      // its products on float16-weight WGSL kernels (a ViT's patch embedding, a Conv's reshaped
+      // filters, in float32): the weights' buffers hold their halves, not floats
+      expect(stats.ops.some((op) => op.key.startsWith("matmul_f16|"))).toBe(true);
+      const fp32 = gpuMemory.get(fp32Sibling(file));
+      if (fp32 !== undefined) expect(stats.memoryBytes).toBeLessThan(fp32 * 0.75);
+    }
     const theirs = await ortOutputs(bytes, feeds, ortLevel(form));
     for (const [output, expected] of Object.entries(theirs)) {
       const { worst, largest } = distance(ours[output].data as Float32Array, expected);

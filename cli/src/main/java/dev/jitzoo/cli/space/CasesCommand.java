@@ -72,7 +72,7 @@ final class CasesCommand implements Callable<Integer> {
                 DeviceProfile device = withThreads(DeviceProfiles.load(deviceName));
                 for (Backend b : DeviceProfiles.backends(device)) {
                     if (!backend.equals("all") && SpaceCli.backend(backend) != b
-                            || OpRules.hasCompactWeights(op.getKind()) && b != Backend.BACKEND_WASM) { // compact-weight products run on Wasm only
+                            || b == Backend.BACKEND_WGSL && !OpRules.hasWgslKernels(op.getKind())) { // quantized products run on Wasm only
                         continue;
                     }
                     List<Candidate> candidates = space.compose(op, device, b).getCandidatesList();

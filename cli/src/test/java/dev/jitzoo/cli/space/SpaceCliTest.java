@@ -9,6 +9,9 @@ import dev.jitzoo.proto.space.v1.CandidateSource;
 import dev.jitzoo.proto.space.v1.ComposeResponse;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -31,6 +34,19 @@ class SpaceCliTest {
         ComposeResponse anonymous = run("--op", "K0", "--zoo", "127.0.0.1:1");
         assertFalse(anonymous.getZooUnavailable().isEmpty());
         assertTrue(anonymous.getZooUnavailable().contains("--fingerprint"), anonymous.getZooUnavailable());
+    }
+
+    @Test
+    void casesOfAFloat16WeightMatmulCoverWebGpuAndOfAnInt8OneWasmOnly() throws Exception {
+        Path dir = Files.createTempDirectory("jitzoo-cases");
+        Path out = dir.resolve("cases.jsonl");
+        assertEquals(0, new CommandLine(new SpaceCli()).execute("cases", "--device", "nvidia-ampere-webgpu", "--out", out.toString(),
+                "--op", "matmul_f16:16x64x128,matmul_int8:16x64x128"));
+        List<String> lines = Files.readAllLines(out);
+        assertTrue(lines.stream().anyMatch(l -> l.contains("MATMUL_F16") && l.contains("-webgpu-L")), "float16-weight WGSL candidates");
+        assertTrue(lines.stream().anyMatch(l -> l.contains("MATMUL_F16") && l.contains("-wasm-L")), "and Wasm ones");
+        assertTrue(lines.stream().anyMatch(l -> l.contains("MATMUL_INT8") && l.contains("-wasm-L")), "int8 Wasm candidates");
+        assertFalse(lines.stream().anyMatch(l -> l.contains("MATMUL_INT8") && l.contains("-webgpu-L")), "no int8 WGSL kernels");
     }
 
     private static ComposeResponse run(String... args) throws Exception {

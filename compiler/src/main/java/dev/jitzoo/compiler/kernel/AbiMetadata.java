@@ -196,9 +196,12 @@ public final class AbiMetadata {
                     .putInts("dilations", List.of(w.dilationH(), w.dilationW()))
                     .putInts("pads", List.of(w.padTop(), w.padLeft(), w.padBottom(), w.padRight())).put("group", w.group()));
         }
-        if (shapes.containsKey("Work")) {
+        boolean scratch = shapes.containsKey("Work");
+        if (scratch) {
             json.putStrings("scratch", List.of("Work"));
-            Map<String, String> named = operandTypes(op);
+        }
+        Map<String, String> named = operandTypes(op);
+        if (scratch || shapes.keySet().stream().anyMatch(named::containsKey)) { // a WGSL float16-weight matmul's B has no Work
             JsonObjectWriter types = new JsonObjectWriter();
             shapes.keySet().stream().filter(named::containsKey).forEach(name -> types.put(name, named.get(name)));
             json.put("operandTypes", types);

@@ -4,6 +4,7 @@ import static dev.jitzoo.compiler.wgsl.WgslSource.u;
 
 import dev.jitzoo.compiler.kernel.Epilogue;
 import dev.jitzoo.compiler.kernel.Op;
+import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +26,8 @@ final class MatMulShader {
     private final int lanes;
     /** Accumulators per tile row: vec4s when vectorized, else floats. */
     private final int columns;
+    /** B is float16 (a matmul_f16's weights), read through b4 or b1. */
+    private final boolean half;
 
     private MatMulShader(MatMulLayout layout) {
         this.layout = layout;
@@ -32,6 +35,7 @@ final class MatMulShader {
         this.s = layout.schedule();
         this.lanes = layout.lanes();
         this.columns = s.x0() / lanes;
+        this.half = op.kind() == OpKind.MATMUL_F16;
     }
 
     static String write(MatMulLayout layout) {
@@ -51,7 +55,7 @@ final class MatMulShader {
         out.line("const N = " + u(op.n()) + ";");
         String c = layout.vectorC() ? "vec4<f32>" : "f32";
         binding(0, "A", "read", "f32");
-        binding(1, "B", "read", layout.vectorB() ? "vec4<f32>" : "f32");
+        binding(1, "B", "read", half ? (layout.vectorB() ? "vec2<u32>" : "u32") : layout.vectorB() ? "vec4<f32>" : "f32");
         binding(2, "C", "read_write", c);
         int next = 3;
         if (op.fuses(Epilogue.Kind.BIAS)) {
@@ -66,6 +70,15 @@ final class MatMulShader {
                     + layout.depth() * layout.blockColumns() / lanes + ">;");
         }
         out.blank();
+        if (half) {
+            out.line("// B holds float16 bits, two to a u32 (IEEE binary16, little-endian), widened to f32 as read");
+            if (layout.vectorB()) {
+                out.line("fn b4(i: u32) -> vec4<f32> { let w = B[i]; return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }");
+            } else {
+                out.line("fn b1(i: u32) -> f32 { return unpack2x16float(B[i / 2u])[i % 2u]; }");
+            }
+            out.blank();
+        }
         WgslMath.activationFunctions(out, op, layout.vectorC());
         out.line("@compute @workgroup_size(" + layout.threadsX() + ", " + layout.threadsY() + ", 1)");
         out.open("fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,"
@@ -133,7 +146,7 @@ final class MatMulShader {
         if (layout.vectorB()) {
             String row = (op.batch() > 1 ? "bBase4 + " : "") + "(" + kd + ") * " + u(op.n() / 4);
             for (int v = 0; v < columns; v++) {
-                out.line("let b" + d + "_" + v + " = B[" + row + " + bc" + v + "];");
+                out.line("let b" + d + "_" + v + " = " + b(row + " + bc" + v) + ";");
             }
             return;
         }
@@ -147,8 +160,7 @@ final class MatMulShader {
             }
             for (int l = 0; l < lanes; l++) {
                 int j = v * lanes + l;
-                line.append(l == 0 ? "" : ", ").append("B[")
-                        .append(op.transposeB() ? "bc" + j + " + " + kd : "br" + d + " + bc" + j).append(']');
+                line.append(l == 0 ? "" : ", ").append(b(op.transposeB() ? "bc" + j + " + " + kd : "br" + d + " + bc" + j));
             }
             line.append(lanes == 4 ? ");" : ";");
             out.end();
@@ -193,7 +205,7 @@ final class MatMulShader {
             String kCondition = kEdge ? "gk < K" : null;
             if (layout.vectorB()) {
                 String column = layout.columnOverhang() ? "min(gc / 4u, N / 4u - 1u)" : "gc / 4u";
-                String load = "B[" + (op.batch() > 1 ? "bBase4 + " : "") + k + " * " + u(op.n() / 4) + " + " + column + "]";
+                String load = b((op.batch() > 1 ? "bBase4 + " : "") + k + " * " + u(op.n() / 4) + " + " + column);
                 out.line("Bs[idx] = " + guarded(load, "vec4<f32>()",
                         conditions(kCondition, layout.columnOverhang() ? "gc < N" : null)) + ";");
                 return;
@@ -202,8 +214,7 @@ final class MatMulShader {
             for (int l = 0; l < lanes; l++) {
                 String gc = l == 0 ? "gc" : "(gc + " + u(l) + ")";
                 String column = layout.columnOverhang() ? "min(" + gc + ", N - 1u)" : gc;
-                String load = op.transposeB() ? "B[" + base("bBase") + column + " * K + " + k + "]"
-                        : "B[" + base("bBase") + k + " * N + " + column + "]";
+                String load = b(op.transposeB() ? base("bBase") + column + " * K + " + k : base("bBase") + k + " * N + " + column);
                 value.append(l == 0 ? "" : ", ").append(guarded(load, "0.0f",
                         conditions(kCondition, layout.columnOverhang() ? gc + " < N" : null)));
             }
@@ -336,6 +347,11 @@ final class MatMulShader {
     }
 
     // ---- helpers ----
+
+    /** B's element (a vec4 when B is read as vec4) at {@code index}: float16 bits widened for a matmul_f16. */
+    private String b(String index) {
+        return (half ? (layout.vectorB() ? "b4(" : "b1(") : "B[") + index + (half ? ")" : "]");
+    }
 
     private static String acc(int row, int column) {
         return "c" + row + "_" + column;

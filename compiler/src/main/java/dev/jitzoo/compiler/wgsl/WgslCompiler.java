@@ -11,6 +11,7 @@ import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
 import dev.jitzoo.compiler.wasm.passes.Pass;
+import dev.jitzoo.proto.rules.OpRules;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -73,9 +74,9 @@ public final class WgslCompiler implements KernelCompiler {
         if (op == null || schedule == null || limits == null) {
             throw new InvalidKernelException("an op, a schedule and the device limits are required");
         }
-        if (op.kind().compactWeights) {
-            throw new InvalidKernelException(op.kind().abiName + " has no WGSL kernel: on WebGPU its products run as "
-                    + "Wasm kernels (docs/kernel-abi.md)");
+        if (!OpRules.hasWgslKernels(op.kind().wire)) {
+            throw new InvalidKernelException(op.kind().abiName + " has no WGSL kernel: on WebGPU its products run in float32 "
+                    + "over weights dequantized at load (docs/kernel-abi.md)");
         }
         if (op.fuses(Epilogue.Kind.ROUND_HALF)) {
             throw new InvalidKernelException("round_half has no WGSL form: a float16 file's rounding runs in Wasm kernels");
@@ -98,7 +99,7 @@ public final class WgslCompiler implements KernelCompiler {
         if (op.kind() == OpKind.CONV) {
             return ConvShader.write(op, schedule, limits);
         }
-        if (!op.kind().matmul) {
+        if (!op.kind().matmul && op.kind() != OpKind.MATMUL_F16) {
             return RowOpShader.write(op, schedule, limits);
         }
         MatMulLayout layout = MatMulLayout.of(op, schedule, limits);

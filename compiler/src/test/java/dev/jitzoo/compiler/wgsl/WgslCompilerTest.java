@@ -121,6 +121,25 @@ class WgslCompilerTest {
     }
 
     @Test
+    void aFloat16WeightMatmulReadsBAsHalvesTwoToAWordWithoutWork() {
+        Op op = new Op(OpKind.MATMUL_F16, 6, 10, 12).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS));
+        GeneratedKernel vector = COMPILER.compile(op, Schedule.registerTile(2, 4, true, 0));
+        assertTrue(vector.source().contains("var<storage, read> B: array<vec2<u32>>;"), vector.source());
+        assertTrue(vector.source().contains("vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y))"), vector.source());
+        assertTrue(vector.metadataJson().contains("\"operands\":[\"A\",\"B\",\"C\",\"Bias\"]"), vector.metadataJson());
+        assertTrue(vector.metadataJson().contains("\"operandTypes\":{\"B\":\"float16\"}"), vector.metadataJson());
+        assertFalse(vector.metadataJson().contains("scratch"), "WGSL kernels take no Work");
+        // N odd: B read one half at a time (rows straddle words), also staged in workgroup memory
+        Op odd = new Op(OpKind.MATMUL_F16, 7, 13, 5);
+        for (Schedule s : List.of(Schedule.registerTile(1, 4, true, 0), new Schedule(1, 1, 0, 0, 0, 4, false, 0))) {
+            String source = COMPILER.compile(odd, s).source();
+            assertTrue(source.contains("var<storage, read> B: array<u32>;") && source.contains("unpack2x16float(B[i / 2u])[i % 2u]"), source);
+        }
+        assertTrue(reason(new Op(OpKind.MATMUL_INT8, 4, 8, 8), Schedule.registerTile(1, 4, true, 0).withPackB(true))
+                .contains("matmul_int8 has no WGSL kernel"));
+    }
+
+    @Test
     void vectorizeWritesVec4AndBindsVec4OnlyWhenRowsAreWholeVectors() {
         Schedule vector = Schedule.registerTile(2, 8, true, 0);
         String whole = COMPILER.compile(Op.matmul(7, 13, 64), vector).source();

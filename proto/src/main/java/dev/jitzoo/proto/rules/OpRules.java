@@ -78,6 +78,14 @@ public final class OpRules {
         return isQuantized(kind) || kind == OpKind.OP_KIND_MATMUL_F16;
     }
 
+    /**
+     * Whether an op of this kind has WGSL kernels: every kind but the quantized products (int8,
+     * 4-bit), which WebGPU runs as float products over weights dequantized at load.
+     */
+    public static boolean hasWgslKernels(OpKind kind) {
+        return !isQuantized(kind);
+    }
+
     /** Whether an op of this kind takes epilogue steps (every product and convolution does). */
     public static boolean takesEpilogue(OpKind kind) {
         return isMatmul(kind) || hasCompactWeights(kind) || kind == OpKind.OP_KIND_CONV;

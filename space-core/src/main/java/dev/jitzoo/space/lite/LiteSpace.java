@@ -74,7 +74,7 @@ public final class LiteSpace {
             };
             return response(all, all.size());
         }
-        if (OpRules.hasCompactWeights(op.getKind())) {
+        if (OpRules.hasCompactWeights(op.getKind()) && !(backend == Backend.BACKEND_WGSL && OpRules.hasWgslKernels(op.getKind()))) {
             OpShapes shapes = OpShapes.of(op);
             DeviceProfiles.check(device);
             if (backend != Backend.BACKEND_WASM || !wasmTarget(device).simd()) {
@@ -89,7 +89,7 @@ public final class LiteSpace {
             });
             return response(all, all.size());
         }
-        if (!OpRules.isMatmul(op.getKind())) {
+        if (rowOp(op)) {
             checkRowOp(op);
             DeviceProfiles.check(device);
             List<Candidate> all = split(op, device, backend, RowOpSpace.build(simd(device, backend)));
@@ -126,7 +126,7 @@ public final class LiteSpace {
                     && (!schedule.getRelaxedSimd() || wasmTarget(device).relaxedSimd());
             return runs ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
         }
-        if (OpRules.hasCompactWeights(op.getKind())) {
+        if (OpRules.hasCompactWeights(op.getKind()) && backend == Backend.BACKEND_WASM) {
             Schedule fields = SplitRules.forThreads(op, schedule, 1);
             boolean simd = wasmTarget(device).simd();
             boolean relaxed = !fields.getRelaxedSimd() || wasmTarget(device).relaxedSimd();
@@ -135,10 +135,12 @@ public final class LiteSpace {
                 case OP_KIND_MATMUL_Q4 -> Q4Space.runs(fields, simd);
                 default -> F16Space.runs(fields, simd);
             };
-            return backend == Backend.BACKEND_WASM && runs
-                    ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
+            return runs ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
         }
-        if (!OpRules.isMatmul(op.getKind())) {
+        if (!OpRules.hasWgslKernels(op.getKind())) {
+            return Optional.empty(); // a quantized product on WGSL
+        }
+        if (rowOp(op)) {
             Schedule fields = backend == Backend.BACKEND_WASM ? SplitRules.forThreads(op, schedule, 1) : schedule;
             return RowOpSpace.runs(fields, simd(device, backend))
                     ? Optional.of(Candidate.newBuilder().setSchedule(schedule).build()) : Optional.empty();
@@ -163,6 +165,11 @@ public final class LiteSpace {
         int threads = DeviceProfiles.wasmThreads(device);
         return candidates.stream().map(c -> c.toBuilder().setSchedule(SplitRules.forThreads(op, c.getSchedule(), threads)).build())
                 .toList();
+    }
+
+    /** An op that is not a product (softmax, layer norm, add, mul); a float16-weight matmul on WGSL is a matmul there. */
+    private static boolean rowOp(OpSpec op) {
+        return !OpRules.isMatmul(op.getKind()) && !OpRules.hasCompactWeights(op.getKind());
     }
 
     private static void checkRowOp(OpSpec op) {

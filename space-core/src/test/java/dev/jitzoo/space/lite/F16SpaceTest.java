@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jitzoo.proto.kernel.v1.Backend;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.WebGpuAdapter;
 import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.space.domain.InvalidOpException;
@@ -43,12 +45,24 @@ class F16SpaceTest {
     }
 
     @Test
-    void aDecodeStepGetsDirectTilesOnWasmOnly() {
+    void aDecodeStepGetsDirectTiles() {
         for (Candidate c : space.compose(op(OpKind.OP_KIND_MATMUL_F16, 1, 384, 1536), wasm(true, false, 16, 0), Backend.BACKEND_WASM)
                 .getCandidatesList()) {
             assertEquals(1, c.getSchedule().getY0(), c.toString());
             assertTrue(!c.getSchedule().getColumnsOuter(), c.toString());
         }
-        assertThrows(InvalidOpException.class, () -> space.compose(FFN_IN, wasm(true, false, 16, 0), Backend.BACKEND_WGSL));
+        assertThrows(InvalidOpException.class, () -> space.compose(FFN_IN, wasm(false, false, 16, 0), Backend.BACKEND_WASM));
+    }
+
+    @Test
+    void onWebGpuItTakesTheFloatMatmulsSpace() {
+        DeviceProfile gpu = DeviceProfile.newBuilder().setLogicalCores(4)
+                .setWebgpu(WebGpuAdapter.newBuilder().setVendor("nvidia").setArchitecture("ampere")).build();
+        List<Candidate> f16 = space.compose(FFN_IN, gpu, Backend.BACKEND_WGSL).getCandidatesList();
+        List<Candidate> f32 = space.compose(op(OpKind.OP_KIND_MATMUL, 128, 384, 1536), gpu, Backend.BACKEND_WGSL).getCandidatesList();
+        assertEquals(f32, f16, "the weights are widened as read: the tiles are the float matmul's");
+        assertTrue(LiteSpace.fit(FFN_IN, gpu, Backend.BACKEND_WGSL, f16.get(0).getSchedule()).isPresent());
+        assertTrue(LiteSpace.fit(FFN_IN, gpu, Backend.BACKEND_WGSL, space.compose(FFN_IN, wasm(true, false, 16, 0), Backend.BACKEND_WASM)
+                .getCandidates(0).getSchedule()).isEmpty(), "a Wasm primitive (columnsOuter) does not fit WebGPU");
     }
 }
