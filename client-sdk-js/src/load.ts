@@ -1,6 +1,6 @@
 import type { DeviceProfile } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 import { externalLocations, graphOf, ModelError, parseModel, type ExternalFiles } from "./graph/onnx.js";
-import { floatProducts } from "./graph/lower.js";
+import { withoutInt8Kernels } from "./graph/lower.js";
 import type { LoadOptions, Model } from "./model/model.js";
 import { WorkerModel } from "./model/worker-model.js";
 import { probeDevice } from "./probe.js";
@@ -31,7 +31,7 @@ export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL,
   const backend = await openBackend(options);
   if ("gpu" in backend) {
     options.log?.(`WebGPU: ${backend.gpu.profile.vendor || "?"} ${backend.gpu.profile.architecture || "?"}${backend.gpu.profile.software ? " (software)" : ""}`);
-    return new GpuModel(floatProducts(graph), options, backend.gpu, backend.device); // WebGPU has no int8 kernels: its products in float
+    return new GpuModel(withoutInt8Kernels(graph), options, backend.gpu, backend.device); // WebGPU has no int8 kernels: those products in float
   }
   const threads = await kernelThreads(options.threads);
   if (threads.pool) options.log?.(`kernels run on ${threads.pool.threads} threads`);

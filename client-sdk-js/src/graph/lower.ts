@@ -1,5 +1,5 @@
 import { TensorProto_DataType as DataType } from "../gen/onnx/onnx_pb.js";
-import { dequantizeQ4, Q4_BLOCK, q4Layout } from "../ops.js";
+import { Q4_BLOCK, q4Layout } from "../ops.js";
 import { dequantizeNBits, MATMUL_INT8, MATMUL_Q4, nbitsLayout } from "./host/linalg.js";
 import type { OnnxGraph, OnnxNode } from "./onnx.js";
 import type { HostTensor } from "./tensor.js";
@@ -28,10 +28,10 @@ export function lower(graph: OnnxGraph): OnnxGraph {
 }
 
 /**
- * The quantized products of a lowered graph as float MatMuls over dequantized weights, for a
- * backend without int8 or 4-bit kernels (WebGPU).
+ * The int8 products of a lowered graph as float MatMuls over dequantized weights, for a backend
+ * with 4-bit kernels but no int8 ones (WebGPU).
  */
-export function floatProducts(graph: OnnxGraph): OnnxGraph {
+export function withoutInt8Kernels(graph: OnnxGraph): OnnxGraph {
   return new Lowering(graph, false).run();
 }
 
@@ -62,7 +62,6 @@ class Lowering {
       if (node.opType === "com.microsoft.MatMulNBits") this.nbits(node);
       else if (node.opType === "MatMulInteger") this.integer(node);
       else if (node.opType === MATMUL_INT8 && !this.quantizedKernels) this.unfuseInt8(node);
-      else if (node.opType === MATMUL_Q4 && !this.quantizedKernels) this.unfuseQ4(node);
     }
     for (const node of this.graph.nodes) if (node.opType === "DynamicQuantizeLinear") this.dropWhenUnread(node);
     if (this.replaced.size === 0) return this.graph;
@@ -86,15 +85,6 @@ class Lowering {
     }
     const weight = this.add(`${packed}:dequantized`, { dtype: "float32", shape: [k, n], data: dequantizeNBits(node, b, s, z, g) });
     this.replaced.set(node, withBias(node, bias, (out) => matmul(node.name, a, weight, out)));
-  }
-
-  /** A 4-bit product node as a float MatMul over its weights dequantized (a backend without 4-bit kernels). */
-  private unfuseQ4(node: OnnxNode): void {
-    const [a, packed, scales, zeros] = node.inputs;
-    const { K: k, N: n } = node.attrs as { K: number; N: number };
-    const [b, s, z] = [packed, scales, zeros].map((v) => this.initializers.get(v)!);
-    const weight = this.add(`${packed}:dequantized`, { dtype: "float32", shape: [k, n], data: dequantizeQ4(k, n, b.data as Uint8Array, s.data as Float32Array, z.data as Uint8Array) });
-    this.replaced.set(node, [matmul(node.name, a, weight, node.outputs[0])]);
   }
 
   /** MatMulInteger(q, Wq, zq, zw) → Cast → Mul(s · sw), with q, s, zq from one DynamicQuantizeLinear and Wq, zw, sw constants. */

@@ -6,7 +6,7 @@ import { fuse, type FusedGraph, type HostStep, type KernelStep } from "../graph/
 import { runNode, type ValueMeta } from "../graph/host/index.js";
 import type { OnnxGraph } from "../graph/onnx.js";
 import { halfWords, sizeOf, type HostTensor } from "../graph/tensor.js";
-import { operandTypes } from "../ops.js";
+import { bytesAsWords, operandTypes } from "../ops.js";
 import type { ModelEvent, ModelListener } from "../model/events.js";
 import { GraphModel, type GpuStats, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
@@ -514,7 +514,10 @@ export class GpuModel extends GraphModel {
   }
 
   /** A constant on the current device: initializers once for the model, folded constants once per plan (`local`). */
-  /** A constant's buffer on this device, made once: float32, or (`half`, a matmul_f16's B) its float16 bits, two to a word. */
+  /**
+   * A constant's buffer on this device, made once: float32; a byte tensor (a 4-bit matmul's B and
+   * zero points) as its bytes, four to a word; `half` (a matmul_f16's B), its float16 bits, two to a word.
+   */
   private weight(name: string, value: HostTensor, local: Map<string, GPUBuffer>, half: boolean): GPUBuffer {
     if (this.weightsDevice !== this.gpu.device) {
       this.weights.clear();
@@ -524,7 +527,9 @@ export class GpuModel extends GraphModel {
     const key = half ? `${name}:float16` : name;
     let buffer = cache.get(key);
     if (!buffer) {
-      const data = half ? halfWords(value.data as Float32Array) : value.data instanceof Float32Array ? value.data : Float32Array.from(value.data as ArrayLike<number>);
+      const data = half ? halfWords(value.data as Float32Array)
+        : value.dtype === "int8" || value.dtype === "uint8" ? bytesAsWords(value.data as Uint8Array | Int8Array)
+          : value.data instanceof Float32Array ? value.data : Float32Array.from(value.data as ArrayLike<number>);
       buffer = this.gpu.device.createBuffer({ size: Math.max(16, Math.ceil((data.length * 4) / 16) * 16), usage: STORAGE(), label: name });
       this.gpu.device.queue.writeBuffer(buffer, 0, data as Float32Array<ArrayBuffer>);
       cache.set(key, buffer);

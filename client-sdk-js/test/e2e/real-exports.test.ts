@@ -58,12 +58,13 @@ describe.skipIf(!GATEWAY || tiny.length === 0 || noWebGpu)("real exports on WebG
     expect(stats.gpu!.errors).toBe(0);
     const form = formOf(file);
     gpuMemory.set(file, stats.memoryBytes);
-    if (form === "fp16") {
-      // its products on float16-weight WGSL kernels (a ViT's patch embedding, a Conv's reshaped
-      // filters, in float32): the weights' buffers hold their halves, not floats
-      expect(stats.ops.some((op) => op.key.startsWith("matmul_f16|"))).toBe(true);
+    if (form === "fp16" || form === "q4") {
+      // its products on float16-weight or 4-bit WGSL kernels (a ViT's patch embedding, a Conv's
+      // reshaped filters, in float32): the weights' buffers hold halves or 4-bit blocks, not floats
+      expect(stats.ops.some((op) => op.key.startsWith(form === "fp16" ? "matmul_f16|" : "matmul_q4|"))).toBe(true);
       const fp32 = gpuMemory.get(fp32Sibling(file));
-      if (fp32 !== undefined) expect(stats.memoryBytes).toBeLessThan(fp32 * 0.75);
+      if (fp32 !== undefined) expect(stats.memoryBytes).toBeLessThan(fp32 * (form === "fp16" ? 0.75 : 0.5));
+      gpuLines.push(`${name}: ${stats.memoryBytes} bytes of GPU memory, the fp32 file's ${fp32}`);
     }
     const theirs = await ortOutputs(bytes, feeds, ortLevel(form));
     for (const [output, expected] of Object.entries(theirs)) {

@@ -113,8 +113,11 @@ public final class TestCli implements Callable<Integer> {
     /** Convolutions whose WGSL lite space (one GPU's) the wgsl stage runs whole: batch 2, an odd depthwise stride 2, a dilated 1-D one. */
     private static final String CONV_WGSL_CASES = "conv:2x8x13x14x12x3x3/pads=1x1x1x1,conv:1x8x15x15x8x3x3/stride=2x2/pads=1x0x1x1/group=8,"
             + "conv:1x6x1x40x10x1x5/dilation=1x2/pads=0x4x0x3/group=2";
-    /** Float16-weight matmuls whose WGSL lite space the wgsl stage runs whole: B read as vec4s (two words), and one half at a time. */
-    private static final String F16_WGSL_CASES = "matmul_f16:33x64x128,matmul_f16:7x13x5";
+    /**
+     * Compact-weight matmuls whose WGSL lite space the wgsl stage runs whole: float16 B read as vec4s
+     * (two words) and one half at a time; 4-bit B over two blocks (the last padded), odd columns.
+     */
+    private static final String COMPACT_WGSL_CASES = "matmul_f16:33x64x128,matmul_f16:7x13x5,matmul_q4:33x64x128,matmul_q4:7x40x5";
 
     /** Generated Wasm kernels and dynamic-shape plans in V8, after the harness's own unit tests. */
     private void kernels() {
@@ -167,12 +170,12 @@ public final class TestCli implements Callable<Integer> {
         Path results = harnessResults();
         inCases(cases -> {
             Suite.say("generated WGSL kernels compiled by Tint and run on SwiftShader (Dawn): K0..K3 candidates, odd "
-                    + "shapes, a GPU's whole conv space on three windows and its float16-weight matmul space (several minutes)");
+                    + "shapes, a GPU's whole conv space on three windows and its float16-weight and 4-bit matmul spaces (several minutes)");
             String wgsl = cases.resolve("wgsl").toString();
             suite.jitzoo("codegen", "cases", "--out", wgsl, "--set", "all", "--backend", "wgsl");
             suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
             suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wgsl, "--backend", "wgsl");
-            suite.jitzoo("space", "cases", "--out", cases + "/conv.jsonl", "--op", CONV_WGSL_CASES + "," + F16_WGSL_CASES, "--backend", "webgpu",
+            suite.jitzoo("space", "cases", "--out", cases + "/conv.jsonl", "--op", CONV_WGSL_CASES + "," + COMPACT_WGSL_CASES, "--backend", "webgpu",
                     "--device", "nvidia-ampere-webgpu");
             suite.jitzoo("codegen", "cases", "--requests", cases + "/conv.jsonl", "--out", wgsl, "--backend", "wgsl");
             suite.harness("WGSL kernels in Dawn", webgpu, "check", wgsl, "--junit", results.resolve("wgsl-dawn.xml").toString(),

@@ -3,6 +3,7 @@ package dev.jitzoo.compiler.wgsl;
 import dev.jitzoo.compiler.kernel.Epilogue;
 import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.compiler.kernel.Op;
+import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
 import dev.jitzoo.proto.rules.ScheduleRules;
 
@@ -134,9 +135,9 @@ record MatMulLayout(Op op, Schedule schedule, int threadsX, int threadsY, int de
         return ceilDiv(op.k(), depth);
     }
 
-    /** B is read as vec4 straight from its buffer: 4 adjacent columns of a row, and rows of whole vec4s. */
+    /** B is read as vec4 straight from its buffer: 4 adjacent columns of a row, and rows of whole vec4s (not a 4-bit B's). */
     boolean vectorB() {
-        return schedule.vectorize() && op.n() % LANES == 0 && !op.transposeB();
+        return schedule.vectorize() && op.n() % LANES == 0 && !op.transposeB() && op.kind() != OpKind.MATMUL_Q4; // 4-bit columns are apart
     }
 
     /** C (and Bias, Residual) are bound and written as vec4. */

@@ -6,6 +6,7 @@ import dev.jitzoo.compiler.kernel.Epilogue;
 import dev.jitzoo.compiler.kernel.Op;
 import dev.jitzoo.compiler.kernel.OpKind;
 import dev.jitzoo.compiler.kernel.Schedule;
+import dev.jitzoo.proto.rules.OpRules;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -28,6 +29,8 @@ final class MatMulShader {
     private final int columns;
     /** B is float16 (a matmul_f16's weights), read through b4 or b1. */
     private final boolean half;
+    /** B is 4-bit in blocks of 32 along K with scales and zero points (a matmul_q4's), read through bq(k, n). */
+    private final boolean q4;
 
     private MatMulShader(MatMulLayout layout) {
         this.layout = layout;
@@ -36,6 +39,7 @@ final class MatMulShader {
         this.lanes = layout.lanes();
         this.columns = s.x0() / lanes;
         this.half = op.kind() == OpKind.MATMUL_F16;
+        this.q4 = op.kind() == OpKind.MATMUL_Q4;
     }
 
     static String write(MatMulLayout layout) {
@@ -55,9 +59,13 @@ final class MatMulShader {
         out.line("const N = " + u(op.n()) + ";");
         String c = layout.vectorC() ? "vec4<f32>" : "f32";
         binding(0, "A", "read", "f32");
-        binding(1, "B", "read", half ? (layout.vectorB() ? "vec2<u32>" : "u32") : layout.vectorB() ? "vec4<f32>" : "f32");
-        binding(2, "C", "read_write", c);
-        int next = 3;
+        binding(1, "B", "read", half ? (layout.vectorB() ? "vec2<u32>" : "u32") : q4 ? "u32" : layout.vectorB() ? "vec4<f32>" : "f32");
+        int next = 2;
+        if (q4) {
+            binding(next++, "BScale", "read", "f32");
+            binding(next++, "BZero", "read", "u32");
+        }
+        binding(next++, "C", "read_write", c);
         if (op.fuses(Epilogue.Kind.BIAS)) {
             binding(next++, "Bias", "read", c);
         }
@@ -78,6 +86,9 @@ final class MatMulShader {
                 out.line("fn b1(i: u32) -> f32 { return unpack2x16float(B[i / 2u])[i % 2u]; }");
             }
             out.blank();
+        }
+        if (q4) {
+            q4Helper();
         }
         WgslMath.activationFunctions(out, op, layout.vectorC());
         out.line("@compute @workgroup_size(" + layout.threadsX() + ", " + layout.threadsY() + ", 1)");
@@ -150,7 +161,7 @@ final class MatMulShader {
             }
             return;
         }
-        if (!op.transposeB()) {
+        if (!op.transposeB() && !q4) {
             out.line("let br" + d + " = " + base("bBase") + "(" + kd + ") * N;");
         }
         for (int v = 0; v < columns; v++) {
@@ -160,7 +171,8 @@ final class MatMulShader {
             }
             for (int l = 0; l < lanes; l++) {
                 int j = v * lanes + l;
-                line.append(l == 0 ? "" : ", ").append(b(op.transposeB() ? "bc" + j + " + " + kd : "br" + d + " + bc" + j));
+                line.append(l == 0 ? "" : ", ").append(q4 ? "bq(" + kd + ", bc" + j + ")"
+                        : b(op.transposeB() ? "bc" + j + " + " + kd : "br" + d + " + bc" + j));
             }
             line.append(lanes == 4 ? ");" : ";");
             out.end();
@@ -214,7 +226,8 @@ final class MatMulShader {
             for (int l = 0; l < lanes; l++) {
                 String gc = l == 0 ? "gc" : "(gc + " + u(l) + ")";
                 String column = layout.columnOverhang() ? "min(" + gc + ", N - 1u)" : gc;
-                String load = b(op.transposeB() ? base("bBase") + column + " * K + " + k : base("bBase") + k + " * N + " + column);
+                String load = q4 ? "bq(" + k + ", " + column + ")"
+                        : b(op.transposeB() ? base("bBase") + column + " * K + " + k : base("bBase") + k + " * N + " + column);
                 value.append(l == 0 ? "" : ", ").append(guarded(load, "0.0f",
                         conditions(kCondition, layout.columnOverhang() ? gc + " < N" : null)));
             }
@@ -347,6 +360,28 @@ final class MatMulShader {
     }
 
     // ---- helpers ----
+
+    /**
+     * {@code bq(k, n)}: weight (k, n) of a 4-bit B as onnxruntime dequantizes it, (q − zero) × scale:
+     * B is {@code [N, blocks, 16]} bytes (byte i of a block holds k = 2i in its low nibble, 2i + 1 in
+     * its high one), BScale {@code [N, blocks]}, BZero {@code [N, ceil(blocks / 2)]} bytes (the even
+     * block in the low nibble); bytes read out of their u32 words.
+     */
+    private void q4Helper() {
+        long blocks = OpRules.q4Blocks(op.k());
+        out.line("// B holds 4-bit weights in blocks of 32 along K, a scale and a 4-bit zero point each, widened as read");
+        out.line("const BLOCKS = " + u(blocks) + ";");
+        out.line("const ZERO_BYTES = " + u((blocks + 1) / 2) + ";");
+        out.open("fn bq(k: u32, n: u32) -> f32");
+        out.line("let block = k / 32u;");
+        out.line("let byte = (n * BLOCKS + block) * 16u + (k % 32u) / 2u;");
+        out.line("let q = (B[byte / 4u] >> ((byte % 4u) * 8u + (k % 2u) * 4u)) & 15u;");
+        out.line("let zeroByte = n * ZERO_BYTES + block / 2u;");
+        out.line("let zero = (BZero[zeroByte / 4u] >> ((zeroByte % 4u) * 8u + (block % 2u) * 4u)) & 15u;");
+        out.line("return (f32(q) - f32(zero)) * BScale[n * BLOCKS + block];");
+        out.close();
+        out.blank();
+    }
 
     /** B's element (a vec4 when B is read as vec4) at {@code index}: float16 bits widened for a matmul_f16. */
     private String b(String index) {

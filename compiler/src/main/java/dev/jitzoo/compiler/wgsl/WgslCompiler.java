@@ -99,7 +99,7 @@ public final class WgslCompiler implements KernelCompiler {
         if (op.kind() == OpKind.CONV) {
             return ConvShader.write(op, schedule, limits);
         }
-        if (!op.kind().matmul && op.kind() != OpKind.MATMUL_F16) {
+        if (!op.kind().matmul && !op.kind().compactWeights) {
             return RowOpShader.write(op, schedule, limits);
         }
         MatMulLayout layout = MatMulLayout.of(op, schedule, limits);

@@ -140,6 +140,24 @@ class WgslCompilerTest {
     }
 
     @Test
+    void aFourBitMatmulReadsItsBlocksInPlaceBeforeC() {
+        Op op = new Op(OpKind.MATMUL_Q4, 6, 40, 12).withEpilogue(Epilogue.of(Epilogue.Kind.BIAS));
+        GeneratedKernel k = COMPILER.compile(op, Schedule.registerTile(2, 4, true, 0));
+        String source = k.source();
+        for (String binding : List.of("@binding(1) var<storage, read> B: array<u32>;", "@binding(2) var<storage, read> BScale: array<f32>;",
+                "@binding(3) var<storage, read> BZero: array<u32>;", "@binding(4) var<storage, read_write> C: array<vec4<f32>>;",
+                "@binding(5) var<storage, read> Bias: array<vec4<f32>>;")) {
+            assertTrue(source.contains(binding), binding + "\n" + source);
+        }
+        assertTrue(source.contains("const BLOCKS = 2u;") && source.contains("const ZERO_BYTES = 1u;"), source);
+        assertTrue(source.contains("(f32(q) - f32(zero)) * BScale[n * BLOCKS + block]"), source);
+        assertFalse(source.contains("B[(k)"), "four columns of 4-bit weights lie apart: each read through bq");
+        assertTrue(k.metadataJson().contains("\"operands\":[\"A\",\"B\",\"BScale\",\"BZero\",\"C\",\"Bias\"]"), k.metadataJson());
+        assertTrue(k.metadataJson().contains("\"operandTypes\":{\"B\":\"uint8\",\"BZero\":\"uint8\"}"), k.metadataJson());
+        assertTrue(reason(op, Schedule.registerTile(2, 4, true, 0).withPackB(true)).contains("packB is a Wasm schedule primitive"));
+    }
+
+    @Test
     void vectorizeWritesVec4AndBindsVec4OnlyWhenRowsAreWholeVectors() {
         Schedule vector = Schedule.registerTile(2, 8, true, 0);
         String whole = COMPILER.compile(Op.matmul(7, 13, 64), vector).source();

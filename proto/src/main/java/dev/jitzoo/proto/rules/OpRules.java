@@ -79,11 +79,11 @@ public final class OpRules {
     }
 
     /**
-     * Whether an op of this kind has WGSL kernels: every kind but the quantized products (int8,
-     * 4-bit), which WebGPU runs as float products over weights dequantized at load.
+     * Whether an op of this kind has WGSL kernels: every kind but the int8 product, which WebGPU
+     * runs as a float product over weights dequantized at load.
      */
     public static boolean hasWgslKernels(OpKind kind) {
-        return !isQuantized(kind);
+        return kind != OpKind.OP_KIND_MATMUL_INT8;
     }
 
     /** Whether an op of this kind takes epilogue steps (every product and convolution does). */

@@ -44,8 +44,8 @@ public final class ScheduleRules {
      * it in place), plain vectors for the other ops.
      */
     public static Schedule safeDefault(OpSpec op, Backend backend) {
-        if (OpRules.isQuantized(op.getKind())) {
-            return MATMUL_DEFAULT.toBuilder().setPackB(true).build();
+        if (OpRules.isQuantized(op.getKind()) && backend == Backend.BACKEND_WASM) {
+            return MATMUL_DEFAULT.toBuilder().setPackB(true).build(); // on WGSL a 4-bit B is read in place
         }
         if (OpRules.hasCompactWeights(op.getKind()) || op.getKind() == OpKind.OP_KIND_CONV) {
             return MATMUL_DEFAULT; // float16 weights read in place; a conv's 1 x 4 tile

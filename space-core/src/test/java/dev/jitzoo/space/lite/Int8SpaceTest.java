@@ -52,6 +52,8 @@ class Int8SpaceTest {
     @Test
     void runsOnWasmWithSimdOnlySplitForTheDevicesThreads() {
         assertThrows(InvalidOpException.class, () -> space.compose(FFN_IN, wasm(false, false, 16, 0), Backend.BACKEND_WASM));
+        assertThrows(InvalidOpException.class, () -> space.compose(FFN_IN, wasm(true, false, 16, 0), Backend.BACKEND_WGSL),
+                "no int8 WGSL kernels: WebGPU runs int8 products in float");
         DeviceProfile threaded = wasm(true, false, 16, 0).toBuilder()
                 .setWasm(WasmFeatures.newBuilder().setSimd(true).setThreads(true).setThreadsUsed(2)).build();
         for (Candidate c : space.compose(FFN_IN, threaded, Backend.BACKEND_WASM).getCandidatesList()) {

@@ -11,7 +11,9 @@ import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import dev.jitzoo.proto.kernel.v1.WebGpuAdapter;
 import dev.jitzoo.proto.rules.ScheduleRules;
 import dev.jitzoo.proto.space.v1.Candidate;
 import dev.jitzoo.space.domain.InvalidOpException;
@@ -52,9 +54,21 @@ class Q4SpaceTest {
     }
 
     @Test
+    void onWebGpuItTakesTheFloatMatmulsSpace() {
+        DeviceProfile gpu = DeviceProfile.newBuilder().setLogicalCores(4)
+                .setWebgpu(WebGpuAdapter.newBuilder().setVendor("nvidia").setArchitecture("ampere")).build();
+        List<Candidate> q4 = space.compose(FFN_IN, gpu, Backend.BACKEND_WGSL).getCandidatesList();
+        assertEquals(space.compose(op(OpKind.OP_KIND_MATMUL, 128, 384, 1536), gpu, Backend.BACKEND_WGSL).getCandidatesList(), q4,
+                "the weights are widened as read: the tiles are the float matmul's");
+        assertTrue(LiteSpace.fit(FFN_IN, gpu, Backend.BACKEND_WGSL, q4.get(0).getSchedule()).isPresent());
+        Schedule safe = ScheduleRules.safeDefault(FFN_IN, Backend.BACKEND_WGSL);
+        assertTrue(!safe.getPackB() && ScheduleRules.wgslTileProblem(safe) == null, "the WGSL safe default reads B in place: " + safe);
+        assertTrue(ScheduleRules.safeDefault(FFN_IN, Backend.BACKEND_WASM).getPackB(), "the Wasm one packs it");
+    }
+
+    @Test
     void runsOnWasmWithSimdOnlySplitForTheDevicesThreads() {
         assertThrows(InvalidOpException.class, () -> space.compose(FFN_IN, wasm(false, false, 16, 0), Backend.BACKEND_WASM));
-        assertThrows(InvalidOpException.class, () -> space.compose(FFN_IN, wasm(true, false, 16, 0), Backend.BACKEND_WGSL));
         DeviceProfile threaded = wasm(true, false, 16, 0).toBuilder()
                 .setWasm(WasmFeatures.newBuilder().setSimd(true).setThreads(true).setThreadsUsed(2)).build();
         for (Candidate c : space.compose(FFN_IN, threaded, Backend.BACKEND_WASM).getCandidatesList()) {
