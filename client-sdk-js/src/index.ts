@@ -6,6 +6,7 @@ export {
   type Model, type LoadOptions, type ModelStats, type OpStats, type RunRecord, type TensorLike, type OutputTensor,
 } from "./model/model.js";
 export { runUntilSettled } from "./model/drive.js";
+export { type GenerateOptions, type GenerateResult } from "./model/generate.js";
 export { type ReconnectOptions } from "./model/session.js";
 export { type TuningOptions } from "./model/tuning.js";
 export { type ModelEvents } from "./model/events.js";

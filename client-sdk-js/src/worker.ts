@@ -13,6 +13,8 @@ const scope = globalThis as unknown as {
 const post = (message: FromWorker, transfer: Transferable[] = []) => scope.postMessage(message, transfer);
 
 let model: Promise<WasmModel> | undefined;
+/** The generations under way, by id: aborted when the page asks. */
+const generations = new Map<number, AbortController>();
 
 scope.onmessage = ({ data: message }) => {
   switch (message.type) {
@@ -42,6 +44,29 @@ scope.onmessage = ({ data: message }) => {
       const id = message.id;
       model!.then((m) => m.close().then(() => post({ type: "closed", id, stats: m.stats() })))
         .catch((e) => post({ type: "failed", id, error: postedError(e) }));
+      return;
+    }
+    case "generate": {
+      const id = message.id, controller = new AbortController();
+      generations.set(id, controller);
+      model!.then(async (m) => {
+        try {
+          const result = await m.generate(message.prompt, {
+            ...message.options, signal: controller.signal, onToken: (token, index) => post({ type: "token", id, token, index }),
+          });
+          post({ type: "generated", id, result, stats: m.stats() });
+        } catch (e) {
+          post({ type: "stats", stats: m.stats() }); // as of the failure (an aborted call's cache freed), before it is told
+          throw e;
+        } finally {
+          generations.delete(id);
+        }
+      }).catch((e) => post({ type: "failed", id, error: postedError(e) }));
+      return;
+    }
+    case "abort": {
+      const reason = new DOMException(message.reason.message, message.reason.name === "AbortError" ? "AbortError" : message.reason.name);
+      generations.get(message.id)?.abort(reason);
       return;
     }
     case "pagehide":

@@ -65,5 +65,5 @@ function checkDims(name: string, declared: readonly (number | string)[], given: 
   declared.forEach((d, i) => {
     if (typeof d === "number" && d > 0 && d !== given[i]) throw new ModelError(`input ${name}: dimension ${i} must be ${d}, got ${given[i]}`);
   });
-  if (given.some((d) => !Number.isInteger(d) || d < 1)) throw new ModelError(`input ${name}: dims [${given}] must be positive integers`);
+  if (given.some((d) => !Number.isInteger(d) || d < 0)) throw new ModelError(`input ${name}: dims [${given}] must be whole numbers`);
 }

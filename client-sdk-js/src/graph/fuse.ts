@@ -93,8 +93,7 @@ class Fuser {
   run(): FusedGraph {
     for (const node of this.g.nodes) {
       if (this.absorbed.has(node)) continue;
-      const step = this.match(node);
-      if (step) continue;
+      if (!this.empty(node) && this.match(node)) continue;
       if ((VIEW_OPS.has(node.opType) || this.floatCast(node)) && this.meta(node.inputs[0]).dtype === "float32") {
         this.aliases.set(node.outputs[0], this.aliases.get(node.inputs[0]) ?? node.inputs[0]);
         continue;
@@ -104,6 +103,11 @@ class Fuser {
     // a node placed on the host before a later op took it in (a Transpose or a scale before a MatMul) runs inside that op only
     const steps = this.placed.filter((p) => p.step.kind !== "host" || !this.absorbed.has(p.step.node)).sort((a, b) => a.at - b.at).map((p) => p.step);
     return { steps, aliases: this.aliases };
+  }
+
+  /** A node reading or writing a tensor of no elements (a KV cache's first, empty past): the host's, no kernel's. */
+  private empty(node: OnnxNode): boolean {
+    return [...node.inputs, ...node.outputs].some((v) => v && this.g.values.has(v) && sizeOf(this.meta(v).shape) === 0);
   }
 
   private match(node: OnnxNode): boolean {

@@ -7,6 +7,7 @@ import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import type { KernelStore } from "./kernel-store.js";
 import type { ReconnectOptions } from "./session.js";
 import type { TuningOptions } from "./tuning.js";
+import { decoderLayout, generateTokens, type DecoderLayout, type GenerateOptions, type GenerateResult } from "./generate.js";
 
 // The model an app holds, the same on every backend: its options, what it reports, and the base
 // of the backends' models (wasm/, webgpu/). `loadModel` (load.ts) picks the backend.
@@ -163,6 +164,8 @@ export interface ModelStats {
   weightBytes?: Record<"javascript" | "arena" | "packed", number>;
   /** Bytes of the benches of the ops still tuning (their copies of the op's tensors), freed as each op settles. */
   tuningMemoryBytes: number;
+  /** Bytes the KV cache of the generate() call under way holds, 0 when none is (a call that ends, however, frees it). */
+  kvCacheBytes: number;
   /** Every distinct jitzoo op, in first-use order. */
   ops: OpStats[];
   /** Steps run in JavaScript per run (data movement and the like), in the plan of the latest run. */
@@ -197,6 +200,13 @@ export interface Model {
    * `report-acked`, `report-failed`, `connection`); returns the function that stops listening.
    */
   on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void;
+  /**
+   * Generates token ids after `prompt` (a decoder's: `input_ids`, `attention_mask`, and a KV
+   * cache's `past_key_values.N.*` fed from its `present.N.*` outputs, or the whole sequence each
+   * step for a plain decoder), greedy or sampled; see {@link GenerateOptions}. Every step is a
+   * run, tuned as runs are.
+   */
+  generate(prompt: readonly number[], options?: GenerateOptions): Promise<GenerateResult>;
   /** Latency, memory and the kernel of every op so far (in worker mode, as of the latest run). */
   stats(): ModelStats;
   /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions; the model still runs. */
@@ -206,6 +216,9 @@ export interface Model {
 /** What every model over an ONNX graph on this thread shares: its inputs and outputs, `run` and its events. */
 export abstract class GraphModel implements Model {
   protected readonly events = new ModelEmitter();
+  /** Bytes the KV cache of the generate() call under way holds (0 when none). */
+  protected cacheBytes = 0;
+  private layout?: DecoderLayout;
 
   constructor(protected readonly graph: OnnxGraph) {}
 
@@ -244,6 +257,16 @@ export abstract class GraphModel implements Model {
 
   on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
     return this.events.on(event, listener);
+  }
+
+  generate(prompt: readonly number[], options: GenerateOptions = {}): Promise<GenerateResult> {
+    let layout: DecoderLayout;
+    try {
+      layout = this.layout ??= decoderLayout(this.graph);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return generateTokens(layout, (feeds) => this.run(feeds), prompt, options, (bytes) => { this.cacheBytes = bytes; });
   }
 
   abstract stats(): ModelStats;

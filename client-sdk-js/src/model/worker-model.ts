@@ -2,8 +2,9 @@ import { JitzooError, WorkerError } from "../errors.js";
 import { startModelWorker } from "../worker-start.js";
 import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, TensorLike } from "./model.js";
+import type { GenerateOptions, GenerateResult } from "./generate.js";
 import { ModelError, type GraphInput } from "../graph/onnx.js";
-import { LOAD, type FromWorker, type PostedError, type PostedTensor, type ToWorker, type WorkerLoadOptions } from "./worker-protocol.js";
+import { LOAD, postedError, type FromWorker, type PostedError, type PostedTensor, type ToWorker, type WorkerLoadOptions } from "./worker-protocol.js";
 
 /**
  * A model that runs and tunes in a dedicated Worker (the SDK's worker.ts): the page posts each
@@ -15,6 +16,8 @@ import { LOAD, type FromWorker, type PostedError, type PostedTensor, type ToWork
 export class WorkerModel implements Model {
   private readonly events = new ModelEmitter();
   private readonly pending = new Map<number, { resolve: (m: FromWorker) => void; reject: (e: Error) => void }>();
+  /** The token callbacks of the generations under way, by id. */
+  private readonly streams = new Map<number, (token: number, index: number) => void>();
   private nextId = LOAD + 1;
   private latest!: ModelStats;
   private graph!: { inputs: GraphInput[]; outputNames: string[] };
@@ -77,6 +80,25 @@ export class WorkerModel implements Model {
     return answer.outputs;
   }
 
+  /** Generates in the worker (every step there), each token posted to the page as it is picked; aborting posts the abort. */
+  async generate(prompt: readonly number[], options: GenerateOptions = {}): Promise<GenerateResult> {
+    const { onToken, signal, ...posted } = options;
+    signal?.throwIfAborted();
+    const id = this.nextId++;
+    if (onToken) this.streams.set(id, onToken);
+    const abort = () => this.post({ type: "abort", id, reason: postedError(signal!.reason) });
+    signal?.addEventListener("abort", abort, { once: true });
+    try {
+      const answer = await this.request(id, { type: "generate", id, prompt: [...prompt], options: posted });
+      if (answer.type !== "generated") throw new WorkerError(`the worker answered ${answer.type} to generate`);
+      this.latest = answer.stats;
+      return answer.result;
+    } finally {
+      this.streams.delete(id);
+      signal?.removeEventListener("abort", abort);
+    }
+  }
+
   on<E extends ModelEvent>(event: E, listener: ModelListener<E>): () => void {
     return this.events.on(event, listener);
   }
@@ -109,6 +131,7 @@ export class WorkerModel implements Model {
     switch (message.type) {
       case "event": return this.events.emit(message.event, message.payload as never);
       case "log": return this.log?.(message.line);
+      case "token": return this.streams.get(message.id)?.(message.token, message.index);
       case "stats": {
         this.latest = message.stats;
         return;

@@ -1,6 +1,7 @@
 import type { JitzooErrorCode } from "../errors.js";
 import type { ModelEvent, ModelEvents } from "./events.js";
 import type { LoadOptions, ModelStats, OutputTensor } from "./model.js";
+import type { GenerateOptions, GenerateResult } from "./generate.js";
 import type { GraphInput } from "../graph/onnx.js";
 
 // The messages between a page's WorkerModel and the SDK's worker entry (worker.ts).
@@ -24,7 +25,13 @@ export type ToWorker =
   | { type: "load"; source: Uint8Array | string; options: WorkerLoadOptions }
   | { type: "run"; id: number; feeds: Record<string, PostedTensor> }
   | { type: "close"; id: number }
+  | { type: "generate"; id: number; prompt: number[]; options: PostedGenerateOptions }
+  /** Aborts generation `id` between its steps. */
+  | { type: "abort"; id: number; reason: PostedError }
   | { type: "pagehide" };
+
+/** Generation options as they cross: data only (the callback and the signal stay on the page). */
+export type PostedGenerateOptions = Omit<GenerateOptions, "onToken" | "signal">;
 
 /** An error as it crosses: revived on the page as the SDK's error class of its code. */
 export interface PostedError {
@@ -37,6 +44,9 @@ export type FromWorker =
   | { type: "loaded"; inputs: GraphInput[]; outputNames: string[]; stats: ModelStats }
   | { type: "result"; id: number; outputs: Record<string, OutputTensor>; stats: ModelStats }
   | { type: "closed"; id: number; stats: ModelStats }
+  /** A new token of generation `id`, as it is picked. */
+  | { type: "token"; id: number; token: number; index: number }
+  | { type: "generated"; id: number; result: GenerateResult; stats: ModelStats }
   /** After a run's tuning: the stats as of it. */
   | { type: "stats"; stats: ModelStats }
   | { type: "failed"; id: number; error: PostedError }

@@ -96,6 +96,7 @@ export class WasmModel extends GraphModel {
       memoryBytes: this.arena.bytes,
       weightBytes: [...this.weights.values()].reduce((held, w) => ({ ...held, [w.held]: held[w.held] + w.bytes }), { javascript: 0, arena: 0, packed: 0 }),
       tuningMemoryBytes: this.tuning.benchBytes,
+      kvCacheBytes: this.cacheBytes,
       ops: [...this.slots.values()].map((s) => this.tuning.opStats(s, s.kernel.source)),
       hostSteps: this.latest?.hostSteps ?? 0,
       dynamicSteps: this.latest?.dynamicSteps ?? 0,

@@ -242,7 +242,7 @@ export class GpuModel extends GraphModel {
   }
 
   stats(): ModelStats {
-    if (this.fallback) return { ...this.fallback.stats(), notes: [...this.notes, ...this.fallback.stats().notes] };
+    if (this.fallback) return { ...this.fallback.stats(), notes: [...this.notes, ...this.fallback.stats().notes], kvCacheBytes: this.cacheBytes };
     const runMs = this.timeline.map((r) => r.inferMs);
     const gpu: GpuStats = {
       adapter: { vendor: this.gpu.profile.vendor, architecture: this.gpu.profile.architecture, software: this.gpu.profile.software },
@@ -265,6 +265,7 @@ export class GpuModel extends GraphModel {
       plans: this.plans.size,
       memoryBytes: [...this.plans.values()].reduce((sum, p) => sum + p.bytes, 0) + [...this.weights.values()].reduce((sum, b) => sum + b.size, 0),
       tuningMemoryBytes: this.tuning.benchBytes,
+      kvCacheBytes: this.cacheBytes,
       ops: [...this.slots.values()].map((s) => this.tuning.opStats(s, "wgsl")),
       hostSteps: this.latest?.hostSteps ?? 0,
       dynamicSteps: 0,

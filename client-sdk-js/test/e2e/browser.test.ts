@@ -44,6 +44,8 @@ type Jitzoo = PageSdk;
 const ONE_THREAD = expect.stringMatching(/^kernels run on one thread: no SharedArrayBuffer here \(the page is not cross-origin isolated/);
 /** Users' own files (real exports: int8, 4-bit with grouped-query attention and rotary embeddings, float16 vision) a page runs. */
 const USERS_FILES = ["bert_int8.onnx", "llama_q4.onnx", "vit_fp16.onnx"];
+/** A decoder with a KV cache (`past_key_values.N.*` in, `present.N.*` out) to generate with. */
+const DECODER = "gpt2_kv.onnx";
 
 /** What a page keeps of its tuning, for the test to poll. */
 interface Progress { timed: number; states: string[]; acked: number; ranked: number; settled: number; failed: string[]; log: string[] }
@@ -54,7 +56,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
 
   beforeAll(async () => {
     // the single-file build (dist/browser/jitzoo.js, beside it the worker it starts) on a page of its own, the model beside it
-    const users = Object.fromEntries(USERS_FILES.filter((f) => existsSync(join(REAL_EXPORTS, "tiny", f))).map((f) => [f, join(REAL_EXPORTS, "tiny", f)]));
+    const users = Object.fromEntries([...USERS_FILES, DECODER].filter((f) => existsSync(join(REAL_EXPORTS, "tiny", f))).map((f) => [f, join(REAL_EXPORTS, "tiny", f)]));
     site = await serveSite({ models: { "bert_layer.onnx": join(MODELS_DIR, "bert_layer.onnx"), ...users }, pages: { "/": SDK_PAGE } });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--no-first-run"] });
   });
@@ -235,6 +237,29 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       // float16 values are rounded after every op: a float32 kernel and the float64 reference may land a half's ulp apart
       expect(r.error, r.file).toBeLessThanOrEqual(r.file.includes("fp16") ? 2e-3 : 1e-4);
     }
+  }, 120_000);
+
+  it.skipIf(!existsSync(join(REAL_EXPORTS, "tiny", DECODER)))("generates in its worker on the suite's kernels: the reference kernels' tokens, streamed to the page, stopped by an abort", async () => {
+    const page = await open(browser, site.url);
+    const outcome = await page.evaluate(async ({ gateway, file }) => {
+      const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
+      const url = `/models/${file}`, prompt = [5, 17, 250, 3, 99], sampling = { maxNewTokens: 12, temperature: 1, seed: 5 };
+      const reference = await j.loadModel(url, { worker: false }); // the reference kernels, on the page's thread
+      const want = await reference.generate(prompt, sampling);
+      const model = await j.loadModel(url, { gateway, fingerprint: `e2e-browser-generate-${crypto.randomUUID()}` });
+      const streamed: number[] = [];
+      const got = await model.generate(prompt, { ...sampling, onToken: (t: number) => streamed.push(t) });
+      const controller = new AbortController();
+      const aborted = await model.generate(prompt, { maxNewTokens: 200, signal: controller.signal, onToken: (_t: number, i: number) => { if (i === 2) controller.abort(); } })
+        .then(() => "finished", (e: Error) => e.name);
+      const stats = model.stats();
+      return { want: want.tokens, got: got.tokens, streamed, aborted, runs: stats.runs, cache: stats.kvCacheBytes, notes: stats.notes, sources: [...new Set(stats.ops.map((o) => o.source))] };
+    }, { gateway: GATEWAY!, file: DECODER });
+    expect(outcome.got).toEqual(outcome.want);
+    expect(outcome.streamed).toEqual(outcome.got);
+    expect(outcome).toMatchObject({ aborted: "AbortError", cache: 0, notes: [ONE_THREAD], sources: ["wasm"] });
+    expect(outcome.runs).toBeGreaterThan(12 + 2);
+    expect(outcome.runs).toBeLessThan(12 + 200);
   }, 120_000);
 
   it("runs the model's kernels on threads in a cross-origin-isolated page: split kernels, the worker pool in the model's worker", async () => {

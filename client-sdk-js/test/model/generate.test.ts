@@ -1,0 +1,128 @@
+// generate() on the real decoder exports: greedy tokens equal to the same loop over
+// onnxruntime-web on the same file (KV-cache files fed their presents back, plain decoders the
+// whole sequence), sampling reproducible by its seed, an abort that frees the cache, and bad
+// input refused before any step runs. No gateway: every op on its reference kernel.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as ort from "onnxruntime-web";
+import { describe, expect, it } from "vitest";
+import { decodeModel, ModelError } from "../../src/graph/onnx.js";
+import { loadModel } from "../../src/load.js";
+import { decoderLayout, generateTokens, pickToken, type Step } from "../../src/model/generate.js";
+import type { OutputTensor } from "../../src/model/model.js";
+import "../support/models.js"; // onnxruntime-web on one thread, quiet
+import { REAL_EXPORTS, realExports } from "../support/real-exports.js";
+
+const tiny = (name: string) => join(REAL_EXPORTS, "tiny", `${name}.onnx`);
+const missing = realExports("tiny").length === 0;
+const PROMPT = [5, 17, 250, 3, 99];
+const NEW = 16;
+
+/** A step of onnxruntime-web over the same file: the feeds as its tensors, its outputs as the SDK's. */
+async function ortStep(bytes: Uint8Array): Promise<{ step: Step; release: () => Promise<void> }> {
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+  const step: Step = async (feeds) => {
+    const tensors = Object.fromEntries(Object.entries(feeds).map(([name, t]) =>
+      [name, new ort.Tensor(t.data instanceof BigInt64Array ? "int64" : "float32", t.data as Float32Array | BigInt64Array, [...t.dims])]));
+    const out = await session.run(tensors);
+    return Object.fromEntries(Object.entries(out).map(([name, v]) => [name, { type: "float32", dims: [...v.dims], data: v.data as Float32Array } as OutputTensor]));
+  };
+  return { step, release: () => session.release() };
+}
+
+describe.skipIf(missing)("generate() on real decoder exports", () => {
+  it.each(["gpt2_kv", "llama_kv", "gpt2", "llama"])("%s: greedy and seeded tokens are onnxruntime-web's, step for step", async (name) => {
+    const bytes = readFileSync(tiny(name));
+    const model = await loadModel(bytes, { worker: false, store: null });
+    const streamed: number[] = [];
+    const ours = await model.generate(PROMPT, { maxNewTokens: NEW, onToken: (t, i) => { expect(i).toBe(streamed.length); streamed.push(t); } });
+    // random weights and a tied head repeat a token greedily: a seeded draw walks varied ones, each step's cache another
+    const sampled = await model.generate(PROMPT, { maxNewTokens: NEW, temperature: 1, seed: 3 });
+    const ort = await ortStep(bytes);
+    try {
+      const layout = decoderLayout(decodeModel(bytes));
+      expect(ours.tokens).toHaveLength(NEW);
+      expect(ours.tokens).toEqual((await generateTokens(layout, ort.step, PROMPT, { maxNewTokens: NEW })).tokens);
+      expect(sampled.tokens).toEqual((await generateTokens(layout, ort.step, PROMPT, { maxNewTokens: NEW, temperature: 1, seed: 3 })).tokens);
+    } finally {
+      await ort.release();
+    }
+    expect(new Set(sampled.tokens).size).toBeGreaterThan(NEW / 2);
+    expect(streamed).toEqual(ours.tokens);
+    expect(ours.finish).toBe("length");
+    expect(model.stats().runs).toBe(2 * NEW);
+    expect(model.stats().kvCacheBytes).toBe(0);
+  });
+
+  it("samples reproducibly by seed, and stops at a stop token", async () => {
+    const model = await loadModel(readFileSync(tiny("gpt2_kv")), { worker: false, store: null });
+    const sampling = { maxNewTokens: 12, temperature: 1.5, topK: 50, topP: 0.95 };
+    const a = await model.generate(PROMPT, { ...sampling, seed: 7 });
+    const b = await model.generate(PROMPT, { ...sampling, seed: 7 });
+    const c = await model.generate(PROMPT, { ...sampling, seed: 8 });
+    expect(b.tokens).toEqual(a.tokens);
+    expect(c.tokens).not.toEqual(a.tokens);
+    const greedy = await model.generate(PROMPT, { maxNewTokens: 12 });
+    expect(a.tokens).not.toEqual(greedy.tokens); // temperature 1.5 over random weights: not the argmax path
+    const stopped = await model.generate(PROMPT, { maxNewTokens: 12, stop: [greedy.tokens[3]] });
+    expect(stopped.tokens).toEqual(greedy.tokens.slice(0, greedy.tokens.indexOf(greedy.tokens[3]) + 1));
+    expect(stopped.finish).toBe("stop");
+    expect((await model.generate(PROMPT, { maxNewTokens: 0 })).tokens).toEqual([]);
+  });
+
+  it("aborts between steps, freeing its cache", async () => {
+    const model = await loadModel(readFileSync(tiny("llama_kv")), { worker: false, store: null });
+    const controller = new AbortController();
+    const held: number[] = [];
+    const run = model.generate(PROMPT, {
+      maxNewTokens: 20, signal: controller.signal,
+      onToken: (_t, i) => {
+        held.push(model.stats().kvCacheBytes);
+        if (i === 3) controller.abort();
+      },
+    });
+    await expect(run).rejects.toMatchObject({ name: "AbortError" });
+    expect(held).toHaveLength(4);
+    // [1, 1 head, past, 32] floats, key and value, 2 layers: grows by 512 bytes a token
+    expect(held).toEqual([0, 1, 2, 3].map((i) => (PROMPT.length + i) * 32 * 4 * 4));
+    expect(model.stats().kvCacheBytes).toBe(0);
+    expect(model.stats().runs).toBe(4);
+    await expect(model.generate(PROMPT, { signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    expect(model.stats().runs).toBe(4);
+  });
+
+  it("refuses bad input before any step runs", async () => {
+    const bytes = readFileSync(tiny("gpt2_kv"));
+    const model = await loadModel(bytes, { worker: false, store: null });
+    await expect(model.generate(PROMPT, { stop: [512] })).rejects.toThrow("stop token 512 is not a token id of this model (0 to 511)");
+    await expect(model.generate([1, 600])).rejects.toThrow("prompt token 600 is not a token id of this model (0 to 511)");
+    await expect(model.generate([])).rejects.toThrow("at least one token id");
+    await expect(model.generate(PROMPT, { topP: 0 })).rejects.toThrow("topP must be above 0");
+    await expect(model.generate(PROMPT, { maxNewTokens: -1 })).rejects.toThrow(ModelError);
+    // GPT-2's learned positions: 1024 rows
+    await expect(model.generate(PROMPT, { maxNewTokens: 1020 })).rejects.toThrow("a prompt of 5 tokens and 1020 new ones need 1025 positions; the model has 1024");
+    expect(model.stats().runs).toBe(0);
+
+    // a KV-cache file whose past input has no present output to feed it
+    const graph = decodeModel(bytes);
+    const orphan = { ...graph, outputs: graph.outputs.filter((o) => o !== "present.1.value") };
+    expect(() => decoderLayout(orphan)).toThrow("input past_key_values.1.value has no present.1.value output to feed it from");
+    // an encoder of images has no token ids
+    const vit = await loadModel(readFileSync(tiny("vit")), { worker: false, store: null });
+    await expect(vit.generate(PROMPT)).rejects.toThrow("generate() needs an input_ids input");
+  });
+});
+
+describe("the next token", () => {
+  it("is the first most likely greedily, and a seeded draw within top-k and top-p when sampling", () => {
+    const logits = Float64Array.from([1, 3, 3, -2, 0.5]);
+    expect(pickToken(logits, {}, () => 0.5)).toBe(1);
+    // top-k 2 keeps tokens 1 and 2 (equal): a draw below one half picks the first, above it the second
+    expect(pickToken(logits, { temperature: 1, topK: 2 }, () => 0.25)).toBe(1);
+    expect(pickToken(logits, { temperature: 1, topK: 2 }, () => 0.75)).toBe(2);
+    // top-p 0.3: the most likely token alone reaches it
+    expect(pickToken(logits, { temperature: 1, topP: 0.3 }, () => 0.99)).toBe(1);
+    // a high temperature flattens: the draw reaches the least likely token
+    expect(pickToken(logits, { temperature: 100 }, () => 0.999)).toBe(3);
+  });
+});
