@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import "../node-platform.js";
-import { readFileSync, realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { DEFAULT_URL, runWhenInvoked, type CliIo } from "./io.js";
 import { microbenchSpeedups, type MicrobenchSummary } from "../microbench.js";
 import { fingerprintOf, probeFeatures } from "../probe.js";
 import { tune, type TuneResult } from "../tuner.js";
@@ -13,14 +13,7 @@ import { loadModel } from "../load.js";
 import type { Model, ModelStats } from "../model/model.js";
 import { DEFAULT_TUNING } from "../model/tuning.js";
 
-/** Where the CLI writes: stdout lines, stderr lines, and its environment. */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  env: Record<string, string | undefined>;
-}
-
-const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
+export type { CliIo };
 /** Most tuning time `--budget` allows, as a multiple of inference time. */
 const MAX_BUDGET = 10;
 
@@ -230,18 +223,4 @@ export function readMicrobench(path: string): MicrobenchSummary {
   return { speedups, engine: typeof json.engine === "string" ? json.engine : "", peakGflops: json.peak_gflops };
 }
 
-function invokedDirectly(): boolean {
-  try {
-    return !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) {
-  process.exitCode = await main(process.argv.slice(2), {
-    out: (line) => console.log(line),
-    err: (line) => console.error(line),
-    env: process.env,
-  });
-}
+await runWhenInvoked(import.meta.url, main);

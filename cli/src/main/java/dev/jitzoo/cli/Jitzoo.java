@@ -7,6 +7,7 @@ import dev.jitzoo.cli.sdk.DemoCommand;
 import dev.jitzoo.cli.sdk.DrillCommand;
 import dev.jitzoo.cli.sdk.MicrobenchCommand;
 import dev.jitzoo.cli.sdk.ModelsCommand;
+import dev.jitzoo.cli.sdk.GenerateCommand;
 import dev.jitzoo.cli.sdk.TuneCommand;
 import dev.jitzoo.cli.sdk.ZooCommand;
 import dev.jitzoo.cli.space.SpaceCli;
@@ -26,7 +27,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "jitzoo", mixinStandardHelpOptions = true,
         description = "Kernels, spaces and benchmarks of the jitzoo suite, without servers unless a command says so.",
-        subcommands = {TestCli.class, TuneCommand.class, ZooCommand.class, CodegenCli.class, SpaceCli.class,
+        subcommands = {TestCli.class, TuneCommand.class, GenerateCommand.class, ZooCommand.class, CodegenCli.class, SpaceCli.class,
                 MicrobenchCommand.class, ModelsCommand.class, TenantCli.class, DemoCommand.class, DrillCommand.class, BenchCli.class,
                 ImagesCommand.class, LaunchCommand.class, CommandLine.HelpCommand.class})
 public final class Jitzoo {

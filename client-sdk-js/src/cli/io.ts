@@ -1,0 +1,28 @@
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** Where a CLI writes: stdout lines, stderr lines, and its environment. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+}
+
+/** The gateway the CLIs talk to when neither --url nor $JITZOO_GATEWAY_URL says. */
+export const DEFAULT_URL = "ws://127.0.0.1:8080/v1/session";
+
+/** Runs `main` with the process's arguments and streams when the module at `moduleUrl` is the script node was started with. */
+export async function runWhenInvoked(moduleUrl: string, main: (argv: string[], io: CliIo) => Promise<number>): Promise<void> {
+  let invoked = false;
+  try {
+    invoked = !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(moduleUrl);
+  } catch {
+    invoked = false;
+  }
+  if (!invoked) return;
+  process.exitCode = await main(process.argv.slice(2), {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+    env: process.env,
+  });
+}
