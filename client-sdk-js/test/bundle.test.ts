@@ -49,7 +49,8 @@ describe("the package in a bundler", () => {
     const files: string[] = pack.files.map((f: { path: string }) => f.path);
     expect(files).toContain("dist/index.js");
     expect(files).toContain("dist/internal.js");
-    expect(files.filter((f) => /^tools\/|^dist\/cli\/(?!tune\.)|demo|drill|bench-|^test\//.test(f))).toEqual([]);
+    expect(files).toContain("dist/cli/generate.js"); // the package's two CLIs (bin): tune and generate
+    expect(files.filter((f) => /^tools\/|^dist\/cli\/(?!(tune|generate|io)\.)|demo|drill|bench-|^test\//.test(f))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
     expect(Object.keys(manifest.dependencies).sort()).toEqual(["@bufbuild/protobuf", "ws"]);
   });

@@ -218,6 +218,8 @@ export abstract class GraphModel implements Model {
   protected readonly events = new ModelEmitter();
   /** Bytes the KV cache of the generate() call under way holds (0 when none). */
   protected cacheBytes = 0;
+  /** A generate() call's step after its first is under way: its new shapes must not wait for the gateway. */
+  protected decoding = false;
   private layout?: DecoderLayout;
 
   constructor(protected readonly graph: OnnxGraph) {}
@@ -266,7 +268,16 @@ export abstract class GraphModel implements Model {
     } catch (e) {
       return Promise.reject(e);
     }
-    return generateTokens(layout, (feeds) => this.run(feeds), prompt, options, (bytes) => { this.cacheBytes = bytes; });
+    let steps = 0;
+    const step = async (feeds: Record<string, TensorLike>) => {
+      this.decoding = steps++ > 0;
+      try {
+        return await this.run(feeds);
+      } finally {
+        this.decoding = false;
+      }
+    };
+    return generateTokens(layout, step, prompt, options, (bytes) => { this.cacheBytes = bytes; });
   }
 
   abstract stats(): ModelStats;

@@ -357,9 +357,11 @@ export class ModelTuning<S extends TunedSlot & { readonly instances: number }, T
    * device starts on it; a group whose every op does need not wait for the gateway at all. A
    * gateway that cannot be reached leaves a group's ops on the kernels they have, and a note says
    * why. After each group, `check` may end the connecting (the model cannot go on as it is):
-   * returns its reason, or the first group's failure.
+   * returns its reason, or the first group's failure. `wait` false: no group is waited for (its
+   * ops run the kernels they have until their Welcome's are checked).
    */
-  async connect(slots: readonly S[], device: DeviceProfile, check: (group: readonly S[]) => string | undefined = () => undefined): Promise<string | undefined> {
+  async connect(slots: readonly S[], device: DeviceProfile, check: (group: readonly S[]) => string | undefined = () => undefined,
+    { wait = true }: { wait?: boolean } = {}): Promise<string | undefined> {
     this.flushOnPageHide();
     let failure: string | undefined;
     for (const group of sessionGroups(slots)) {
@@ -396,8 +398,8 @@ export class ModelTuning<S extends TunedSlot & { readonly instances: number }, T
         await Promise.all(group.map((slot) => (adopted.has(slot.key)
           ? tunerOf(slot).reconcile(welcome.get(slot.key)!) : tunerOf(slot).offerInitial(welcome.get(slot.key)!))));
       };
-      if (adopted.size === group.length) {
-        // every op has a kept kernel: the first run need not wait for the gateway
+      if (adopted.size === group.length || !wait) {
+        // every op has a kept kernel (or runs its first one meanwhile): the run need not wait for the gateway
         void welcomed.then((welcome) => (welcome instanceof Error
           ? void this.notes.push(`the gateway did not answer (${welcome.message}): ${group.length} ops keep the kernels kept on this device`)
           : greet(welcome)));

@@ -38,6 +38,10 @@ export class WasmModel extends GraphModel {
   private readonly arena: Arena;
   private readonly plans = new Map<string, Plan>();
   private readonly slots = new Map<string, KernelSlot>();
+  /** Ops first met in a decode step, on their reference kernels with no session yet (see planFor). */
+  private readonly untuned = new Set<string>();
+  /** The ops the plan being compiled uses (a uKernel plan's calls included). */
+  private readonly touched = new Set<string>();
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
   private readonly weights = new Map<string, ModelWeight>();
   private readonly tuning: ModelTuning<KernelSlot, OpTuner>;
@@ -114,14 +118,24 @@ export class WasmModel extends GraphModel {
     if (!plan) {
       const start = performance.now();
       const known = new Set(this.slots.keys());
+      this.touched.clear();
       const folded = fold(this.graph, shapes);
       const program = fuse(folded, this.graph.outputs, { float16: this.graph.half });
       if (this.options.gateway) await this.planDynamic(program);
       plan = this.compile(shapes, folded, program);
       this.plans.set(key, plan);
       this.options.log?.(`compiled a plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops`);
-      if (this.options.gateway) {
-        await this.tuning.connect([...this.slots.values()].filter((s) => !known.has(s.key)), await this.probe());
+      const fresh = [...this.slots.values()].filter((s) => !known.has(s.key));
+      if (this.options.gateway && this.decoding) {
+        // a decode step's new past length: its attention ops, met once, run their reference
+        // kernels; an op met again in a later step (a one-row product) is tuned from then on, its
+        // session opened without the step waiting for it
+        const again = [...this.untuned].filter((key) => this.touched.has(key)).map((key) => this.slots.get(key)!);
+        again.forEach((s) => this.untuned.delete(s.key));
+        fresh.forEach((s) => this.untuned.add(s.key));
+        if (again.length) void this.probe().then((device) => this.tuning.connect(again, device, undefined, { wait: false }));
+      } else if (this.options.gateway) {
+        await this.tuning.connect(fresh, await this.probe());
         this.warmUp(plan, feeds);
       }
     }
@@ -343,6 +357,7 @@ export class WasmModel extends GraphModel {
   }
 
   private slotFor(step: KernelStep): KernelSlot {
+    this.touched.add(step.key);
     let slot = this.slots.get(step.key);
     if (!slot) {
       slot = new KernelSlot(step.key, step.op, referenceKernel(step.op, this.arena));

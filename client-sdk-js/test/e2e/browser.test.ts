@@ -257,7 +257,9 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     }, { gateway: GATEWAY!, file: DECODER });
     expect(outcome.got).toEqual(outcome.want);
     expect(outcome.streamed).toEqual(outcome.got);
-    expect(outcome).toMatchObject({ aborted: "AbortError", cache: 0, notes: [ONE_THREAD], sources: ["wasm"] });
+    // the prompt's ops on generated kernels; a past length met once runs attention on the reference kernels
+    expect(outcome).toMatchObject({ aborted: "AbortError", cache: 0, notes: [ONE_THREAD] });
+    expect(outcome.sources).toContain("wasm");
     expect(outcome.runs).toBeGreaterThan(12 + 2);
     expect(outcome.runs).toBeLessThan(12 + 200);
   }, 120_000);
