@@ -33,4 +33,5 @@ export {
 export { decodeModel, SUPPORTED_OPS, OPSETS, type GraphInput } from "./graph/onnx.js";
 export { DEFAULT_TUNING } from "./model/tuning.js";
 export { feedsFor, convergence, NEAR_FINAL, type Convergence, type DriveLimits } from "./model/drive.js";
+export { decoderLayout, generateTokens, type DecoderLayout, type Step } from "./model/generate.js";
 export { type GpuModel } from "./webgpu/model.js";

@@ -9,25 +9,19 @@ import { describe, expect, it } from "vitest";
 import { decodeModel, ModelError } from "../../src/graph/onnx.js";
 import { loadModel } from "../../src/load.js";
 import { decoderLayout, generateTokens, pickToken, type Step } from "../../src/model/generate.js";
-import type { OutputTensor } from "../../src/model/model.js";
 import "../support/models.js"; // onnxruntime-web on one thread, quiet
 import { REAL_EXPORTS, realExports } from "../support/real-exports.js";
+import { ortStep } from "../../tools/src/exports.js";
 
 const tiny = (name: string) => join(REAL_EXPORTS, "tiny", `${name}.onnx`);
 const missing = realExports("tiny").length === 0;
 const PROMPT = [5, 17, 250, 3, 99];
 const NEW = 16;
 
-/** A step of onnxruntime-web over the same file: the feeds as its tensors, its outputs as the SDK's. */
-async function ortStep(bytes: Uint8Array): Promise<{ step: Step; release: () => Promise<void> }> {
+/** A step of onnxruntime-web over the same file. */
+async function ortSession(bytes: Uint8Array): Promise<{ step: Step; release: () => Promise<void> }> {
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
-  const step: Step = async (feeds) => {
-    const tensors = Object.fromEntries(Object.entries(feeds).map(([name, t]) =>
-      [name, new ort.Tensor(t.data instanceof BigInt64Array ? "int64" : "float32", t.data as Float32Array | BigInt64Array, [...t.dims])]));
-    const out = await session.run(tensors);
-    return Object.fromEntries(Object.entries(out).map(([name, v]) => [name, { type: "float32", dims: [...v.dims], data: v.data as Float32Array } as OutputTensor]));
-  };
-  return { step, release: () => session.release() };
+  return { step: ortStep(session), release: () => session.release() };
 }
 
 describe.skipIf(missing)("generate() on real decoder exports", () => {
@@ -38,7 +32,7 @@ describe.skipIf(missing)("generate() on real decoder exports", () => {
     const ours = await model.generate(PROMPT, { maxNewTokens: NEW, onToken: (t, i) => { expect(i).toBe(streamed.length); streamed.push(t); } });
     // random weights and a tied head repeat a token greedily: a seeded draw walks varied ones, each step's cache another
     const sampled = await model.generate(PROMPT, { maxNewTokens: NEW, temperature: 1, seed: 3 });
-    const ort = await ortStep(bytes);
+    const ort = await ortSession(bytes);
     try {
       const layout = decoderLayout(decodeModel(bytes));
       expect(ours.tokens).toHaveLength(NEW);

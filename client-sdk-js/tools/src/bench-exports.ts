@@ -7,7 +7,6 @@
 // fresh process, loaded and run once, measured while loaded (resident memory it added: Wasm and JS
 // heap together), and where jitzoo holds the weights.
 import "@jitzoo/client/node";
-import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -16,6 +15,7 @@ import * as ort from "onnxruntime-web";
 import { parseOptions, wholeNumber } from "./args.js";
 import { allowed, distance, formOf, ortLevel, toOrt, type Form } from "./exports.js";
 import { interleaved } from "./interleave.js";
+import { fileTable, inChild, type FileRow } from "./per-file.js";
 import { feedsFor, runUntilSettled, loadModel, type OutputTensor, decodeModel, median } from "@jitzoo/client/internal";
 
 const usage = `usage: bench-exports [--models DIR] [--seq N] [--threads N,N] [--rounds N] [--tune-seconds N] [--json]
@@ -146,34 +146,25 @@ async function memoryOf(runtime: "jitzoo" | "onnxruntime-web", file: string, o: 
 }
 
 /** Runs this script again in a fresh process with `args`; its last stdout line is JSON. */
-function child(args: string[]): unknown {
-  const script = fileURLToPath(import.meta.url);
-  const result = spawnSync(process.execPath, ["--expose-gc", "--experimental-wasm-relaxed-simd", script, ...args],
-    { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", maxBuffer: 1 << 26 });
-  if (result.status !== 0) throw new Error(`${args.join(" ")} failed (exit ${result.status})`);
-  return JSON.parse(result.stdout.trim().split("\n").at(-1)!);
+function table(files: FileRow[], threads: number[]): string {
+  return fileTable(files, (add, at) => {
+    add("form", (f) => String(f.form));
+    for (const t of threads) {
+      add(`${t} thread${t > 1 ? "s" : ""}: onnxruntime-web / jitzoo tuned`, (f) => `${at(f, t).onnxruntime_web_ms} / ${at(f, t).jitzoo_ms} ms (${at(f, t).speedup_vs_onnxruntime_web}x)`);
+      add(`  jitzoo host steps per inference`, (f) => `${at(f, t).host_ms} ms (${at(f, t).host_steps} steps)`);
+      add(`  outputs (max error / allowed)`, (f) => `${Number(at(f, t).max_error).toExponential(1)} / ${Number(at(f, t).allowed_error).toExponential(1)}${at(f, t).outputs_equal ? "" : " DIFFER"}`);
+      add(`  load + first inference: jitzoo`, (f) => `${at(f, t).load_ms} + ${at(f, t).first_run_ms} ms`);
+      add(`  load + first inference: onnxruntime-web`, (f) => `${at(f, t).onnxruntime_web_load_ms} + ${at(f, t).onnxruntime_web_first_run_ms} ms`);
+    }
+    const mib = (b: unknown) => (Number(b) / 2 ** 20).toFixed(1);
+    add("memory: jitzoo / onnxruntime-web (resident, 1 thread)", (f) => `${mib(f.memory_bytes)} / ${mib(f.onnxruntime_web_memory_bytes)} MiB`);
+    add("  jitzoo's Wasm memory / JS heap", (f) => `${mib(f.wasm_bytes)} / ${mib(f.js_heap_bytes)} MiB`);
+    add("  jitzoo's weights: in the Wasm memory / in JavaScript", (f) => `${mib(f.weights_in_wasm_bytes)} / ${mib(f.weights_in_js_bytes)} MiB`);
+  }, "did not load");
 }
 
-function table(files: Record<string, unknown>[], threads: number[]): string {
-  const lines: string[][] = [["", ...files.map((f) => String(f.model))]];
-  const add = (label: string, cell: (f: Record<string, unknown>) => string) => lines.push([label, ...files.map((f) => (f.error ? "-" : cell(f)))]);
-  const at = (f: Record<string, unknown>, t: number) => (f.runs as Record<string, unknown>[]).find((r) => r.threads === t)!;
-  add("form", (f) => String(f.form));
-  for (const t of threads) {
-    add(`${t} thread${t > 1 ? "s" : ""}: onnxruntime-web / jitzoo tuned`, (f) => `${at(f, t).onnxruntime_web_ms} / ${at(f, t).jitzoo_ms} ms (${at(f, t).speedup_vs_onnxruntime_web}x)`);
-    add(`  jitzoo host steps per inference`, (f) => `${at(f, t).host_ms} ms (${at(f, t).host_steps} steps)`);
-    add(`  outputs (max error / allowed)`, (f) => `${Number(at(f, t).max_error).toExponential(1)} / ${Number(at(f, t).allowed_error).toExponential(1)}${at(f, t).outputs_equal ? "" : " DIFFER"}`);
-    add(`  load + first inference: jitzoo`, (f) => `${at(f, t).load_ms} + ${at(f, t).first_run_ms} ms`);
-    add(`  load + first inference: onnxruntime-web`, (f) => `${at(f, t).onnxruntime_web_load_ms} + ${at(f, t).onnxruntime_web_first_run_ms} ms`);
-  }
-  const mib = (b: unknown) => (Number(b) / 2 ** 20).toFixed(1);
-  add("memory: jitzoo / onnxruntime-web (resident, 1 thread)", (f) => `${mib(f.memory_bytes)} / ${mib(f.onnxruntime_web_memory_bytes)} MiB`);
-  add("  jitzoo's Wasm memory / JS heap", (f) => `${mib(f.wasm_bytes)} / ${mib(f.js_heap_bytes)} MiB`);
-  add("  jitzoo's weights: in the Wasm memory / in JavaScript", (f) => `${mib(f.weights_in_wasm_bytes)} / ${mib(f.weights_in_js_bytes)} MiB`);
-  for (const f of files) if (f.error) lines.push([`${f.model}: did not load`, String(f.error)]);
-  const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => (l[c] ?? "").length)));
-  return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("   ")).join("\n");
-}
+/** One measurement in a fresh process of this script. */
+const child = (args: string[]) => inChild(fileURLToPath(import.meta.url), args);
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);

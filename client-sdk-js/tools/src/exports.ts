@@ -2,7 +2,7 @@
 // model_q4.onnx, model_fp16.onnx: what the export scripts in shared/models/real-exports write),
 // and how close jitzoo must come to onnxruntime-web on each form. The benches and the tests share it.
 import * as ort from "onnxruntime-web";
-import { TOLERANCE, type TensorLike } from "@jitzoo/client/internal";
+import { TOLERANCE, type OutputTensor, type Step, type TensorLike } from "@jitzoo/client/internal";
 
 /** A file's numeric form. */
 export type Form = "fp32" | "fp16" | "int8" | "q4";
@@ -38,6 +38,14 @@ export function toOrt(feeds: Readonly<Record<string, TensorLike>>): Record<strin
     const data = t.data as Float32Array | BigInt64Array;
     return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
   }));
+}
+
+/** A generation step of onnxruntime-web (generate.ts's Step): the feeds as its tensors, its float outputs as the SDK's. */
+export function ortStep(session: ort.InferenceSession): Step {
+  return async (feeds) => {
+    const out = await session.run(toOrt(feeds));
+    return Object.fromEntries(Object.entries(out).map(([name, v]) => [name, { type: "float32", dims: [...v.dims], data: v.data as Float32Array } as OutputTensor]));
+  };
 }
 
 /** max |a − b| and max |b|. */

@@ -21,7 +21,7 @@ import picocli.CommandLine.Unmatched;
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
-                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Exports.class, BenchCli.Extended.class,
+                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Exports.class, BenchCli.Generate.class, BenchCli.Extended.class,
                 BenchCli.Browser.class, BenchCli.WebGpu.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class, BenchCli.Scale.class})
 public final class BenchCli {
 
@@ -242,6 +242,21 @@ public final class BenchCli {
                     + "thread count, then each runtime's memory alone (minutes)");
             suite.withPrivateStack("bench exports", Map.of(), suite.root(),
                     sdkBench("bench-exports.js", "--experimental-wasm-relaxed-simd"));
+        }
+    }
+
+    @Command(name = "generate", description = "on a private stack: decoders generating (greedy, a 64-token prompt, 64 new "
+            + "tokens) on jitzoo tuned beside onnxruntime-web driving the same loop over the same file, at 1 and 2 threads, each "
+            + "in a process of its own: prefill ms, decode tokens/s, the same tokens (SDK options: --models DIR (default "
+            + "../shared/models/real-exports/bench), --prompt N, --new N, --threads N,N, --rounds N, --tune-seconds N)")
+    static final class Generate extends Bench {
+        @Override
+        public void run() {
+            new Prereqs(suite).sdk();
+            Suite.say("a private stack; then each decoder generates on jitzoo (tuning) and beside onnxruntime-web, at each "
+                    + "thread count (minutes)");
+            suite.withPrivateStack("bench generate", Map.of(), suite.root(),
+                    sdkBench("bench-generate.js", "--experimental-wasm-relaxed-simd"));
         }
     }
 

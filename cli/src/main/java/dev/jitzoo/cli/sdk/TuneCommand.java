@@ -2,30 +2,19 @@ package dev.jitzoo.cli.sdk;
 
 import dev.jitzoo.cli.suite.Prereqs;
 import dev.jitzoo.cli.suite.Suite;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Unmatched;
 
 /** {@code jitzoo tune}: the SDK's headless client (client-sdk-js/src/cli/tune.ts) against the running suite. */
 @Command(name = "tune", description = {"Runs the headless client's JIT loop against the running suite (./jitzoo up):",
         "  tune --workload skeleton [--json] [--fingerprint F]",
         "  tune --model FILE.onnx [--seq N] [--budget F] [--json] [--fingerprint F]",
         "Every option goes to the SDK's tune CLI (tune --help there)."})
-public final class TuneCommand implements Callable<Integer> {
-
-    @Unmatched
-    List<String> args = new ArrayList<>();
+public final class TuneCommand extends SdkScript {
 
     @Override
-    public Integer call() {
-        Suite suite = Suite.here();
-        new Prereqs(suite).sdk();
-        List<String> command = new ArrayList<>(List.of("node", suite.path("client-sdk-js/dist/cli/tune.js").toString()));
-        command.addAll(args);
-        return suite.exitOf(suite.root(), Map.of("JITZOO_GATEWAY_URL", gatewayUrl()), command);
+    String script() {
+        return "tune.js";
     }
 
     /** The running suite's gateway: $JITZOO_GATEWAY_URL, else the local one on $JITZOO_GATEWAY_PORT (8080). */
