@@ -406,11 +406,21 @@ function referenceMatmul(op: OpSpec, operands: Readonly<Record<string, Float32Ar
   const [bk, bj] = op.transposeB ? [1, k] : [n, 1];
   rows.forEach((r, out) => {
     const t = Math.floor(r / m);
-    acc.fill(0);
     const ai = r * k;
-    for (let p = 0; p < k; p++) {
-      const av = a[ai + p], bp = t * bStride + p * bk;
-      for (let j = 0; j < n; j++) acc[j] += av * b[bp + j * bj];
+    if (bj === 1) {
+      // B row by row: each row of B scaled into the sums (contiguous)
+      acc.fill(0);
+      for (let p = 0; p < k; p++) {
+        const av = a[ai + p], bp = t * bStride + p * bk;
+        for (let j = 0; j < n; j++) acc[j] += av * b[bp + j];
+      }
+    } else {
+      // Bᵀ: each sum a dot product of two contiguous rows, over p in the same order as above
+      for (let j = 0, bp = t * bStride; j < n; j++, bp += bj) {
+        let sum = 0;
+        for (let p = 0; p < k; p++) sum += a[ai + p] * b[bp + p];
+        acc[j] = sum;
+      }
     }
     epilogue(op, acc, r * n, bias, residual, c.subarray(out * n, out * n + n));
   });
