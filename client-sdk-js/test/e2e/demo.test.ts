@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Site } from "../../tools/src/site.js";
 import { serveDemo } from "../../tools/src/demo/server.js";
 import { MODELS_DIR, modelsMissing } from "../support/models.js";
+import { REAL_EXPORTS } from "../support/real-exports.js";
 import { GATEWAY } from "./support.js";
 
 const CHROMIUM = process.env.JITZOO_CHROMIUM ?? "/usr/bin/chromium";
@@ -53,5 +54,31 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the demo pa
     });
     expect(blue).toBeGreaterThan(0);
     expect(await page.textContent("#speedup")).toMatch(/^\d+\.\d\d×$/);
+  }, 120_000);
+});
+
+const DECODER = join(REAL_EXPORTS, "tiny", "gpt2_kv.onnx");
+
+describe.skipIf(!GATEWAY || !existsSync(DECODER) || !existsSync(CHROMIUM))("the demo page with a decoder", () => {
+  it("generates, beside onnxruntime-web driving the same loop, and shows tokens/s live", async () => {
+    const site = await serveDemo({ gateway: GATEWAY!, model: DECODER, seq: 8, fresh: 12, ortEvery: 2 });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--no-first-run"] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(site.url);
+      await page.waitForFunction(() => {
+        const d = (globalThis as unknown as { demo?: Seen & { generating: boolean } }).demo;
+        return d && d.generating && d.jitzoo.length >= 6 && d.ort.length >= 3 && d.frames >= 2;
+      }, null, { timeout: 90_000 });
+      expect(errors).toEqual([]);
+      expect(await page.textContent("#now")).toMatch(/^\d+\.\d tokens\/s$/);
+      expect(await page.textContent("#ort")).toMatch(/^\d+\.\d tokens\/s$/);
+      expect(await page.textContent("#now-label")).toContain("decode");
+    } finally {
+      await browser.close();
+      await site.close();
+    }
   }, 120_000);
 });

@@ -9,25 +9,28 @@ import { chromiumPath } from "./site.js";
 import { createClient } from "@jitzoo/client/internal";
 import { serveDemo } from "./demo/server.js";
 
-const usage = `usage: demo [--port N] [--model FILE] [--seq N] [--screenshot FILE.png [--seconds N]]
+const usage = `usage: demo [--port N] [--model FILE] [--seq N] [--new N] [--screenshot FILE.png [--seconds N]]
   --port        where to serve the page (default 8090)
-  --model       the ONNX file (default $JITZOO_MODELS/bert_layer.onnx)
-  --seq         sequence length (default 128)
+  --model       the ONNX file (default $JITZOO_MODELS/bert_layer.onnx); a decoder generates, its tokens/s live
+  --seq         sequence length, a decoder's prompt (default 128)
+  --new         a decoder's new tokens a generation (default 32)
   --screenshot  open the page in headless Chromium, wait, save a screenshot there and exit
   --seconds     how long the page runs before the screenshot (default 45)`;
 
-interface Options { port: number; model: string; seq: number; screenshot?: string; seconds: number; gateway: string }
+interface Options { port: number; model: string; seq: number; fresh: number; screenshot?: string; seconds: number; gateway: string }
 
 function parse(argv: string[]): Options {
   const v = parseOptions({ args: argv, strict: true, options: {
     port: { type: "string", default: "8090" },
     model: { type: "string", default: join(process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models"), "bert_layer.onnx") },
     seq: { type: "string", default: "128" },
+    new: { type: "string", default: "32" },
     screenshot: { type: "string" },
     seconds: { type: "string", default: "45" },
   } }, usage);
   return {
-    port: wholeNumber("port", v.port, usage, 0), model: v.model, seq: wholeNumber("seq", v.seq, usage), screenshot: v.screenshot,
+    port: wholeNumber("port", v.port, usage, 0), model: v.model, seq: wholeNumber("seq", v.seq, usage), fresh: wholeNumber("new", v.new, usage),
+    screenshot: v.screenshot,
     seconds: wholeNumber("seconds", v.seconds, usage, 0), gateway: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
 }
@@ -39,7 +42,7 @@ async function main(): Promise<void> {
   const probe = createClient(o.gateway, { connectTimeoutMs: 3000 });
   await probe.ready().catch(() => { throw new Error(`no gateway at ${o.gateway}: start the suite first (./jitzoo up)`); });
   probe.close();
-  const site = await serveDemo({ gateway: o.gateway, model: o.model, seq: o.seq, port: o.screenshot ? 0 : o.port });
+  const site = await serveDemo({ gateway: o.gateway, model: o.model, seq: o.seq, fresh: o.fresh, port: o.screenshot ? 0 : o.port });
   if (!o.screenshot) {
     say(`the demo is at ${site.url} (tuning through ${o.gateway}); Ctrl-C stops it`);
     process.on("SIGINT", () => void site.close().then(() => process.exit(0)));

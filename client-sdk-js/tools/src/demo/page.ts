@@ -1,14 +1,16 @@
 // The demo page's script (served as /demo/page.js): a model infers in a loop on jitzoo kernels
 // while it tunes in its worker, onnxruntime-web runs the same model every few inferences on the
-// page's thread for comparison, and four panels draw what happens, live. Reads its settings from
-// /demo/config.json; exposes what the charts received as globalThis.demo, for tests.
+// page's thread for comparison, and four panels draw what happens, live. A decoder generates
+// instead (a point a token, tokens/s on the cards), onnxruntime-web driving the same loop every few
+// generations. Reads its settings from /demo/config.json; exposes what the charts received as
+// globalThis.demo, for tests.
 
 import type { PageSdk } from "../site.js";
 
 type Ort = typeof import("onnxruntime-web");
 const { jitzoo, ort } = globalThis as unknown as { jitzoo: PageSdk; ort: Ort };
 
-interface Config { gateway: string; model: string; seq: number; ortEvery: number }
+interface Config { gateway: string; model: string; seq: number; ortEvery: number; fresh: number }
 
 /** One inference: when (s since start), how long (ms), whose. */
 interface Point { t: number; ms: number }
@@ -16,7 +18,7 @@ interface Point { t: number; ms: number }
 interface Swap { t: number; op: string; kernelId: string; ms: number; label: string }
 
 /** What the charts have received; tests read it. */
-const demo = { jitzoo: [] as Point[], ort: [] as Point[], swaps: [] as Swap[], timed: 0, refused: 0, settled: 0, ops: 0, zooHits: 0, restored: 0, connection: "connecting", frames: 0 };
+const demo = { jitzoo: [] as Point[], ort: [] as Point[], swaps: [] as Swap[], timed: 0, refused: 0, settled: 0, ops: 0, zooHits: 0, restored: 0, connection: "connecting", frames: 0, generating: false };
 (globalThis as unknown as { demo: typeof demo }).demo = demo;
 
 const COLORS = { jitzoo: "#2563eb", ort: "#ea580c", grid: "#e5e7eb", text: "#374151", faint: "#9ca3af" };
@@ -46,7 +48,7 @@ function drawLatency(ctx: CanvasRenderingContext2D): void {
   for (let i = 0; i <= 4; i++) {
     const ms = (yMax * i) / 4;
     ctx.beginPath(); ctx.moveTo(40, y(ms)); ctx.lineTo(w - 10, y(ms)); ctx.stroke();
-    ctx.fillText(`${ms.toFixed(0)} ms`, 2, y(ms) + 4);
+    ctx.fillText(`${ms.toFixed(yMax < 10 ? 1 : 0)} ms`, 2, y(ms) + 4);
   }
   ctx.fillText(`${tMax.toFixed(0)} s`, w - 30, h - 4);
   for (const [points, color] of [[demo.ort, COLORS.ort], [demo.jitzoo, COLORS.jitzoo]] as const) {
@@ -99,13 +101,21 @@ async function main(): Promise<void> {
   const config = (await (await fetch("/demo/config.json")).json()) as Config;
   const bytes = new Uint8Array(await (await fetch(`/models/${config.model}`)).arrayBuffer());
   setText("model", `${config.model}, sequence length ${config.seq}`);
-  const model = await jitzoo.loadModel(bytes, { gateway: config.gateway });
+  model = await jitzoo.loadModel(bytes, { gateway: config.gateway });
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
   const feeds = jitzoo.feedsFor(model, config.seq);
-  const ortFeeds = Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
+  const toOrt = (f: typeof feeds) => Object.fromEntries(Object.entries(f).map(([name, t]) => {
     const data = t.data as Float32Array | BigInt64Array;
     return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
   }));
+  const ortFeeds = toOrt(feeds);
+  let layout: ReturnType<typeof jitzoo.decoderLayout> | undefined;
+  try {
+    layout = jitzoo.decoderLayout(jitzoo.decodeModel(bytes));
+  } catch {
+    layout = undefined; // not a decoder: it infers
+  }
+  demo.generating = layout !== undefined;
   const start = performance.now();
   const now = () => (performance.now() - start) / 1000;
   model.on("connection", (e) => { demo.connection = e.state; });
@@ -119,34 +129,72 @@ async function main(): Promise<void> {
     demo.frames++;
     drawLatency(latency);
     drawTimeline(timeline, ops);
-    const recent = demo.jitzoo.slice(-20).map((p) => p.ms), ortRecent = demo.ort.slice(-5).map((p) => p.ms);
-    setText("now", `${median(recent).toFixed(1)} ms`);
-    setText("ort", `${median(ortRecent).toFixed(1)} ms`);
+    const recent = demo.jitzoo.slice(-20).map((p) => p.ms), ortRecent = demo.ort.slice(-(layout ? 20 : 5)).map((p) => p.ms);
+    const figure = (ms: number) => (layout ? `${(1000 / ms).toFixed(1)} tokens/s` : `${ms.toFixed(1)} ms`);
+    setText("now", figure(median(recent)));
+    setText("ort", figure(median(ortRecent)));
     setText("speedup", `${(median(ortRecent) / median(recent)).toFixed(2)}×`);
     setText("zoo", `${demo.zooHits} of ${demo.ops} ops from the zoo, ${demo.restored} kept on this device`);
     setText("tuning", `${demo.settled} of ${demo.ops} ops settled · ${demo.timed} kernels timed · ${demo.refused} refused · ${demo.swaps.filter((s) => s.t > 0).length} swaps · gateway ${demo.connection}`);
   };
   setInterval(draw, 500);
+  if (layout) return generate(layout, (i) => { if (i === 0) ops = firstOps(); }, now, model, session);
   for (let i = 0; ; i++) {
     const t0 = performance.now();
     await model.run(feeds);
     demo.jitzoo.push({ t: now(), ms: performance.now() - t0 });
-    if (i === 0) {
-      const stats = model.stats();
-      ops = stats.ops.map((o) => o.key);
-      demo.ops = ops.length;
-      demo.zooHits = stats.ops.filter((o) => o.fromZoo).length;
-      demo.restored = stats.ops.filter((o) => o.restored).length;
-      for (const o of stats.ops) {
-        demo.swaps.unshift({ t: 0, op: o.key, kernelId: o.kernelId, ms: o.ms, label: o.restored ? "kept" : o.fromZoo ? "zoo" : "first" });
-      }
-    }
+    if (i === 0) ops = firstOps();
     if (i % config.ortEvery === 0) {
       const t1 = performance.now();
       await session.run(ortFeeds);
       demo.ort.push({ t: now(), ms: performance.now() - t1 });
     }
     await new Promise((r) => setTimeout(r, 0)); // the page paints between inferences
+  }
+}
+
+/**
+ * The ops of the first run, as the charts' lanes, each starting on its first kernel (a decoder's:
+ * those on generated kernels, not the attention over each past length, met once).
+ */
+function firstOps(): string[] {
+  const stats = model!.stats();
+  if (demo.generating) stats.ops = stats.ops.filter((o) => o.source !== "reference");
+  demo.ops = stats.ops.length;
+  demo.zooHits = stats.ops.filter((o) => o.fromZoo).length;
+  demo.restored = stats.ops.filter((o) => o.restored).length;
+  for (const o of stats.ops) {
+    demo.swaps.unshift({ t: 0, op: o.key, kernelId: o.kernelId, ms: o.ms, label: o.restored ? "kept" : o.fromZoo ? "zoo" : "first" });
+  }
+  return stats.ops.map((o) => o.key);
+}
+
+let model: Awaited<ReturnType<typeof jitzoo.loadModel>> | undefined;
+
+/**
+ * A decoder's loop: it generates `fresh` tokens after a prompt of `seq`, over and over, a point a
+ * generation (its decode milliseconds a token, as the generation measured them where it ran); every
+ * `ortEvery` generations onnxruntime-web drives the same loop.
+ */
+async function generate(layout: ReturnType<typeof jitzoo.decoderLayout>, first: (i: number) => void, now: () => number,
+  m: NonNullable<typeof model>, session: import("onnxruntime-web").InferenceSession): Promise<void> {
+  const config = (await (await fetch("/demo/config.json")).json()) as Config;
+  setText("now-label", "jitzoo, decode (last 20 generations)");
+  setText("latency-title", "Decode time per token, a point a generation");
+  setText("ort-label", "onnxruntime-web (wasm, 1 thread), decode");
+  const prompt = Array.from({ length: config.seq }, (_, i) => (i * 37 + 11) % layout.vocab);
+  const ortStep = async (feeds: Record<string, { data: unknown; dims: readonly number[] }>) => {
+    const out = await session.run(Object.fromEntries(Object.entries(feeds).map(([name, t]) =>
+      [name, new ort.Tensor(t.data instanceof Float32Array ? "float32" : "int64", t.data as Float32Array | BigInt64Array, [...t.dims])])));
+    return Object.fromEntries(Object.entries(out).map(([name, v]) => [name, { type: "float32" as const, dims: [...v.dims], data: v.data as Float32Array }]));
+  };
+  // the decode steps' milliseconds a token (the prompt's step is the prefill)
+  const point = (r: { decodeMs: number; tokens: number[] }) => ({ t: now(), ms: r.decodeMs / Math.max(1, r.tokens.length - 1) });
+  for (let i = 0; ; i++) {
+    demo.jitzoo.push(point(await m.generate(prompt, { maxNewTokens: config.fresh })));
+    first(i);
+    if (i % config.ortEvery === 0) demo.ort.push(point(await jitzoo.generateTokens(layout, ortStep, prompt, { maxNewTokens: config.fresh })));
+    await new Promise((r) => setTimeout(r, 0)); // the page paints between generations
   }
 }
 

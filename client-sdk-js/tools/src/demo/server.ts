@@ -15,8 +15,10 @@ export interface DemoOptions {
   model: string;
   /** Sequence length of the inputs (default 128). */
   seq?: number;
-  /** onnxruntime-web runs once every this many inferences (default 5). */
+  /** onnxruntime-web runs once every this many inferences (default 5; a decoder's: generations). */
   ortEvery?: number;
+  /** A decoder generates this many tokens a generation, after a prompt of `seq` tokens (default 32). */
+  fresh?: number;
   /** The port (default any free one). */
   port?: number;
 }
@@ -37,12 +39,12 @@ const HTML = `<!doctype html>
 <body>
   <h1>jitzoo, live</h1><div id="model">loading…</div>
   <div class="cards">
-    <div class="card"><span>jitzoo, last 20 inferences</span><b id="now">–</b></div>
-    <div class="card"><span>onnxruntime-web (wasm, 1 thread)</span><b id="ort">–</b></div>
+    <div class="card"><span id="now-label">jitzoo, last 20 inferences</span><b id="now">–</b></div>
+    <div class="card"><span id="ort-label">onnxruntime-web (wasm, 1 thread)</span><b id="ort">–</b></div>
     <div class="card"><span>speedup</span><b id="speedup">–</b></div>
   </div>
   <div id="zoo"></div><div id="tuning">connecting…</div>
-  <h2>Latency per inference <span class="legend"><i style="background:#2563eb"></i>jitzoo<i style="background:#ea580c"></i>onnxruntime-web</span></h2>
+  <h2><span id="latency-title">Latency per inference</span> <span class="legend"><i style="background:#2563eb"></i>jitzoo<i style="background:#ea580c"></i>onnxruntime-web</span></h2>
   <canvas id="latency"></canvas>
   <h2>Each op's kernel over time (first: the lite space's first candidate; zoo: the zoo's best for this device kind; kept: kept on this device; ×: faster than the kernel it replaced)</h2>
   <canvas id="timeline"></canvas>
@@ -53,7 +55,7 @@ const HTML = `<!doctype html>
 /** Serves the demo; its page starts inferring and tuning once opened. */
 export function serveDemo(options: DemoOptions): Promise<Site> {
   const name = basename(options.model);
-  const config = { gateway: options.gateway, model: name, seq: options.seq ?? 128, ortEvery: options.ortEvery ?? 5 };
+  const config = { gateway: options.gateway, model: name, seq: options.seq ?? 128, ortEvery: options.ortEvery ?? 5, fresh: options.fresh ?? 32 };
   return serveSite({
     models: { [name]: options.model },
     pages: { "/": HTML, "/demo/page.js": readFileSync(PAGE, "utf8"), "/demo/config.json": JSON.stringify(config) },
