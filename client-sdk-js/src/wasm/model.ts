@@ -42,6 +42,8 @@ export class WasmModel extends GraphModel {
   private readonly untuned = new Set<string>();
   /** The ops the plan being compiled uses (a uKernel plan's calls included). */
   private readonly touched = new Set<string>();
+  /** The ops each plan uses. */
+  private readonly planOps = new WeakMap<Plan, string[]>();
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
   private readonly weights = new Map<string, ModelWeight>();
   private readonly tuning: ModelTuning<KernelSlot, OpTuner>;
@@ -124,22 +126,31 @@ export class WasmModel extends GraphModel {
       if (this.options.gateway) await this.planDynamic(program);
       plan = this.compile(shapes, folded, program);
       this.plans.set(key, plan);
+      this.planOps.set(plan, [...this.touched]);
       this.options.log?.(`compiled a plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops`);
       const fresh = [...this.slots.values()].filter((s) => !known.has(s.key));
       if (this.options.gateway && this.decoding) {
         // a decode step's new past length: its attention ops, met once, run their reference
-        // kernels; an op met again in a later step (a one-row product) is tuned from then on, its
-        // session opened without the step waiting for it
-        const again = [...this.untuned].filter((key) => this.touched.has(key)).map((key) => this.slots.get(key)!);
-        again.forEach((s) => this.untuned.delete(s.key));
+        // kernels; an op met again in a later step (a one-row product; a past length met again by
+        // the next generation) is tuned from then on, its session opened without waiting for it
+        this.tuneMetAgain(plan);
         fresh.forEach((s) => this.untuned.add(s.key));
-        if (again.length) void this.probe().then((device) => this.tuning.connect(again, device, undefined, { wait: false }));
       } else if (this.options.gateway) {
         await this.tuning.connect(fresh, await this.probe());
         this.warmUp(plan, feeds);
       }
+    } else if (this.options.gateway && this.untuned.size) {
+      this.tuneMetAgain(plan);
     }
     return plan;
+  }
+
+  /** Opens sessions, without waiting for them, for the ops of `plan` first met in an earlier decode step. */
+  private tuneMetAgain(plan: Plan): void {
+    const again = (this.planOps.get(plan) ?? []).filter((key) => this.untuned.has(key)).map((key) => this.slots.get(key)!);
+    if (!again.length) return;
+    again.forEach((s) => this.untuned.delete(s.key));
+    void this.probe().then((device) => this.tuning.connect(again, device, undefined, { wait: false }));
   }
 
   /**
