@@ -398,6 +398,8 @@ export class ModelTuning<S extends TunedSlot & { readonly instances: number }, T
         await Promise.all(group.map((slot) => (adopted.has(slot.key)
           ? tunerOf(slot).reconcile(welcome.get(slot.key)!) : tunerOf(slot).offerInitial(welcome.get(slot.key)!))));
       };
+      // a session not waited for is its ops' tuners' from the start, so that close() closes it
+      if (!wait) group.forEach((slot) => tunerOf(slot));
       if (adopted.size === group.length || !wait) {
         // every op has a kept kernel (or runs its first one meanwhile): the run need not wait for the gateway
         void welcomed.then((welcome) => (welcome instanceof Error

@@ -44,6 +44,8 @@ export class WasmModel extends GraphModel {
   private readonly touched = new Set<string>();
   /** The ops each plan uses. */
   private readonly planOps = new WeakMap<Plan, string[]>();
+  /** Sessions being opened in the background (see tuneMetAgain): close() waits for them. */
+  private opening: Promise<void> = Promise.resolve();
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
   private readonly weights = new Map<string, ModelWeight>();
   private readonly tuning: ModelTuning<KernelSlot, OpTuner>;
@@ -87,7 +89,8 @@ export class WasmModel extends GraphModel {
 
   /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions. */
   close(): Promise<void> {
-    return this.tuning.close();
+    // sessions a decode step opened in the background are opened by then, and closed with the rest
+    return this.opening.then(() => this.tuning.close());
   }
 
   stats(): ModelStats {
@@ -150,7 +153,8 @@ export class WasmModel extends GraphModel {
     const again = (this.planOps.get(plan) ?? []).filter((key) => this.untuned.has(key)).map((key) => this.slots.get(key)!);
     if (!again.length) return;
     again.forEach((s) => this.untuned.delete(s.key));
-    void this.probe().then((device) => this.tuning.connect(again, device, undefined, { wait: false }));
+    const opened = this.probe().then((device) => this.tuning.connect(again, device, undefined, { wait: false }));
+    this.opening = Promise.all([this.opening, opened]).then(() => undefined, () => undefined);
   }
 
   /**
