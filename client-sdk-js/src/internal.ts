@@ -8,7 +8,7 @@ export { tune, TOLERANCE, REPORT_TOP_N, DEFAULT_CREDITS, type TuneResult, type O
 export { OpBench, type KernelTiming, type KernelVerdict } from "./op-bench.js";
 export { WORKLOADS, matmul, batchMatmul, type Workload } from "./workloads.js";
 export { loadKernel, readMetadata, instantiateKernel, OperandMemory, ABI_SECTION, type LoadedKernel, type KernelMetadata } from "./wasm/executor.js";
-export { referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, seededFloats, erf } from "./reference.js";
+export { referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, seededFloats, seededRandom, erf } from "./reference.js";
 export {
   referenceOp, opOfMetadata, operandShapes, opKey, opName, dimsOf, flopsOf, checkOp, DEFAULT_LAYER_NORM_EPSILON, type MatMulDims,
 } from "./ops.js";

@@ -56,6 +56,18 @@ export function maxRelativeError(actual: Float32Array, expected: Float32Array, f
   return worst;
 }
 
+/** A small seeded generator (mulberry32) of numbers in [0, 1): generation's sampling, the harness's data. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** Deterministic inputs in [-1, 1) (xorshift32), so every kernel of an op sees the same data. */
 export function seededFloats(count: number, seed: number): Float32Array<ArrayBuffer> {
   const out = new Float32Array(count);

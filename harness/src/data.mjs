@@ -1,15 +1,11 @@
 // Operand data for a kernel: seeded, so every runtime and every run sees the same numbers.
 
-/** A small, fast, seeded generator (mulberry32) of floats uniform in [-1, 1). */
+import { seededRandom } from '@jitzoo/client/internal';
+
+/** A small, fast, seeded generator (the SDK's mulberry32) of floats uniform in [-1, 1). */
 export function random(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+  const next = seededRandom(seed);
+  return () => next() * 2 - 1;
 }
 
 /** Number of floats of a shape. */

@@ -3,11 +3,10 @@
 // generates) or, with --offline, on the reference kernels. Tokenizers are out of scope: ids in, ids out.
 import "../node-platform.js";
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { loadModel } from "../load.js";
 import type { GenerateOptions, GenerateResult } from "../model/generate.js";
 import type { Model } from "../model/model.js";
-import { DEFAULT_URL, runWhenInvoked, type CliIo } from "./io.js";
+import { DEFAULT_URL, parseCli, runWhenInvoked, type CliIo } from "./io.js";
 
 const USAGE = `usage: generate --model FILE.onnx --prompt-ids 1,2,3 [--max-new 64] [--stop 2,50256] [--temperature T] [--top-k K] [--top-p P]
                 [--seed S] [--threads N] [--url ws://HOST:PORT/v1/session] [--key K] [--fingerprint F] [--offline] [--json]
@@ -28,36 +27,27 @@ function ids(text: string): number[] | undefined {
 }
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
-      args: argv,
-      options: {
-        model: { type: "string" },
-        "prompt-ids": { type: "string" },
-        "max-new": { type: "string", default: "64" },
-        stop: { type: "string" },
-        temperature: { type: "string" },
-        "top-k": { type: "string" },
-        "top-p": { type: "string" },
-        seed: { type: "string" },
-        threads: { type: "string" },
-        url: { type: "string" },
-        key: { type: "string" },
-        fingerprint: { type: "string" },
-        offline: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }).values;
-  } catch (e) {
-    io.err(`${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    io.out(USAGE);
-    return 0;
-  }
+  const args = parseCli({
+    args: argv,
+    options: {
+      model: { type: "string" },
+      "prompt-ids": { type: "string" },
+      "max-new": { type: "string", default: "64" },
+      stop: { type: "string" },
+      temperature: { type: "string" },
+      "top-k": { type: "string" },
+      "top-p": { type: "string" },
+      seed: { type: "string" },
+      threads: { type: "string" },
+      url: { type: "string" },
+      key: { type: "string" },
+      fingerprint: { type: "string" },
+      offline: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }, USAGE, io);
+  if (typeof args === "number") return args;
   const prompt = args["prompt-ids"] === undefined ? undefined : ids(args["prompt-ids"]);
   const stop = args.stop === undefined ? [] : ids(args.stop);
   if (!args.model || !prompt || !stop) {

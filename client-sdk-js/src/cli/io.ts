@@ -1,11 +1,31 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /** Where a CLI writes: stdout lines, stderr lines, and its environment. */
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
   env: Record<string, string | undefined>;
+}
+
+/**
+ * A CLI's options (its config names a `help` flag), or how it exits without running: 2 with the
+ * error and the usage on stderr, 0 with the usage on stdout for --help.
+ */
+export function parseCli<T extends ParseArgsConfig>(config: T, usage: string, io: CliIo): ReturnType<typeof parseArgs<T>>["values"] | number {
+  let values: ReturnType<typeof parseArgs<T>>["values"];
+  try {
+    values = parseArgs(config).values;
+  } catch (e) {
+    io.err(`${(e as Error).message}\n${usage}`);
+    return 2;
+  }
+  if ((values as { help?: boolean }).help) {
+    io.out(usage);
+    return 0;
+  }
+  return values;
 }
 
 /** The gateway the CLIs talk to when neither --url nor $JITZOO_GATEWAY_URL says. */

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 import "../node-platform.js";
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { DEFAULT_URL, runWhenInvoked, type CliIo } from "./io.js";
+import { DEFAULT_URL, parseCli, runWhenInvoked, type CliIo } from "./io.js";
 import { microbenchSpeedups, type MicrobenchSummary } from "../microbench.js";
 import { fingerprintOf, probeFeatures } from "../probe.js";
 import { tune, type TuneResult } from "../tuner.js";
@@ -74,35 +73,26 @@ const round = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e4) / 1e4 : n
 
 /** Runs the CLI; resolves to the exit code. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
-      args: argv,
-      options: {
-        workload: { type: "string" },
-        model: { type: "string" },
-        seq: { type: "string", default: "128" },
-        runs: { type: "string", default: "5000" },
-        seconds: { type: "string", default: "300" },
-        threads: { type: "string" },
-        budget: { type: "string", default: String(DEFAULT_TUNING.budget) },
-        url: { type: "string" },
-        key: { type: "string" },
-        fingerprint: { type: "string" },
-        microbench: { type: "string" },
-        json: { type: "boolean", default: false },
-        "print-fingerprint": { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }).values;
-  } catch (e) {
-    io.err(`${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    io.out(USAGE);
-    return 0;
-  }
+  const args = parseCli({
+    args: argv,
+    options: {
+      workload: { type: "string" },
+      model: { type: "string" },
+      seq: { type: "string", default: "128" },
+      runs: { type: "string", default: "5000" },
+      seconds: { type: "string", default: "300" },
+      threads: { type: "string" },
+      budget: { type: "string", default: String(DEFAULT_TUNING.budget) },
+      url: { type: "string" },
+      key: { type: "string" },
+      fingerprint: { type: "string" },
+      microbench: { type: "string" },
+      json: { type: "boolean", default: false },
+      "print-fingerprint": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }, USAGE, io);
+  if (typeof args === "number") return args;
   if (args["print-fingerprint"]) {
     io.out(await fingerprintOf(await probeFeatures()));
     return 0;

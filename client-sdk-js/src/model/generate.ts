@@ -1,5 +1,6 @@
 import { ModelError, type OnnxGraph } from "../graph/onnx.js";
 import type { HostTensor } from "../graph/tensor.js";
+import { seededRandom } from "../reference.js";
 import type { OutputTensor, TensorLike } from "./model.js";
 
 // Text generation over a decoder file as exporters write it: token ids in, the next token picked
@@ -148,18 +149,6 @@ export function lastLogits(layout: DecoderLayout, outputs: Readonly<Record<strin
   return logits;
 }
 
-/** A small seeded generator (mulberry32) of numbers in [0, 1). */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The next token: the first most likely one (greedy, temperature 0), else one drawn from
  * softmax(logits / temperature) over the top-k tokens, then the smallest set of the most likely
@@ -189,8 +178,8 @@ export function pickToken(logits: Float64Array, o: Pick<GenerateOptions, "temper
   return kept[count - 1];
 }
 
-/** Checks a generation's prompt and options against the model before any step runs. */
-function check(layout: DecoderLayout, prompt: readonly number[], o: GenerateOptions): void {
+/** Checks a generation's prompt and options against the model before any step runs; returns its most new tokens. */
+function check(layout: DecoderLayout, prompt: readonly number[], o: GenerateOptions): number {
   const vocab = layout.vocab;
   const token = (t: number) => Number.isInteger(t) && t >= 0 && !(t >= vocab);
   if (prompt.length === 0) throw new ModelError("generate() needs a prompt of at least one token id");
@@ -206,6 +195,7 @@ function check(layout: DecoderLayout, prompt: readonly number[], o: GenerateOpti
   if (prompt.length + max > layout.positions) {
     throw new ModelError(`a prompt of ${prompt.length} tokens and ${max} new ones need ${prompt.length + max} positions; the model has ${layout.positions}`);
   }
+  return max;
 }
 
 /** A step of the model: feeds in, outputs out (a model's `run`). */
@@ -218,10 +208,9 @@ export type Step = (feeds: Record<string, TensorLike>) => Promise<Readonly<Recor
  */
 export async function generateTokens(layout: DecoderLayout, step: Step, prompt: readonly number[], o: GenerateOptions = {},
   cacheBytes: (bytes: number) => void = () => undefined): Promise<GenerateResult> {
-  check(layout, prompt, o);
+  const max = check(layout, prompt, o), stop = new Set(o.stop ?? []);
   o.signal?.throwIfAborted();
-  const max = o.maxNewTokens ?? 32, stop = new Set(o.stop ?? []);
-  const next = random(o.seed ?? 0);
+  const next = seededRandom(o.seed ?? 0);
   const tokens: number[] = [];
   let cache: Record<string, TensorLike> = Object.fromEntries(layout.cache.map((c) => [c.past, { data: new Float32Array(0), dims: [1, c.heads, 0, c.headDim] }]));
   let past = 0, prefillMs = 0, decodeMs = 0;
@@ -252,7 +241,6 @@ export async function generateTokens(layout: DecoderLayout, step: Step, prompt: 
       o.signal?.throwIfAborted();
     }
   } finally {
-    cache = {};
     cacheBytes(0);
   }
   const decoded = tokens.length - 1;

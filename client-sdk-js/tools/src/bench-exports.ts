@@ -15,7 +15,7 @@ import * as ort from "onnxruntime-web";
 import { parseOptions, wholeNumber } from "./args.js";
 import { allowed, distance, formOf, ortLevel, toOrt, type Form } from "./exports.js";
 import { interleaved } from "./interleave.js";
-import { fileTable, inChild, type FileRow } from "./per-file.js";
+import { FILE_BENCH_OPTIONS, fileBenchOptions, fileTable, inChild, type FileRow } from "./per-file.js";
 import { feedsFor, runUntilSettled, loadModel, type OutputTensor, decodeModel, median } from "@jitzoo/client/internal";
 
 const usage = `usage: bench-exports [--models DIR] [--seq N] [--threads N,N] [--rounds N] [--tune-seconds N] [--json]
@@ -37,18 +37,14 @@ interface Options {
 
 function parse(argv: string[]): Options {
   const v = parseOptions({ args: argv, strict: true, options: {
-    json: { type: "boolean", default: false },
-    models: { type: "string", default: join(process.cwd(), "../shared/models/real-exports/bench") },
+    ...FILE_BENCH_OPTIONS,
     seq: { type: "string", default: "128" },
-    threads: { type: "string", default: "1,2" },
     rounds: { type: "string", default: "15" },
     "tune-seconds": { type: "string", default: "120" },
   } }, usage);
   return {
-    dir: v.models, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage),
-    threads: v.threads.split(",").map((t) => wholeNumber("threads", t, usage)),
-    tuneSeconds: wholeNumber("tune-seconds", v["tune-seconds"], usage), json: v.json,
-    url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
+    ...fileBenchOptions(v, usage), seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage),
+    tuneSeconds: wholeNumber("tune-seconds", v["tune-seconds"], usage),
   };
 }
 

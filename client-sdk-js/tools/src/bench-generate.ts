@@ -14,7 +14,7 @@ import { decodeModel, decoderLayout, generateTokens, loadModel, median, type Dec
 import { parseOptions, wholeNumber } from "./args.js";
 import { ortStep } from "./exports.js";
 import { interleaved } from "./interleave.js";
-import { fileTable, inChild, type FileRow } from "./per-file.js";
+import { FILE_BENCH_OPTIONS, fileBenchOptions, fileTable, inChild, type FileRow } from "./per-file.js";
 
 const usage = `usage: bench-generate [--models DIR] [--prompt N] [--new N] [--threads N,N] [--rounds N] [--tune-seconds N] [--json]
   --models        directory of decoders (.onnx files generate() can drive; default: ../shared/models/real-exports/bench)
@@ -37,19 +37,15 @@ interface Options {
 
 function parse(argv: string[]): Options {
   const v = parseOptions({ args: argv, strict: true, options: {
-    json: { type: "boolean", default: false },
-    models: { type: "string", default: join(process.cwd(), "../shared/models/real-exports/bench") },
+    ...FILE_BENCH_OPTIONS,
     prompt: { type: "string", default: "64" },
     new: { type: "string", default: "64" },
-    threads: { type: "string", default: "1,2" },
     rounds: { type: "string", default: "3" },
     "tune-seconds": { type: "string", default: "60" },
   } }, usage);
   return {
-    dir: v.models, prompt: wholeNumber("prompt", v.prompt, usage), fresh: wholeNumber("new", v.new, usage),
-    threads: v.threads.split(",").map((t) => wholeNumber("threads", t, usage)), rounds: wholeNumber("rounds", v.rounds, usage),
-    tuneSeconds: wholeNumber("tune-seconds", v["tune-seconds"], usage, 0), json: v.json,
-    url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
+    ...fileBenchOptions(v, usage), prompt: wholeNumber("prompt", v.prompt, usage), fresh: wholeNumber("new", v.new, usage),
+    rounds: wholeNumber("rounds", v.rounds, usage), tuneSeconds: wholeNumber("tune-seconds", v["tune-seconds"], usage, 0),
   };
 }
 

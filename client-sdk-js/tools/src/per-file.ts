@@ -2,6 +2,23 @@
 // process of the bench's own script (onnxruntime-web fixes its threads once per process), and a
 // table of one column per file, a row per figure.
 import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { wholeNumber } from "./args.js";
+
+/** The options every per-file bench takes (parseArgs configs), beside its own. */
+export const FILE_BENCH_OPTIONS = {
+  json: { type: "boolean", default: false },
+  models: { type: "string", default: join(process.cwd(), "../shared/models/real-exports/bench") },
+  threads: { type: "string", default: "1,2" },
+} as const;
+
+/** What those options say, and the gateway: $JITZOO_GATEWAY_URL (the private stack's), else the local one. */
+export function fileBenchOptions(v: { json: boolean; models: string; threads: string }, usage: string): { dir: string; threads: number[]; json: boolean; url: string } {
+  return {
+    dir: v.models, threads: v.threads.split(",").map((t) => wholeNumber("threads", t, usage)), json: v.json,
+    url: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
+  };
+}
 
 /**
  * Runs `script` again in a fresh Node process (relaxed SIMD on, and `--expose-gc`) with `args`;

@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   const config = (await (await fetch("/demo/config.json")).json()) as Config;
   const bytes = new Uint8Array(await (await fetch(`/models/${config.model}`)).arrayBuffer());
   setText("model", `${config.model}, sequence length ${config.seq}`);
-  model = await jitzoo.loadModel(bytes, { gateway: config.gateway });
+  const model = await jitzoo.loadModel(bytes, { gateway: config.gateway });
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
   const feeds = jitzoo.feedsFor(model, config.seq);
   const toOrt = (f: typeof feeds) => Object.fromEntries(Object.entries(f).map(([name, t]) => {
@@ -138,12 +138,12 @@ async function main(): Promise<void> {
     setText("tuning", `${demo.settled} of ${demo.ops} ops settled · ${demo.timed} kernels timed · ${demo.refused} refused · ${demo.swaps.filter((s) => s.t > 0).length} swaps · gateway ${demo.connection}`);
   };
   setInterval(draw, 500);
-  if (layout) return generate(layout, (i) => { if (i === 0) ops = firstOps(); }, now, model, session);
+  if (layout) return generate(layout, (i) => { if (i === 0) ops = firstOps(model); }, now, model, session);
   for (let i = 0; ; i++) {
     const t0 = performance.now();
     await model.run(feeds);
     demo.jitzoo.push({ t: now(), ms: performance.now() - t0 });
-    if (i === 0) ops = firstOps();
+    if (i === 0) ops = firstOps(model);
     if (i % config.ortEvery === 0) {
       const t1 = performance.now();
       await session.run(ortFeeds);
@@ -157,8 +157,8 @@ async function main(): Promise<void> {
  * The ops of the first run, as the charts' lanes, each starting on its first kernel (a decoder's:
  * those on generated kernels, not the attention over each past length, met once).
  */
-function firstOps(): string[] {
-  const stats = model!.stats();
+function firstOps(model: Model): string[] {
+  const stats = model.stats();
   if (demo.generating) stats.ops = stats.ops.filter((o) => o.source !== "reference");
   demo.ops = stats.ops.length;
   demo.zooHits = stats.ops.filter((o) => o.fromZoo).length;
@@ -169,7 +169,7 @@ function firstOps(): string[] {
   return stats.ops.map((o) => o.key);
 }
 
-let model: Awaited<ReturnType<typeof jitzoo.loadModel>> | undefined;
+type Model = Awaited<ReturnType<typeof jitzoo.loadModel>>;
 
 /**
  * A decoder's loop: it generates `fresh` tokens after a prompt of `seq`, over and over, a point a
@@ -177,7 +177,7 @@ let model: Awaited<ReturnType<typeof jitzoo.loadModel>> | undefined;
  * `ortEvery` generations onnxruntime-web drives the same loop.
  */
 async function generate(layout: ReturnType<typeof jitzoo.decoderLayout>, first: (i: number) => void, now: () => number,
-  m: NonNullable<typeof model>, session: import("onnxruntime-web").InferenceSession): Promise<void> {
+  m: Model, session: import("onnxruntime-web").InferenceSession): Promise<void> {
   const config = (await (await fetch("/demo/config.json")).json()) as Config;
   setText("now-label", "jitzoo, decode (last 20 generations)");
   setText("latency-title", "Decode time per token, a point a generation");
