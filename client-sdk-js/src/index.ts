@@ -7,6 +7,7 @@ export {
 } from "./model/model.js";
 export { runUntilSettled } from "./model/drive.js";
 export { type GenerateOptions, type GenerateResult } from "./model/generate.js";
+export { withKvCache } from "./graph/kv-cache.js";
 export { type ReconnectOptions } from "./model/session.js";
 export { type TuningOptions } from "./model/tuning.js";
 export { type ModelEvents } from "./model/events.js";

@@ -97,8 +97,11 @@ export function externalLocations(model: ModelProto): string[] {
   return [...locations];
 }
 
-/** A parsed model as the engine's graph, its external data read from `external`. */
-export function graphOf(model: ModelProto, external: ExternalFiles = new Map()): OnnxGraph {
+/**
+ * A parsed model as the engine's graph, its external data read from `external`; `lowered` false
+ * keeps the quantized products as the file has them (node for node: what a rewrite of the file reads).
+ */
+export function graphOf(model: ModelProto, external: ExternalFiles = new Map(), { lowered = true } = {}): OnnxGraph {
   const graph = model.graph;
   if (!graph || graph.node.length === 0) throw new ModelError("the model has no graph nodes");
   const opset = model.opsetImport.find((o) => o.domain === "" || o.domain === "ai.onnx");
@@ -129,7 +132,7 @@ export function graphOf(model: ModelProto, external: ExternalFiles = new Map()):
     ...[...initializers].filter(([, t]) => t.half).map(([name]) => name),
     ...graph.input.filter((i) => i.type?.value.case === "tensorType" && i.type.value.value.elemType === DataType.FLOAT16).map((i) => i.name),
   ];
-  return lower({
+  const decoded: OnnxGraph = {
     name: graph.name,
     opset: version,
     nodes: ordered,
@@ -137,7 +140,8 @@ export function graphOf(model: ModelProto, external: ExternalFiles = new Map()):
     inputs: graph.input.filter((i) => !initializers.has(i.name)).map(inputOf),
     outputs: graph.output.map((o) => o.name),
     half: halfValues(ordered, halfInputs),
-  });
+  };
+  return lowered ? lower(decoded) : decoded;
 }
 
 /**
