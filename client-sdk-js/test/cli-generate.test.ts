@@ -29,6 +29,16 @@ describe.skipIf(realExports("tiny").length === 0)("generate CLI", () => {
     expect(first.stderr.join("\n")).toMatch(/6 tokens \(length\): prefill [\d.]+ ms, decode [\d.]+ tokens\/s, \d threads?/);
   });
 
+  it("builds a KV cache around a plain decoder (the same tokens as the whole sequence each step, with --plain)", async () => {
+    const cached = io(), plain = io();
+    const args = ["--model", tiny("gpt2"), "--prompt-ids", "5,17,250", "--max-new", "5", "--offline", "--json"];
+    expect(await main(args, cached)).toBe(0);
+    expect(await main([...args, "--plain"], plain)).toBe(0);
+    expect(cached.stderr).toContain("a plain decoder: built a KV cache around it (one new token a step)");
+    expect(plain.stderr.join("\n")).not.toMatch(/KV cache/);
+    expect(JSON.parse(cached.stdout.at(-1)!).tokens).toEqual(JSON.parse(plain.stdout.at(-1)!).tokens);
+  });
+
   it("refuses bad usage and a model that cannot generate with exit code 2", async () => {
     const run = io();
     expect(await main(["--model", tiny("gpt2_kv"), "--prompt-ids", "1,x"], run)).toBe(2);

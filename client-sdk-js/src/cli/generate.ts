@@ -3,19 +3,23 @@
 // generates) or, with --offline, on the reference kernels. Tokenizers are out of scope: ids in, ids out.
 import "../node-platform.js";
 import { readFileSync } from "node:fs";
+import { withKvCache } from "../graph/kv-cache.js";
+import { decodeModel } from "../graph/onnx.js";
 import { loadModel } from "../load.js";
 import type { GenerateOptions, GenerateResult } from "../model/generate.js";
 import type { Model } from "../model/model.js";
 import { DEFAULT_URL, parseCli, runWhenInvoked, type CliIo } from "./io.js";
 
 const USAGE = `usage: generate --model FILE.onnx --prompt-ids 1,2,3 [--max-new 64] [--stop 2,50256] [--temperature T] [--top-k K] [--top-p P]
-                [--seed S] [--threads N] [--url ws://HOST:PORT/v1/session] [--key K] [--fingerprint F] [--offline] [--json]
-  --model        a decoder as exported: input_ids, attention_mask and past_key_values.N.* fed from present.N.* (or a plain one)
+                [--seed S] [--threads N] [--url ws://HOST:PORT/v1/session] [--key K] [--fingerprint F] [--offline] [--plain] [--json]
+  --model        a decoder as exported: input_ids, attention_mask and past_key_values.N.* fed from present.N.*, or a plain
+                 one (input_ids, attention_mask), around which a KV cache is built (withKvCache)
   --prompt-ids   the prompt's token ids, comma-separated
   --max-new      new tokens at most (default 64)
   --stop         token ids that end the generation
   --temperature  0 (the default) is greedy; above 0 samples, with --top-k, --top-p and --seed
   --offline      no gateway: the reference kernels (correct, slow)
+  --plain        a plain decoder is fed the whole sequence each step (no KV cache built)
   --json         end stdout with one line of JSON
 each new token id is printed on stdout as it is picked; prefill time and decode speed on stderr
 exit codes: 0 done, 1 the gateway failed, 2 bad usage or a model that cannot generate`;
@@ -24,6 +28,20 @@ exit codes: 0 done, 1 the gateway failed, 2 bad usage or a model that cannot gen
 function ids(text: string): number[] | undefined {
   const list = text.split(",").map((s) => s.trim()).filter(Boolean).map(Number);
   return list.length && list.every((n) => Number.isInteger(n)) ? list : undefined;
+}
+
+/** The file as given, or a plain decoder with a KV cache built around it (unless `plain`, or where none can be: the reason on stderr). */
+function decoderBytes(bytes: Uint8Array, plain: boolean, io: CliIo): Uint8Array {
+  const inputs = decodeModel(bytes).inputs.map((i) => i.name);
+  if (plain || !inputs.includes("input_ids") || inputs.some((i) => i.startsWith("past_key_values."))) return bytes;
+  try {
+    const cached = withKvCache(bytes);
+    io.err("a plain decoder: built a KV cache around it (one new token a step)");
+    return cached;
+  } catch (e) {
+    io.err(`a plain decoder fed the whole sequence each step: ${(e as Error).message}`);
+    return bytes;
+  }
 }
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -43,6 +61,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       key: { type: "string" },
       fingerprint: { type: "string" },
       offline: { type: "boolean", default: false },
+      plain: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -64,7 +83,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const url = args.url ?? io.env.JITZOO_GATEWAY_URL ?? DEFAULT_URL;
   let model: Model;
   try {
-    model = await loadModel(readFileSync(args.model), {
+    model = await loadModel(decoderBytes(readFileSync(args.model), args.plain, io), {
       ...(args.offline ? {} : { gateway: url, client: { apiKey: args.key ?? io.env.JITZOO_API_KEY } }),
       fingerprint: args.fingerprint, threads: numbers.threads, worker: false, log: io.err,
     });

@@ -63,13 +63,14 @@ export function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike
   const kind = data.length ? typeof data[0] : "number";
   if (kind !== "number" && !(kind === "bigint" && dtype !== "float32")) throw new ModelError(`input ${name}: ${dtype} elements must be numbers${dtype === "float32" ? "" : " or bigints"}, got ${kind}`);
   const values = kind === "bigint" ? Array.from(data as ArrayLike<bigint>, Number) : (data as ArrayLike<number>);
-  if (dtype === "float32") return Float32Array.from(values);
+  // a typed array's constructor copies another's elements in one go (`from` iterates them one by one)
+  if (dtype === "float32") return ArrayBuffer.isView(values) ? new Float32Array(values as Float32Array) : Float32Array.from(values);
   if (dtype === "int8") return Int8Array.from(values);
   return dtype === "bool" || dtype === "uint8" ? Uint8Array.from(values) : Float64Array.from(values);
 }
 
 export function fromHost(t: HostTensor): OutputTensor["data"] {
-  if (t.dtype === "float32") return Float32Array.from(t.data);
+  if (t.dtype === "float32") return new Float32Array(t.data as Float32Array);
   if (t.dtype === "int8") return Int8Array.from(t.data);
   return t.dtype === "int64" ? BigInt64Array.from(t.data, (x) => BigInt(x)) : Uint8Array.from(t.data);
 }

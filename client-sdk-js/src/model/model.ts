@@ -277,8 +277,11 @@ export abstract class GraphModel implements Model {
         this.decoding = false;
       }
     };
-    return generateTokens(layout, step, prompt, options, (bytes) => { this.cacheBytes = bytes; });
+    return generateTokens(layout, step, prompt, options, (bytes) => { this.cacheBytes = bytes; }).finally(() => this.generated());
   }
+
+  /** A generate() call ended (however): what its decode steps put off may start. */
+  protected generated(): void {}
 
   abstract stats(): ModelStats;
   abstract close(): Promise<void>;

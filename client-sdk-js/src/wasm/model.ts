@@ -10,6 +10,7 @@ import type { OnnxGraph } from "../graph/onnx.js";
 import { halfWords, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "../graph/tensor.js";
 import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
 import { requestPlans, type DynamicMatmul } from "../model/session.js";
+import { SessionLimit } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
 import { bytesAsWords, opKey, operandShapes, operandTypes, scratchOperands, wordsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
@@ -44,6 +45,8 @@ export class WasmModel extends GraphModel {
   private readonly touched = new Set<string>();
   /** The ops each plan uses. */
   private readonly planOps = new WeakMap<Plan, string[]>();
+  /** Ops met again in decode steps, waiting to share a session (see tuneMetAgain). */
+  private readonly metAgain: KernelSlot[] = [];
   /** Sessions being opened in the background (see tuneMetAgain): close() waits for them. */
   private opening: Promise<void> = Promise.resolve();
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
@@ -148,12 +151,23 @@ export class WasmModel extends GraphModel {
     return plan;
   }
 
-  /** Opens sessions, without waiting for them, for the ops of `plan` first met in an earlier decode step. */
+  /**
+   * The ops of `plan` first met in an earlier decode step are tuned from now on: they share
+   * sessions, a full Hello's worth at a time (a session per past length would soon reach the
+   * gateway's cap of connections an address); the rest open when the generation ends.
+   */
   private tuneMetAgain(plan: Plan): void {
     const again = (this.planOps.get(plan) ?? []).filter((key) => this.untuned.has(key)).map((key) => this.slots.get(key)!);
-    if (!again.length) return;
     again.forEach((s) => this.untuned.delete(s.key));
-    const opened = this.probe().then((device) => this.tuning.connect(again, device, undefined, { wait: false }));
+    this.metAgain.push(...again);
+    if (this.metAgain.length >= SessionLimit.OPS_PER_HELLO) this.generated();
+  }
+
+  /** Opens sessions, without waiting for them, for the ops met again so far (see tuneMetAgain). */
+  protected override generated(): void {
+    const ops = this.metAgain.splice(0);
+    if (!ops.length) return;
+    const opened = this.probe().then((device) => this.tuning.connect(ops, device, undefined, { wait: false }));
     this.opening = Promise.all([this.opening, opened]).then(() => undefined, () => undefined);
   }
 
@@ -213,7 +227,8 @@ export class WasmModel extends GraphModel {
   private extentPlan(step: KernelStep): ExtentPlan | undefined {
     const family = this.families.get(familyOf(step.op));
     const rows = step.op.shape[0];
-    if (!family || rows === family.firstRows || !ROW_SLICED.has(step.op.kind)) return undefined;
+    // one row (a decode step's) is an op of its own, met at every step: a matrix-vector product tuned as such
+    if (!family || rows === family.firstRows || rows === 1 || !ROW_SLICED.has(step.op.kind)) return undefined;
     const plans = step.op.kind === OpKind.MATMUL ? [family.plan] : [...this.families.values()].map((f) => f.plan);
     for (const plan of plans) {
       const extent = plan ? plan.plans[rows - plan.lo] : undefined;

@@ -3,14 +3,15 @@
 // loop (generate.ts's generateTokens) over the same file. Per file and thread count, in a process
 // of its own (onnxruntime-web fixes its threads once per process): jitzoo tunes while it generates
 // (a new device kind), then both generate in turns, greedy, the same prompt; prefill ms, decode
-// tokens/s (the steps after the prompt's), and whether the tokens agree.
+// tokens/s (the steps after the prompt's), and whether the tokens agree. A plain decoder runs with
+// the KV cache withKvCache() builds around it (both runtimes the same rewritten file), unless --plain.
 import "@jitzoo/client/node";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ort from "onnxruntime-web";
-import { decodeModel, decoderLayout, generateTokens, loadModel, median, type DecoderLayout } from "@jitzoo/client/internal";
+import { decodeModel, decoderLayout, generateTokens, loadModel, median, withKvCache, type DecoderLayout } from "@jitzoo/client/internal";
 import { parseOptions, wholeNumber } from "./args.js";
 import { ortStep } from "./exports.js";
 import { interleaved } from "./interleave.js";
@@ -22,7 +23,8 @@ const usage = `usage: bench-generate [--models DIR] [--prompt N] [--new N] [--th
   --new           new tokens, greedy (default 64)
   --threads       thread counts, each run by both runtimes (default 1,2)
   --rounds        generations of each runtime timed, in turns (default 3)
-  --tune-seconds  most seconds jitzoo generates (tuning) before it is timed (default 60)`;
+  --tune-seconds  most seconds jitzoo generates (tuning) before it is timed (default 60)
+  --plain         a plain decoder feeds the whole sequence each step (default: the KV cache withKvCache() builds)`;
 
 interface Options {
   dir: string;
@@ -31,6 +33,7 @@ interface Options {
   threads: number[];
   rounds: number;
   tuneSeconds: number;
+  plain: boolean;
   json: boolean;
   url: string;
 }
@@ -42,10 +45,12 @@ function parse(argv: string[]): Options {
     new: { type: "string", default: "64" },
     rounds: { type: "string", default: "3" },
     "tune-seconds": { type: "string", default: "60" },
+    plain: { type: "boolean", default: false },
   } }, usage);
   return {
     ...fileBenchOptions(v, usage), prompt: wholeNumber("prompt", v.prompt, usage), fresh: wholeNumber("new", v.new, usage),
     rounds: wholeNumber("rounds", v.rounds, usage), tuneSeconds: wholeNumber("tune-seconds", v["tune-seconds"], usage, 0),
+    plain: v.plain as boolean,
   };
 }
 
@@ -64,9 +69,16 @@ function layoutOf(file: string): DecoderLayout | undefined {
 /** The same prompt for every runtime: token ids spread over the vocabulary. */
 const promptFor = (layout: DecoderLayout, n: number) => Array.from({ length: n }, (_, i) => (i * 37 + 11) % layout.vocab);
 
+/** The file both runtimes generate over: a plain decoder with the KV cache built around it (unless `plain`), and which cache it has. */
+function decoderFile(file: string, plain: boolean): { bytes: Uint8Array; kvCache: "file" | "built" | "none" } {
+  const bytes = readFileSync(file);
+  if (decoderLayout(decodeModel(bytes)).cache.length) return { bytes, kvCache: "file" };
+  return plain ? { bytes, kvCache: "none" } : { bytes: withKvCache(bytes), kvCache: "built" };
+}
+
 /** One file at one thread count, in this process (whose onnxruntime-web runs on that many threads). */
 async function benchFile(file: string, threads: number, o: Options): Promise<Record<string, unknown>> {
-  const bytes = readFileSync(file);
+  const { bytes, kvCache } = decoderFile(file, o.plain);
   const layout = decoderLayout(decodeModel(bytes));
   const prompt = promptFor(layout, o.prompt), options = { maxNewTokens: o.fresh };
   say(`${basename(file, ".onnx")}, ${threads} thread${threads > 1 ? "s" : ""}: jitzoo generates ${o.fresh} tokens after ${o.prompt}, tuning, for up to ${o.tuneSeconds} s`);
@@ -97,7 +109,7 @@ async function benchFile(file: string, threads: number, o: Options): Promise<Rec
   await model.close();
   const decode = median(ours.decode), ortDecode = median(theirs.decode);
   return {
-    threads, prompt_tokens: o.prompt, new_tokens: o.fresh,
+    threads, kv_cache: kvCache, prompt_tokens: o.prompt, new_tokens: o.fresh,
     prefill_ms: round(median(ours.prefill), 1), onnxruntime_web_prefill_ms: round(median(theirs.prefill), 1),
     decode_tokens_per_s: round(decode, 2), onnxruntime_web_decode_tokens_per_s: round(ortDecode, 2),
     speedup_vs_onnxruntime_web: round(decode / ortDecode), tokens_equal: ours.tokens.join() === theirs.tokens.join(),
@@ -107,6 +119,7 @@ async function benchFile(file: string, threads: number, o: Options): Promise<Rec
 
 function table(files: FileRow[], threads: number[]): string {
   return fileTable(files, (add, at) => {
+    add("KV cache", (f) => String(at(f, threads[0]).kv_cache));
     for (const t of threads) {
       add(`${t} thread${t > 1 ? "s" : ""}: decode tokens/s, onnxruntime-web / jitzoo`, (f) =>
         `${at(f, t).onnxruntime_web_decode_tokens_per_s} / ${at(f, t).decode_tokens_per_s} (${at(f, t).speedup_vs_onnxruntime_web}x)`);
