@@ -40,6 +40,11 @@ const ELEMENTWISE = new Set([
 ]);
 const VIEWS = new Set(["Reshape", "Flatten", "Unsqueeze", "Squeeze"]);
 const PRODUCTS = new Set(["MatMul", "MatMulInteger", "Gemm", "com.microsoft.MatMulNBits"]);
+/** Ops over every position that may compute the new rows alone: each output element from the inputs' elements there (broadcast). */
+const NARROWS = new Set([
+  "Add", "Sub", "Mul", "Div", "Where", "And", "Or", "Xor", "Not", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+  "Max", "Min", "Cast", "Neg", "Abs", "IsNaN", "IsInf", "Identity", "Expand",
+]);
 /** Ops a cache may be moved back through: the same values per row, in another layout or scale. */
 const PASS_THROUGH = new Set(["Transpose", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Expand", "Concat", "Cast", "Mul", "Div"]);
 
@@ -90,6 +95,41 @@ class CacheBuilder {
 
   meta(v: string): ValueMeta {
     return this.folded.values.get(v)!;
+  }
+
+  producerOf(v: string): OnnxNode | undefined {
+    return this.producer.get(v);
+  }
+
+  /**
+   * The nodes over every position each of whose uses slices it to the new rows (the mask's
+   * arithmetic: a [total, total] causal mask and-ed with the attention mask): computed on those
+   * rows alone, at the axis given, their inputs sliced instead — [new, total], not [total, total].
+   */
+  narrow(a: Analysis): Map<OnnxNode, number> {
+    const demand = new Map<string, Set<number | "whole">>();
+    const want = (v: string, d: number | "whole") => { if (v) demand.set(v, (demand.get(v) ?? new Set()).add(d)); };
+    this.graph.outputs.forEach((o) => want(o, "whole"));
+    const narrowed = new Map<OnnxNode, number>();
+    for (const n of [...this.graph.nodes].reverse()) {
+      if (!this.dynamic.has(n) || n.outputs.some((o) => a.rows.has(o))) {
+        const sliced = this.dynamic.has(n) ? a.slices.get(n) ?? [] : [];
+        n.inputs.forEach((v, k) => want(v, sliced.find((x) => x.input === k)?.axis ?? "whole"));
+        continue;
+      }
+      const wants = n.outputs.flatMap((o) => [...(demand.get(o) ?? ["whole" as const])]);
+      const axis = wants[0];
+      if (NARROWS.has(n.opType) && n.outputs.length === 1 && typeof axis === "number" && wants.every((d) => d === axis)) {
+        narrowed.set(n, axis);
+        const rank = this.meta(n.outputs[0]).shape.length;
+        n.inputs.forEach((v, k) => {
+          if (!v || (n.opType === "Expand" && k === 1)) return;
+          const s = this.meta(v).shape, at = axis - (rank - s.length);
+          want(v, at >= 0 && s[at] === this.T ? at : "whole");
+        });
+      } else n.inputs.forEach((v) => want(v, "whole"));
+    }
+    return narrowed;
   }
 
   /** Follows the rows until every attention operand that needs all positions reads a cache. */
@@ -336,6 +376,8 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
   const total = w.node("Add", [pastLength, seq]);
   const protoOf = new Map((model.graph!.node).map((n) => [n.output.find(Boolean)!, n]));
   const folded = new Set(builder.folded.nodes);
+  const narrowed = builder.narrow(a);
+  const isNarrowed = (v: string) => { const p = builder.producerOf(v); return p !== undefined && narrowed.has(p); };
   for (const node of graph.nodes) {
     const proto = protoOf.get(node.outputs.find(Boolean)!)!;
     if (node.opType === "Shape" && a.rows.has(node.inputs[0])) {
@@ -347,8 +389,18 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
       continue;
     }
     const input = [...proto.input];
-    if (folded.has(node)) {
-      for (const s of a.slices.get(node) ?? []) input[s.input] = w.rows(input[s.input], s.axis, pastLength, total);
+    const narrowAt = narrowed.get(node);
+    if (narrowAt !== undefined) {
+      // over the new rows alone: inputs at the full length sliced, those already narrowed as they are
+      const rank = builder.meta(node.outputs[0]).shape.length;
+      node.inputs.forEach((v, k) => {
+        if (!v || isNarrowed(v) || (node.opType === "Expand" && k === 1)) return;
+        const dims = builder.meta(v).shape, at = narrowAt - (rank - dims.length);
+        if (at >= 0 && dims[at] === T) input[k] = w.rows(v, at, pastLength, total);
+      });
+      if (node.opType === "Expand") input[1] = w.shape(builder.meta(node.outputs[0]).shape, narrowAt, seq, T, total);
+    } else if (folded.has(node)) {
+      for (const s of a.slices.get(node) ?? []) if (!isNarrowed(input[s.input])) input[s.input] = w.rows(input[s.input], s.axis, pastLength, total);
       const target = a.targets.get(node);
       if (target) input[1] = w.shape(target.dims, target.axis, seq, T, total);
       for (const p of points.filter((q) => q.consumer === node)) {
