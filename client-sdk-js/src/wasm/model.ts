@@ -342,7 +342,9 @@ export class WasmModel extends GraphModel {
         for (const input of this.graph.inputs) {
           const data = feeds[input.name].data;
           const b = base(input.name);
-          const values = toHost(input.name, input.dtype, data, this.graph.half.has(input.name));
+          // a Float32Array is read as it is (copied into the arena, or read by host steps): no copy of its own first
+          const values = input.dtype === "float32" && data instanceof Float32Array && !this.graph.half.has(input.name)
+            ? data : toHost(input.name, input.dtype, data, this.graph.half.has(input.name));
           if (inArena.has(b)) {
             const o = operand(b);
             this.arena.f32(o.offset, o.floats).set(values);
