@@ -351,7 +351,7 @@ export async function benchKernelsThreaded(dir, { threads, quick = false } = {})
   const text = table(
     ['kernel', 'shape', 'split schedule', `kernel ${threads}T`, 'kernel 1T', 'vs 1 thread', `call ${threads}T`,
       `ort-web ${threads}T`, 'vs ort'],
-    kernels.map((k) => [k.kernel, k.shape.join('x'), `${describeSchedule(k.schedule)} rows/${k.split.grain} (${k.split.units} units)`,
+    kernels.map((k) => [k.kernel, k.shape.join('x'), `${describeSchedule(k.schedule)} ${k.split.axis}/${k.split.grain} (${k.split.units} units)`,
       k.kernel_ms.toFixed(2), k.one_thread_kernel_ms?.toFixed(2) ?? '-',
       k.speedup_vs_one_thread ? `${k.speedup_vs_one_thread.toFixed(2)}x` : '-', k.call_ms.toFixed(2),
       k.onnxruntime_web_call_ms.toFixed(2), `${k.speedup_vs_onnxruntime_web.toFixed(2)}x`]));

@@ -60,11 +60,16 @@ export class WasmKernel {
 
   /**
    * Byte spans [start, length] of C that units [first, end) of a split kernel write: a unit is grain
-   * rows of C in one batch (a conv's: grain output rows of one image, in every output channel's plane).
+   * rows of C in one batch (a conv's: grain output rows of one image, in every output channel's plane),
+   * or grain columns of a one-row matmul's C.
    */
   unitSpans(first, end) {
-    const { grain } = this.meta.split;
+    const { grain, axis } = this.meta.split;
     const shape = this.meta.operandShapes.C;
+    if (axis === 'columns') {
+      const at = (u) => Math.min(shape[shape.length - 1], u * grain);
+      return [[this.offsets.C + 4 * at(first), 4 * (at(end) - at(first))]];
+    }
     if (this.meta.op === 'conv') {
       const [, channels, rows, cols] = shape, bands = Math.ceil(rows / grain), spans = [];
       for (let u = first; u < end; u++) {

@@ -53,8 +53,8 @@ export function readMetadata(artifact: KernelArtifact, module?: WebAssembly.Modu
   }
   if (meta.split !== undefined) {
     const { axis, grain, units } = meta.split;
-    if (axis !== "rows" || !(Number.isInteger(grain) && grain >= 1) || !(Number.isInteger(units) && units >= 1)) {
-      throw new KernelError(`the kernel's split ${JSON.stringify(meta.split)} is not rows in positive grains and units`);
+    if ((axis !== "rows" && axis !== "columns") || !(Number.isInteger(grain) && grain >= 1) || !(Number.isInteger(units) && units >= 1)) {
+      throw new KernelError(`the kernel's split ${JSON.stringify(meta.split)} is not rows or columns in positive grains and units`);
     }
   }
   if (typeof meta.entry !== "string" || !meta.entry) throw new KernelError("the kernel's metadata names no entry");

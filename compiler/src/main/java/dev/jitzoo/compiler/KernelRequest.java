@@ -75,6 +75,7 @@ public record KernelRequest(Backend backend, Op op, Schedule schedule, WgslLimit
         return switch (s.getSplitAxis()) {
             case SPLIT_AXIS_UNSPECIFIED -> new Split(Split.Axis.NONE, s.getSplitGrain());
             case SPLIT_AXIS_ROWS -> Split.rows(s.getSplitGrain());
+            case SPLIT_AXIS_COLUMNS -> Split.columns(s.getSplitGrain());
             default -> throw new InvalidKernelException("unknown split axis " + s.getSplitAxisValue());
         };
     }

@@ -67,8 +67,11 @@ final class ScheduleJson {
         }
         JsonObject split = value.getAsJsonObject();
         JsonElement axis = split.get("axis");
+        if (axis != null && axis.isJsonPrimitive() && axis.getAsString().equals(Split.Axis.COLUMNS.label)) {
+            return Split.columns(integer(split, "grain"));
+        }
         if (axis == null || !axis.isJsonPrimitive() || !axis.getAsString().equals(Split.Axis.ROWS.label)) {
-            throw new IllegalArgumentException("a split's axis must be \"rows\", got " + axis);
+            throw new IllegalArgumentException("a split's axis must be \"rows\" or \"columns\", got " + axis);
         }
         return Split.rows(integer(split, "grain"));
     }

@@ -107,6 +107,8 @@ public final class TestCli implements Callable<Integer> {
     private static final String Q4_CASES = "matmul_q4:128x384x1536,matmul_q4:1x384x1536,matmul_q4:7x33x19";
     /** The float16-weight matmuls likewise. */
     private static final String F16_CASES = "matmul_f16:128x384x1536,matmul_f16:1x384x1536,matmul_f16:7x33x19";
+    /** One-row float matmuls (decode steps), whose kernels split by columns on threads: GPT-2's widest, its FFN's down projection, odd edges. */
+    private static final String DECODE_CASES = "matmul:1x384x1152,matmul:1x1536x384,matmul:1x33x19";
     /** Convolutions likewise: a same-padded 3x3, a depthwise stride 2, a 1-D one, a 7x7 stem. */
     private static final String CONV_CASES = "conv:1x32x14x14x32x3x3/pads=1x1x1x1,conv:1x32x15x15x32x3x3/stride=2x2/pads=1x1x1x1/group=32,"
             + "conv:1x16x1x50x24x1x5/pads=0x2x0x2,conv:1x3x32x32x16x7x7/stride=2x2/pads=3x3x3x3";
@@ -131,6 +133,7 @@ public final class TestCli implements Callable<Integer> {
         inCases(cases -> {
             Suite.say("generated Wasm kernels in V8: K0..K3 candidates (paper grid, and every lite-space candidate of each "
                     + "bundled device), every int8, 4-bit, float16-weight and conv lite-space candidate on MiniLM's, convnets' and odd shapes (unsplit, and split for 2 threads), "
+                    + "one-row products split by columns for 2 threads, "
                     + "odd shapes, split kernels (1 to 4 workers, share by share and on threads), the microbenchmark pairs");
             String wasm = cases.resolve("wasm").toString();
             suite.jitzoo("codegen", "cases", "--out", wasm, "--set", "all");
@@ -138,7 +141,7 @@ public final class TestCli implements Callable<Integer> {
                     + "," + CONV_CASES);
             suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wasm);
             suite.jitzoo("space", "cases", "--out", cases + "/space-quantized-2t.jsonl", "--op", INT8_CASES + "," + Q4_CASES + "," + F16_CASES
-                    + "," + CONV_CASES,
+                    + "," + CONV_CASES + "," + DECODE_CASES,
                     "--backend", "wasm", "--threads", "2");
             suite.jitzoo("codegen", "cases", "--requests", cases + "/space-quantized-2t.jsonl", "--out", wasm);
             suite.jitzoo("codegen", "microbench", "--out", cases + "/microbench", "--op", "K0");

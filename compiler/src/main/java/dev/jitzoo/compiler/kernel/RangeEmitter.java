@@ -22,6 +22,11 @@ import java.util.Map;
  *   a = a0 + row * rowBytes(A); c = c0 + row * rowBytes(C); b = b0 + batch * batchBytes(B) ...
  *   if band == bands - 1 (and M mod grain != 0): the last band's code, else a band's code
  * </pre>
+ *
+ * <p>Split by columns (a one-row matmul, B packed in panels of x0 columns, a grain of whole panels):
+ * unit {@code u} is columns {@code [u·grain, (u+1)·grain)}; A stays, B moves {@code u·grain} columns
+ * of panels on (K floats each), C, Bias and Residual {@code u·grain} floats; the code is the
+ * unsplit kernel's for a matmul that many columns wide (the last unit: what is left).
  */
 final class RangeEmitter {
 
@@ -53,16 +58,26 @@ final class RangeEmitter {
         return op.kind().matmul || op.kind().compactWeights ? op.m() : op.dims().get(0);
     }
 
-    /** The split's units: bands of {@code grain} rows in every batch. */
+    /** The split's units: bands of {@code grain} rows in every batch, or of {@code grain} columns of a one-row matmul. */
     static int units(Op op, Split split) {
+        if (split.axis() == Split.Axis.COLUMNS) {
+            return (op.n() + split.grain() - 1) / split.grain();
+        }
         int rows = rowsPerBatch(op);
         return op.batch() * ((rows + split.grain() - 1) / split.grain());
     }
 
     /** Throws unless {@code split} can split this op. */
     static void check(Op op, Split split) {
+        if (split.axis() == Split.Axis.COLUMNS) {
+            if (op.kind() != OpKind.MATMUL || op.m() != 1 || split.grain() > op.n()) {
+                throw new InvalidKernelException("a split along columns is for a one-row matmul, in at most its " + op.n()
+                        + " columns; got " + split + " for " + op);
+            }
+            return;
+        }
         if (split.axis() != Split.Axis.ROWS) {
-            throw new InvalidKernelException("only a split along rows is supported, got " + split);
+            throw new InvalidKernelException("only a split along rows or columns is supported, got " + split);
         }
         int rows = rowsPerBatch(op);
         if (split.grain() > rows) {
@@ -73,7 +88,64 @@ final class RangeEmitter {
 
     static FunctionBuilder emit(Op op, Schedule schedule) {
         check(op, schedule.split());
+        if (schedule.split().axis() == Split.Axis.COLUMNS) {
+            if (!schedule.packB() || schedule.split().grain() % schedule.x0() != 0) {
+                throw new InvalidKernelException("a split along columns reads B packed, a grain of whole x0 = " + schedule.x0()
+                        + " column panels; got " + schedule);
+            }
+            return new RangeEmitter(op, schedule).columnsEntry();
+        }
         return new RangeEmitter(op, schedule).entry();
+    }
+
+    /** The entry of a one-row matmul split by columns (see the class comment). */
+    private FunctionBuilder columnsEntry() {
+        int grain = schedule.split().grain();
+        int units = units(op, schedule.split());
+        int lastColumns = op.n() - (units - 1) * grain;
+        List<String> names = List.copyOf(AbiMetadata.operandShapes(op).keySet());
+        int operands = names.size();
+        int first = operands, end = operands + 1;
+        int unit = local("range.unit"), column = local("range.column");
+        int[] base = new int[operands];
+        for (int p = 0; p < operands; p++) {
+            base[p] = local("range.base" + p);
+            f.localGet(p).localSet(base[p]);
+        }
+        f.localGet(first).localSet(unit);
+        f.block();
+        f.localGet(unit).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
+        f.loop();
+        f.localGet(unit).i32Const(grain).op(Opcode.I32_MUL).localSet(column);
+        for (int p = 0; p < operands; p++) {
+            f.localGet(base[p]);
+            // packed B: a column's panel is K floats per column on; C, Bias, Residual: a float a column
+            scaledAdd(column, switch (names.get(p)) {
+                case "A" -> 0;
+                case "B" -> op.k() * MatMulPlan.FLOAT_BYTES;
+                default -> MatMulPlan.FLOAT_BYTES;
+            });
+            f.localSet(p);
+        }
+        if (lastColumns == grain) {
+            columns(grain);
+        } else {
+            f.localGet(unit).i32Const(units - 1).op(Opcode.I32_EQ).ifThen();
+            columns(lastColumns);
+            f.elseBranch();
+            columns(grain);
+            f.end();
+        }
+        f.localGet(unit).i32Const(1).op(Opcode.I32_ADD).localTee(unit).localGet(end).op(Opcode.I32_LT_U).brIf(0);
+        f.end();
+        f.end();
+        return f;
+    }
+
+    /** The one-row matmul's code for {@code columns} columns, B's panels and C read where the unit's parameters point. */
+    private void columns(int columns) {
+        Op cut = new Op(OpKind.MATMUL, List.of(1, op.k(), columns), op.transposeB(), false, op.epilogue(), 0f);
+        MatMulEmitter.emitInto(MatMulPlan.of(cut, schedule), f, locals);
     }
 
     private FunctionBuilder entry() {

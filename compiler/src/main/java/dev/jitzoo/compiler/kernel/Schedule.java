@@ -59,7 +59,11 @@ public record Schedule(int x0, int y0, int r0, int x1, int y1, int r1, boolean v
     public dev.jitzoo.proto.kernel.v1.Schedule wire() {
         return dev.jitzoo.proto.kernel.v1.Schedule.newBuilder().setX0(x0).setY0(y0).setR0(r0).setX1(x1).setY1(y1).setR1(r1)
                 .setVectorize(vectorize).setUnroll(unroll).setRelaxedSimd(relaxedSimd).setPackB(packB).setColumnsOuter(columnsOuter)
-                .setSplitAxis(split.axis() == Split.Axis.ROWS ? SplitAxis.SPLIT_AXIS_ROWS : SplitAxis.SPLIT_AXIS_UNSPECIFIED)
+                .setSplitAxis(switch (split.axis()) {
+                    case ROWS -> SplitAxis.SPLIT_AXIS_ROWS;
+                    case COLUMNS -> SplitAxis.SPLIT_AXIS_COLUMNS;
+                    case NONE -> SplitAxis.SPLIT_AXIS_UNSPECIFIED;
+                })
                 .setSplitGrain(split.grain()).build();
     }
 

@@ -71,6 +71,27 @@ class SplitKernelTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void aOneRowMatmulSplitsByColumnsOfWholePanels() {
+        // a decode step's product: 1 x 64 x 40, B packed in panels of 16 columns; two units of 32 columns, the last 8
+        Op op = new Op(OpKind.MATMUL, List.of(1, 64, 40), false, false, List.of(Epilogue.of(Epilogue.Kind.BIAS)), 0f);
+        GeneratedKernel kernel = compiler.compile(op, tile.withSplit(Split.columns(32)));
+        Map<String, Object> meta = MiniJson.object(kernel.metadataJson());
+        assertEquals(2L, meta.get("abi"));
+        assertEquals(Map.of("axis", "columns", "grain", 32L, "units", 2L), meta.get("split"));
+        assertEquals(Map.of("axis", "columns", "grain", 32L), ((Map<String, Object>) meta.get("schedule")).get("split"));
+        assertEquals(List.of("(i32,i32,i32,i32,i32,i32)->()", "(i32,i32)->()"), ModuleWalker.parse(kernel.wasm()).functionTypes());
+        assertTrue(KernelIds.canonical(op, tile.withSplit(Split.columns(32)), Backend.WASM, 2, Pass.ALL).endsWith(";split=columns:32"));
+        // columns are for one row, B packed, whole panels
+        assertTrue(assertThrows(InvalidKernelException.class, () -> compiler.compile(Op.matmul(2, 64, 40), tile.withSplit(Split.columns(32))))
+                .getMessage().contains("one-row matmul"));
+        assertTrue(assertThrows(InvalidKernelException.class, () -> compiler.compile(op, tile.withPackB(false).withSplit(Split.columns(32))))
+                .getMessage().contains("reads B packed"));
+        assertTrue(assertThrows(InvalidKernelException.class, () -> compiler.compile(op, tile.withSplit(Split.columns(24))))
+                .getMessage().contains("whole x0 = 16 column panels"));
+    }
+
+    @Test
     void badSplitsAreRefusedWithTheReason() {
         Op op = Op.matmul(7, 13, 5);
         Schedule plain = Schedule.registerTile(2, 4, true, 0);

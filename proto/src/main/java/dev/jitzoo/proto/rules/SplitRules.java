@@ -17,6 +17,8 @@ import dev.jitzoo.proto.kernel.v1.SplitAxis;
  *       y0; for element-wise ops whole vectors of 4), so bands start on a block and the last band
  *       is the shortest.</li>
  * </ul>
+ * A one-row matmul (a decode step's product, M = 1) has no rows to share out: with B packed in
+ * panels it splits by columns instead, T bands of whole x0-wide panels (the last the narrowest).
  * On one thread no schedule is split (ABI v1). The space splits its candidates by these rules,
  * and the gateway its safe default, so a session's kernels are all split alike.
  */
@@ -30,7 +32,26 @@ public final class SplitRules {
         if (threads <= 1) {
             return s.toBuilder().clearSplitAxis().clearSplitGrain().build();
         }
+        if (byColumns(op, s)) {
+            return s.toBuilder().setSplitAxis(SplitAxis.SPLIT_AXIS_COLUMNS).setSplitGrain(columnGrain(op, s, threads)).build();
+        }
         return s.toBuilder().setSplitAxis(SplitAxis.SPLIT_AXIS_ROWS).setSplitGrain(grain(op, s, threads)).build();
+    }
+
+    /**
+     * Whether {@code s} splits {@code op} by columns: a one-row float matmul whose B the kernel packs
+     * in panels, at least two of them.
+     */
+    public static boolean byColumns(OpSpec op, Schedule s) {
+        return op.getKind() == OpKind.OP_KIND_MATMUL && rowsPerBatch(op) == 1 && s.getPackB() && s.getX0() > 0
+                && op.getShape(op.getShapeCount() - 1) >= 2 * s.getX0();
+    }
+
+    /** Columns per unit of a split by columns: the N columns in T bands of whole x0-wide panels (fewer than N). */
+    public static int columnGrain(OpSpec op, Schedule s, int threads) {
+        int n = op.getShape(op.getShapeCount() - 1), x0 = s.getX0();
+        int band = ((n + threads - 1) / threads + x0 - 1) / x0 * x0;
+        return Math.min(band, n / x0 * x0);
     }
 
     /** Rows per unit for {@code threads} threads. */

@@ -82,6 +82,31 @@ class LiteSpaceTest {
     }
 
     @Test
+    void aOneRowProductOnThreadsIsSplitByColumnsOfWholePanels() {
+        DeviceProfile one = DeviceProfiles.bundled("this-machine-wasm");
+        DeviceProfile two = one.toBuilder().setWasm(one.getWasm().toBuilder().setThreads(true).setThreadsUsed(2)).build();
+        OpSpec decode = op(OpKind.OP_KIND_MATMUL, 1, 384, 1152); // a decode step's QKV product: M = 1
+        List<Candidate> candidates = space.compose(decode, two, Backend.BACKEND_WASM).getCandidatesList();
+        assertFalse(candidates.isEmpty());
+        for (Candidate c : candidates) {
+            Schedule s = c.getSchedule();
+            if (!s.getPackB()) {
+                assertEquals(1, s.getSplitGrain(), "B read in place: its one row cannot be shared out: " + s);
+                continue;
+            }
+            assertEquals(SplitAxis.SPLIT_AXIS_COLUMNS, s.getSplitAxis(), s.toString());
+            assertEquals(0, s.getSplitGrain() % s.getX0(), "whole panels: " + s);
+            assertEquals(2, (1152 + s.getSplitGrain() - 1) / s.getSplitGrain(), "two bands of 576 columns: " + s);
+        }
+        assertTrue(candidates.stream().anyMatch(c -> c.getSchedule().getSplitAxis() == SplitAxis.SPLIT_AXIS_COLUMNS));
+        // on one thread nothing is split; with rows to share out (the prefill's), rows
+        space.compose(decode, one, Backend.BACKEND_WASM).getCandidatesList()
+                .forEach(c -> assertEquals(SplitAxis.SPLIT_AXIS_UNSPECIFIED, c.getSchedule().getSplitAxis()));
+        space.compose(op(OpKind.OP_KIND_MATMUL, 64, 384, 1152), two, Backend.BACKEND_WASM).getCandidatesList()
+                .forEach(c -> assertEquals(SplitAxis.SPLIT_AXIS_ROWS, c.getSchedule().getSplitAxis()));
+    }
+
+    @Test
     void thePrimitiveTableFixesOrOpensEachPrimitive() {
         DeviceProfile device = DeviceProfiles.bundled("this-machine-wasm");
         PrimitiveTable open = PrimitiveTable.derive(List.of(), 0.05); // nothing measured: every primitive open
