@@ -156,7 +156,11 @@ describe("wasm executor", () => {
     expect(readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2').replace(/}$/, split))).split)
       .toEqual({ axis: "rows", grain: 1, units: 1 });
     expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2').replace(/}$/, split.replace('"grain":1', '"grain":0')))))
-      .toThrow(/not rows in positive grains/);
+      .toThrow(/not rows or columns in positive grains/);
+    const columns = split.replace('"rows"', '"columns"'), sideways = split.replace('"rows"', '"diagonal"');
+    expect(readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2').replace(/}$/, columns))).split?.axis).toBe("columns");
+    expect(() => readMetadata(tinyArtifact(new Uint8Array(), TINY.replace('"abi":1', '"abi":2').replace(/}$/, sideways))))
+      .toThrow(/not rows or columns/);
     expect(() => readMetadata(tinyArtifact(new Uint8Array(), "not json"))).toThrow(/not JSON/);
   });
 });

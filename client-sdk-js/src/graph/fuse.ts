@@ -94,7 +94,7 @@ class Fuser {
     for (const node of this.g.nodes) {
       if (this.absorbed.has(node)) continue;
       if (!this.empty(node) && this.match(node)) continue;
-      if ((VIEW_OPS.has(node.opType) || this.floatCast(node)) && this.meta(node.inputs[0]).dtype === "float32") {
+      if ((VIEW_OPS.has(node.opType) || this.floatCast(node) || this.sameOrder(node)) && this.meta(node.inputs[0]).dtype === "float32") {
         this.aliases.set(node.outputs[0], this.aliases.get(node.inputs[0]) ?? node.inputs[0]);
         continue;
       }
@@ -641,6 +641,19 @@ class Fuser {
   }
 
   /** A Cast of float32 to float (or double, held as float32): the same values. */
+  /**
+   * A node whose output has its input's elements in the same order: a Concat of one input, a
+   * Transpose that moves only axes of length 1 (a decode step's heads: [1, 1, heads, d] ↔ [1, heads, 1, d]).
+   */
+  private sameOrder(node: OnnxNode): boolean {
+    if (node.opType === "Concat") return node.inputs.filter(Boolean).length === 1;
+    if (node.opType !== "Transpose") return false;
+    const shape = this.meta(node.inputs[0]).shape;
+    const perm = (node.attrs.perm as number[] | undefined) ?? shape.map((_, i) => shape.length - 1 - i);
+    const moved = perm.filter((axis) => shape[axis] !== 1);
+    return moved.every((axis, i) => i === 0 || moved[i - 1] < axis);
+  }
+
   private floatCast(node: OnnxNode): boolean {
     return node.opType === "Cast" && (node.attrs.to === DataType.FLOAT || node.attrs.to === DataType.DOUBLE) && this.meta(node.inputs[0]).dtype === "float32";
   }
