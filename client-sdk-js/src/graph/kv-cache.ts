@@ -4,6 +4,7 @@ import {
   type NodeProto, type TensorShapeProto_Dimension, type ValueInfoProto,
 } from "../gen/onnx/onnx_pb.js";
 import { fold, type FoldedGraph } from "./fold.js";
+import { embeddings } from "./embeddings.js";
 import { runNode, type ValueMeta } from "./host/index.js";
 import { decodeModel, graphOf, ModelError, parseModel, type ExternalFiles, type OnnxGraph, type OnnxNode } from "./onnx.js";
 import { tensor, type HostTensor } from "./tensor.js";
@@ -307,6 +308,13 @@ class Rewrite {
     return output;
   }
 
+  /** An int64 scalar. */
+  scalar(value: number): string {
+    const name = this.name("const");
+    this.initializers.push(create(TensorProtoSchema, { name, dataType: DataType.INT64, dims: [], int64Data: [BigInt(value)] }));
+    return name;
+  }
+
   ints(values: readonly number[]): string {
     const name = this.name("const");
     this.initializers.push(create(TensorProtoSchema, { name, dataType: DataType.INT64, dims: [BigInt(values.length)], int64Data: values.map(BigInt) }));
@@ -352,8 +360,9 @@ function floatInfo(name: string, dims: readonly (number | string)[], half: boole
  * A plain decoder's file (`input_ids`, optional `attention_mask`; no `past_key_values`) rewritten
  * with a KV cache in the layout exporters write: inputs `input_ids` (the new tokens),
  * `attention_mask` (over past + new tokens), `past_key_values.N.key/value` (`[batch, heads, past,
- * head size]`, empty at first); outputs the file's own for the new tokens, and `present.N.key/value`
- * (past + new) to feed back. Outputs equal the plain file's rows for the same tokens. Throws a
+ * head size]`, empty at first); outputs the file's own for the new tokens, `logits` of the last one
+ * where the file has none (its tied head: see tiedHead), and `present.N.key/value` (past + new) to
+ * feed back. Outputs equal the plain file's rows for the same tokens. Throws a
  * ModelError naming the node where the graph mixes positions other than through attention.
  */
 export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map()): Uint8Array {
@@ -410,6 +419,7 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
     w.nodes.push(create(NodeProtoSchema, { ...proto, input }));
   }
 
+  const logits = tiedHead(graph, a.rows, w);
   const g = model.graph!;
   const cacheInfo = (p: CachePoint, name: string, length: string) =>
     floatInfo(name, builder.meta(p.value).shape.map((d, i) => (i === p.axis ? length : d)), graph.half.has(p.value));
@@ -426,7 +436,7 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
       node: w.nodes,
       initializer: [...g.initializer, ...w.initializers],
       input: [...inputs, ...ordered.map((p) => cacheInfo(p, past(p), "past_sequence"))],
-      output: [...g.output, ...ordered.map((p) => cacheInfo(p, present(p), "past_sequence + sequence"))],
+      output: [...g.output, ...(logits ? [logits] : []), ...ordered.map((p) => cacheInfo(p, present(p), "past_sequence + sequence"))],
       valueInfo: [], // the file's intermediate shapes were for the whole sequence
     },
   });
@@ -434,6 +444,21 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
   const int8 = graph.nodes.some((n) => n.opType === "DynamicQuantizeLinear");
   selfCheck(decodeModel(bytes, external), decodeModel(out, external), int8, a.rows, ordered.map((p) => ({ past: past(p), dims: builder.meta(p.value).shape.map((d, i) => (i === p.axis ? 0 : d)) })));
   return out;
+}
+
+/**
+ * A `logits` output for a file exported without a head (a base model: GPT-2's head is its token
+ * embedding): the last position's hidden state times the token embedding, transposed (a Gemm with
+ * transB, so both runtimes run it as a product). Undefined where the file has logits, or no float
+ * token embedding, or its hidden state is not [batch, positions, hidden].
+ */
+function tiedHead(graph: OnnxGraph, rows: ReadonlyMap<string, number>, w: Rewrite): ValueInfoProto | undefined {
+  const { tokens, tokensName } = embeddings(graph);
+  const hidden = graph.outputs.includes("last_hidden_state") ? "last_hidden_state" : graph.outputs[0];
+  if (graph.outputs.includes("logits") || !tokens || !tokensName || rows.get(hidden) !== 1) return undefined;
+  const last = w.node("Gather", [hidden, w.scalar(-1)], [{ name: "axis", i: 1n }]);
+  w.node("Gemm", [last, tokensName], [{ name: "transB", i: 1n }], "logits");
+  return floatInfo("logits", [1, tokens.shape[0]], false);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { embeddings } from "../graph/embeddings.js";
 import { ModelError, type OnnxGraph } from "../graph/onnx.js";
 import type { HostTensor } from "../graph/tensor.js";
 import { seededRandom } from "../reference.js";
@@ -97,31 +98,7 @@ export function decoderLayout(graph: OnnxGraph): DecoderLayout {
   const head = headOf(graph, tables.tokens);
   // a learned position table as wide as the tokens' (GPT-2's wpe): its rows are the positions there are
   const positions = tables.others.find((t) => t.shape[1] === tables.tokens?.shape[1])?.shape[0] ?? Infinity;
-  return { ids: ids.name, mask: inputs.has("attention_mask") ? "attention_mask" : undefined, cache, head, vocab: head.kind === "tied" ? head.vocab : NaN, positions };
-}
-
-/** Ops that pass token ids on unchanged (exporters reshape them before the embedding's Gather). */
-const ID_VIEWS = new Set(["Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Cast"]);
-
-/** The float tables the graph gathers rows of: the token embedding (indices from input_ids), and the others (positions). */
-function embeddings(graph: OnnxGraph): { tokens?: HostTensor; others: HostTensor[] } {
-  const producer = new Map(graph.nodes.flatMap((n) => n.outputs.map((o) => [o, n] as const)));
-  const fromIds = (v: string): boolean => {
-    for (let n = producer.get(v); ; n = producer.get(v)) {
-      if (v === "input_ids") return true;
-      if (!n || !ID_VIEWS.has(n.opType)) return false;
-      v = n.inputs[0];
-    }
-  };
-  let tokens: HostTensor | undefined;
-  const others: HostTensor[] = [];
-  for (const n of graph.nodes) {
-    const table = n.opType === "Gather" ? graph.initializers.get(n.inputs[0]) : undefined;
-    if (!table || table.dtype !== "float32" || table.shape.length !== 2) continue;
-    if (fromIds(n.inputs[1])) tokens ??= table;
-    else others.push(table);
-  }
-  return { tokens, others };
+  return { ids: ids.name, mask: inputs.has("attention_mask") ? "attention_mask" : undefined, cache, head, vocab: head.kind === "tied" ? head.vocab : tables.tokens?.shape[0] ?? NaN, positions };
 }
 
 function headOf(graph: OnnxGraph, tokens: HostTensor | undefined): Head {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { withKvCache } from "../../src/graph/kv-cache.js";
 import { decodeModel, ModelError } from "../../src/graph/onnx.js";
 import { loadModel } from "../../src/load.js";
-import { decoderLayout, generateTokens } from "../../src/model/generate.js";
+import { decoderLayout, generateTokens, lastLogits } from "../../src/model/generate.js";
 import "../support/models.js"; // onnxruntime-web on one thread, quiet
 import { REAL_EXPORTS, realExports } from "../support/real-exports.js";
 import { ortStep } from "../../tools/src/exports.js";
@@ -21,15 +21,20 @@ const CHUNKS = [IDS.slice(0, 5), [IDS[5]], [IDS[6]], [IDS[7]]];
 
 const i64 = (ids: readonly number[]) => new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
 
-/** The largest difference between the cached file's rows, chunk after chunk, and the plain file's over all the tokens. */
-async function cachedVsPlain(plain: Uint8Array, cached: Uint8Array): Promise<{ error: number; presentDims: readonly number[] }> {
+/**
+ * The largest differences between the cached file's rows, chunk after chunk, and the plain file's
+ * over all the tokens; and between its logits and the plain file's tied head over its rows.
+ */
+async function cachedVsPlain(plain: Uint8Array, cached: Uint8Array): Promise<{ error: number; logitsError: number; presentDims: readonly number[] }> {
   const [p, c] = await Promise.all([ort.InferenceSession.create(plain), ort.InferenceSession.create(cached)]);
   try {
     const whole = (await p.run({ input_ids: i64(IDS), attention_mask: i64(IDS.map(() => 1)) })).last_hidden_state;
     const width = whole.dims.at(-1)!;
     const pasts = decodeModel(cached).inputs.filter((i) => i.name.startsWith("past_key_values."));
     let feeds: Record<string, ort.Tensor> = Object.fromEntries(pasts.map((i) => [i.name, new ort.Tensor("float32", new Float32Array(0), i.dims.map((d) => (typeof d === "number" ? d : 0)))]));
-    let at = 0, error = 0, presentDims: readonly number[] = [];
+    // the plain file's head (its token embedding, in float64 here), where it has a float one
+    const tied = decodeModel(cached).outputs.includes("logits") ? decoderLayout(decodeModel(plain)) : undefined;
+    let at = 0, error = 0, logitsError = tied ? 0 : NaN, presentDims: readonly number[] = [];
     for (const chunk of CHUNKS) {
       const out = await c.run({ ...feeds, input_ids: i64(chunk), attention_mask: i64(new Array(at + chunk.length).fill(1)) });
       const got = out.last_hidden_state.data as Float32Array, want = (whole.data as Float32Array).subarray(at * width, (at + chunk.length) * width);
@@ -38,8 +43,13 @@ async function cachedVsPlain(plain: Uint8Array, cached: Uint8Array): Promise<{ e
       feeds = Object.fromEntries(pasts.map((i) => [i.name, out[i.name.replace("past_key_values", "present")]]));
       presentDims = out["present.0.key"].dims;
       at += chunk.length;
+      // the file's own head (a Gemm the rewrite added): the last new token's logits
+      if (!tied) continue;
+      const head = lastLogits(tied, { last_hidden_state: { type: "float32", dims: [...out.last_hidden_state.dims], data: got } });
+      expect(out.logits.dims).toEqual([1, head.length]);
+      head.forEach((w, k) => { logitsError = Math.max(logitsError, Math.abs((out.logits.data as Float32Array)[k] - w) / (1 + Math.abs(w))); });
     }
-    return { error, presentDims };
+    return { error, logitsError, presentDims };
   } finally {
     await Promise.all([p.release(), c.release()]);
   }
@@ -58,13 +68,16 @@ describe.skipIf(missing)("withKvCache() on real plain decoder exports", () => {
     const plain = tiny(name);
     const cached = withKvCache(plain);
     expect(decodeModel(cached).inputs.map((i) => i.name).slice(2)).toEqual(["0.key", "0.value", "1.key", "1.value"].map((k) => `past_key_values.${k}`));
-    const { error, presentDims } = await cachedVsPlain(plain, cached);
+    const { error, logitsError, presentDims } = await cachedVsPlain(plain, cached);
     expect(presentDims).toEqual(dims);
     expect(error).toBeLessThanOrEqual(tolerance);
+    if (name === "gpt2_int8") expect(logitsError).toBeNaN(); // an int8 token embedding: no float head to add
+    else expect(logitsError).toBeLessThan(1e-5);
   });
 
   it.each(["gpt2", "llama"])("%s: jitzoo generates over the cached file the tokens onnxruntime-web picks over the plain one", async (name) => {
     const plain = tiny(name), cached = withKvCache(plain);
+    expect(decoderLayout(decodeModel(cached)).head.kind).toBe("logits"); // the head is in the file: a product like the others
     const model = await loadModel(cached, { worker: false, store: null });
     const ours = await model.generate(IDS.slice(0, 5), { maxNewTokens: 12 });
     const session = await ort.InferenceSession.create(plain);
