@@ -1,5 +1,5 @@
 import { OpKind, type KernelArtifact, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
-import { inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, seededWords, wordsOf } from "../ops.js";
+import { flopsOf, inputNames, opName, operandShapes, operandTypes, type OperandValues, operandView, referenceOp, seededWords, wordsOf } from "../ops.js";
 import type { PoolKernel, WorkerPool } from "../threads/pool.js";
 import { instantiateKernel, readMetadata, type KernelExports, type KernelMetadata } from "./executor.js";
 import { Arena, SHARED_MAX_PAGES, type Panels } from "./arena.js";
@@ -133,11 +133,19 @@ interface Instantiated {
 }
 
 /**
+ * Flops below which a split kernel runs on the calling thread alone: waking the helpers and joining
+ * them costs microseconds, what one thread computes of this in that time (a decode step's attention
+ * over one head's row, its softmax, a one-row layer_norm).
+ */
+const SMALL_SPLIT_FLOPS = 2 ** 18;
+
+/**
  * A kernel's exports on an arena's memory. A split kernel is loaded into the arena's worker pool
  * while a bind holds it (its threads let it go when the last bind is released), and its calls run
- * every unit there (their offsets set once, so a call allocates nothing).
+ * every unit there (their offsets set once, so a call allocates nothing), on the caller alone below
+ * SMALL_SPLIT_FLOPS.
  */
-function kernelOn(module: WebAssembly.Module, meta: KernelMetadata, arena: Arena): Instantiated {
+function kernelOn(module: WebAssembly.Module, meta: KernelMetadata, arena: Arena, flops: number): Instantiated {
   refuseMismatch(meta, arena.pool);
   if (!meta.split) {
     const { call, pack } = instantiateKernel(module, meta, arena.memory);
@@ -154,7 +162,8 @@ function kernelOn(module: WebAssembly.Module, meta: KernelMetadata, arena: Arena
   return {
     caller: (offsets) => {
       const argv = Int32Array.from(offsets);
-      return () => pool.run(loaded(), argv, argv.length);
+      const workers = flops < SMALL_SPLIT_FLOPS ? 1 : undefined;
+      return () => pool.run(loaded(), argv, argv.length, workers);
     },
     pack: meta.pack ? (from, to) => (loaded().instance.exports[meta.pack!.entry] as (a: number, b: number) => void)(from, to) : undefined,
     hold: () => {
@@ -226,7 +235,7 @@ export async function compileKernel(artifact: KernelArtifact, op: OpSpec, pool?:
       }
     },
     instantiate(arena) {
-      const kernel = kernelOn(module, meta, arena);
+      const kernel = kernelOn(module, meta, arena, flopsOf(op));
       const { caller, pack } = kernel;
       // a split kernel is loaded in the pool's threads while a bind of it is live
       const bound = (b: Bound): Bound => {
