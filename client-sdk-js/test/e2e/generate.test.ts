@@ -2,11 +2,13 @@
 // suite's kernels are the reference kernels' tokens; its prefill waits for the Welcome's kernels,
 // its decode steps never do: a past length met once runs attention on the reference kernels; the
 // one-row products (met every step) are tuned from their second step on, attention at a length
-// once the next generation meets it again, and all end on generated kernels.
+// once the next generation meets it again, and all end on generated kernels. A plain 4-bit decoder
+// with the cache withKvCache() builds decodes on one-row 4-bit kernels of its own.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { withKvCache } from "../../src/graph/kv-cache.js";
 import { loadModel } from "../../src/load.js";
 import { REAL_EXPORTS, realExports } from "../support/real-exports.js";
 import { GATEWAY } from "./support.js";
@@ -34,6 +36,22 @@ describe.skipIf(!GATEWAY || realExports("tiny").length === 0)("generate() on the
     // a decode step's products are matrix-vector products of their own (M = 1), not a prefill kernel's uKernel run on padded rows
     expect(model.stats().ops.filter((op) => /^matmul\|1x/.test(op.key)).length).toBeGreaterThanOrEqual(4);
     expect(model.stats().ops.filter((op) => op.key.startsWith("matmul|") && !/^matmul\|(1|5)x/.test(op.key)).map((op) => op.key)).toEqual([]);
+    expect(model.stats().notes).toEqual([]);
+    await model.close();
+  }, 120_000);
+
+  it("decodes a plain 4-bit decoder with the cache built around it on one-row 4-bit kernels of its own", async () => {
+    const bytes = withKvCache(readFileSync(join(REAL_EXPORTS, "tiny", "llama_q4.onnx")));
+    const greedy = { maxNewTokens: 12 };
+    const want = await (await loadModel(bytes, { worker: false, store: null })).generate(PROMPT, greedy);
+    const model = await loadModel(bytes, { gateway: GATEWAY, fingerprint: `e2e-generate-q4-${randomUUID()}`, worker: false, store: null });
+    const oneRow = () => model.stats().ops.filter((op) => op.key.startsWith("matmul_q4|1x"));
+    for (let i = 0; i < 20 && (oneRow().length === 0 || oneRow().some((op) => op.source !== "wasm")); i++) {
+      expect((await model.generate(PROMPT, greedy)).tokens).toEqual(want.tokens);
+    }
+    // the decode step's 4-bit products (q, k, v, o, gate, up, down: the weights read 4-bit, once a token) on generated kernels
+    expect(oneRow().length).toBeGreaterThanOrEqual(4);
+    expect(oneRow().filter((op) => op.source !== "wasm")).toEqual([]);
     expect(model.stats().notes).toEqual([]);
     await model.close();
   }, 120_000);
