@@ -40,9 +40,13 @@ export async function runWhenInvoked(moduleUrl: string, main: (argv: string[], i
     invoked = false;
   }
   if (!invoked) return;
-  process.exitCode = await main(process.argv.slice(2), {
+  const code = await main(process.argv.slice(2), {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
     env: process.env,
   });
+  // kernel threads parked in a wait would hold the exit until their wait times out (seconds):
+  // leave once what was printed is written
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((resolve) => s.write("", () => resolve()))));
+  process.exit(code);
 }

@@ -205,7 +205,8 @@ export class WasmModel extends GraphModel {
       const rows = step.op.shape[0];
       const known = this.families.get(family);
       if (!known) this.families.set(family, { firstRows: rows });
-      else if (step.op.kind === OpKind.MATMUL && known.plan === undefined && rows !== known.firstRows && !asks.has(family)) {
+      // one row (a decode step's) is an op of its own (see extentPlan): nothing to ask the gateway, and no step to hold up
+      else if (step.op.kind === OpKind.MATMUL && known.plan === undefined && rows !== known.firstRows && rows !== 1 && !asks.has(family)) {
         asks.set(family, { op: withRows(step.op, most), lo: 1, hi: most });
       }
     }
