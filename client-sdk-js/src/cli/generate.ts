@@ -4,7 +4,7 @@
 import "../node-platform.js";
 import { readFileSync } from "node:fs";
 import { withKvCache } from "../graph/kv-cache.js";
-import { decodeModel } from "../graph/onnx.js";
+import { parseModel } from "../graph/onnx.js";
 import { loadModel } from "../load.js";
 import type { GenerateOptions, GenerateResult } from "../model/generate.js";
 import type { Model } from "../model/model.js";
@@ -32,7 +32,9 @@ function ids(text: string): number[] | undefined {
 
 /** The file as given, or a plain decoder with a KV cache built around it (unless `plain`, or where none can be: the reason on stderr). */
 function decoderBytes(bytes: Uint8Array, plain: boolean, io: CliIo): Uint8Array {
-  const inputs = decodeModel(bytes).inputs.map((i) => i.name);
+  const graph = parseModel(bytes).graph; // the input names alone: no tensor decoded
+  const weights = new Set(graph?.initializer.map((t) => t.name));
+  const inputs = (graph?.input ?? []).map((i) => i.name).filter((name) => !weights.has(name));
   if (plain || !inputs.includes("input_ids") || inputs.some((i) => i.startsWith("past_key_values."))) return bytes;
   try {
     const cached = withKvCache(bytes);

@@ -51,10 +51,12 @@ const FEED_ARRAYS: Record<HostTensor["dtype"], readonly string[]> = {
 /**
  * A feed's elements as the engine holds the input's type; a ModelError names a feed of another
  * type. A float16 input (`half`) also takes its values' bits in a Uint16Array, as onnxruntime-web
- * holds float16 tensors.
+ * holds float16 tensors. A float32 input's Float32Array is the feed's own (read, never written: a
+ * decode step's past needs no copy before the arena's).
  */
 export function toHost(name: string, dtype: HostTensor["dtype"], data: ArrayLike<unknown>, half = false): HostTensor["data"] {
   if (half && data instanceof Uint16Array) return Float32Array.from(data, halfToFloat);
+  if (dtype === "float32" && !half && data instanceof Float32Array) return data;
   const array = ArrayBuffer.isView(data) ? data.constructor.name : undefined;
   if (array && !FEED_ARRAYS[dtype].includes(array)) {
     const accepted = [...FEED_ARRAYS[dtype], ...(half ? ["Uint16Array (float16 bits)"] : []), "an array of numbers"];

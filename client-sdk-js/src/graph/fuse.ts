@@ -640,7 +640,6 @@ class Fuser {
     return node;
   }
 
-  /** A Cast of float32 to float (or double, held as float32): the same values. */
   /**
    * A node whose output has its input's elements in the same order: a Concat of one input, a
    * Transpose that moves only axes of length 1 (a decode step's heads: [1, 1, heads, d] ↔ [1, heads, 1, d]).
@@ -654,6 +653,7 @@ class Fuser {
     return moved.every((axis, i) => i === 0 || moved[i - 1] < axis);
   }
 
+  /** A Cast of float32 to float (or double, held as float32): the same values. */
   private floatCast(node: OnnxNode): boolean {
     return node.opType === "Cast" && (node.attrs.to === DataType.FLOAT || node.attrs.to === DataType.DOUBLE) && this.meta(node.inputs[0]).dtype === "float32";
   }

@@ -6,7 +6,7 @@ import {
 import { fold, type FoldedGraph } from "./fold.js";
 import { embeddings } from "./embeddings.js";
 import { runNode, type ValueMeta } from "./host/index.js";
-import { decodeModel, graphOf, ModelError, parseModel, type ExternalFiles, type OnnxGraph, type OnnxNode } from "./onnx.js";
+import { graphOf, ModelError, parseModel, type ExternalFiles, type OnnxGraph, type OnnxNode } from "./onnx.js";
 import { tensor, type HostTensor } from "./tensor.js";
 
 // A KV cache built around a plain decoder: the file a user exported without `past_key_values`
@@ -32,20 +32,21 @@ function trialLength(graph: OnnxGraph): number {
   return t;
 }
 
-const ELEMENTWISE = new Set([
+/** Ops each of whose output elements comes from the inputs' elements at the same place (broadcast). */
+const BROADCAST = [
   "Add", "Sub", "Mul", "Div", "Pow", "Where", "And", "Or", "Xor", "Not", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
   "Max", "Min", "Mod", "Cast", "CastLike", "Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid", "Relu", "Gelu",
-  "Softplus", "IsNaN", "IsInf", "Sin", "Cos", "Identity", "Clip", "DequantizeLinear", "QuantizeLinear", "Softmax", "LogSoftmax",
-  "LayerNormalization", "SimplifiedLayerNormalization", "com.microsoft.SimplifiedLayerNormalization", "ReduceMean", "ReduceSum",
-  "ReduceMax", "CumSum", "DynamicQuantizeLinear", "Concat",
+  "Softplus", "IsNaN", "IsInf", "Sin", "Cos", "Identity", "Clip",
+];
+/** Ops that keep a row axis where their inputs have it: the broadcast ones, and those that work along one other axis. */
+const ELEMENTWISE = new Set([
+  ...BROADCAST, "DequantizeLinear", "QuantizeLinear", "Softmax", "LogSoftmax", "LayerNormalization", "SimplifiedLayerNormalization",
+  "com.microsoft.SimplifiedLayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "CumSum", "DynamicQuantizeLinear", "Concat",
 ]);
 const VIEWS = new Set(["Reshape", "Flatten", "Unsqueeze", "Squeeze"]);
 const PRODUCTS = new Set(["MatMul", "MatMulInteger", "Gemm", "com.microsoft.MatMulNBits"]);
-/** Ops over every position that may compute the new rows alone: each output element from the inputs' elements there (broadcast). */
-const NARROWS = new Set([
-  "Add", "Sub", "Mul", "Div", "Where", "And", "Or", "Xor", "Not", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-  "Max", "Min", "Cast", "Neg", "Abs", "IsNaN", "IsInf", "Identity", "Expand",
-]);
+/** Ops over every position that may compute the new rows alone: the broadcast ones, and Expand. */
+const NARROWS = new Set([...BROADCAST, "Expand"]);
 /** Ops a cache may be moved back through: the same values per row, in another layout or scale. */
 const PASS_THROUGH = new Set(["Transpose", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Expand", "Concat", "Cast", "Mul", "Div"]);
 
@@ -75,9 +76,11 @@ interface Analysis {
 
 class CacheBuilder {
   readonly folded: FoldedGraph;
-  private readonly dynamic: Set<OnnxNode>;
+  /** The nodes fold left: those that depend on the inputs' contents. */
+  readonly dynamic: Set<OnnxNode>;
   private readonly producer = new Map<string, OnnxNode>();
-  private readonly consumers = new Map<string, OnnxNode[]>();
+  /** How many nodes read each value. */
+  private readonly readers = new Map<string, number>();
   readonly points: CachePoint[] = [];
 
   constructor(private readonly graph: OnnxGraph, private readonly T: number) {
@@ -90,7 +93,7 @@ class CacheBuilder {
     this.dynamic = new Set(this.folded.nodes);
     for (const n of graph.nodes) {
       n.outputs.forEach((o) => o && this.producer.set(o, n));
-      n.inputs.forEach((v) => v && this.consumers.set(v, [...(this.consumers.get(v) ?? []), n]));
+      n.inputs.forEach((v) => v && this.readers.set(v, (this.readers.get(v) ?? 0) + 1));
     }
   }
 
@@ -261,7 +264,7 @@ class CacheBuilder {
     const reached = [at];
     for (;;) {
       const p = this.producer.get(at.value);
-      if (!p || !PASS_THROUGH.has(p.opType) || (this.consumers.get(at.value) ?? []).length !== 1) break;
+      if (!p || !PASS_THROUGH.has(p.opType) || this.readers.get(at.value) !== 1) break;
       const fed = p.inputs.map((v, i) => (v && rows.has(v) ? i : -1)).filter((i) => i >= 0);
       const others = p.inputs.filter((v, i) => v && !fed.includes(i));
       if (fed.length !== 1 || (p.opType === "Concat" && p.inputs.length > 1)) break;
@@ -384,7 +387,6 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
   const pastLength = w.node("Gather", [w.node("Shape", [past(first)]), w.ints([first.axis])]);
   const total = w.node("Add", [pastLength, seq]);
   const protoOf = new Map((model.graph!.node).map((n) => [n.output.find(Boolean)!, n]));
-  const folded = new Set(builder.folded.nodes);
   const narrowed = builder.narrow(a);
   const isNarrowed = (v: string) => { const p = builder.producerOf(v); return p !== undefined && narrowed.has(p); };
   for (const node of graph.nodes) {
@@ -408,7 +410,7 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
         if (at >= 0 && dims[at] === T) input[k] = w.rows(v, at, pastLength, total);
       });
       if (node.opType === "Expand") input[1] = w.shape(builder.meta(node.outputs[0]).shape, narrowAt, seq, T, total);
-    } else if (folded.has(node)) {
+    } else if (builder.dynamic.has(node)) {
       for (const s of a.slices.get(node) ?? []) if (!isNarrowed(input[s.input])) input[s.input] = w.rows(input[s.input], s.axis, pastLength, total);
       const target = a.targets.get(node);
       if (target) input[1] = w.shape(target.dims, target.axis, seq, T, total);
@@ -440,22 +442,22 @@ export function withKvCache(bytes: Uint8Array, external: ExternalFiles = new Map
       valueInfo: [], // the file's intermediate shapes were for the whole sequence
     },
   });
-  const out = toBinary(ModelProtoSchema, rewritten);
   const int8 = graph.nodes.some((n) => n.opType === "DynamicQuantizeLinear");
-  selfCheck(decodeModel(bytes, external), decodeModel(out, external), int8, a.rows, ordered.map((p) => ({ past: past(p), dims: builder.meta(p.value).shape.map((d, i) => (i === p.axis ? 0 : d)) })));
-  return out;
+  selfCheck(graph, graphOf(rewritten, external, { lowered: false }), int8, a.rows, ordered.map((p) => ({ past: past(p), dims: builder.meta(p.value).shape.map((d, i) => (i === p.axis ? 0 : d)) })));
+  return toBinary(ModelProtoSchema, rewritten);
 }
 
 /**
  * A `logits` output for a file exported without a head (a base model: GPT-2's head is its token
  * embedding): the last position's hidden state times the token embedding, transposed (a Gemm with
- * transB, so both runtimes run it as a product). Undefined where the file has logits, or no float
- * token embedding, or its hidden state is not [batch, positions, hidden].
+ * transB, so both runtimes run it as a product). Undefined where the file has logits, or no float32
+ * token embedding (a float16 one would need a Cast of the whole table each step), or its hidden
+ * state is not [batch, positions, hidden].
  */
 function tiedHead(graph: OnnxGraph, rows: ReadonlyMap<string, number>, w: Rewrite): ValueInfoProto | undefined {
   const { tokens, tokensName } = embeddings(graph);
   const hidden = graph.outputs.includes("last_hidden_state") ? "last_hidden_state" : graph.outputs[0];
-  if (graph.outputs.includes("logits") || !tokens || !tokensName || rows.get(hidden) !== 1) return undefined;
+  if (graph.outputs.includes("logits") || !tokens || !tokensName || graph.half.has(tokensName) || rows.get(hidden) !== 1) return undefined;
   const last = w.node("Gather", [hidden, w.scalar(-1)], [{ name: "axis", i: 1n }]);
   w.node("Gemm", [last, tokensName], [{ name: "transB", i: 1n }], "logits");
   return floatInfo("logits", [1, tokens.shape[0]], false);

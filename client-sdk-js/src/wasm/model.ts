@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { clockInfo } from "../clock.js";
-import type { DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
+import { SessionLimit, type DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { Backend, EpilogueKind, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { fromHost, inputShapes, toHost } from "../graph/feeds.js";
 import { fold, type FoldedGraph, type InputShapes } from "../graph/fold.js";
@@ -10,7 +10,6 @@ import type { OnnxGraph } from "../graph/onnx.js";
 import { halfWords, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "../graph/tensor.js";
 import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
 import { requestPlans, type DynamicMatmul } from "../model/session.js";
-import { SessionLimit } from "../gen/jitzoo/gateway/v1/gateway_pb.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
 import { bytesAsWords, opKey, operandShapes, operandTypes, scratchOperands, wordsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
@@ -160,11 +159,15 @@ export class WasmModel extends GraphModel {
     const again = (this.planOps.get(plan) ?? []).filter((key) => this.untuned.has(key)).map((key) => this.slots.get(key)!);
     again.forEach((s) => this.untuned.delete(s.key));
     this.metAgain.push(...again);
-    if (this.metAgain.length >= SessionLimit.OPS_PER_HELLO) this.generated();
+    if (this.metAgain.length >= SessionLimit.OPS_PER_HELLO) this.openMetAgain();
+  }
+
+  protected override generated(): void {
+    this.openMetAgain();
   }
 
   /** Opens sessions, without waiting for them, for the ops met again so far (see tuneMetAgain). */
-  protected override generated(): void {
+  private openMetAgain(): void {
     const ops = this.metAgain.splice(0);
     if (!ops.length) return;
     const opened = this.probe().then((device) => this.tuning.connect(ops, device, undefined, { wait: false }));
@@ -343,9 +346,7 @@ export class WasmModel extends GraphModel {
         for (const input of this.graph.inputs) {
           const data = feeds[input.name].data;
           const b = base(input.name);
-          // a Float32Array is read as it is (copied into the arena, or read by host steps): no copy of its own first
-          const values = input.dtype === "float32" && data instanceof Float32Array && !this.graph.half.has(input.name)
-            ? data : toHost(input.name, input.dtype, data, this.graph.half.has(input.name));
+          const values = toHost(input.name, input.dtype, data, this.graph.half.has(input.name));
           if (inArena.has(b)) {
             const o = operand(b);
             this.arena.f32(o.offset, o.floats).set(values);

@@ -23,8 +23,8 @@ export class KernelSlot {
   kernel: OpKernel;
   /** Latencies of the latest calls in the app's inferences, milliseconds (a few, newest last). */
   readonly callMs: number[] = [];
-  /** Calls so far, counted as they are timed into callMs (what a tuner's cached median is of). */
-  calls = 0;
+  /** callMs' median, found once after they change (a tuner asks at every run: spendCredit). */
+  private callMedian?: number;
   /** Called with a step's operands before its first call (the tuner captures that op's real tensors there). */
   onFirstCall?: (bindings: Bindings) => void;
   private readonly uses: { bindings: Bindings; bound: Bound }[] = [];
@@ -47,8 +47,13 @@ export class KernelSlot {
       use.bound.call();
       this.callMs.push(performance.now() - t0);
       if (this.callMs.length > IN_APP_CALLS) this.callMs.shift();
-      this.calls++;
+      this.callMedian = undefined;
     };
+  }
+
+  /** The median latency of the latest calls in the app's inferences; NaN before any. */
+  medianCallMs(): number {
+    return (this.callMedian ??= this.callMs.length ? median(this.callMs) : NaN);
   }
 
   get instances(): number {
@@ -67,7 +72,7 @@ export class KernelSlot {
   replace(kernel: OpKernel): void {
     this.kernel = kernel;
     this.callMs.length = 0;
-    this.calls++;
+    this.callMedian = undefined;
     for (const use of this.uses) {
       use.bound.release();
       use.bound = kernel.bind(use.bindings);
@@ -127,8 +132,6 @@ export class OpTuner extends TunerBase<KernelSlot> {
   private incumbentBatch?: { calls: number };
   /** The Welcome's kernel while it is the incumbent, to bind on the bench. */
   private initial?: { id: string; code: KernelCode };
-  /** incumbentMs() of the samples (a new array each time they change) or the slot's calls it was last found for. */
-  private incumbentMemo?: { samples: readonly number[]; calls: number; ms: number };
 
   constructor(slot: KernelSlot, private readonly arena: Arena, session: ModelSession, context: TunerContext) {
     super(slot, session, context);
@@ -197,14 +200,9 @@ export class OpTuner extends TunerBase<KernelSlot> {
 
   /** The incumbent's bench latency (before it was timed there, its latency in the app's inference). */
   incumbentMs(): number {
-    // asked of every tuner at every run (spendCredit): a median is sorted again only when its samples changed
-    const samples = this.incumbentSamples, calls = this.slot.calls, memo = this.incumbentMemo;
-    if (memo && memo.samples === samples && (samples.length > 0 || memo.calls === calls)) return memo.ms;
-    const ms = samples.length ? median(samples) : this.slot.callMs.length ? median(this.slot.callMs) : flopsOf(this.op) / 2e7;
-    this.incumbentMemo = { samples, calls, ms };
-    return ms;
+    if (this.incumbentSamples.length) return median(this.incumbentSamples);
+    return this.slot.callMs.length ? this.slot.medianCallMs() : flopsOf(this.op) / 2e7;
   }
-
 
   /** Copies the op's activations into a bench of its own: a copy, nothing more, in the app's run. */
   private capture(bindings: Bindings): void {
@@ -349,7 +347,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
   protected settle(): void {
     const own = this.measured.get(this.slot.kernel.id);
     if (own && !Number.isFinite(own.medianMs) && this.slot.callMs.length) {
-      this.measured.set(this.slot.kernel.id, { ...own, medianMs: median(this.slot.callMs), samples: this.slot.callMs.length });
+      this.measured.set(this.slot.kernel.id, { ...own, medianMs: this.slot.medianCallMs(), samples: this.slot.callMs.length });
     }
     this.bench!.incumbent?.release();
     this.bench = undefined;

@@ -104,10 +104,6 @@ async function main(): Promise<void> {
   const model = await jitzoo.loadModel(bytes, { gateway: config.gateway });
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
   const feeds = jitzoo.feedsFor(model, config.seq);
-  const toOrt = (f: typeof feeds) => Object.fromEntries(Object.entries(f).map(([name, t]) => {
-    const data = t.data as Float32Array | BigInt64Array;
-    return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
-  }));
   const ortFeeds = toOrt(feeds);
   let layout: ReturnType<typeof jitzoo.decoderLayout> | undefined;
   try {
@@ -138,7 +134,7 @@ async function main(): Promise<void> {
     setText("tuning", `${demo.settled} of ${demo.ops} ops settled · ${demo.timed} kernels timed · ${demo.refused} refused · ${demo.swaps.filter((s) => s.t > 0).length} swaps · gateway ${demo.connection}`);
   };
   setInterval(draw, 500);
-  if (layout) return generate(layout, (i) => { if (i === 0) ops = firstOps(model); }, now, model, session);
+  if (layout) return generate(config, layout, (i) => { if (i === 0) ops = firstOps(model); }, now, model, session);
   for (let i = 0; ; i++) {
     const t0 = performance.now();
     await model.run(feeds);
@@ -171,21 +167,25 @@ function firstOps(model: Model): string[] {
 
 type Model = Awaited<ReturnType<typeof jitzoo.loadModel>>;
 
+/** Feeds as onnxruntime-web's tensors (float32 or int64, as the SDK holds them). */
+const toOrt = (feeds: Record<string, { data: unknown; dims: readonly number[] }>) => Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
+  const data = t.data as Float32Array | BigInt64Array;
+  return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
+}));
+
 /**
  * A decoder's loop: it generates `fresh` tokens after a prompt of `seq`, over and over, a point a
  * generation (its decode milliseconds a token, as the generation measured them where it ran); every
  * `ortEvery` generations onnxruntime-web drives the same loop.
  */
-async function generate(layout: ReturnType<typeof jitzoo.decoderLayout>, first: (i: number) => void, now: () => number,
+async function generate(config: Config, layout: ReturnType<typeof jitzoo.decoderLayout>, first: (i: number) => void, now: () => number,
   m: Model, session: import("onnxruntime-web").InferenceSession): Promise<void> {
-  const config = (await (await fetch("/demo/config.json")).json()) as Config;
   setText("now-label", "jitzoo, decode (last 20 generations)");
   setText("latency-title", "Decode time per token, a point a generation");
   setText("ort-label", "onnxruntime-web (wasm, 1 thread), decode");
   const prompt = Array.from({ length: config.seq }, (_, i) => (i * 37 + 11) % layout.vocab);
   const ortStep = async (feeds: Record<string, { data: unknown; dims: readonly number[] }>) => {
-    const out = await session.run(Object.fromEntries(Object.entries(feeds).map(([name, t]) =>
-      [name, new ort.Tensor(t.data instanceof Float32Array ? "float32" : "int64", t.data as Float32Array | BigInt64Array, [...t.dims])])));
+    const out = await session.run(toOrt(feeds));
     return Object.fromEntries(Object.entries(out).map(([name, v]) => [name, { type: "float32" as const, dims: [...v.dims], data: v.data as Float32Array }]));
   };
   // the decode steps' milliseconds a token (the prompt's step is the prefill)

@@ -6,6 +6,9 @@ import dev.jitzoo.compiler.wasm.Opcode;
 import dev.jitzoo.compiler.wasm.ValType;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.IntConsumer;
+import java.util.function.Supplier;
 
 /**
  * The entry of a split kernel (ABI v2): {@code (operands..., first, end)} computes units
@@ -104,42 +107,21 @@ final class RangeEmitter {
         int units = units(op, schedule.split());
         int lastColumns = op.n() - (units - 1) * grain;
         List<String> names = List.copyOf(AbiMetadata.operandShapes(op).keySet());
-        int operands = names.size();
-        int first = operands, end = operands + 1;
         int unit = local("range.unit"), column = local("range.column");
-        int[] base = new int[operands];
-        for (int p = 0; p < operands; p++) {
-            base[p] = local("range.base" + p);
-            f.localGet(p).localSet(base[p]);
-        }
-        f.localGet(first).localSet(unit);
-        f.block();
-        f.localGet(unit).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
-        f.loop();
-        f.localGet(unit).i32Const(grain).op(Opcode.I32_MUL).localSet(column);
-        for (int p = 0; p < operands; p++) {
-            f.localGet(base[p]);
-            // packed B: a column's panel is K floats per column on; C, Bias, Residual: a float a column
-            scaledAdd(column, switch (names.get(p)) {
-                case "A" -> 0;
-                case "B" -> op.k() * MatMulPlan.FLOAT_BYTES;
-                default -> MatMulPlan.FLOAT_BYTES;
-            });
-            f.localSet(p);
-        }
-        if (lastColumns == grain) {
-            columns(grain);
-        } else {
-            f.localGet(unit).i32Const(units - 1).op(Opcode.I32_EQ).ifThen();
-            columns(lastColumns);
-            f.elseBranch();
-            columns(grain);
-            f.end();
-        }
-        f.localGet(unit).i32Const(1).op(Opcode.I32_ADD).localTee(unit).localGet(end).op(Opcode.I32_LT_U).brIf(0);
-        f.end();
-        f.end();
-        return f;
+        return overUnits(unit, names.size(), () -> null, (base, none) -> {
+            f.localGet(unit).i32Const(grain).op(Opcode.I32_MUL).localSet(column);
+            for (int p = 0; p < base.length; p++) {
+                f.localGet(base[p]);
+                // packed B: a column's panel is K floats per column on; C, Bias, Residual: a float a column
+                scaledAdd(column, switch (names.get(p)) {
+                    case "A" -> 0;
+                    case "B" -> op.k() * MatMulPlan.FLOAT_BYTES;
+                    default -> MatMulPlan.FLOAT_BYTES;
+                });
+                f.localSet(p);
+            }
+            lastOr(lastColumns, grain, () -> f.localGet(unit).i32Const(units - 1).op(Opcode.I32_EQ), this::columns);
+        });
     }
 
     /** The one-row matmul's code for {@code columns} columns, B's panels and C read where the unit's parameters point. */
@@ -154,48 +136,66 @@ final class RangeEmitter {
         int bands = (rows + grain - 1) / grain;
         int lastRows = rows - (bands - 1) * grain;
         Strides strides = strides();
-        int operands = strides.perRow().length;
-        int first = operands, end = operands + 1;
         int unit = local("range.unit"), batch = local("range.batch"), band = local("range.band"), row = local("range.row");
+        // an int8 matmul quantizes A by the range of all of it: found once per call, before A moves to a unit's rows
+        return overUnits(unit, strides.perRow().length,
+                () -> op.kind() == OpKind.MATMUL_INT8 ? Int8MatMulEmitter.emitRange(op, f, locals) : null, (base, range) -> {
+            if (bands == 1) {
+                f.localGet(unit).localSet(batch);
+                f.i32Const(0).localSet(band);
+            } else {
+                f.localGet(unit).i32Const(bands).op(Opcode.I32_DIV_U).localSet(batch);
+                f.localGet(unit).localGet(batch).i32Const(bands).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(band);
+            }
+            f.localGet(batch).i32Const(rows).op(Opcode.I32_MUL)
+                    .localGet(band).i32Const(grain).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(row);
+            for (int p = 0; p < base.length; p++) {
+                f.localGet(base[p]);
+                scaledAdd(row, strides.perRow()[p]);
+                scaledAdd(batch, strides.perBatch()[p]);
+                f.localSet(p);
+            }
+            lastOr(lastRows, grain, () -> f.localGet(band).i32Const(bands - 1).op(Opcode.I32_EQ), length -> body(length, range));
+        });
+    }
+
+    /**
+     * An entry's frame: the operand parameters kept in locals (the bases each unit's place is found
+     * from), {@code prologue} once (what it emits and returns is the units'), then {@code perUnit}
+     * for each unit in {@code [first, end)} in {@code unit}: it points the parameters at the unit and
+     * runs its code.
+     */
+    private <R> FunctionBuilder overUnits(int unit, int operands, Supplier<R> prologue, BiConsumer<int[], R> perUnit) {
+        int first = operands, end = operands + 1;
         int[] base = new int[operands];
         for (int p = 0; p < operands; p++) {
             base[p] = local("range.base" + p);
             f.localGet(p).localSet(base[p]);
         }
-        // an int8 matmul quantizes A by the range of all of it: found once per call, before A moves to a unit's rows
-        Int8MatMulEmitter.Range range = op.kind() == OpKind.MATMUL_INT8 ? Int8MatMulEmitter.emitRange(op, f, locals) : null;
+        R shared = prologue.get();
         f.localGet(first).localSet(unit);
         f.block();
         f.localGet(unit).localGet(end).op(Opcode.I32_LT_U).op(Opcode.I32_EQZ).brIf(0);
         f.loop();
-        if (bands == 1) {
-            f.localGet(unit).localSet(batch);
-            f.i32Const(0).localSet(band);
-        } else {
-            f.localGet(unit).i32Const(bands).op(Opcode.I32_DIV_U).localSet(batch);
-            f.localGet(unit).localGet(batch).i32Const(bands).op(Opcode.I32_MUL).op(Opcode.I32_SUB).localSet(band);
-        }
-        f.localGet(batch).i32Const(rows).op(Opcode.I32_MUL)
-                .localGet(band).i32Const(grain).op(Opcode.I32_MUL).op(Opcode.I32_ADD).localSet(row);
-        for (int p = 0; p < operands; p++) {
-            f.localGet(base[p]);
-            scaledAdd(row, strides.perRow()[p]);
-            scaledAdd(batch, strides.perBatch()[p]);
-            f.localSet(p);
-        }
-        if (lastRows == grain) {
-            body(grain, range);
-        } else {
-            f.localGet(band).i32Const(bands - 1).op(Opcode.I32_EQ).ifThen();
-            body(lastRows, range);
-            f.elseBranch();
-            body(grain, range);
-            f.end();
-        }
+        perUnit.accept(base, shared);
         f.localGet(unit).i32Const(1).op(Opcode.I32_ADD).localTee(unit).localGet(end).op(Opcode.I32_LT_U).brIf(0);
         f.end();
         f.end();
         return f;
+    }
+
+    /** The code of a unit of {@code length}, and, when it differs, of the last unit's {@code last}, chosen by {@code isLast}. */
+    private void lastOr(int last, int length, Runnable isLast, IntConsumer code) {
+        if (last == length) {
+            code.accept(length);
+            return;
+        }
+        isLast.run();
+        f.ifThen();
+        code.accept(last);
+        f.elseBranch();
+        code.accept(length);
+        f.end();
     }
 
     /** Adds {@code local * bytes} to the value on the stack (nothing for 0 bytes). */
