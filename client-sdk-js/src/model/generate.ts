@@ -179,18 +179,37 @@ function check(layout: DecoderLayout, prompt: readonly number[], o: GenerateOpti
 export type Step = (feeds: Record<string, TensorLike>) => Promise<Readonly<Record<string, OutputTensor>>>;
 
 /**
+ * Where a generation's KV cache is kept between steps. By default each step's presents come back
+ * to JavaScript and are fed as the next step's pasts; a model may hold the cache in its own
+ * memory instead (`hold`), and then steps are fed the pasts' shapes alone and their presents are
+ * not read.
+ */
+export interface CacheHost {
+  /** Told the bytes the cache holds after each step, and 0 once the call ends (however it ends). */
+  bytes?(bytes: number): void;
+  /** Takes a cache of `rows` positions into the model's memory; true when it did. */
+  hold?(rows: number): boolean;
+  /** The call ended: a held cache is freed. */
+  release?(): void;
+}
+
+/** A past fed while the model holds the cache: its shape alone. */
+const NO_VALUES = new Float32Array(0);
+
+/**
  * Generates over `step`: the prompt first, then one token a step with the cache fed back (or the
- * whole sequence, for a plain decoder), until a stop token or `maxNewTokens`. `cacheBytes` is told
- * the bytes the cache holds after each step, and 0 once the call ends (however it ends).
+ * whole sequence, for a plain decoder), until a stop token or `maxNewTokens`.
  */
 export async function generateTokens(layout: DecoderLayout, step: Step, prompt: readonly number[], o: GenerateOptions = {},
-  cacheBytes: (bytes: number) => void = () => undefined): Promise<GenerateResult> {
+  host: CacheHost = {}): Promise<GenerateResult> {
   const max = check(layout, prompt, o), stop = new Set(o.stop ?? []);
   o.signal?.throwIfAborted();
   const next = seededRandom(o.seed ?? 0);
   const tokens: number[] = [];
-  let cache: Record<string, TensorLike> = Object.fromEntries(layout.cache.map((c) => [c.past, { data: new Float32Array(0), dims: [1, c.heads, 0, c.headDim] }]));
-  let past = 0, prefillMs = 0, decodeMs = 0;
+  const pasts = (rows: number, from?: Readonly<Record<string, OutputTensor>>): Record<string, TensorLike> =>
+    Object.fromEntries(layout.cache.map((c) => [c.past, from?.[c.present] ?? { data: NO_VALUES, dims: [1, c.heads, rows, c.headDim] }]));
+  const held = layout.cache.length > 0 && (host.hold?.(prompt.length + max) ?? false);
+  let cache = pasts(0), past = 0, prefillMs = 0, decodeMs = 0;
   let finish: GenerateResult["finish"] = "length";
   try {
     while (tokens.length < max) {
@@ -202,9 +221,9 @@ export async function generateTokens(layout: DecoderLayout, step: Step, prompt: 
       const outputs = await step(feeds);
       const token = pickToken(lastLogits(layout, outputs), o, next);
       if (layout.cache.length) {
-        cache = Object.fromEntries(layout.cache.map((c) => [c.past, outputs[c.present] as TensorLike]));
+        cache = pasts(total, held ? undefined : outputs);
         past = total;
-        cacheBytes(layout.cache.reduce((sum, c) => sum + (outputs[c.present].data as Float32Array).byteLength, 0));
+        host.bytes?.(layout.cache.reduce((sum, c) => sum + (held ? c.heads * total * c.headDim * 4 : (outputs[c.present].data as Float32Array).byteLength), 0));
       }
       const ms = performance.now() - t0;
       if (tokens.length === 0) prefillMs = ms;
@@ -218,7 +237,8 @@ export async function generateTokens(layout: DecoderLayout, step: Step, prompt: 
       o.signal?.throwIfAborted();
     }
   } finally {
-    cacheBytes(0);
+    if (held) host.release?.();
+    host.bytes?.(0);
   }
   const decoded = tokens.length - 1;
   return { tokens, finish, prefillMs, decodeMs, decodeTokensPerSecond: decoded > 0 ? decoded / (decodeMs / 1000) : NaN };

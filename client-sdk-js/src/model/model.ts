@@ -270,6 +270,7 @@ export abstract class GraphModel implements Model {
     }
     let steps = 0;
     const step = async (feeds: Record<string, TensorLike>) => {
+      if (steps === 0 && layout.cache.length) await this.planAhead(firstDecodeFeeds(layout, feeds));
       this.decoding = steps++ > 0;
       try {
         return await this.run(feeds);
@@ -277,12 +278,44 @@ export abstract class GraphModel implements Model {
         this.decoding = false;
       }
     };
-    return generateTokens(layout, step, prompt, options, (bytes) => { this.cacheBytes = bytes; }).finally(() => this.generated());
+    return generateTokens(layout, step, prompt, options, {
+      bytes: (bytes) => { this.cacheBytes = bytes; },
+      hold: (rows) => this.holdCache(layout, rows),
+      release: () => this.releaseCache(),
+    }).finally(() => this.generated());
   }
+
+  /**
+   * A generation's prompt is about to run: the backend may prepare the first decode step (its
+   * shapes are `feeds`', their values placeholders) so that its kernels are asked for while the
+   * prompt's are.
+   */
+  protected async planAhead(_feeds: Readonly<Record<string, TensorLike>>): Promise<void> {}
+
+  /**
+   * A generation is about to start: the backend may hold its KV cache, `rows` positions of every
+   * `past_key_values.N.*`, in its own memory (true when it does: its runs then take the pasts'
+   * shapes alone and read their values there, and leave the presents there for the next step).
+   */
+  protected holdCache(_layout: DecoderLayout, _rows: number): boolean {
+    return false;
+  }
+
+  /** The generation whose cache {@link holdCache} took has ended: the cache is freed. */
+  protected releaseCache(): void {}
 
   /** A generate() call ended (however): what its decode steps put off may start. */
   protected generated(): void {}
 
   abstract stats(): ModelStats;
   abstract close(): Promise<void>;
+}
+
+/** Placeholder feeds shaped as the decode step after `prompt`'s feeds: one token, the prompt's rows as the past. */
+function firstDecodeFeeds(layout: DecoderLayout, prompt: Readonly<Record<string, TensorLike>>): Record<string, TensorLike> {
+  const total = prompt[layout.ids].dims.at(-1)! + (layout.cache.length ? prompt[layout.cache[0].past].dims[2] : 0);
+  const feeds: Record<string, TensorLike> = { [layout.ids]: { data: new BigInt64Array(1), dims: [1, 1] } };
+  if (layout.mask) feeds[layout.mask] = { data: new BigInt64Array(total + 1), dims: [1, total + 1] };
+  for (const c of layout.cache) feeds[c.past] = { data: new Float32Array(c.heads * total * c.headDim), dims: [1, c.heads, total, c.headDim] };
+  return feeds;
 }

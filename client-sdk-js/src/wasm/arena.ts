@@ -67,6 +67,22 @@ export class Arena {
     return offset;
   }
 
+  /**
+   * The block of `bytes` at `offset` if every byte of it is free (a block given back and not
+   * taken since); false when not. What holds offsets across a release keeps them this way.
+   */
+  claim(offset: number, bytes: number): boolean {
+    const size = align16(Math.max(bytes, 16));
+    const i = this.free.findIndex((f) => f.offset <= offset && offset + size <= f.offset + f.bytes);
+    if (i < 0) return false;
+    const f = this.free[i];
+    const pieces = [{ offset: f.offset, bytes: offset - f.offset }, { offset: offset + size, bytes: f.offset + f.bytes - offset - size }];
+    this.free.splice(i, 1, ...pieces.filter((p) => p.bytes > 0));
+    this.live += size;
+    this.peak = Math.max(this.peak, this.live);
+    return true;
+  }
+
   /** Gives a block back (its offset and the size it was allocated with). */
   release(offset: number, bytes: number): void {
     const size = align16(Math.max(bytes, 16));

@@ -9,6 +9,7 @@ import { runNode, type ValueMeta } from "../graph/host/index.js";
 import type { OnnxGraph } from "../graph/onnx.js";
 import { halfWords, LazyTensor, roundIfFloat, roundToHalfInPlace, sizeOf, type HostTensor } from "../graph/tensor.js";
 import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type RunRecord, type TensorLike } from "../model/model.js";
+import type { DecoderLayout } from "../model/generate.js";
 import { requestPlans, type DynamicMatmul } from "../model/session.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
 import { bytesAsWords, opKey, operandShapes, operandTypes, scratchOperands, wordsOf } from "../ops.js";
@@ -31,7 +32,36 @@ interface Plan {
   readonly read: () => Record<string, OutputTensor>;
   readonly hostSteps: number;
   readonly dynamicSteps: number;
+  /** The held KV cache its pasts and presents are bound to (see {@link HeldCache}), if any. */
+  readonly held?: HeldCache;
+  /** Gives its activations' region and its kernels' bindings back (the plan is dropped). */
+  readonly release: () => void;
 }
+
+/**
+ * A generation's KV cache, held in the arena for its whole length: two buffers per
+ * `past_key_values.N.*` input, each of `rows` positions. A cache of n positions lives in the
+ * buffer of n's parity, so a decode step reads its past from one and its Concat writes the
+ * present (one position more) into the other, the next step's past: nothing is copied between
+ * steps, and a plan per past length binds the same buffers.
+ */
+interface HeldCache {
+  readonly offset: number;
+  readonly bytes: number;
+  readonly rows: number;
+  /** Each past input's buffers, and its present output's. */
+  readonly entries: readonly { past: string; present: string; buffers: readonly [number, number] }[];
+}
+
+/** Memory that plans lay their activations out in, and how many plans do. */
+interface ActivationBlock {
+  readonly offset: number;
+  readonly bytes: number;
+  plans: number;
+}
+
+/** Positions a held cache is made for at least (and in powers of two above): the next generations reuse it, and every plan bound to it. */
+const HELD_ROWS = 64;
 
 /** A model run on this thread with Wasm kernels. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
 export class WasmModel extends GraphModel {
@@ -59,6 +89,12 @@ export class WasmModel extends GraphModel {
   /** MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, and a MatMul's uKernel plan once asked for (null: not served). */
   private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
   private device?: Promise<DeviceProfile>;
+  /** The KV cache of the generate() call under way, when this model holds it (see {@link holdCache}). */
+  private held?: HeldCache;
+  /** Where the latest held cache was, so that the next one is claimed there and the plans bound to it stay valid. */
+  private lastHeld?: HeldCache;
+  /** The block new plans lay their activations out in (see {@link activations}). */
+  private block?: ActivationBlock;
 
   /** @internal use {@link loadModel}; with `pool`, kernels are split for its threads and run there */
   constructor(graph: OnnxGraph, private readonly options: LoadOptions, why?: string, pool?: WorkerPool) {
@@ -118,10 +154,42 @@ export class WasmModel extends GraphModel {
     };
   }
 
-  private async planFor(feeds: Readonly<Record<string, TensorLike>>): Promise<Plan> {
+  /** The first decode step's plan, compiled while the prompt's runs, its ops' sessions opened without waiting for them. */
+  protected override async planAhead(feeds: Readonly<Record<string, TensorLike>>): Promise<void> {
+    if (this.options.gateway) await this.planFor(feeds, true);
+  }
+
+  protected override holdCache(layout: DecoderLayout, rows: number): boolean {
+    const held = Math.max(HELD_ROWS, 2 ** Math.ceil(Math.log2(rows)));
+    const floats = layout.cache.map((c) => c.heads * c.headDim);
+    const bytes = floats.reduce((sum, f) => sum + 2 * f * held * 4, 0);
+    const last = this.lastHeld;
+    const offset = last && last.bytes === bytes && this.arena.claim(last.offset, bytes) ? last.offset : this.arena.alloc(bytes);
+    let at = offset;
+    const buffer = (f: number) => (at += f * held * 4) - f * held * 4;
+    this.held = this.lastHeld = {
+      offset, bytes, rows: held,
+      entries: layout.cache.map((c, i) => ({ past: c.past, present: c.present, buffers: [buffer(floats[i]), buffer(floats[i])] })),
+    };
+    return true;
+  }
+
+  protected override releaseCache(): void {
+    if (!this.held) return;
+    this.arena.release(this.held.offset, this.held.bytes);
+    this.held = undefined;
+  }
+
+  private async planFor(feeds: Readonly<Record<string, TensorLike>>, ahead = false): Promise<Plan> {
     const shapes = inputShapes(this.graph, feeds);
     const key = JSON.stringify(shapes);
     let plan = this.plans.get(key);
+    if (plan && (plan.held?.offset !== this.held?.offset || plan.held?.rows !== this.held?.rows)) {
+      // bound to another cache (or to one freed since): compiled again for this one
+      plan.release();
+      this.plans.delete(key);
+      plan = undefined;
+    }
     if (!plan) {
       const start = performance.now();
       const known = new Set(this.slots.keys());
@@ -134,11 +202,16 @@ export class WasmModel extends GraphModel {
       this.planOps.set(plan, [...this.touched]);
       this.options.log?.(`compiled a plan for ${key} in ${(performance.now() - start).toFixed(0)} ms: ${this.slots.size} distinct ops`);
       const fresh = [...this.slots.values()].filter((s) => !known.has(s.key));
-      if (this.options.gateway && this.decoding) {
+      if (this.options.gateway && ahead) {
+        this.metAgain.push(...fresh);
+        this.openMetAgain();
+      } else if (this.options.gateway && this.decoding) {
         // a decode step's new past length: its attention ops, met once, run their reference
         // kernels; an op met again in a later step (a one-row product; a past length met again by
-        // the next generation) is tuned from then on, its session opened without waiting for it
-        this.tuneMetAgain(plan);
+        // the next generation) is tuned from then on, its session opened without waiting for it.
+        // Met again in a new length's plan, an op is one of every decode step's (the one-row
+        // products): its session opens at once, not when a Hello's worth have gathered.
+        this.tuneMetAgain(plan, true);
         fresh.forEach((s) => this.untuned.add(s.key));
       } else if (this.options.gateway) {
         await this.tuning.connect(fresh, await this.probe());
@@ -155,11 +228,11 @@ export class WasmModel extends GraphModel {
    * sessions, a full Hello's worth at a time (a session per past length would soon reach the
    * gateway's cap of connections an address); the rest open when the generation ends.
    */
-  private tuneMetAgain(plan: Plan): void {
+  private tuneMetAgain(plan: Plan, now = false): void {
     const again = (this.planOps.get(plan) ?? []).filter((key) => this.untuned.has(key)).map((key) => this.slots.get(key)!);
     again.forEach((s) => this.untuned.delete(s.key));
     this.metAgain.push(...again);
-    if (this.metAgain.length >= SessionLimit.OPS_PER_HELLO) this.openMetAgain();
+    if (this.metAgain.length >= SessionLimit.OPS_PER_HELLO || (now && again.length)) this.openMetAgain();
   }
 
   protected override generated(): void {
@@ -206,10 +279,12 @@ export class WasmModel extends GraphModel {
       if (step.kind !== "kernel" || !ROW_SLICED.has(step.op.kind)) continue;
       const family = familyOf(step.op);
       const rows = step.op.shape[0];
+      // one row (a decode step's) is an op of its own (see extentPlan): nothing to ask the gateway, no step to hold up,
+      // and not the rows a family starts at (a generation plans its first decode step before its prompt's)
+      if (rows === 1) continue;
       const known = this.families.get(family);
       if (!known) this.families.set(family, { firstRows: rows });
-      // one row (a decode step's) is an op of its own (see extentPlan): nothing to ask the gateway, and no step to hold up
-      else if (step.op.kind === OpKind.MATMUL && known.plan === undefined && rows !== known.firstRows && rows !== 1 && !asks.has(family)) {
+      else if (step.op.kind === OpKind.MATMUL && known.plan === undefined && rows !== known.firstRows && !asks.has(family)) {
         asks.set(family, { op: withRows(step.op, most), lo: 1, hi: most });
       }
     }
@@ -256,13 +331,16 @@ export class WasmModel extends GraphModel {
         (values as Map<string, ValueMeta>).set(s.operands[name], { dtype: "float32", shape: [words] });
       }
     }
-    // Values kernels read or write live in the arena; the rest (ids, masks, shapes) in JS.
+    // Values kernels read or write live in the arena; the rest (ids, masks, shapes) in JS. A held
+    // cache's pasts and presents live in its buffers, outside the plan's region.
     const inArena = new Set<string>();
     for (const s of steps) if (s.kind === "kernel") for (const v of Object.values(s.operands)) inArena.add(base(v));
+    const cached = this.cacheBindings(shapes, values, base);
+    for (const name of cached.keys()) inArena.add(name);
     const lifetimes = new Map<string, { first: number; last: number }>();
     const touch = (v: string, at: number) => {
       const b = base(v);
-      if (!inArena.has(b) || isConst(b)) return;
+      if (!inArena.has(b) || isConst(b) || cached.has(b)) return;
       const l = lifetimes.get(b) ?? { first: at, last: at };
       lifetimes.set(b, { first: Math.min(l.first, at), last: Math.max(l.last, at) });
     };
@@ -289,11 +367,11 @@ export class WasmModel extends GraphModel {
     const layout = layOut([...lifetimes].map(([name, l]): Lifetime => ({
       name, bytes: Math.max(sizeOf(meta(name).shape) * 4, paddedBytes.get(name) ?? 0), ...l,
     })));
-    const region = this.arena.alloc(layout.bytes);
+    const block = this.activations(layout.bytes), region = block.offset;
     const foldedConsts = new Map<string, ArenaWeight>();
     const operand = (v: string): Operand => {
       const b = base(v);
-      return { offset: region + layout.offsets.get(b)!, floats: sizeOf(meta(b).shape) };
+      return { offset: cached.get(b) ?? region + layout.offsets.get(b)!, floats: sizeOf(meta(b).shape) };
     };
     const bindings = ({ operands, op }: KernelStep): Bindings => {
       const named = Object.entries(operands);
@@ -317,10 +395,16 @@ export class WasmModel extends GraphModel {
 
     const half = this.graph.half;
     let hostMs = 0;
+    const uses: [KernelSlot, () => void][] = [];
+    const use = (slot: KernelSlot, b: Bindings) => {
+      const call = slot.use(b);
+      uses.push([slot, call]);
+      return call;
+    };
     const calls = steps.map((s): (() => void) => {
       if (s.kind === "kernel") {
         const plan = dynamic.get(s);
-        const call = plan ? this.uKernelCalls(s, plan, bindings(s)) : this.slotFor(s).use(bindings(s));
+        const call = plan ? this.uKernelCalls(s, plan, bindings(s), use) : use(this.slotFor(s), bindings(s));
         if (!half.has(s.operands.C) || s.op.epilogue.at(-1)?.kind === EpilogueKind.ROUND_HALF) return call; // rounded in the kernel
         const c = operand(s.operands.C);
         return () => { call(); roundToHalfInPlace(this.arena.f32(c.offset, c.floats)); };
@@ -342,10 +426,16 @@ export class WasmModel extends GraphModel {
     return {
       hostSteps: steps.length - steps.filter((s) => s.kind === "kernel").length,
       dynamicSteps: dynamic.size,
+      held: cached.size ? this.held : undefined,
+      release: () => {
+        for (const [slot, call] of uses) slot.release(call);
+        if (--block.plans === 0 && block !== this.block) this.arena.release(block.offset, block.bytes);
+      },
       write: (feeds) => {
         for (const input of this.graph.inputs) {
           const data = feeds[input.name].data;
           const b = base(input.name);
+          if (cached.has(b)) continue; // the held cache has it
           const values = toHost(input.name, input.dtype, data, this.graph.half.has(input.name));
           if (inArena.has(b)) {
             const o = operand(b);
@@ -360,7 +450,7 @@ export class WasmModel extends GraphModel {
         for (const call of calls) call();
         return hostMs;
       },
-      read: () => Object.fromEntries(this.graph.outputs.map((o) => {
+      read: () => Object.fromEntries(this.graph.outputs.filter((o) => !cached.has(base(o))).map((o) => {
         const t = read(o);
         return [o, { type: t.dtype, dims: [...t.shape], data: fromHost(t) }];
       })),
@@ -373,14 +463,14 @@ export class WasmModel extends GraphModel {
    * tuning for every length. The padded rows of A and the residual are zeroed first: they hold
    * whatever the arena held there before, and the calls that read them write only C's padding.
    */
-  private uKernelCalls(step: KernelStep, plan: ExtentPlan, whole: Bindings): () => void {
+  private uKernelCalls(step: KernelStep, plan: ExtentPlan, whole: Bindings, use: (slot: KernelSlot, b: Bindings) => () => void): () => void {
     const rows = step.op.shape[0];
     const calls: (() => void)[] = [];
     let row = 0;
     for (const piece of plan.pieces) {
       const op = withRows(step.op, piece.rows);
       const slot = this.slotFor({ ...step, op, key: opKey(op) });
-      for (let i = 0; i < piece.count; i++, row += piece.rows) calls.push(slot.use(sliceRows(step.op, whole, row, piece.rows)));
+      for (let i = 0; i < piece.count; i++, row += piece.rows) calls.push(use(slot, sliceRows(step.op, whole, row, piece.rows)));
     }
     const padding = rowOperands(step.op).filter(([name]) => name !== "C" && whole.operands[name])
       .map(([name, cols]) => ({ offset: whole.operands[name].offset + rows * cols * 4, floats: (plan.paddedExtent - rows) * cols }));
@@ -388,6 +478,41 @@ export class WasmModel extends GraphModel {
       for (const p of padding) if (p.floats > 0) this.arena.f32(p.offset, p.floats).fill(0);
       for (const call of calls) call();
     };
+  }
+
+  /**
+   * The block a new plan's activations go in. Plans never run at once (a run writes its inputs,
+   * runs and reads its outputs in one go; outputs are copied out, and a tuner copies the tensors it
+   * keeps), so every plan lays its activations out from the start of one shared block. A plan that
+   * needs more than the block holds gets a new one, at least twice as big, and the plans before it
+   * keep the old one: a plan per past length costs memory of the longest, not of all lengths.
+   */
+  private activations(bytes: number): ActivationBlock {
+    let block = this.block;
+    if (!block || block.bytes < bytes) {
+      if (block && block.plans === 0) this.arena.release(block.offset, block.bytes);
+      const size = Math.max(bytes, 2 * (block?.bytes ?? 0));
+      block = this.block = { offset: this.arena.alloc(size), bytes: size, plans: 0 };
+    }
+    block.plans++;
+    return block;
+  }
+
+  /**
+   * Where a plan's pasts and presents live while a cache is held: each in its entry's buffer of
+   * its positions' parity (a past of n positions, the present of n + new). None without a held
+   * cache.
+   */
+  private cacheBindings(shapes: InputShapes, values: ReadonlyMap<string, ValueMeta>, base: (v: string) => string): Map<string, number> {
+    const at = new Map<string, number>();
+    for (const e of this.held?.entries ?? []) {
+      const past = shapes[e.past][2], present = values.get(e.present)!.shape[2];
+      if (present > this.held!.rows) throw new Error(`a held cache of ${this.held!.rows} positions cannot take ${present}`);
+      if (past > 0 && past % 2 === present % 2) throw new Error(`a held cache's step goes from ${past} to ${present} positions: one buffer for both`);
+      at.set(e.past, e.buffers[past % 2]);
+      at.set(base(e.present), e.buffers[present % 2]);
+    }
+    return at;
   }
 
   private slotFor(step: KernelStep): KernelSlot {

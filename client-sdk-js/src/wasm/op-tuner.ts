@@ -27,7 +27,7 @@ export class KernelSlot {
   private callMedian?: number;
   /** Called with a step's operands before its first call (the tuner captures that op's real tensors there). */
   onFirstCall?: (bindings: Bindings) => void;
-  private readonly uses: { bindings: Bindings; bound: Bound }[] = [];
+  private readonly uses: { bindings: Bindings; bound: Bound; call: () => void }[] = [];
 
   constructor(readonly key: string, readonly op: OpSpec, kernel: OpKernel) {
     this.kernel = kernel;
@@ -35,9 +35,9 @@ export class KernelSlot {
 
   /** A step's call, which follows the slot's kernel when it is replaced. */
   use(bindings: Bindings): () => void {
-    const use = { bindings, bound: this.kernel.bind(bindings) };
+    const use = { bindings, bound: this.kernel.bind(bindings), call: () => {} };
     this.uses.push(use);
-    return () => {
+    return use.call = () => {
       if (this.onFirstCall) {
         const hook = this.onFirstCall;
         this.onFirstCall = undefined;
@@ -49,6 +49,14 @@ export class KernelSlot {
       if (this.callMs.length > IN_APP_CALLS) this.callMs.shift();
       this.callMedian = undefined;
     };
+  }
+
+  /** Ends a step's use of the slot (its plan is dropped): `call` is what {@link use} returned. */
+  release(call: () => void): void {
+    const i = this.uses.findIndex((u) => u.call === call);
+    if (i < 0) return;
+    this.uses[i].bound.release();
+    this.uses.splice(i, 1);
   }
 
   /** The median latency of the latest calls in the app's inferences; NaN before any. */

@@ -9,9 +9,10 @@ import { describe, expect, it } from "vitest";
 import { decodeModel, ModelError } from "../../src/graph/onnx.js";
 import { loadModel } from "../../src/load.js";
 import { decoderLayout, generateTokens, pickToken, type Step } from "../../src/model/generate.js";
+import type { TensorLike } from "../../src/model/model.js";
 import "../support/models.js"; // onnxruntime-web on one thread, quiet
 import { REAL_EXPORTS, realExports } from "../support/real-exports.js";
-import { ortStep } from "../../tools/src/exports.js";
+import { distance, ortStep } from "../../tools/src/exports.js";
 
 const tiny = (name: string) => join(REAL_EXPORTS, "tiny", `${name}.onnx`);
 const missing = realExports("tiny").length === 0;
@@ -83,6 +84,40 @@ describe.skipIf(missing)("generate() on real decoder exports", () => {
     expect(model.stats().runs).toBe(4);
     await expect(model.generate(PROMPT, { signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
     expect(model.stats().runs).toBe(4);
+  });
+
+  it("holds its cache in the model's memory: memory of the longest step, not of every length; a run after it feeds its own pasts", async () => {
+    const bytes = readFileSync(tiny("llama_kv"));
+    const model = await loadModel(bytes, { worker: false, store: null });
+    const before = model.stats().memoryBytes;
+    const first = await model.generate(PROMPT, { maxNewTokens: 60 });
+    const grown = model.stats().memoryBytes - before;
+    expect((await model.generate(PROMPT, { maxNewTokens: 60 })).tokens).toEqual(first.tokens);
+    expect(model.stats().memoryBytes - before).toBe(grown); // the cache's block and the plans' activations taken again
+    await model.generate(PROMPT, { maxNewTokens: 120 });
+    // twice the length, at most about twice the memory (a plan per length with its own activations and
+    // a copy of the cache grew it with the square of the length: 12 times for 200 tokens against 100)
+    expect(model.stats().memoryBytes - before).toBeLessThanOrEqual(2.5 * grown);
+
+    // run() with the cache fed by hand: its plans hold their pasts and presents themselves
+    const layout = decoderLayout(decodeModel(bytes));
+    const feeds: Record<string, TensorLike> = {
+      input_ids: { data: BigInt64Array.from(PROMPT, BigInt), dims: [1, PROMPT.length] },
+      attention_mask: { data: new BigInt64Array(PROMPT.length).fill(1n), dims: [1, PROMPT.length] },
+      ...Object.fromEntries(layout.cache.map((c) => [c.past, { data: new Float32Array(0), dims: [1, c.heads, 0, c.headDim] }])),
+    };
+    const ours = await model.run(feeds);
+    const ort = await ortSession(bytes);
+    try {
+      const theirs = await ort.step(feeds);
+      expect(model.outputNames).toEqual(expect.arrayContaining(layout.cache.map((c) => c.present)));
+      for (const name of model.outputNames) {
+        const { worst, largest } = distance(ours[name].data as Float32Array, theirs[name].data as Float32Array);
+        expect(worst, name).toBeLessThanOrEqual(1e-4 * Math.max(1, largest));
+      }
+    } finally {
+      await ort.release();
+    }
   });
 
   it("refuses bad input before any step runs", async () => {
