@@ -4,6 +4,7 @@ import { SessionLimit, type DynamicPlan } from "../gen/jitzoo/gateway/v1/gateway
 import { Backend, EpilogueKind, OpKind, OpSpecSchema, type DeviceProfile, type ExtentPlan, type OpSpec } from "../gen/jitzoo/kernel/v1/kernel_pb.js";
 import { fromHost, inputShapes, toHost } from "../graph/feeds.js";
 import { fold, type FoldedGraph, type InputShapes } from "../graph/fold.js";
+import { bucketAttention } from "../graph/buckets.js";
 import { fuse, type FusedGraph, type KernelStep } from "../graph/fuse.js";
 import { runNode, type ValueMeta } from "../graph/host/index.js";
 import type { OnnxGraph } from "../graph/onnx.js";
@@ -316,10 +317,11 @@ export class WasmModel extends GraphModel {
     return undefined;
   }
 
-  private compile(shapes: InputShapes, folded: FoldedGraph, { steps, aliases }: FusedGraph): Plan {
-    const values = folded.values;
-    const base = (v: string) => aliases.get(v) ?? v;
+  private compile(shapes: InputShapes, folded: FoldedGraph, fused: FusedGraph): Plan {
+    const values = folded.values as Map<string, ValueMeta>;
+    const base = (v: string) => fused.aliases.get(v) ?? v;
     const meta = (v: string): ValueMeta => values.get(v)!;
+    const steps = bucketAttention(fused.steps, values, base, this.graph.outputs);
     const isConst = (v: string) => meta(v).value !== undefined;
 
     // a kernel's scratch (an int8 matmul's Work) is a value of its step alone, laid out with the activations
@@ -328,13 +330,13 @@ export class WasmModel extends GraphModel {
       const shapes = new Map(operandShapes(s.op));
       for (const name of scratchOperands(s.op)) {
         const words = wordsOf(operandTypes(s.op)[name] ?? "float32", sizeOf(shapes.get(name)!));
-        (values as Map<string, ValueMeta>).set(s.operands[name], { dtype: "float32", shape: [words] });
+        values.set(s.operands[name], { dtype: "float32", shape: [words] });
       }
     }
     // Values kernels read or write live in the arena; the rest (ids, masks, shapes) in JS. A held
     // cache's pasts and presents live in its buffers, outside the plan's region.
     const inArena = new Set<string>();
-    for (const s of steps) if (s.kind === "kernel") for (const v of Object.values(s.operands)) inArena.add(base(v));
+    for (const s of steps) for (const v of s.kind === "kernel" ? Object.values(s.operands) : s.kind === "pad" ? [s.from, s.to] : []) inArena.add(base(v));
     const cached = this.cacheBindings(shapes, values, base);
     for (const name of cached.keys()) inArena.add(name);
     const lifetimes = new Map<string, { first: number; last: number }>();
@@ -346,7 +348,7 @@ export class WasmModel extends GraphModel {
     };
     this.graph.inputs.forEach((i) => touch(i.name, -1));
     steps.forEach((s, i) => {
-      const names = s.kind === "kernel" ? Object.values(s.operands) : [...s.node.inputs, ...s.node.outputs];
+      const names = s.kind === "kernel" ? Object.values(s.operands) : s.kind === "pad" ? [s.from, s.to] : [...s.node.inputs, ...s.node.outputs];
       names.filter(Boolean).forEach((v) => touch(v, i));
     });
     this.graph.outputs.forEach((o) => touch(o, steps.length));
@@ -408,6 +410,16 @@ export class WasmModel extends GraphModel {
         if (!half.has(s.operands.C) || s.op.epilogue.at(-1)?.kind === EpilogueKind.ROUND_HALF) return call; // rounded in the kernel
         const c = operand(s.operands.C);
         return () => { call(); roundToHalfInPlace(this.arena.f32(c.offset, c.floats)); };
+      }
+      if (s.kind === "pad") {
+        const from = operand(s.from), to = operand(s.to);
+        return () => {
+          const src = this.arena.f32(from.offset, from.floats), dst = this.arena.f32(to.offset, to.floats);
+          for (let i = 0; i < s.outer; i++) {
+            dst.set(src.subarray(i * s.inner, (i + 1) * s.inner), i * s.padded);
+            dst.fill(s.fill, i * s.padded + s.inner, (i + 1) * s.padded);
+          }
+        };
       }
       const node = s.node;
       return () => {

@@ -86,6 +86,21 @@ describe.skipIf(missing)("generate() on real decoder exports", () => {
     expect(model.stats().runs).toBe(4);
   });
 
+  it.each(["gpt2_kv", "llama_kv"])("%s: past lengths across buckets run the buckets' attention, onnxruntime-web's tokens", async (name) => {
+    const bytes = readFileSync(tiny(name));
+    const model = await loadModel(bytes, { worker: false, store: null });
+    const prompt = Array.from({ length: 30 }, (_, i) => (i * 37 + 11) % 500), options = { maxNewTokens: 40, temperature: 1, seed: 5 };
+    const ours = await model.generate(prompt, options);
+    const ort = await ortSession(bytes);
+    try {
+      expect(ours.tokens).toEqual((await generateTokens(decoderLayout(decodeModel(bytes)), ort.step, prompt, options)).tokens);
+    } finally {
+      await ort.release();
+    }
+    // attention over 31 to 69 positions: the prompt's softmax, then the buckets of 32 (31, 32), 64 (33 to 64) and 96 (65 to 69)
+    expect(model.stats().ops.filter((op) => op.key.startsWith("softmax|")).map((op) => op.op.shape[1]).sort((a, b) => a - b)).toEqual([30, 32, 64, 96]);
+  });
+
   it("holds its cache in the model's memory: memory of the longest step, not of every length; a run after it feeds its own pasts", async () => {
     const bytes = readFileSync(tiny("llama_kv"));
     const model = await loadModel(bytes, { worker: false, store: null });
