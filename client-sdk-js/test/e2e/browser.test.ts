@@ -257,7 +257,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
     }, { gateway: GATEWAY!, file: DECODER });
     expect(outcome.got).toEqual(outcome.want);
     expect(outcome.streamed).toEqual(outcome.got);
-    // the prompt's ops on generated kernels; a past length met once runs attention on the reference kernels
+    // the prompt's ops on generated kernels; the decode steps' ops (one-row products, a bucket's attention) tuned as they meet again
     expect(outcome).toMatchObject({ aborted: "AbortError", cache: 0, notes: [ONE_THREAD] });
     expect(outcome.sources).toContain("wasm");
     expect(outcome.runs).toBeGreaterThan(12 + 2);
