@@ -311,9 +311,9 @@ export abstract class GraphModel implements Model {
   abstract close(): Promise<void>;
 }
 
-/** Placeholder feeds shaped as the decode step after `prompt`'s feeds: one token, the prompt's rows as the past. */
+/** Placeholder feeds shaped as the decode step after `prompt`'s feeds (a KV-cache layout's): one token, the prompt's rows as the past. */
 function firstDecodeFeeds(layout: DecoderLayout, prompt: Readonly<Record<string, TensorLike>>): Record<string, TensorLike> {
-  const total = prompt[layout.ids].dims.at(-1)! + (layout.cache.length ? prompt[layout.cache[0].past].dims[2] : 0);
+  const total = prompt[layout.ids].dims.at(-1)! + prompt[layout.cache[0].past].dims[2];
   const feeds: Record<string, TensorLike> = { [layout.ids]: { data: new BigInt64Array(1), dims: [1, 1] } };
   if (layout.mask) feeds[layout.mask] = { data: new BigInt64Array(total + 1), dims: [1, total + 1] };
   for (const c of layout.cache) feeds[c.past] = { data: new Float32Array(c.heads * total * c.headDim), dims: [1, c.heads, total, c.headDim] };

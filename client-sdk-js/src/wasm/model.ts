@@ -162,10 +162,14 @@ export class WasmModel extends GraphModel {
 
   protected override holdCache(layout: DecoderLayout, rows: number): boolean {
     const held = Math.max(HELD_ROWS, 2 ** Math.ceil(Math.log2(rows)));
+    const last = this.lastHeld;
+    if (last?.rows === held && this.arena.claim(last.offset, last.bytes)) {
+      this.held = last; // where it was: the plans bound to it stay valid
+      return true;
+    }
     const floats = layout.cache.map((c) => c.heads * c.headDim);
     const bytes = floats.reduce((sum, f) => sum + 2 * f * held * 4, 0);
-    const last = this.lastHeld;
-    const offset = last && last.bytes === bytes && this.arena.claim(last.offset, bytes) ? last.offset : this.arena.alloc(bytes);
+    const offset = this.arena.alloc(bytes);
     let at = offset;
     const buffer = (f: number) => (at += f * held * 4) - f * held * 4;
     this.held = this.lastHeld = {
@@ -185,7 +189,7 @@ export class WasmModel extends GraphModel {
     const shapes = inputShapes(this.graph, feeds);
     const key = JSON.stringify(shapes);
     let plan = this.plans.get(key);
-    if (plan && (plan.held?.offset !== this.held?.offset || plan.held?.rows !== this.held?.rows)) {
+    if (plan && plan.held !== this.held) {
       // bound to another cache (or to one freed since): compiled again for this one
       plan.release();
       this.plans.delete(key);
@@ -207,11 +211,10 @@ export class WasmModel extends GraphModel {
         this.metAgain.push(...fresh);
         this.openMetAgain();
       } else if (this.options.gateway && this.decoding) {
-        // a decode step's new past length: its attention ops, met once, run their reference
-        // kernels; an op met again in a later step (a one-row product; a past length met again by
-        // the next generation) is tuned from then on, its session opened without waiting for it.
-        // Met again in a new length's plan, an op is one of every decode step's (the one-row
-        // products): its session opens at once, not when a Hello's worth have gathered.
+        // a decode step's new past length: its new ops, met once, run their reference kernels; an
+        // op met again in a later length's plan (a one-row product, a bucket's attention) is one
+        // of many decode steps' and is tuned from then on, its session opened at once without
+        // waiting for it
         this.tuneMetAgain(plan, true);
         fresh.forEach((s) => this.untuned.add(s.key));
       } else if (this.options.gateway) {
@@ -226,7 +229,7 @@ export class WasmModel extends GraphModel {
 
   /**
    * The ops of `plan` first met in an earlier decode step are tuned from now on: they share
-   * sessions, a full Hello's worth at a time (a session per past length would soon reach the
+   * sessions, a full Hello's worth at a time unless `now` (a session per op would soon reach the
    * gateway's cap of connections an address); the rest open when the generation ends.
    */
   private tuneMetAgain(plan: Plan, now = false): void {
