@@ -217,6 +217,33 @@ export function rowStarts(shape: readonly number[], strides: readonly (readonly 
   return starts;
 }
 
+/**
+ * {@link rowStarts} over `shape` with its axes merged wherever every input walks on across them
+ * (and axes of extent 1 dropped): a broadcast, slice or transpose whose inner axes line up then
+ * walks a few long rows instead of many short ones (a KV cache expanded over a head group: 6
+ * rows, not 6 per position). `inner` is a row's length, `steps[t]` input t's stride along it.
+ */
+export function mergedRows(shape: readonly number[], strides: readonly (readonly number[])[]): { inner: number; steps: number[]; starts: Int32Array[] } {
+  const dims: number[] = [];
+  const walks: number[][] = strides.map(() => []);
+  for (let a = 0; a < shape.length; a++) {
+    if (shape[a] === 1) continue;
+    const n = dims.length;
+    if (n > 0 && strides.every((s, t) => walks[t][n - 1] === s[a] * shape[a])) {
+      dims[n - 1] *= shape[a];
+      strides.forEach((s, t) => { walks[t][n - 1] = s[a]; });
+    } else {
+      dims.push(shape[a]);
+      strides.forEach((s, t) => walks[t].push(s[a]));
+    }
+  }
+  if (dims.length === 0) {
+    dims.push(1);
+    walks.forEach((w) => w.push(0));
+  }
+  return { inner: dims[dims.length - 1], steps: walks.map((w) => w[w.length - 1]), starts: rowStarts(dims, walks) };
+}
+
 /** Resolves a possibly negative axis against a rank; throws when out of range. */
 export function axisOf(axis: number, rank: number): number {
   const a = axis < 0 ? axis + rank : axis;

@@ -220,6 +220,8 @@ export abstract class GraphModel implements Model {
   protected cacheBytes = 0;
   /** A generate() call's step after its first is under way: its new shapes must not wait for the gateway. */
   protected decoding = false;
+  /** A generate() call is under way: its steps follow each other at once. */
+  protected generating = false;
   private layout?: DecoderLayout;
 
   constructor(protected readonly graph: OnnxGraph) {}
@@ -269,6 +271,7 @@ export abstract class GraphModel implements Model {
       return Promise.reject(e);
     }
     let steps = 0;
+    this.generating = true;
     const step = async (feeds: Record<string, TensorLike>) => {
       if (steps === 0 && layout.cache.length) await this.planAhead(firstDecodeFeeds(layout, feeds));
       this.decoding = steps++ > 0;
@@ -282,7 +285,10 @@ export abstract class GraphModel implements Model {
       bytes: (bytes) => { this.cacheBytes = bytes; },
       hold: (rows) => this.holdCache(layout, rows),
       release: () => this.releaseCache(),
-    }).finally(() => this.generated());
+    }).finally(() => {
+      this.generating = false;
+      this.generated();
+    });
   }
 
   /**

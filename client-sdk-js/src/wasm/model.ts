@@ -121,7 +121,8 @@ export class WasmModel extends GraphModel {
     this.timeline.push(record);
     deliver(outputs);
     record.tuneMs = await this.tuning.spend(inferMs);
-    this.arena.pool?.park(); // until the app's next run
+    // until the app's next run; a generation's next step follows at once (its helpers spin for it): it parks when done
+    if (!this.generating) this.arena.pool?.park();
     // offers and compiled candidates arrive as events: give them a turn even when the app calls run() in a tight loop
     if (!this.tuning.settled) await nextTurn();
   }
@@ -240,6 +241,7 @@ export class WasmModel extends GraphModel {
   }
 
   protected override generated(): void {
+    this.arena.pool?.park();
     this.openMetAgain();
   }
 

@@ -1,6 +1,6 @@
 import { erfFloat } from "../../reference.js";
 import { TensorProto_DataType as DataType } from "../../gen/onnx/onnx_pb.js";
-import { broadcastStrides, roundHalfEven, roundToHalf, rowStarts, type DType, type HostTensor } from "../tensor.js";
+import { broadcastStrides, roundHalfEven, roundToHalf, mergedRows, type DType, type HostTensor } from "../tensor.js";
 import {
   broadcastAll, fail, mapBroadcast, need, num, output, same, scalarInput, str, type HostOp, type ValueMeta,
 } from "./op.js";
@@ -74,20 +74,14 @@ const UNARY: Record<string, UnaryOp> = {
 
 /** Where over float32 under broadcasting (masks: a bool condition, a scalar on one side): rows as plain loops. */
 function whereRowsF32(shape: readonly number[], d: Float32Array, cond: Uint8Array, x: Float32Array, y: Float32Array, shapes: readonly (readonly number[])[]): void {
-  const strides = shapes.map((s) => broadcastStrides(s, shape));
-  const inner = shape.at(-1) ?? 1;
-  const [sc, sx, sy] = strides.map((st) => st.at(-1) ?? 0);
-  const [cs, xs, ys] = rowStarts(shape, strides);
+  const { inner, steps: [sc, sx, sy], starts: [cs, xs, ys] } = mergedRows(shape, shapes.map((s) => broadcastStrides(s, shape)));
   for (let r = 0, o = 0; r < cs.length; r++, o += inner) {
     for (let j = 0, ic = cs[r], ix = xs[r], iy = ys[r]; j < inner; j++, ic += sc, ix += sx, iy += sy) d[o + j] = cond[ic] ? x[ix] : y[iy];
   }
 }
 
 function binaryRowsF32(row: RowOp, shape: readonly number[], d: Float32Array, a: Float32Array, b: Float32Array, aShape: readonly number[], bShape: readonly number[]): void {
-  const strides = [broadcastStrides(aShape, shape), broadcastStrides(bShape, shape)];
-  const inner = shape.at(-1) ?? 1;
-  const sa = strides[0].at(-1) ?? 0, sb = strides[1].at(-1) ?? 0;
-  const [as, bs] = rowStarts(shape, strides);
+  const { inner, steps: [sa, sb], starts: [as, bs] } = mergedRows(shape, [broadcastStrides(aShape, shape), broadcastStrides(bShape, shape)]);
   for (let r = 0; r < as.length; r++) row(d, a, b, r * inner, as[r], bs[r], inner, sa, sb);
 }
 

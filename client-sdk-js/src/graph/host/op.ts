@@ -1,6 +1,6 @@
 import type { OnnxNode } from "../onnx.js";
 import {
-  LazyTensor, allocate, axisOf, broadcastShape, broadcastStrides, ints, rowStarts, sizeOf, stridesOf, type DType, type HostTensor, type TensorData,
+  LazyTensor, allocate, axisOf, broadcastShape, broadcastStrides, ints, mergedRows, sizeOf, stridesOf, type DType, type HostTensor, type TensorData,
 } from "../tensor.js";
 
 /**
@@ -96,10 +96,7 @@ export function mapBroadcast(ins: readonly HostTensor[], shape: readonly number[
     return;
   }
   const [a, b, c] = data;
-  const strides = ins.map((i) => broadcastStrides(i.shape, shape));
-  const inner = shape.at(-1) ?? 1;
-  const [sa, sb, sc] = strides.map((st) => st.at(-1) ?? 0);
-  const [as, bs, cs] = rowStarts(shape, strides);
+  const { inner, steps: [sa, sb, sc], starts: [as, bs, cs] } = mergedRows(shape, ins.map((i) => broadcastStrides(i.shape, shape)));
   for (let r = 0, o = 0; r < as.length; r++, o += inner) {
     for (let j = 0; j < inner; j++) d[o + j] = f(a[as[r] + j * sa], b[bs[r] + j * sb], c?.[cs[r] + j * sc]);
   }
@@ -111,9 +108,7 @@ export function gatherStrided(x: HostTensor, starts: readonly number[], steps: r
   const y = output(x.dtype, shape, out);
   const from = x.data, to = y.data;
   const first = starts.reduce((s, v, i) => s + v * srcStrides[i], 0);
-  const step = steps.map((st, i) => st * srcStrides[i]);
-  const inner = shape.at(-1) ?? 1, last = step.at(-1) ?? 0;
-  const [rows] = rowStarts(shape, [step]);
+  const { inner, steps: [last], starts: [rows] } = mergedRows(shape, [steps.map((st, i) => st * srcStrides[i])]);
   if (to instanceof Float32Array && from instanceof Float32Array) copyRowsF32(rows, to, from, first, inner, last);
   else for (let r = 0; r < rows.length; r++) for (let j = 0; j < inner; j++) to[r * inner + j] = from[first + rows[r] + j * last];
   return y;
@@ -124,18 +119,14 @@ const BLOCK_COPY = 64;
 
 /**
  * {@link gatherStrided} on float32 (every inference's head split and merge, a mask expanded over
- * heads): one array type in the loop. Rows that follow each other in the source too are copied
- * as one block.
+ * heads, a KV cache over a head group): one array type in the loop, long rows by block copy.
  */
 function copyRowsF32(starts: Int32Array, to: Float32Array, from: Float32Array, first: number, inner: number, last: number): void {
   if (last === 1) {
-    for (let r = 0; r < starts.length;) {
-      let end = r + 1;
-      while (end < starts.length && starts[end] === starts[end - 1] + inner) end++;
-      const s = first + starts[r], n = (end - r) * inner, o = r * inner;
-      if (n >= BLOCK_COPY) to.set(from.subarray(s, s + n), o);
-      else for (let j = 0; j < n; j++) to[o + j] = from[s + j];
-      r = end;
+    for (let r = 0, o = 0; r < starts.length; r++, o += inner) {
+      const s = first + starts[r];
+      if (inner >= BLOCK_COPY) to.set(from.subarray(s, s + inner), o);
+      else for (let j = 0; j < inner; j++) to[o + j] = from[s + j];
     }
     return;
   }
