@@ -14,8 +14,9 @@ export const ATTENTION_BUCKET = 32;
 const MASKED = -3.4028234663852886e38;
 
 /**
- * Copies `from`, `outer` blocks of `inner` floats, into `to`, blocks of `padded` floats, each
- * block's tail filled with `fill`.
+ * Copies `from`, blocks of `inner` floats, into `to`, `outer` blocks of `padded` floats, each
+ * block's tail filled with `fill`; with `repeat`, each block of `from` fills `repeat` blocks of
+ * `to` in turn (a KV cache repeated over its head group).
  */
 export interface PadStep {
   readonly kind: "pad";
@@ -25,6 +26,7 @@ export interface PadStep {
   readonly inner: number;
   readonly padded: number;
   readonly fill: number;
+  readonly repeat?: number;
 }
 
 /**
@@ -85,7 +87,43 @@ export function bucketAttention(steps: readonly Step[], values: Map<string, Valu
     }
     i += chain.steps - 1;
   }
-  return out;
+  return foldExpands(out, values, base, onlyReader);
+}
+
+/**
+ * Grouped-query attention's K and V (Llama, Qwen2, Mistral) come repeated over each head group by
+ * an Expand the pad alone reads: the pad reads the Expand's input instead, each block `repeat`
+ * times, and the Expand goes. One copy of K and V a step, not two.
+ */
+function foldExpands(steps: (Step | PadStep)[], values: Map<string, ValueMeta>, base: (v: string) => string,
+  onlyReader: (v: string) => boolean): (Step | PadStep)[] {
+  const producers = new Map<string, OnnxNode>();
+  for (const s of steps) if (s.kind === "host" && s.node.opType === "Expand") producers.set(base(s.node.outputs[0]), s.node);
+  const shape = (v: string) => (values.get(v) ?? values.get(base(v)))?.shape;
+  const folded = new Set<OnnxNode>();
+  const out = steps.map((s) => {
+    if (s.kind !== "pad") return s;
+    const expand = producers.get(base(s.from));
+    if (!expand || !onlyReader(s.from)) return s;
+    const repeat = groupRepeat(shape(expand.inputs[0]), shape(expand.outputs[0]), s.inner);
+    if (!repeat) return s;
+    folded.add(expand);
+    return { ...s, from: expand.inputs[0], repeat };
+  });
+  return out.filter((s) => s.kind !== "host" || !folded.has(s.node));
+}
+
+/**
+ * How many times an Expand from `input` to `output` repeats each block of `inner` floats: when
+ * they differ on one axis alone, 1 in `input`, and the axes after it make up `inner`.
+ */
+function groupRepeat(input: readonly number[] | undefined, output: readonly number[] | undefined, inner: number): number | undefined {
+  if (!input || !output || input.length > output.length) return undefined;
+  const padded = [...Array<number>(output.length - input.length).fill(1), ...input];
+  const differ = output.flatMap((d, a) => (d === padded[a] ? [] : [a]));
+  if (differ.length !== 1 || padded[differ[0]] !== 1) return undefined;
+  const a = differ[0];
+  return output.slice(a + 1).reduce((x, y) => x * y, 1) === inner ? output[a] : undefined;
 }
 
 interface Attention {

@@ -420,8 +420,9 @@ export class WasmModel extends GraphModel {
         const from = operand(s.from), to = operand(s.to);
         return () => {
           const src = this.arena.f32(from.offset, from.floats), dst = this.arena.f32(to.offset, to.floats);
-          for (let i = 0; i < s.outer; i++) {
-            dst.set(src.subarray(i * s.inner, (i + 1) * s.inner), i * s.padded);
+          for (let i = 0, repeat = s.repeat ?? 1; i < s.outer; i++) {
+            const at = Math.floor(i / repeat) * s.inner;
+            dst.set(src.subarray(at, at + s.inner), i * s.padded);
             dst.fill(s.fill, i * s.padded + s.inner, (i + 1) * s.padded);
           }
         };
