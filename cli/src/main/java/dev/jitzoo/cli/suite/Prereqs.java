@@ -75,7 +75,8 @@ public final class Prereqs {
     public void sdk() {
         node();
         Path dir = suite.path("client-sdk-js");
-        if (!Files.isDirectory(dir.resolve("node_modules"))) {
+        Path installed = dir.resolve("node_modules/.package-lock.json");
+        if (!Files.exists(installed) || newer(dir.resolve("package-lock.json"), modified(installed))) {
             Suite.say("installing the SDK's npm dependencies");
             suite.run("npm install in client-sdk-js/", dir, List.of("npm", "install", "--no-audit", "--no-fund"));
         }
@@ -100,6 +101,28 @@ public final class Prereqs {
         }
         String icd = System.getenv("VK_ICD_FILENAMES");
         return Map.of("VK_ICD_FILENAMES", icd != null && !icd.isBlank() ? icd : SWIFTSHADER_ICD.toString());
+    }
+
+    /**
+     * The browser engines beside Chromium, installed if missing: Firefox (SpiderMonkey, driven over
+     * WebDriver BiDi), WebKitGTK's WebDriver and MiniBrowser (JavaScriptCore), and a virtual X
+     * display for MiniBrowser. Returns the engines the browser tests must run in.
+     */
+    public Map<String, String> engines() {
+        List<String> missing = new ArrayList<>();
+        if (!Files.exists(Path.of("/usr/bin/firefox-esr"))) {
+            missing.add("firefox-esr");
+        }
+        if (!Files.exists(Path.of("/usr/bin/WebKitWebDriver"))) {
+            missing.add("webkit2gtk-driver");
+        }
+        if (!Files.exists(Path.of("/usr/bin/Xvfb"))) {
+            missing.add("xvfb");
+        }
+        if (!missing.isEmpty()) {
+            apt(missing.toArray(String[]::new));
+        }
+        return Map.of("JITZOO_ENGINES", "chromium,firefox,webkit");
     }
 
     public static boolean onPath(String program) {

@@ -29,7 +29,7 @@ import picocli.CommandLine.Parameters;
                 "  wgsl     every generated WGSL kernel compiled by Tint and run on SwiftShader (Dawn)",
                 "  e2e      a private stack on other ports: the skeleton thread, the real exports on the suite's Wasm and WGSL",
                 "           kernels, a model tuned and served from the zoo (in Node",
-                "           and in headless Chromium), bad input",
+                "           and in headless Chromium, Firefox and WebKit), bad input",
                 "  deploy   the Helm chart linted, rendered over several value sets and checked against the Kubernetes API",
                 "           models, bad values refused; the four images built (./jitzoo images), inspected, one started by podman"})
 public final class TestCli implements Callable<Integer> {
@@ -189,8 +189,10 @@ public final class TestCli implements Callable<Integer> {
     private void e2e() {
         Path models = new Models(suite).ensure();
         Map<String, String> env = new LinkedHashMap<>(prereqs.webgpu()); // Chromium, for the SDK in a real browser; Dawn on SwiftShader
+        env.putAll(prereqs.engines()); // Firefox and WebKit beside it
         Suite.say("end-to-end: a private stack on other ports, the skeleton thread, a model tuned and served from the zoo, "
-                + "a model on WebGPU (Dawn and Chromium on SwiftShader), the extended space, fleet microbenchmarks and bad input");
+                + "a model on WebGPU (Dawn and Chromium on SwiftShader), the SDK in Chromium, Firefox and WebKit, the extended space, "
+                + "fleet microbenchmarks and bad input");
         // the test stack settles a device kind after one report and reads the fleet's microbenchmarks every second
         env.putAll(Map.of("JITZOO_SPACE_SETTLED_ORIGINS", "1", "JITZOO_SPACE_FLEET_REFRESH", "PT1S", "JITZOO_MODELS", models.toString()));
         suite.withPrivateStack("end-to-end tests", env, suite.path("client-sdk-js"),
