@@ -1,25 +1,29 @@
 #!/usr/bin/env node
-// ./jitzoo bench browser: the SDK in headless Chromium against the suite. A page tunes a model in
-// its worker (the default) while main-thread long tasks are counted, then again on its main
-// thread for contrast; times the tuned model (in the worker, and on the main thread from the
+// ./jitzoo bench browser: the SDK in each browser engine (Chromium, Firefox, WebKit; --engine)
+// against the suite. Per engine, a page times the first inference from the model's bytes in hand
+// (jitzoo on a new device kind, jitzoo once the zoo has elected its kernels, onnxruntime-web), tunes
+// the model in its worker (the default) while the main thread's long tasks are counted, then on its
+// main thread for contrast; times the tuned model (in the worker, and on the main thread from the
 // kernels kept in IndexedDB) beside onnxruntime-web (wasm, one thread) in the same page, calls
-// interleaved; reloads and times the first inference on the kept kernels against the gateway's
+// interleaved; a later page times the first inference on the kept kernels against the gateway's
 // first answer; and gives the size of the browser builds.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { chromium, type Page } from "playwright-core";
 import { parseOptions, wholeNumber } from "./args.js";
-import { chromiumPath, DIST, SDK_PAGE, serveSite, type PageSdk } from "./site.js";
+import { ENGINES, engineMissing, launchEngine, type EngineName, type EnginePage } from "./engines.js";
+import { DIST, SDK_PAGE, serveSite, type PageSdk } from "./site.js";
 
-const usage = `usage: bench-browser [--models DIR] [--model FILE] [--seq N] [--rounds N] [--json]
+const usage = `usage: bench-browser [--engine chromium|firefox|webkit|all] [--models DIR] [--model FILE] [--seq N] [--rounds N] [--json]
+  --engine  the browser engine, or all three in turn (default chromium)
   --models  directory of the ONNX files (default: $JITZOO_MODELS, else .jitzoo/models)
   --model   the model (default bert_layer.onnx)
   --seq     sequence length (default 128)
   --rounds  interleaved rounds of the comparison (default 20)`;
 
 interface Options {
+  engines: EngineName[];
   dir: string;
   model: string;
   seq: number;
@@ -31,13 +35,16 @@ interface Options {
 function parse(argv: string[]): Options {
   const v = parseOptions({ args: argv, strict: true, options: {
     json: { type: "boolean", default: false },
+    engine: { type: "string", default: "chromium" },
     models: { type: "string", default: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models") },
     model: { type: "string", default: "bert_layer.onnx" },
     seq: { type: "string", default: "128" },
     rounds: { type: "string", default: "20" },
   } }, usage);
+  const engines = v.engine === "all" ? [...ENGINES] : [v.engine as EngineName];
+  if (!engines.every((e) => ENGINES.includes(e))) throw new Error(`--engine must be ${ENGINES.join(", ")} or all, got '${v.engine}'\n${usage}`);
   return {
-    dir: v.models, model: v.model, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), json: v.json,
+    engines, dir: v.models, model: v.model, seq: wholeNumber("seq", v.seq, usage), rounds: wholeNumber("rounds", v.rounds, usage), json: v.json,
     gateway: process.env.JITZOO_GATEWAY_URL ?? "ws://127.0.0.1:8080/v1/session",
   };
 }
@@ -48,28 +55,75 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
 type Ort = typeof import("onnxruntime-web");
 interface PageGlobals { jitzoo: PageSdk; ort: Ort; ready: boolean }
 
-/** Tunes the model in the page until it settles, counting the main thread's long tasks (over 50 ms) meanwhile. */
-function tuneInPage(page: Page, o: Options, fingerprint: string, worker: boolean) {
+/**
+ * Tunes the model in the page until it settles, counting the main thread's long tasks (over 50 ms)
+ * meanwhile: from the engine's long task entries where it has them (Chromium), else from a 10 ms
+ * timer's lateness (a turn that comes over 50 ms late waited on one).
+ */
+function tuneInPage(page: EnginePage, o: Options, fingerprint: string, worker: boolean) {
   return page.evaluate(async ({ url, gateway, fingerprint, seq, worker }) => {
     const { jitzoo } = globalThis as unknown as PageGlobals;
     const longTasks: number[] = [];
+    const entries = PerformanceObserver.supportedEntryTypes?.includes("longtask");
     const observer = new PerformanceObserver((list) => { for (const e of list.getEntries()) longTasks.push(e.duration); });
+    let timer: ReturnType<typeof setInterval> | undefined;
     const model = await jitzoo.loadModel(url, { gateway, fingerprint, worker, tuning: { budget: 1 } });
     const feeds = jitzoo.feedsFor(model, seq);
-    observer.observe({ type: "longtask" });
+    if (entries) observer.observe({ type: "longtask" });
+    else {
+      let last = performance.now();
+      timer = setInterval(() => {
+        const now = performance.now();
+        if (now - last > 60) longTasks.push(now - last - 10);
+        last = now;
+      }, 10);
+    }
     const start = performance.now();
     const stats = await jitzoo.runUntilSettled(model, feeds, { maxSeconds: 300 });
     const seconds = (performance.now() - start) / 1000;
     observer.disconnect();
+    clearInterval(timer);
+    await model.close();
     return {
       seconds, settled: stats.settled, runs: stats.runs, ops: stats.ops.length, notes: stats.notes, clock: stats.clock,
-      longTasks: longTasks.length, longestTaskMs: longTasks.length ? Math.max(...longTasks) : 0,
+      longTasks: longTasks.length, longestTaskMs: longTasks.length ? Math.max(...longTasks) : 0, longTaskSource: entries ? "longtask" : "timer",
     };
   }, { url: `/models/${o.model}`, gateway: o.gateway, fingerprint, seq: o.seq, worker });
 }
 
+/**
+ * From the model's bytes in hand to its first output: jitzoo (in its worker; `kept` false: no
+ * kernels kept on the device, only what the gateway and the zoo give) or onnxruntime-web (its
+ * session created, then its first run).
+ */
+function firstInference(page: EnginePage, o: Options, fingerprint: string, runtime: "jitzoo" | "ort", kept = true) {
+  return page.evaluate(async ({ url, gateway, fingerprint, seq, runtime, kept }) => {
+    const { jitzoo, ort } = globalThis as unknown as PageGlobals;
+    const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+    if (runtime === "ort") {
+      const feeds = jitzoo.feedsFor(await jitzoo.loadModel(bytes, { worker: false }), seq); // made before the clock starts
+      const ortFeeds = Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
+        const data = t.data as Float32Array | BigInt64Array;
+        return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
+      }));
+      const start = performance.now();
+      const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+      await session.run(ortFeeds);
+      const ms = performance.now() - start;
+      await session.release();
+      return ms;
+    }
+    const start = performance.now();
+    const model = await jitzoo.loadModel(bytes, { gateway, fingerprint, ...(kept ? {} : { store: null }) });
+    await model.run(jitzoo.feedsFor(model, seq));
+    const ms = performance.now() - start;
+    await model.close();
+    return ms;
+  }, { url: `/models/${o.model}`, gateway: o.gateway, fingerprint, seq: o.seq, runtime, kept });
+}
+
 /** The tuned model in its worker, the same kernels on the main thread (kept in IndexedDB), and onnxruntime-web, calls interleaved. */
-function compareInPage(page: Page, o: Options, fingerprint: string) {
+function compareInPage(page: EnginePage, o: Options, fingerprint: string) {
   return page.evaluate(async ({ url, gateway, fingerprint, seq, rounds }) => {
     const { jitzoo, ort } = globalThis as unknown as PageGlobals;
     const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
@@ -104,8 +158,8 @@ function compareInPage(page: Page, o: Options, fingerprint: string) {
   }, { url: `/models/${o.model}`, gateway: o.gateway, fingerprint, seq: o.seq, rounds: o.rounds });
 }
 
-/** After a reload: from the model's bytes in hand to its first inference on the kept kernels, against the gateway's Welcome. */
-function secondLoad(page: Page, o: Options, fingerprint: string) {
+/** A later page: from the model's bytes in hand to its first inference on the kept kernels, against the gateway's Welcome. */
+function secondLoad(page: EnginePage, o: Options, fingerprint: string) {
   return page.evaluate(async ({ url, gateway, fingerprint, seq }) => {
     const { jitzoo } = globalThis as unknown as PageGlobals;
     const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
@@ -135,55 +189,81 @@ function sizes(): { bundle_bytes: number; bundle_gzip_bytes: number; worker_byte
   return { bundle_bytes: bundle, bundle_gzip_bytes: bundleGz, worker_bytes: worker, worker_gzip_bytes: workerGz };
 }
 
-async function main(): Promise<void> {
-  const o = parse(process.argv.slice(2));
-  const site = await serveSite({ models: { [o.model]: join(o.dir, o.model) }, pages: { "/": SDK_PAGE } });
-  const browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ["--no-sandbox", "--no-first-run"] });
+/** A new page of the SDK's site, loaded. */
+async function openPage(browser: { newPage(): Promise<EnginePage> }, url: string): Promise<EnginePage> {
+  const page = await browser.newPage();
+  await page.goto(url);
+  await page.waitFor(() => (globalThis as unknown as PageGlobals).ready === true, 60_000);
+  return page;
+}
+
+/** Every figure of one engine: first inferences, tuning with its long tasks, the tuned model beside onnxruntime-web. */
+async function benchEngine(engine: EngineName, o: Options, url: string) {
+  const browser = await launchEngine(engine);
   try {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    page.on("pageerror", (e) => say(`page error: ${e.message}`));
-    await page.goto(site.url);
-    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).ready);
-    const fingerprint = `bench-browser-${randomUUID()}`;
-    say(`${o.model} at seq ${o.seq} in ${await browser.version()}: tuning in the page's worker (a new device kind)...`);
+    const page = await openPage(browser, url);
+    const fingerprint = `bench-browser-${engine}-${randomUUID()}`;
+    say(`${engine} (${browser.version}): ${o.model} at seq ${o.seq}`);
+    say("  first inferences: onnxruntime-web, then jitzoo on a new device kind...");
+    const ortFirst = await firstInference(page, o, fingerprint, "ort");
+    const coldFirst = await firstInference(page, o, fingerprint, "jitzoo");
+    say(`    ${ortFirst.toFixed(0)} ms and ${coldFirst.toFixed(0)} ms; tuning in the page's worker...`);
     const worker = await tuneInPage(page, o, fingerprint, true);
-    if (!worker.settled) say(`  not settled within the limit: ${worker.notes.join("; ")}`);
-    say(`  settled in ${worker.seconds.toFixed(1)} s (${worker.runs} runs); main-thread long tasks meanwhile: ${worker.longTasks}`);
-    say("tuning on the page's main thread, for contrast (another new device kind)...");
-    const main = await tuneInPage(page, o, `bench-browser-main-${randomUUID()}`, false);
-    say(`  settled in ${main.seconds.toFixed(1)} s; main-thread long tasks: ${main.longTasks} (longest ${main.longestTaskMs.toFixed(0)} ms)`);
-    say(`the tuned model beside onnxruntime-web, ${o.rounds} rounds interleaved...`);
+    if (!worker.settled) say(`    not settled within the limit: ${worker.notes.join("; ")}`);
+    say(`    settled in ${worker.seconds.toFixed(1)} s (${worker.runs} runs); main-thread long tasks meanwhile: ${worker.longTasks} (${worker.longTaskSource})`);
+    say("  tuning on the page's main thread, for contrast (another new device kind)...");
+    const main = await tuneInPage(page, o, `bench-browser-${engine}-main-${randomUUID()}`, false);
+    say(`    settled in ${main.seconds.toFixed(1)} s; main-thread long tasks: ${main.longTasks} (longest ${main.longestTaskMs.toFixed(0)} ms)`);
+    say(`  the tuned model beside onnxruntime-web, ${o.rounds} rounds interleaved...`);
     const compared = await compareInPage(page, o, fingerprint);
-    await page.reload();
-    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).ready);
-    const second = await secondLoad(page, o, fingerprint);
-    const figures = {
-      model: o.model, seq: o.seq, chromium: await browser.version(), onnxruntime_web: compared.ortVersion, clock: worker.clock.name,
-      clock_resolution_ms: worker.clock.resolutionMs,
+    const warmFirst = await firstInference(page, o, fingerprint, "jitzoo", false);
+    const second = await secondLoad(await openPage(browser, url), o, fingerprint);
+    return {
+      engine, browser: browser.version, ...(engine === "chromium" ? { chromium: browser.version.replace(/^chromium /, "") } : {}),
+      model: o.model, seq: o.seq, onnxruntime_web: compared.ortVersion, clock: worker.clock.name, clock_resolution_ms: worker.clock.resolutionMs,
       tuned_worker_ms: round(compared.workerMs), tuned_main_thread_ms: round(compared.mainMs), ort_web_ms: round(compared.ortMs),
-      speedup_vs_ort_web: round(compared.ortMs / compared.workerMs), speedup_vs_ort_web_main_thread: round(compared.ortMs / compared.mainMs),
+      speedup_vs_ort_web: round(compared.ortMs / compared.workerMs), speedup_vs_onnxruntime_web: round(compared.ortMs / compared.workerMs),
+      speedup_vs_ort_web_main_thread: round(compared.ortMs / compared.mainMs),
       max_rel_error_vs_ort_web: Number(compared.error.toExponential(2)),
-      tuning_worker_s: round(worker.seconds, 1), long_tasks_worker: worker.longTasks, longest_task_worker_ms: round(worker.longestTaskMs, 0),
+      first_inference_ms: round(coldFirst, 0), first_inference_warm_zoo_ms: round(warmFirst, 0), first_inference_kept_ms: round(second.firstMs, 0),
+      onnxruntime_web_first_inference_ms: round(ortFirst, 0),
+      tuning_worker_s: round(worker.seconds, 1), long_tasks: worker.longTasks, long_tasks_worker: worker.longTasks,
+      longest_task_worker_ms: round(worker.longestTaskMs, 0), long_task_source: worker.longTaskSource,
       tuning_main_thread_s: round(main.seconds, 1), long_tasks_main_thread: main.longTasks, longest_task_main_thread_ms: round(main.longestTaskMs, 0),
       second_load_first_tuned_inference_ms: round(second.firstMs, 0), second_load_gateway_welcome_ms: round(second.welcomeMs, 0),
       second_load_restored_ops: second.restored, ops: second.ops,
-      ...sizes(),
     };
+  } finally {
+    await browser.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parse(process.argv.slice(2));
+  const missing = o.engines.map(engineMissing).filter(Boolean);
+  if (missing.length) throw new Error(missing.join("; "));
+  const site = await serveSite({ models: { [o.model]: join(o.dir, o.model) }, pages: { "/": SDK_PAGE } });
+  try {
+    const engines = [];
+    for (const engine of o.engines) engines.push(await benchEngine(engine, o, site.url));
+    const build = sizes();
     if (o.json) {
-      console.log(JSON.stringify(figures));
+      // one engine: its figures as one object (as before --engine); several: { engines: [...] }
+      console.log(JSON.stringify(engines.length === 1 ? { ...engines[0], ...build } : { bench: "browser", model: o.model, seq: o.seq, engines, ...build }));
       return;
     }
     const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
-    console.log(`
-${o.model}, seq ${o.seq}, Chromium ${figures.chromium}, clock ${figures.clock} (${figures.clock_resolution_ms} ms)
-  latency after tuning (median of ${o.rounds})   jitzoo in its worker ${figures.tuned_worker_ms} ms, on the main thread ${figures.tuned_main_thread_ms} ms, onnxruntime-web ${figures.onnxruntime_web} ${figures.ort_web_ms} ms
-  speedup vs onnxruntime-web                 ${figures.speedup_vs_ort_web}× (worker), ${figures.speedup_vs_ort_web_main_thread}× (main thread)   target ≥ 1.3×; outputs agree within ${figures.max_rel_error_vs_ort_web}
-  main-thread long tasks while tuning         worker mode ${figures.long_tasks_worker} (longest ${figures.longest_task_worker_ms} ms) in ${figures.tuning_worker_s} s; main-thread mode ${figures.long_tasks_main_thread} (longest ${figures.longest_task_main_thread_ms} ms) in ${figures.tuning_main_thread_s} s   target: none in worker mode
-  second load                                first inference on the kept kernels after ${figures.second_load_first_tuned_inference_ms} ms (${figures.second_load_restored_ops} of ${figures.ops} ops kept); the gateway's first answer after ${figures.second_load_gateway_welcome_ms} ms
-  browser build                              jitzoo.js ${kb(figures.bundle_bytes)} (${kb(figures.bundle_gzip_bytes)} gzipped), worker.js ${kb(figures.worker_bytes)} (${kb(figures.worker_gzip_bytes)} gzipped)`);
+    for (const f of engines) {
+      console.log(`
+${f.model}, seq ${f.seq}, ${f.browser}, clock ${f.clock} (${f.clock_resolution_ms} ms)
+  latency after tuning (median of ${o.rounds})   jitzoo in its worker ${f.tuned_worker_ms} ms, on the main thread ${f.tuned_main_thread_ms} ms, onnxruntime-web ${f.onnxruntime_web} ${f.ort_web_ms} ms
+  speedup vs onnxruntime-web                 ${f.speedup_vs_ort_web}× (worker), ${f.speedup_vs_ort_web_main_thread}× (main thread)   target ≥ 1.3×; outputs agree within ${f.max_rel_error_vs_ort_web}
+  first inference (bytes in hand to output)  jitzoo ${f.first_inference_ms} ms on a new device kind, ${f.first_inference_warm_zoo_ms} ms once the zoo has elected (nothing kept), ${f.first_inference_kept_ms} ms on the kept kernels; onnxruntime-web ${f.onnxruntime_web_first_inference_ms} ms   target ≤ 1.2× onnxruntime-web's
+  main-thread long tasks while tuning         worker mode ${f.long_tasks_worker} (longest ${f.longest_task_worker_ms} ms) in ${f.tuning_worker_s} s; main-thread mode ${f.long_tasks_main_thread} (longest ${f.longest_task_main_thread_ms} ms) in ${f.tuning_main_thread_s} s (${f.long_task_source})   target: none in worker mode
+  a later page                               first inference on the kept kernels after ${f.second_load_first_tuned_inference_ms} ms (${f.second_load_restored_ops} of ${f.ops} ops kept); the gateway's first answer after ${f.second_load_gateway_welcome_ms} ms`);
+    }
+    console.log(`  browser build                              jitzoo.js ${kb(build.bundle_bytes)} (${kb(build.bundle_gzip_bytes)} gzipped), worker.js ${kb(build.worker_bytes)} (${kb(build.worker_gzip_bytes)} gzipped)`);
   } finally {
-    await browser.close();
     await site.close();
   }
 }

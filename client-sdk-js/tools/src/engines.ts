@@ -150,6 +150,8 @@ async function launchWebKit(): Promise<EngineBrowser> {
     const driver = await new Builder().usingServer(server).withCapabilities({
       browserName: "MiniBrowser", "webkitgtk:browserOptions": { binary: MINIBROWSER, args: ["--automation"] },
     }).build();
+    // a script may run as long as the test does (WebDriver's default is 30 s)
+    await driver.manage().setTimeouts({ script: 600_000, pageLoad: 60_000 });
     const capabilities = await driver.getCapabilities();
     let pages = 0;
     return {

@@ -272,10 +272,11 @@ public final class BenchCli {
         }
     }
 
-    @Command(name = "browser", description = "on a private stack, in headless Chromium: the BERT-base layer tuned in the page's "
-            + "worker (main-thread long tasks counted) and on its main thread, timed beside onnxruntime-web in the same page, "
-            + "a reload's first inference on the kept kernels, the browser builds' size (SDK options: --model FILE, --seq N, "
-            + "--rounds N)")
+    @Command(name = "browser", description = "on a private stack, in headless Chromium (or Firefox, WebKit, all three: --engine): "
+            + "the first inference (a new device kind, the zoo's elected kernels, onnxruntime-web), the BERT-base layer tuned in "
+            + "the page's worker (main-thread long tasks counted) and on its main thread, timed beside onnxruntime-web in the same "
+            + "page, a later page's first inference on the kept kernels, the browser builds' size (SDK options: "
+            + "--engine chromium|firefox|webkit|all, --model FILE, --seq N, --rounds N)")
     static final class Browser extends Bench {
         @Override
         public void run() {
@@ -283,6 +284,9 @@ public final class BenchCli {
             Prereqs prereqs = new Prereqs(suite);
             prereqs.sdk();
             prereqs.webgpu(); // Chromium
+            if (passOn.contains("--engine")) {
+                prereqs.engines(); // Firefox and WebKit
+            }
             Suite.say("a private stack; then a page tunes the model in its worker and on its main thread, and times it beside "
                     + "onnxruntime-web (a few minutes)");
             suite.withPrivateStack("bench browser", Map.of("JITZOO_MODELS", models.toString()), suite.root(), sdkBench("bench-browser.js"));
