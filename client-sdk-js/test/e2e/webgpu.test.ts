@@ -78,5 +78,5 @@ describe.skipIf(!GATEWAY || modelsMissing || noWebGpu)("a model on WebGPU throug
     await again.close();
     (model as GpuModel).gpu.close();
     (again as GpuModel).gpu.close();
-  });
+  }, 360_000); // tuning alone may take 240 s (SwiftShader on a slow machine: 116 s here on a good day)
 });
