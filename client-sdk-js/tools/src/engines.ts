@@ -16,7 +16,9 @@ export const ENGINES: readonly EngineName[] = ["chromium", "firefox", "webkit"];
 
 const FIREFOX = process.env.JITZOO_FIREFOX ?? "/usr/bin/firefox-esr";
 const WEBKIT_DRIVER = process.env.JITZOO_WEBKIT_DRIVER ?? "/usr/bin/WebKitWebDriver";
-const MINIBROWSER = process.env.JITZOO_MINIBROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
+/** Debian's multiarch folder of this machine's libraries. */
+const MULTIARCH = process.arch === "arm64" ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
+const MINIBROWSER = process.env.JITZOO_MINIBROWSER ?? `/usr/lib/${MULTIARCH}/webkit2gtk-4.1/MiniBrowser`;
 const XVFB = "/usr/bin/Xvfb";
 
 /** What each engine needs here, by path, and the Debian package that has it. */
