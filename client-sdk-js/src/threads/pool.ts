@@ -37,14 +37,14 @@ export interface ThreadProbe {
 export function probeThreads(cap = Infinity): ThreadProbe {
   const cores = Math.max(1, platform().logicalCores?.() ?? globalThis.navigator?.hardwareConcurrency ?? 1);
   const one = (reason: string): ThreadProbe => ({ threads: 1, cores, reason });
+  const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated; // undefined outside a browser
   if (typeof SharedArrayBuffer === "undefined") {
-    const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
     return one("no SharedArrayBuffer here" + (isolated === false
       ? " (the page is not cross-origin isolated: serve it with Cross-Origin-Opener-Policy: same-origin "
         + "and Cross-Origin-Embedder-Policy: require-corp)"
       : isolated ? " though the page is cross-origin isolated: this engine shares no memory with workers" : ""));
   }
-  if ((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === false) {
+  if (isolated === false) {
     return one("the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and "
       + "Cross-Origin-Embedder-Policy: require-corp)");
   }

@@ -340,8 +340,9 @@ export class WasmModel extends GraphModel {
     }
     // Values kernels read or write live in the arena; the rest (ids, masks, shapes) in JS. A held
     // cache's pasts and presents live in its buffers, outside the plan's region.
+    const arenaValues = (s: (typeof steps)[number]): string[] => (s.kind === "kernel" ? Object.values(s.operands) : s.kind === "pad" ? [s.from, s.to] : []);
     const inArena = new Set<string>();
-    for (const s of steps) for (const v of s.kind === "kernel" ? Object.values(s.operands) : s.kind === "pad" ? [s.from, s.to] : []) inArena.add(base(v));
+    for (const s of steps) for (const v of arenaValues(s)) inArena.add(base(v));
     const cached = this.cacheBindings(shapes, values, base);
     for (const name of cached.keys()) inArena.add(name);
     const lifetimes = new Map<string, { first: number; last: number }>();
@@ -353,7 +354,7 @@ export class WasmModel extends GraphModel {
     };
     this.graph.inputs.forEach((i) => touch(i.name, -1));
     steps.forEach((s, i) => {
-      const names = s.kind === "kernel" ? Object.values(s.operands) : s.kind === "pad" ? [s.from, s.to] : [...s.node.inputs, ...s.node.outputs];
+      const names = s.kind === "host" ? [...s.node.inputs, ...s.node.outputs] : arenaValues(s);
       names.filter(Boolean).forEach((v) => touch(v, i));
     });
     this.graph.outputs.forEach((o) => touch(o, steps.length));

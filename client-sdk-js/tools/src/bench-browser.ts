@@ -53,7 +53,7 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 type Ort = typeof import("onnxruntime-web");
-interface PageGlobals { jitzoo: PageSdk; ort: Ort; ready: boolean }
+interface PageGlobals { jitzoo: PageSdk; ort: Ort; toOrt: (feeds: ReturnType<PageSdk["feedsFor"]>) => Record<string, InstanceType<Ort["Tensor"]>>; ready: boolean }
 
 /**
  * Tunes the model in the page until it settles, counting the main thread's long tasks (over 50 ms)
@@ -98,14 +98,10 @@ function tuneInPage(page: EnginePage, o: Options, fingerprint: string, worker: b
  */
 function firstInference(page: EnginePage, o: Options, fingerprint: string, runtime: "jitzoo" | "ort", kept = true) {
   return page.evaluate(async ({ url, gateway, fingerprint, seq, runtime, kept }) => {
-    const { jitzoo, ort } = globalThis as unknown as PageGlobals;
+    const { jitzoo, ort, toOrt } = globalThis as unknown as PageGlobals;
     const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
     if (runtime === "ort") {
-      const feeds = jitzoo.feedsFor(await jitzoo.loadModel(bytes, { worker: false }), seq); // made before the clock starts
-      const ortFeeds = Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
-        const data = t.data as Float32Array | BigInt64Array;
-        return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
-      }));
+      const ortFeeds = toOrt(jitzoo.feedsFor(await jitzoo.loadModel(bytes, { worker: false }), seq)); // made before the clock starts
       const start = performance.now();
       const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
       await session.run(ortFeeds);
@@ -125,16 +121,13 @@ function firstInference(page: EnginePage, o: Options, fingerprint: string, runti
 /** The tuned model in its worker, the same kernels on the main thread (kept in IndexedDB), and onnxruntime-web, calls interleaved. */
 function compareInPage(page: EnginePage, o: Options, fingerprint: string) {
   return page.evaluate(async ({ url, gateway, fingerprint, seq, rounds }) => {
-    const { jitzoo, ort } = globalThis as unknown as PageGlobals;
+    const { jitzoo, ort, toOrt } = globalThis as unknown as PageGlobals;
     const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
     const inWorker = await jitzoo.loadModel(bytes, { gateway, fingerprint });
     const onMain = await jitzoo.loadModel(bytes, { gateway, fingerprint, worker: false });
     const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
     const feeds = jitzoo.feedsFor(onMain, seq);
-    const ortFeeds = Object.fromEntries(Object.entries(feeds).map(([name, t]) => {
-      const data = t.data as Float32Array | BigInt64Array;
-      return [name, new ort.Tensor(data instanceof Float32Array ? "float32" : "int64", data, [...t.dims])];
-    }));
+    const ortFeeds = toOrt(feeds);
     const samples = { worker: [] as number[], main: [] as number[], ort: [] as number[] };
     let error = 0;
     for (let r = 0; r <= rounds; r++) { // round 0 warms every path up, untimed

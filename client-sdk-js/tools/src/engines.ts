@@ -45,7 +45,6 @@ export interface EnginePage {
 }
 
 export interface EngineBrowser {
-  readonly engine: EngineName;
   /** The browser's name and version, as its driver reports it. */
   readonly version: string;
   /** A new page; the pages of one browser share its storage (IndexedDB: a later page finds what an earlier one kept). */
@@ -76,7 +75,7 @@ async function launchChromium(): Promise<EngineBrowser> {
   const browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ["--no-sandbox", "--no-first-run"] });
   const context = await browser.newContext();
   return {
-    engine: "chromium", version: `chromium ${browser.version()}`,
+    version: `chromium ${browser.version()}`,
     async newPage() {
       const page = await context.newPage();
       page.on("console", (m) => { if (m.type() === "error") say("chromium", m.text()); });
@@ -95,7 +94,7 @@ async function launchFirefox(): Promise<EngineBrowser> {
   const browser = await puppeteer.launch({ browser: "firefox", executablePath: FIREFOX, headless: true, protocolTimeout: 600_000 });
   const version = await browser.version();
   return {
-    engine: "firefox", version: version.replace("/", " "),
+    version: version.replace("/", " "),
     async newPage() {
       const page = await browser.newPage();
       page.on("console", (m) => { if (m.type() === "error") say("firefox", m.text()); });
@@ -157,7 +156,7 @@ async function launchWebKit(): Promise<EngineBrowser> {
     const capabilities = await driver.getCapabilities();
     let pages = 0;
     return {
-      engine: "webkit", version: `webkit ${capabilities.get("browserVersion") ?? "unknown"}`,
+      version: `webkit ${capabilities.get("browserVersion") ?? "unknown"}`,
       async newPage() {
         // a page's window: the session's first, then new ones (pages are used one at a time, the driver on the latest)
         if (pages++ > 0) await driver.switchTo().newWindow("window");

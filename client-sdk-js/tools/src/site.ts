@@ -97,8 +97,8 @@ async function pageHelpers(): Promise<string> {
 
 /**
  * The module script that loads the SDK's single-file build with the page helpers
- * (globalThis.jitzoo) and onnxruntime-web's wasm build, one thread (globalThis.ort), then sets
- * globalThis.ready.
+ * (globalThis.jitzoo) and onnxruntime-web's wasm build, one thread (globalThis.ort, and
+ * globalThis.toOrt: the SDK's feeds as its tensors), then sets globalThis.ready.
  */
 export const SDK_LOADER = `<script type="module">
 import * as sdk from "/browser/jitzoo.js";
@@ -107,7 +107,10 @@ import * as ort from "/ort/ort.wasm.min.mjs";
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.wasmPaths = "/ort/";
 ort.env.logLevel = "error";
-Object.assign(globalThis, { jitzoo: { ...sdk, ...helpers }, ort, ready: true });
+// the SDK's feeds (float32, or int64 as BigInt64Array) as onnxruntime-web's tensors
+const toOrt = (feeds) => Object.fromEntries(Object.entries(feeds).map(([name, t]) =>
+  [name, new ort.Tensor(t.data instanceof Float32Array ? "float32" : "int64", t.data, [...t.dims])]));
+Object.assign(globalThis, { jitzoo: { ...sdk, ...helpers }, ort, toOrt, ready: true });
 </script>`;
 
 /** A page with nothing but the SDK and onnxruntime-web loaded ({@link SDK_LOADER}). */
