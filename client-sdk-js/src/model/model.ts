@@ -93,7 +93,7 @@ export interface OpStats {
   instances: number;
   /** The kernel in use: a server-issued id, or `reference`. */
   kernelId: string;
-  source: "reference" | "wasm" | "wgsl";
+  source: "reference" | "generic" | "wasm" | "wgsl";
   /** Whether the op started from the zoo's elected kernel for this device kind. */
   fromZoo: boolean;
   /** Whether the op started from the kernel kept on this device by an earlier load. */

@@ -76,6 +76,12 @@ export abstract class TunerBase<S extends TunedSlot> {
   /** Kernels refused, with the reason. */
   readonly refused = new Map<string, string>();
   settled = false;
+  /**
+   * Whether the Welcome's kernel for the op was taken (in use, or refused) or reconciled with a
+   * kept one: a model that does not wait for the Welcome tunes nothing before, so that no offer
+   * is timed against a kernel the Welcome's then replaces.
+   */
+  protected greeted = false;
   /** Whether the op's first kernel was the zoo's elected one (not the lite space's first candidate for a new kind). */
   fromZoo = false;
   /** Whether the op's first kernel was one kept on the device from an earlier session. */
@@ -115,8 +121,15 @@ export abstract class TunerBase<S extends TunedSlot> {
     this.session.close();
   }
 
+  /** The op's session never started (the gateway did not answer): it tunes no more and keeps the kernel it has. */
+  unreachable(): void {
+    this.greeted = true;
+    this.settled = true;
+  }
+
   /** The Welcome's kernel for an op that started on a kept one: the same (now issued), or a first candidate. */
   reconcile(initial: InitialKernel): void {
+    this.greeted = true;
     const id = initial.artifact?.ref?.kernelId ?? "";
     this.fromZoo = initial.fromZoo;
     this.welcomeKernel = { id, fromZoo: initial.fromZoo };
@@ -402,13 +415,17 @@ export class ModelTuning<S extends TunedSlot & { readonly instances: number }, T
       if (!wait) group.forEach((slot) => tunerOf(slot));
       if (adopted.size === group.length || !wait) {
         // every op has a kept kernel (or runs its first one meanwhile): the run need not wait for the gateway
-        void welcomed.then((welcome) => (welcome instanceof Error
-          ? void this.notes.push(`the gateway did not answer (${welcome.message}): ${group.length} ops keep the kernels kept on this device`)
-          : greet(welcome)));
+        void welcomed.then((welcome) => {
+          if (!(welcome instanceof Error)) return greet(welcome);
+          group.forEach((slot) => this.tuners.get(slot.key)?.unreachable());
+          this.notes.push(`the gateway did not answer (${welcome.message}): ${group.length} ops keep the kernels they run`
+            + (adopted.size ? ` (${adopted.size} kept on this device)` : ""));
+        });
         continue;
       }
       const welcome = await welcomed;
       if (welcome instanceof Error) {
+        group.forEach((slot) => this.tuners.get(slot.key)?.unreachable());
         this.notes.push(`the gateway did not answer (${welcome.message}): ${group.length - adopted.size} ops run their first kernels`
           + (adopted.size ? `, ${adopted.size} the kernels kept on this device` : ""));
         failure ??= `the gateway did not answer (${welcome.message})`;

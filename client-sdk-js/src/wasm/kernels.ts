@@ -46,7 +46,7 @@ export interface Bound {
 export interface OpKernel {
   /** The server-issued kernel id, or `reference`. */
   readonly id: string;
-  readonly source: "reference" | "wasm";
+  readonly source: "reference" | "generic" | "wasm";
   /** Prepares calls over these operands (a packing kernel packs a constant B here, once). */
   bind(bindings: Bindings): Bound;
 }

@@ -13,12 +13,13 @@ import { GraphModel, type LoadOptions, type ModelStats, type OutputTensor, type 
 import type { DecoderLayout } from "../model/generate.js";
 import { requestPlans, type DynamicMatmul } from "../model/session.js";
 import { ModelTuning, nextTurn } from "../model/tuning.js";
-import { bytesAsWords, opKey, operandShapes, operandTypes, scratchOperands, wordsOf } from "../ops.js";
+import { bytesAsWords, flopsOf, opKey, operandShapes, operandTypes, scratchOperands, wordsOf } from "../ops.js";
 import { probeDevice } from "../probe.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, ModelWeight, type Lifetime } from "./arena.js";
-import { referenceKernel, type Bindings, type Operand, type Weight } from "./kernels.js";
+import { type Bindings, type Operand, type Weight } from "./kernels.js";
+import { baseKernel, genericUnavailable } from "./generic.js";
 import { KernelSlot, OpTuner } from "./op-tuner.js";
 
 /** Default of {@link LoadOptions.dynamicRows}: BERT's longest sequence. */
@@ -64,6 +65,16 @@ interface ActivationBlock {
 /** Positions a held cache is made for at least (and in powers of two above): the next generations reuse it, and every plan bound to it. */
 const HELD_ROWS = 64;
 
+/**
+ * Flops an op may take on its float64 reference kernel while the first inference runs before the
+ * gateway answers (a softmax's or a layer_norm's rows: a few milliseconds); an op above it with no
+ * generic kernel (a convolution) waits for the Welcome's.
+ */
+const REFERENCE_FLOPS = 2 ** 22;
+
+/** Whether a new op's kernel can serve the first inference without the gateway's: generic, kept, or a small reference. */
+const runsWithoutGateway = (slot: KernelSlot): boolean => slot.kernel.source !== "reference" || flopsOf(slot.op) <= REFERENCE_FLOPS;
+
 /** A model run on this thread with Wasm kernels. Create it with {@link loadModel} (`worker: false`, or where there is no Worker). */
 export class WasmModel extends GraphModel {
   private readonly arena: Arena;
@@ -77,8 +88,9 @@ export class WasmModel extends GraphModel {
   private readonly planOps = new WeakMap<Plan, string[]>();
   /** Ops met again in decode steps, waiting to share a session (see tuneMetAgain). */
   private readonly metAgain: KernelSlot[] = [];
-  /** Sessions being opened in the background (see tuneMetAgain): close() waits for them. */
+  /** Sessions being opened in the background (see openSessions): close() waits for them. */
   private opening: Promise<void> = Promise.resolve();
+  private sessionsOpening = 0;
   /** Initializers, shared by every plan (in the arena while a kernel reads them there). */
   private readonly weights = new Map<string, ModelWeight>();
   private readonly tuning: ModelTuning<KernelSlot, OpTuner>;
@@ -104,7 +116,12 @@ export class WasmModel extends GraphModel {
     if (pool) closeWhenCollected.register(this, pool);
     this.tuning = new ModelTuning(options, Backend.WASM, this.events, this.notes, () => performance.now() - (this.started ?? performance.now()),
       (slot, session, context) => new OpTuner(slot, this.arena, session, context));
-    if (!options.gateway) this.notes.push("no gateway: every op runs its reference kernel (correct, not fast); pass a gateway to tune");
+    const noGeneric = genericUnavailable();
+    if (noGeneric) this.notes.push(`${noGeneric}: ops start on the SDK's reference kernels (correct, slow) until the gateway's are checked`);
+    if (!options.gateway) {
+      this.notes.push(`no gateway: ${noGeneric ? "every op runs its reference kernel" : "products run the SDK's generic kernels, the other ops their reference ones"}`
+        + " (correct, not tuned); pass a gateway to tune");
+    }
     if (why) this.notes.push(why);
   }
 
@@ -124,7 +141,7 @@ export class WasmModel extends GraphModel {
     // until the app's next run; a generation's next step follows at once (its helpers spin for it): it parks when done
     if (!this.generating) this.arena.pool?.park();
     // offers and compiled candidates arrive as events: give them a turn even when the app calls run() in a tight loop
-    if (!this.tuning.settled) await nextTurn();
+    if (!this.settled) await nextTurn();
   }
 
   /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions. */
@@ -151,7 +168,7 @@ export class WasmModel extends GraphModel {
       dynamicSteps: this.latest?.dynamicSteps ?? 0,
       notes: [...this.notes, ...this.tuning.tunerNotes()],
       timeline: this.timeline.map((r) => ({ ...r })),
-      settled: this.plans.size > 0 && this.tuning.settled,
+      settled: this.plans.size > 0 && this.settled,
       clock: clockInfo(),
     };
   }
@@ -218,6 +235,11 @@ export class WasmModel extends GraphModel {
         // waiting for it
         this.tuneMetAgain(plan, true);
         fresh.forEach((s) => this.untuned.add(s.key));
+      } else if (this.options.gateway && fresh.every(runsWithoutGateway)) {
+        // no op needs the gateway's kernel to run: each starts on the one kept on this device, else
+        // on its generic (or small reference) kernel, and the Welcome's is checked and swapped in
+        // when it comes, so the first inference never waits for the network
+        await this.tuning.connect(fresh, await this.probe(), undefined, { wait: false });
       } else if (this.options.gateway) {
         await this.tuning.connect(fresh, await this.probe());
         this.warmUp(plan, feeds);
@@ -247,10 +269,21 @@ export class WasmModel extends GraphModel {
 
   /** Opens sessions, without waiting for them, for the ops met again so far (see tuneMetAgain). */
   private openMetAgain(): void {
-    const ops = this.metAgain.splice(0);
+    this.openSessions(this.metAgain.splice(0));
+  }
+
+  /** Opens sessions for these ops without waiting for them: each op runs the kernel it has until its Welcome's is checked. */
+  private openSessions(ops: KernelSlot[]): void {
     if (!ops.length) return;
-    const opened = this.probe().then((device) => this.tuning.connect(ops, device, undefined, { wait: false }));
+    this.sessionsOpening++;
+    const opened = this.probe().then((device) => this.tuning.connect(ops, device, undefined, { wait: false }))
+      .finally(() => this.sessionsOpening--);
     this.opening = Promise.all([this.opening, opened]).then(() => undefined, () => undefined);
+  }
+
+  /** Whether every op tunes no more (sessions still opening have ops to tune). */
+  private get settled(): boolean {
+    return this.sessionsOpening === 0 && this.tuning.settled;
   }
 
   /**
@@ -538,7 +571,7 @@ export class WasmModel extends GraphModel {
     this.touched.add(step.key);
     let slot = this.slots.get(step.key);
     if (!slot) {
-      slot = new KernelSlot(step.key, step.op, referenceKernel(step.op, this.arena));
+      slot = new KernelSlot(step.key, step.op, baseKernel(step.op, this.arena));
       this.slots.set(step.key, slot);
     }
     return slot;

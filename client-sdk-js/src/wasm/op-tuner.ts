@@ -8,7 +8,8 @@ import type { ModelSession } from "../model/session.js";
 import { judgeOutput, pairVerdict, pickRows, sampleRows, TunerBase, type Judged, type Task, type TunerContext } from "../model/tuning.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { Arena, ArenaWeight } from "./arena.js";
-import { compileKernel, referenceKernel, type Bindings, type Bound, type KernelCode, type OpKernel, type Operand } from "./kernels.js";
+import { compileKernel, type Bindings, type Bound, type KernelCode, type OpKernel, type Operand } from "./kernels.js";
+import { baseKernel } from "./generic.js";
 
 // How an op of a Wasm model tunes: its slot (the kernel every step of the op calls), and its
 // tuner, which times candidates on a bench of the op's real tensors between runs.
@@ -164,7 +165,15 @@ export class OpTuner extends TunerBase<KernelSlot> {
     } catch (e) {
       this.refuse(id, (e as Error).message);
     }
+    this.greeted = true;
   }
+
+  override unreachable(): void {
+    super.unreachable();
+    this.bench?.incumbent?.release();
+    this.bench = undefined;
+  }
+
 
   async adoptKept(artifact: KernelArtifact): Promise<boolean> {
     const id = artifact.ref?.kernelId ?? "";
@@ -187,7 +196,7 @@ export class OpTuner extends TunerBase<KernelSlot> {
   /** The next piece of work, if any can be done now. */
   next(): Task | undefined {
     const bench = this.bench;
-    if (!bench || this.settled) return undefined;
+    if (!bench || this.settled || !this.greeted) return undefined;
     const incumbentMs = this.incumbentMs();
     if (!bench.incumbentOutput) return { costMs: incumbentMs, run: () => this.baseline(bench) };
     const c = this.candidate;
@@ -237,16 +246,16 @@ export class OpTuner extends TunerBase<KernelSlot> {
       .map((n) => [n, operandView(this.op, n, weights[n]?.values ?? bench.arena.f32(operands[n].offset, operands[n].floats))]));
     bench.expected = referenceOp(this.op, inputs, bench.rows);
     const initial = this.initial;
-    let verdict = this.verify(bench, () => (initial ? initial.code.instantiate(bench.arena) : referenceKernel(this.op, bench.arena)));
+    let verdict = this.verify(bench, () => (initial ? initial.code.instantiate(bench.arena) : baseKernel(this.op, bench.arena)));
     if (!verdict.ok && initial) {
       this.initial = undefined;
       this.measured.delete(initial.id);
       this.refuse(initial.id, `${verdict.why} (on the op's tensors)`);
-      this.slot.replace(referenceKernel(this.op, this.arena));
-      this.history.push({ atMs: this.clock(), kernelId: "reference", ms: NaN });
-      verdict = this.verify(bench, () => referenceKernel(this.op, bench.arena));
+      this.slot.replace(baseKernel(this.op, this.arena));
+      this.history.push({ atMs: this.clock(), kernelId: this.slot.kernelId, ms: NaN });
+      verdict = this.verify(bench, () => baseKernel(this.op, bench.arena));
     }
-    if (!verdict.ok) throw new Error(`the reference of ${this.slot.key} fails its own check: ${verdict.why}`);
+    if (!verdict.ok) throw new Error(`the ${this.slot.kernelId} kernel of ${this.slot.key} fails its check against the reference: ${verdict.why}`);
     bench.incumbentOutput = verdict.output;
     bench.incumbent = verdict.bound;
   }

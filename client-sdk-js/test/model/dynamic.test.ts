@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PlanRequest } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js";
 import { loadModel } from "../../src/load.js";
 import { type Model } from "../../src/model/model.js";
@@ -42,7 +42,8 @@ describe("a MatMul whose rows change between runs", () => {
       plan,
     });
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", dynamicRows: 64 });
-    await runChecked(model, 16); // the first plan: a kernel for 16 rows
+    await runChecked(model, 16); // the first plan: a kernel for 16 rows (the generic one until the Welcome's is checked)
+    await vi.waitFor(() => expect(model.stats().ops[0].source).toBe("wasm"), { timeout: 10_000 });
     expect(model.stats().dynamicSteps).toBe(0);
     // 8+4 (one padded row), 4 (one), the first plan again (its own kernel), 8·3+4·2 (three)
     for (const [m, dynamicSteps] of [[11, 1], [3, 1], [16, 0], [29, 1]]) {
@@ -53,7 +54,7 @@ describe("a MatMul whose rows change between runs", () => {
     expect(stats.plans).toBe(4);
     expect(stats.dynamicSteps).toBe(1);
     expect(stats.ops.map((o) => o.key).sort()).toEqual(["matmul|16x32x24", "matmul|4x32x24", "matmul|8x32x24"]);
-    expect(stats.ops.every((o) => o.source === "wasm")).toBe(true);
+    await vi.waitFor(() => expect(model.stats().ops.every((o) => o.source === "wasm")).toBe(true), { timeout: 10_000 });
     expect(gateway.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1);
     const request = gateway.received.find((f) => f.frame.case === "planRequest")!.frame.value as PlanRequest;
     expect([request.lo, request.hi, request.op?.shape]).toEqual([1, 64, [64, K, N]]);

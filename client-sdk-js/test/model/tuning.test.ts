@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { runUntilSettled as drive } from "../../src/model/drive.js";
 import { loadModel } from "../../src/load.js";
 import { reportSettled, type Measured } from "../../src/model/tuning.js";
@@ -68,23 +68,31 @@ describe("tuning during the app's own inference", () => {
     expect(gateway.acked[0].ranked.map((r) => r.kernelId)).toContain("k-right");
   });
 
-  it("refuses a wrong Welcome kernel before the first run (tried on seeded inputs) and runs the reference instead", async () => {
+  it("refuses a wrong Welcome kernel (tried on seeded inputs) and keeps the generic kernel", async () => {
     gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-bad-default", [M, K, N], 2), fromZoo: true }), offers: [] });
     const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device" });
+    await vi.waitFor(async () => {
+      await runUntilSettled(model, 1);
+      expect(model.stats().ops[0].refused).toBe(1);
+    }, { timeout: 10_000 });
     await runUntilSettled(model, 5);
-    expect(model.stats().ops[0].kernelId).toBe("reference");
-    expect(model.stats().ops[0].refused).toBe(1);
+    expect(model.stats().ops[0].kernelId).toBe("generic");
     await model.close();
   });
 
-  it("runs a new plan once on the app's feeds before its first inference, which it does not count, and not without a gateway", async () => {
-    gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }), offers: [] });
+  it("starts a first inference at once on the generic kernels, and takes the Welcome's once it is checked", async () => {
+    gateway = await FakeGateway.start({ initial: () => ({ artifact: naiveMatmulArtifact("k-initial", [M, K, N]), fromZoo: false }), offers: [], holdWelcomes: true });
     const lines: string[] = [];
     const model = await loadModel(matmulModel(M, K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
-    await runUntilSettled(model, 1);
-    expect(lines.filter((l) => /^warmed the plan up in \d+ ms$/.test(l))).toHaveLength(1);
-    expect(model.stats().runs).toBe(1);
-    expect(model.stats().timeline).toHaveLength(1);
+    await runUntilSettled(model, 3); // the gateway holds its Welcome: nothing waits for it
+    expect(model.stats().ops[0]).toMatchObject({ kernelId: "generic", source: "generic" });
+    expect(model.stats().runs).toBe(3);
+    expect(model.stats().settled).toBe(false);
+    expect(lines.some((l) => /warmed/.test(l))).toBe(false);
+    gateway.releaseWelcomes();
+    await vi.waitFor(() => expect(model.stats().ops[0].kernelId).toBe("k-initial"), { timeout: 10_000 });
+    await runUntilSettled(model);
+    expect(model.stats().settled).toBe(true);
     await model.close();
 
     const alone: string[] = [];
@@ -93,11 +101,15 @@ describe("tuning during the app's own inference", () => {
     expect(alone.some((l) => /warmed/.test(l))).toBe(false);
   });
 
-  it("runs on the reference kernels, and says why, when the gateway cannot be reached", async () => {
+  it("keeps inferring on the generic kernels, and says why, when the gateway cannot be reached", async () => {
     const model = await loadModel(matmulModel(M, K, N), { gateway: "ws://127.0.0.1:1/v1/session", client: { connectTimeoutMs: 2000 } });
     await runUntilSettled(model, 2);
-    expect(model.stats().ops[0].source).toBe("reference");
-    expect(model.stats().notes.join(" ")).toMatch(/the gateway did not answer .*cannot connect/);
+    expect(model.stats().ops[0].source).toBe("generic");
+    await vi.waitFor(async () => {
+      await runUntilSettled(model, 1);
+      expect(model.stats().notes.join(" ")).toMatch(/the gateway did not answer .*cannot connect/);
+    }, { timeout: 10_000 });
+    expect(model.stats().settled).toBe(true);
   });
 
   it("reports only kernels timed above 0 (the gateway refuses the whole report otherwise), and nothing when none was", async () => {

@@ -26,6 +26,8 @@ export interface FakeGatewayOptions {
   dropOnFirstReport?: boolean;
   /** Refuse every Resume with RESUME_REJECTED. */
   forgetSessions?: boolean;
+  /** Hold every Welcome (and what follows it) until {@link FakeGateway.releaseWelcomes}. */
+  holdWelcomes?: boolean;
   /** The answer to a PlanRequest; without it every PlanRequest is refused with INVALID_PLAN_REQUEST. */
   plan?: (request: PlanRequest) => MessageInitShape<typeof DynamicPlanSchema>;
 }
@@ -52,9 +54,12 @@ export class FakeGateway {
   readonly requested: string[] = [];
   private readonly sessions = new Map<string, SessionState>();
   private dropped = false;
+  /** Welcomes held back (see holdWelcomes), to send on release. */
+  private held: (() => void)[] | undefined;
   private unavailable = 0;
 
   private constructor(private readonly server: WebSocketServer, private readonly options: FakeGatewayOptions) {
+    if (options.holdWelcomes) this.held = [];
     server.on("connection", (ws, request) => {
       this.requested.push(request.url ?? "");
       this.serve(ws);
@@ -69,6 +74,13 @@ export class FakeGateway {
 
   get url(): string {
     return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/session`;
+  }
+
+  /** Sends the Welcomes held so far, and every later one at once. */
+  releaseWelcomes(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    held.forEach((send) => send());
   }
 
   /** Shuts down as the gateway drains: Goaway to every client, then close 1001. */
@@ -127,9 +139,13 @@ export class FakeGateway {
         initial.forEach((k) => s!.issued.add(k.artifact.ref!.kernelId));
         const token = `token-${this.sessions.size}`;
         this.sessions.set(token, s);
-        send({ frame: { case: "welcome", value: { sessionId: "fake-session", initial, resumeToken: token } } });
-        if (this.options.offers.length === 0) send({ frame: { case: "offersDone", value: { offersSent: 0 } } });
-        pump();
+        const welcome = () => {
+          send({ frame: { case: "welcome", value: { sessionId: "fake-session", initial, resumeToken: token } } });
+          if (this.options.offers.length === 0) send({ frame: { case: "offersDone", value: { offersSent: 0 } } });
+          pump();
+        };
+        if (this.held) this.held.push(welcome);
+        else welcome();
       } else if (f.case === "resume") {
         const kept = this.options.forgetSessions ? undefined : this.sessions.get(f.value.token);
         if (!kept) return fail(ErrorCode.RESUME_REJECTED, "unknown or expired resume token");

@@ -70,7 +70,8 @@ public final class Prereqs {
 
     /**
      * The SDK, its npm packages installed and its build (the package, then its tools, the last
-     * step) newer than its sources, its tools' sources and the protos.
+     * step) newer than its sources, its tools' sources, the protos and the compiler (which writes
+     * the SDK's generic kernels).
      */
     public void sdk() {
         node();
@@ -82,7 +83,7 @@ public final class Prereqs {
         }
         Path built = dir.resolve("tools/dist/site.js");
         if (!Files.exists(built) || newer(dir.resolve("src"), modified(built)) || newer(dir.resolve("tools/src"), modified(built))
-                || newer(suite.path("proto/src"), modified(built))) {
+                || newer(suite.path("proto/src"), modified(built)) || newer(suite.path("compiler/src/main"), modified(built))) {
             Suite.say("building the SDK");
             suite.run("the SDK's build", dir, List.of("npm", "run", "-s", "build"));
         }
