@@ -33,6 +33,11 @@ export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL,
     options.log?.(`WebGPU: ${backend.gpu.profile.vendor || "?"} ${backend.gpu.profile.architecture || "?"}${backend.gpu.profile.software ? " (software)" : ""}`);
     return new GpuModel(withoutInt8Kernels(graph), options, backend.gpu, backend.device); // WebGPU has no int8 kernels: those products in float
   }
+  if (typeof WebAssembly !== "object") {
+    // nothing the gateway serves could run: the reference kernels, and no session
+    return new WasmModel(graph, { ...options, gateway: undefined, backend: "wasm" },
+      `WebAssembly is unavailable here: every op runs its reference kernel (correct, slow)${options.gateway ? "; the gateway is not asked" : ""}`);
+  }
   const threads = await kernelThreads(options.threads);
   if (threads.pool) options.log?.(`kernels run on ${threads.pool.threads} threads`);
   return new WasmModel(graph, { ...options, backend: "wasm" }, [backend.why, threads.note].filter((n) => n).join("; ") || undefined,

@@ -61,10 +61,11 @@ export async function probeFeatures(): Promise<DeviceFeatures> {
   // Node 21+ has a navigator too; its user agent ("Node.js/21") says less than the engine the Node entry reports.
   const engine = host.engine?.();
   const cores = nav?.hardwareConcurrency ?? host.logicalCores?.() ?? 1;
+  const has = (probe: Uint8Array<ArrayBuffer>) => typeof WebAssembly === "object" && WebAssembly.validate(probe);
   return {
-    simd: WebAssembly.validate(SIMD_PROBE),
-    relaxedSimd: WebAssembly.validate(RELAXED_SIMD_PROBE),
-    threads: WebAssembly.validate(THREADS_PROBE),
+    simd: has(SIMD_PROBE),
+    relaxedSimd: has(RELAXED_SIMD_PROBE),
+    threads: has(THREADS_PROBE),
     logicalCores: Math.max(1, cores),
     userAgent: engine?.userAgent ?? nav?.userAgent ?? "unknown",
     engine: engineOf(engine?.userAgent ?? nav?.userAgent ?? ""),

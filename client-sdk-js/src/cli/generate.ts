@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `generate`: token ids after a prompt on a decoder file, on the suite's kernels (tuned while it
-// generates) or, with --offline, on the reference kernels. Tokenizers are out of scope: ids in, ids out.
+// generates) or, with --offline, on the SDK's generic and reference kernels. Tokenizers are out of scope: ids in, ids out.
 import "../node-platform.js";
 import { readFileSync } from "node:fs";
 import { withKvCache } from "../graph/kv-cache.js";
@@ -18,7 +18,7 @@ const USAGE = `usage: generate --model FILE.onnx --prompt-ids 1,2,3 [--max-new 6
   --max-new      new tokens at most (default 64)
   --stop         token ids that end the generation
   --temperature  0 (the default) is greedy; above 0 samples, with --top-k, --top-p and --seed
-  --offline      no gateway: the reference kernels (correct, slow)
+  --offline      no gateway: the SDK's generic and reference kernels (correct, untuned)
   --plain        a plain decoder is fed the whole sequence each step (no KV cache built)
   --json         end stdout with one line of JSON
 each new token id is printed on stdout as it is picked; prefill time and decode speed on stderr
@@ -97,7 +97,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     maxNewTokens: numbers["max-new"], stop, temperature: numbers.temperature, topK: numbers["top-k"], topP: numbers["top-p"], seed: numbers.seed,
     onToken: (token) => io.out(String(token)),
   };
-  io.err(`generating after ${prompt.length} prompt tokens${args.offline ? " on the reference kernels" : ` against ${url}`}`);
+  io.err(`generating after ${prompt.length} prompt tokens${args.offline ? " on the SDK's generic and reference kernels" : ` against ${url}`}`);
   let result: GenerateResult;
   try {
     result = await model.generate(prompt, options);

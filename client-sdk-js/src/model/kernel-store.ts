@@ -38,7 +38,7 @@ export function checkedEntry(value: unknown, fingerprint: string, op: string): S
   const e = value as Partial<StoredKernel> | undefined;
   if (!e || e.format !== 1 || e.fingerprint !== fingerprint || e.op !== op) return undefined;
   if (typeof e.kernelId !== "string" || !e.kernelId || typeof e.metadataJson !== "string") return undefined;
-  const wasm = e.wasm instanceof Uint8Array && WebAssembly.validate(e.wasm as Uint8Array<ArrayBuffer>);
+  const wasm = e.wasm instanceof Uint8Array && typeof WebAssembly === "object" && WebAssembly.validate(e.wasm as Uint8Array<ArrayBuffer>);
   if (!wasm && !(typeof e.wgsl === "string" && e.wgsl.length > 0 && e.wasm === undefined)) return undefined;
   if (typeof e.ms !== "number" || typeof e.savedAt !== "number") return undefined;
   return e as StoredKernel;

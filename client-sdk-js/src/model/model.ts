@@ -19,7 +19,10 @@ export interface LoadOptions {
   /**
    * The gateway's WebSocket address (`ws://HOST:PORT/v1/session`). With it, every op starts from
    * the zoo's best kernel for this device kind (for a new kind, the lite space's first) and tunes while the app
-   * infers; without it, every op runs the SDK's reference kernel, correct but slow.
+   * infers; without it, the products run the SDK's generic kernels (shapes given at call time, untuned)
+   * and the other ops its reference kernels: correct, not fast. Either way the first inference
+   * never waits for the gateway: until an op's Welcome kernel is checked it runs the one kept on
+   * this device, else its generic one.
    */
   gateway?: string;
   /** How tuning shares the app's time (see {@link TuningOptions}). */
@@ -172,7 +175,7 @@ export interface ModelStats {
   hostSteps: number;
   /** MatMul and layer_norm steps of the latest run's plan run as uKernel calls over row slices (their rows changed between runs). */
   dynamicSteps: number;
-  /** Why the model runs as it does (e.g. no gateway: the reference kernels). */
+  /** Why the model runs as it does (e.g. no gateway: the generic and reference kernels). */
   notes: string[];
   /** Every run so far. */
   timeline: RunRecord[];

@@ -21,6 +21,27 @@ const FIRST_OFFSET = 64;
  * reused first-fit (a Wasm memory never shrinks, so reuse is what keeps it small). With a worker
  * pool the memory is shared, and the kernels are split ones (ABI v2) that the pool runs.
  */
+/**
+ * A memory for an engine without WebAssembly (disabled by policy, or a lockdown mode): an
+ * ArrayBuffer that grows by moving to a bigger one, as a Wasm memory's buffer does; only the
+ * reference kernels run on it, through {@link Arena.f32} views.
+ */
+function plainMemory(): WebAssembly.Memory {
+  let buffer = new ArrayBuffer(PAGE_BYTES);
+  const memory = {
+    get buffer() {
+      return buffer;
+    },
+    grow(pages: number): number {
+      const old = buffer;
+      buffer = new ArrayBuffer(old.byteLength + pages * PAGE_BYTES);
+      new Uint8Array(buffer).set(new Uint8Array(old));
+      return old.byteLength / PAGE_BYTES;
+    },
+  };
+  return memory as unknown as WebAssembly.Memory; // the part of a Memory an arena uses
+}
+
 export class Arena {
   readonly memory: WebAssembly.Memory;
   private top = FIRST_OFFSET;
@@ -32,7 +53,7 @@ export class Arena {
 
   constructor(readonly pool?: WorkerPool) {
     this.memory = pool ? new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true })
-      : new WebAssembly.Memory({ initial: 1 });
+      : typeof WebAssembly === "object" ? new WebAssembly.Memory({ initial: 1 }) : plainMemory();
   }
 
   /** Another arena of the same kind (shared, for the same pool, or not), for a bench or a trial. */

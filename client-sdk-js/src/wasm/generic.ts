@@ -40,9 +40,10 @@ export function genericUnavailable(): string | undefined {
 /** The module of the generic kernels for an unshared or a shared memory; null where the engine cannot compile it. */
 function moduleFor(shared: boolean): WebAssembly.Module | null {
   const form = shared ? "shared" : "plain";
+  if (typeof WebAssembly !== "object") return null;
   if (modules[form] === undefined) {
     const bytes = decodeBase64(GENERIC_KERNELS[form]);
-    modules[form] = typeof WebAssembly === "object" && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+    modules[form] = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
   }
   return modules[form];
 }

@@ -80,7 +80,7 @@ export class WasmModel extends GraphModel {
   private readonly arena: Arena;
   private readonly plans = new Map<string, Plan>();
   private readonly slots = new Map<string, KernelSlot>();
-  /** Ops first met in a decode step, on their reference kernels with no session yet (see planFor). */
+  /** Ops first met in a decode step, on their generic (or reference) kernels with no session yet (see planFor). */
   private readonly untuned = new Set<string>();
   /** The ops the plan being compiled uses (a uKernel plan's calls included). */
   private readonly touched = new Set<string>();
@@ -116,9 +116,10 @@ export class WasmModel extends GraphModel {
     if (pool) closeWhenCollected.register(this, pool);
     this.tuning = new ModelTuning(options, Backend.WASM, this.events, this.notes, () => performance.now() - (this.started ?? performance.now()),
       (slot, session, context) => new OpTuner(slot, this.arena, session, context));
-    const noGeneric = genericUnavailable();
+    // without WebAssembly at all, loadModel's note says it all
+    const wasm = typeof WebAssembly === "object", noGeneric = wasm ? genericUnavailable() : undefined;
     if (noGeneric) this.notes.push(`${noGeneric}: ops start on the SDK's reference kernels (correct, slow) until the gateway's are checked`);
-    if (!options.gateway) {
+    if (!options.gateway && wasm) {
       this.notes.push(`no gateway: ${noGeneric ? "every op runs its reference kernel" : "products run the SDK's generic kernels, the other ops their reference ones"}`
         + " (correct, not tuned); pass a gateway to tune");
     }
@@ -229,7 +230,7 @@ export class WasmModel extends GraphModel {
         this.metAgain.push(...fresh);
         this.openMetAgain();
       } else if (this.options.gateway && this.decoding) {
-        // a decode step's new past length: its new ops, met once, run their reference kernels; an
+        // a decode step's new past length: its new ops, met once, run their generic (or reference) kernels; an
         // op met again in a later length's plan (a one-row product, a bucket's attention) is one
         // of many decode steps' and is tuned from then on, its session opened at once without
         // waiting for it
@@ -291,8 +292,9 @@ export class WasmModel extends GraphModel {
    * first calls on its baseline tiers and the activations' pages are mapped at their first
    * write, so without it the app's first inference pays for both (about a third more on the
    * BERT-base layer). The tuners copy each op's real tensors there too. Not an inference of the
-   * app's: it is in neither the timeline nor the tuning budget. Without a gateway every op runs
-   * the slow reference kernel, so nothing is warmed.
+   * app's: it is in neither the timeline nor the tuning budget. Only a plan that waited for its
+   * Welcome (an op with no generic kernel, too slow on its reference) is warmed: one that starts
+   * at once would pay for a second inference before its first.
    */
   private warmUp(plan: Plan, feeds: Readonly<Record<string, TensorLike>>): void {
     const start = performance.now();
