@@ -8,6 +8,7 @@ export { tune, TOLERANCE, REPORT_TOP_N, DEFAULT_CREDITS, type TuneResult, type O
 export { OpBench, type KernelTiming, type KernelVerdict } from "./op-bench.js";
 export { WORKLOADS, matmul, batchMatmul, type Workload } from "./workloads.js";
 export { loadKernel, readMetadata, instantiateKernel, OperandMemory, ABI_SECTION, type LoadedKernel, type KernelMetadata } from "./wasm/executor.js";
+export { genericModuleBytes } from "./wasm/generic.js";
 export { referenceMatMul, maxRelativeError, RELATIVE_ERROR_FLOOR, seededFloats, seededRandom, erf } from "./reference.js";
 export {
   referenceOp, opOfMetadata, operandShapes, opKey, opName, dimsOf, flopsOf, checkOp, DEFAULT_LAYER_NORM_EPSILON, type MatMulDims,
@@ -32,6 +33,6 @@ export {
 } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 export { decodeModel, SUPPORTED_OPS, OPSETS, type GraphInput } from "./graph/onnx.js";
 export { DEFAULT_TUNING } from "./model/tuning.js";
-export { feedsFor, convergence, NEAR_FINAL, type Convergence, type DriveLimits } from "./model/drive.js";
+export { feedsFor, convergence, NEAR_FINAL, onServedKernels, runUntilServed, type Convergence, type DriveLimits } from "./model/drive.js";
 export { decoderLayout, generateTokens, type DecoderLayout, type Step } from "./model/generate.js";
 export { type GpuModel } from "./webgpu/model.js";

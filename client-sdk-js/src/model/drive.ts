@@ -61,6 +61,29 @@ export async function runUntilSettled(model: Model, feeds: Record<string, Tensor
   return model.stats();
 }
 
+/**
+ * Whether every op runs a kernel the gateway served (or refused the one it was served and keeps
+ * its own): a model's first runs are on its generic and reference kernels, swapped once the
+ * Welcome's are checked.
+ */
+export const onServedKernels = (stats: ModelStats): boolean =>
+  stats.ops.every((op) => op.source === "wasm" || op.source === "wgsl" || op.refused > 0);
+
+/**
+ * Runs the model on `feeds` until every op runs the gateway's kernel ({@link onServedKernels}),
+ * at most `maxSeconds`; returns the last run's outputs and stats. For the benches and tests that
+ * time or check the served kernels rather than the first inference.
+ */
+export async function runUntilServed(model: Model, feeds: Record<string, TensorLike>, maxSeconds = 60) {
+  const deadline = performance.now() + maxSeconds * 1000;
+  for (;;) {
+    const outputs = await model.run(feeds);
+    const stats = model.stats();
+    if (onServedKernels(stats) || performance.now() > deadline) return { outputs, stats };
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** What tuning did to the whole model, from its run timeline. */
 export interface Convergence {
   /** Inference of the first run, ms (the first call of every kernel checked there). */

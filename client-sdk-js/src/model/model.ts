@@ -53,8 +53,8 @@ export interface LoadOptions {
   externalData?: Readonly<Record<string, Uint8Array | ArrayBuffer>>;
   /**
    * Where each op's best kernel is kept for the next load, per device kind: by default IndexedDB
-   * where the host has it (browsers), nothing elsewhere; `null` keeps nothing. With every op's
-   * kernel kept, the first run starts on them before the gateway answers.
+   * where the host has it (browsers), nothing elsewhere; `null` keeps nothing. A kept kernel is
+   * checked, then in use, without waiting for the gateway (the runs before on the generic kernels).
    */
   store?: KernelStore | null;
   /**

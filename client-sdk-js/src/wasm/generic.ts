@@ -42,11 +42,14 @@ function moduleFor(shared: boolean): WebAssembly.Module | null {
   const form = shared ? "shared" : "plain";
   if (typeof WebAssembly !== "object") return null;
   if (modules[form] === undefined) {
-    const bytes = decodeBase64(GENERIC_KERNELS[form]);
+    const bytes = genericModuleBytes(shared);
     modules[form] = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
   }
   return modules[form];
 }
+
+/** The generic kernels' module as bytes (for an unshared memory, or a shared one): what benches compile to time an engine's tiers. */
+export const genericModuleBytes = (shared = false): Uint8Array<ArrayBuffer> => decodeBase64(GENERIC_KERNELS[shared ? "shared" : "plain"]);
 
 function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
   const binary = atob(text);

@@ -237,10 +237,10 @@ export class WasmModel extends GraphModel {
         this.tuneMetAgain(plan, true);
         fresh.forEach((s) => this.untuned.add(s.key));
       } else if (this.options.gateway && fresh.every(runsWithoutGateway)) {
-        // no op needs the gateway's kernel to run: each starts on the one kept on this device, else
-        // on its generic (or small reference) kernel, and the Welcome's is checked and swapped in
-        // when it comes, so the first inference never waits for the network
-        await this.tuning.connect(fresh, await this.probe(), undefined, { wait: false });
+        // no op needs the gateway's kernel to run: the first inference starts at once on the generic
+        // (or small reference) kernels, while the kernels kept on this device are checked and the
+        // sessions open; each op swaps in its kept kernel, then the Welcome's, once checked
+        this.openSessions(fresh);
       } else if (this.options.gateway) {
         await this.tuning.connect(fresh, await this.probe());
         this.warmUp(plan, feeds);

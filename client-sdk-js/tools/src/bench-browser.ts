@@ -118,6 +118,46 @@ function firstInference(page: EnginePage, o: Options, fingerprint: string, runti
   }, { url: `/models/${o.model}`, gateway: o.gateway, fingerprint, seq: o.seq, runtime, kept });
 }
 
+/** Calls of a kernel timed one by one, from its module's bytes: where an engine's optimizing tier takes over. */
+const TIER_CALLS = 40;
+
+/**
+ * An engine's compile and tiers, on the SDK's generic matmul (a kernel every page has, no suite
+ * needed) at [128, 768, 768]: compiling its bytes, then each of its first calls timed alone.
+ * Steady is the median of the last ten calls; a call is fast within 10% of it.
+ */
+function tierUp(page: EnginePage) {
+  return page.evaluate(async ({ calls }) => {
+    const { jitzoo } = globalThis as unknown as PageGlobals;
+    const [m, k, n] = [128, 768, 768];
+    const t0 = performance.now();
+    const module = await WebAssembly.compile(jitzoo.genericModuleBytes());
+    const compileMs = performance.now() - t0;
+    const memory = new WebAssembly.Memory({ initial: Math.ceil((4 * (m * k + k * n + m * n) + 64) / 65536) });
+    const { matmul } = new WebAssembly.Instance(module, { env: { memory } }).exports as { matmul: (...args: number[]) => void };
+    const a = 64, b = a + 4 * m * k, c = b + 4 * k * n;
+    const floats = new Float32Array(memory.buffer);
+    for (let i = 0; i < m * k + k * n; i++) floats[a / 4 + i] = Math.sin(i);
+    const times: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      const t = performance.now();
+      matmul(a, b, c, m, k, n);
+      times.push(performance.now() - t);
+    }
+    return { compileMs, times };
+  }, { calls: TIER_CALLS });
+}
+
+/** What {@link tierUp} measured, as figures: the first call against the steady one, and the calls until fast. */
+function tiers({ compileMs, times }: { compileMs: number; times: number[] }) {
+  const steady = [...times.slice(-10)].sort((x, y) => x - y)[5];
+  const fastFrom = times.findIndex((t, i) => times.slice(i).every((u) => u <= 1.1 * steady || u <= steady + 0.2));
+  return {
+    generic_compile_ms: round(compileMs, 2), generic_first_call_ms: round(times[0]), generic_steady_call_ms: round(steady),
+    generic_calls_until_fast: fastFrom + 1, generic_gflops: round((2 * 128 * 768 * 768) / steady / 1e6, 1),
+  };
+}
+
 /** The tuned model in its worker, the same kernels on the main thread (kept in IndexedDB), and onnxruntime-web, calls interleaved. */
 function compareInPage(page: EnginePage, o: Options, fingerprint: string) {
   return page.evaluate(async ({ url, gateway, fingerprint, seq, rounds }) => {
@@ -198,6 +238,9 @@ async function benchEngine(engine: EngineName, o: Options, url: string) {
     const fingerprint = `bench-browser-${engine}-${randomUUID()}`;
     say(`${engine} (${browser.version}): ${o.model} at seq ${o.seq}`);
     say("  first inferences: onnxruntime-web, then jitzoo on a new device kind...");
+    const tier = tiers(await tierUp(page));
+    say(`  the generic matmul [128, 768, 768]: compiled in ${tier.generic_compile_ms} ms, first call ${tier.generic_first_call_ms} ms, `
+      + `steady ${tier.generic_steady_call_ms} ms (${tier.generic_gflops} GFLOP/s) from call ${tier.generic_calls_until_fast}`);
     const ortFirst = await firstInference(page, o, fingerprint, "ort");
     const coldFirst = await firstInference(page, o, fingerprint, "jitzoo");
     say(`    ${ortFirst.toFixed(0)} ms and ${coldFirst.toFixed(0)} ms; tuning in the page's worker...`);
@@ -224,7 +267,7 @@ async function benchEngine(engine: EngineName, o: Options, url: string) {
       longest_task_worker_ms: round(worker.longestTaskMs, 0), long_task_source: worker.longTaskSource,
       tuning_main_thread_s: round(main.seconds, 1), long_tasks_main_thread: main.longTasks, longest_task_main_thread_ms: round(main.longestTaskMs, 0),
       second_load_first_tuned_inference_ms: round(second.firstMs, 0), second_load_gateway_welcome_ms: round(second.welcomeMs, 0),
-      second_load_restored_ops: second.restored, ops: second.ops,
+      second_load_restored_ops: second.restored, ops: second.ops, ...tier,
     };
   } finally {
     await browser.close();
@@ -253,6 +296,7 @@ ${f.model}, seq ${f.seq}, ${f.browser}, clock ${f.clock} (${f.clock_resolution_m
   speedup vs onnxruntime-web                 ${f.speedup_vs_ort_web}× (worker), ${f.speedup_vs_ort_web_main_thread}× (main thread)   target ≥ 1.3×; outputs agree within ${f.max_rel_error_vs_ort_web}
   first inference (bytes in hand to output)  jitzoo ${f.first_inference_ms} ms on a new device kind, ${f.first_inference_warm_zoo_ms} ms once the zoo has elected (nothing kept), ${f.first_inference_kept_ms} ms on the kept kernels; onnxruntime-web ${f.onnxruntime_web_first_inference_ms} ms   target ≤ 1.2× onnxruntime-web's
   main-thread long tasks while tuning         worker mode ${f.long_tasks_worker} (longest ${f.longest_task_worker_ms} ms) in ${f.tuning_worker_s} s; main-thread mode ${f.long_tasks_main_thread} (longest ${f.longest_task_main_thread_ms} ms) in ${f.tuning_main_thread_s} s (${f.long_task_source})   target: none in worker mode
+  an engine's tiers (the generic matmul)     compiled in ${f.generic_compile_ms} ms; first call ${f.generic_first_call_ms} ms, steady ${f.generic_steady_call_ms} ms (${f.generic_gflops} GFLOP/s) from call ${f.generic_calls_until_fast}
   a later page                               first inference on the kept kernels after ${f.second_load_first_tuned_inference_ms} ms (${f.second_load_restored_ops} of ${f.ops} ops kept); the gateway's first answer after ${f.second_load_gateway_welcome_ms} ms`);
     }
     console.log(`  browser build                              jitzoo.js ${kb(build.bundle_bytes)} (${kb(build.bundle_gzip_bytes)} gzipped), worker.js ${kb(build.worker_bytes)} (${kb(build.worker_gzip_bytes)} gzipped)`);

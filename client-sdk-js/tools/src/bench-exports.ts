@@ -16,7 +16,7 @@ import { parseOptions, wholeNumber } from "./args.js";
 import { allowed, distance, formOf, ortLevel, toOrt, type Form } from "./exports.js";
 import { interleaved } from "./interleave.js";
 import { FILE_BENCH_OPTIONS, fileBenchOptions, fileTable, inChild, type FileRow } from "./per-file.js";
-import { feedsFor, runUntilSettled, loadModel, type OutputTensor, decodeModel, median } from "@jitzoo/client/internal";
+import { feedsFor, runUntilSettled, runUntilServed, loadModel, type OutputTensor, decodeModel, median } from "@jitzoo/client/internal";
 
 const usage = `usage: bench-exports [--models DIR] [--seq N] [--threads N,N] [--rounds N] [--tune-seconds N] [--json]
   --models        directory of .onnx files (default: ../shared/models/real-exports/bench)
@@ -127,7 +127,7 @@ async function memoryOf(runtime: "jitzoo" | "onnxruntime-web", file: string, o: 
   };
   if (runtime === "jitzoo") {
     const model = await loadModel(bytes, { gateway: o.url, threads: 1, fingerprint: `bench-exports-memory-${randomUUID()}`, tuning: { budget: 0 } });
-    await model.run(feeds);
+    await runUntilServed(model, feeds); // the served kernels' memory, not the generic kernels' widened weights
     const { memoryBytes, weightBytes } = model.stats();
     // where the weights are: each once, in JavaScript or in the Wasm memory (unpacked, or their packed copy)
     const figures = await measure({ wasm_bytes: memoryBytes, weights_in_js_bytes: weightBytes!.javascript, weights_in_wasm_bytes: weightBytes!.arena + weightBytes!.packed });

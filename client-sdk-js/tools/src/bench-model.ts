@@ -13,7 +13,7 @@ import * as ort from "onnxruntime-web";
 import { parseOptions, wholeNumber } from "./args.js";
 import { distance, formOf, ortLevel, relativeTolerance, toOrt, type Form } from "./exports.js";
 import { interleaved } from "./interleave.js";
-import { convergence, feedsFor, NEAR_FINAL, runUntilSettled, loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike, DEFAULT_TUNING, maxRelativeError } from "@jitzoo/client/internal";
+import { convergence, feedsFor, NEAR_FINAL, runUntilSettled, runUntilServed, loadModel, type Model, type ModelStats, type OutputTensor, type TensorLike, DEFAULT_TUNING, maxRelativeError } from "@jitzoo/client/internal";
 
 const MODELS = ["bert_layer.onnx", "minilm.onnx"];
 /** Outputs must agree with onnxruntime-web's within this (relative above 1, absolute below). */
@@ -148,12 +148,12 @@ async function benchModel(file: string, o: Options): Promise<Record<string, unkn
 
   say(`${name}: the initial kernels, untuned (another new device kind, no tuning budget)`);
   const untuned = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint: `bench-model-untuned-${randomUUID()}`, tuning: { budget: 0 } });
-  await untuned.run(feeds);
+  await runUntilServed(untuned, feeds); // its first runs are on the generic kernels
   // on threads, the same initial kernels' kind on one thread too: what the threads gain, in the same rounds
   const oneThread = o.threads > 1
     ? await loadModel(bytes, { gateway: o.url, threads: 1, fingerprint: `bench-model-untuned-1t-${randomUUID()}`, tuning: { budget: 0 } })
     : undefined;
-  await oneThread?.run(feeds);
+  if (oneThread) await runUntilServed(oneThread, feeds);
 
   say(`${name}: onnxruntime-web ${ort.env.versions.common} (wasm, ${threadsOf(o.threads)}), tuned and untuned, ${o.rounds} rounds interleaved`);
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: ortLevel(form) });
@@ -209,12 +209,14 @@ async function benchLengths(bytes: Uint8Array, o: Options, fingerprint: string, 
   say(`  other lengths (${o.lengths.join(", ")}): uKernel plans, a kernel per length and onnxruntime-web, ${LENGTH_ROUNDS} rounds interleaved`);
   const planned = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint, tuning: { budget: 0 } });
   const perLength = await loadModel(bytes, { gateway: o.url, threads: o.threads, fingerprint: `bench-model-lengths-${randomUUID()}`, tuning: { budget: 0 }, dynamicRows: 0 });
-  await planned.run(feedsFor(planned, o.seq));
-  await perLength.run(feedsFor(perLength, o.seq));
+  await runUntilServed(planned, feedsFor(planned, o.seq));
+  await runUntilServed(perLength, feedsFor(perLength, o.seq));
   const rows: Record<string, unknown>[] = [];
   for (const seq of o.lengths) {
     const feeds = feedsFor(planned, seq);
     const ortFeeds = toOrt(feeds);
+    await runUntilServed(planned, feeds); // a length's new ops (uKernels, or its own kernels) start on the generic ones
+    await runUntilServed(perLength, feeds);
     let error = 0;
     const { ort: ortMs, planned: plannedMs, perLength: perLengthMs } = await interleaved(LENGTH_ROUNDS,
       { ort: () => session.run(ortFeeds), planned: () => planned.run(feeds), perLength: () => perLength.run(feeds) },
