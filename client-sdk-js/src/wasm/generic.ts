@@ -9,7 +9,7 @@ import { referenceKernel, type Bindings, type Bound, type OpKernel, type Weight 
 // The SDK's generic kernels: products whose shapes are given at call time (the compiler's
 // GenericKernels, built into the SDK), what a model's ops run on before the gateway's kernels for
 // its device are checked, so that a first inference never waits for the network. Not tuned: about
-// a third of a tuned kernel's speed, many times the float64 reference's. Products only: the row
+// half a tuned kernel's speed, some 30 times the float64 reference's. Products only: the row
 // and element ops (softmax, layer_norm, add, mul) are cheap in the reference, and a conv keeps it.
 
 /** A product export, at these byte offsets, row-major float32: C[m, n] = A[m, k] × B[k, n] (`matmul`) or × B[n, k]ᵀ (`matmul_bt`). */

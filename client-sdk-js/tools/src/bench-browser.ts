@@ -124,7 +124,7 @@ const TIER_CALLS = 40;
 /**
  * An engine's compile and tiers, on the SDK's generic matmul (a kernel every page has, no suite
  * needed) at [128, 768, 768]: compiling its bytes, then each of its first calls timed alone.
- * Steady is the median of the last ten calls; a call is fast within 10% of it.
+ * Steady is the median of the last ten calls; the first fast call is the first within 25% of it.
  */
 function tierUp(page: EnginePage) {
   return page.evaluate(async ({ calls }) => {
@@ -151,7 +151,7 @@ function tierUp(page: EnginePage) {
 /** What {@link tierUp} measured, as figures: the first call against the steady one, and the calls until fast. */
 function tiers({ compileMs, times }: { compileMs: number; times: number[] }) {
   const steady = [...times.slice(-10)].sort((x, y) => x - y)[5];
-  const fastFrom = times.findIndex((t, i) => times.slice(i).every((u) => u <= 1.1 * steady || u <= steady + 0.2));
+  const fastFrom = times.findIndex((t) => t <= 1.25 * steady);
   return {
     generic_compile_ms: round(compileMs, 2), generic_first_call_ms: round(times[0]), generic_steady_call_ms: round(steady),
     generic_calls_until_fast: fastFrom + 1, generic_gflops: round((2 * 128 * 768 * 768) / steady / 1e6, 1),
