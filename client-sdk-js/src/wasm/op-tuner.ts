@@ -174,7 +174,6 @@ export class OpTuner extends TunerBase<KernelSlot> {
     this.bench = undefined;
   }
 
-
   async adoptKept(artifact: KernelArtifact): Promise<boolean> {
     const id = artifact.ref?.kernelId ?? "";
     let tried: { code: KernelCode; error: number };
