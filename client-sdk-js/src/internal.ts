@@ -33,6 +33,6 @@ export {
 } from "./gen/jitzoo/kernel/v1/kernel_pb.js";
 export { decodeModel, SUPPORTED_OPS, OPSETS, type GraphInput } from "./graph/onnx.js";
 export { DEFAULT_TUNING } from "./model/tuning.js";
-export { feedsFor, convergence, NEAR_FINAL, onServedKernels, runUntilServed, type Convergence, type DriveLimits } from "./model/drive.js";
+export { feedsFor, convergence, NEAR_FINAL, onServedKernels, runUntil, runUntilServed, type Convergence, type DriveLimits } from "./model/drive.js";
 export { decoderLayout, generateTokens, type DecoderLayout, type Step } from "./model/generate.js";
 export { type GpuModel } from "./webgpu/model.js";

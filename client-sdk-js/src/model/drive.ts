@@ -70,19 +70,26 @@ export const onServedKernels = (stats: ModelStats): boolean =>
   stats.ops.every((op) => op.source === "wasm" || op.source === "wgsl" || op.refused > 0);
 
 /**
- * Runs the model on `feeds` until every op runs the gateway's kernel ({@link onServedKernels}),
- * at most `maxSeconds`; returns the last run's outputs and stats. For the benches and tests that
- * time or check the served kernels rather than the first inference.
+ * Runs the model on `feeds` until its stats say `done`, at most `maxSeconds`, a turn apart (for
+ * what is checked in the background: the Welcome's kernels, the kept ones); returns the last run's
+ * outputs and stats.
  */
-export async function runUntilServed(model: Model, feeds: Record<string, TensorLike>, maxSeconds = 60) {
+export async function runUntil(model: Model, feeds: Record<string, TensorLike>, done: (stats: ModelStats) => boolean, maxSeconds = 60) {
   const deadline = performance.now() + maxSeconds * 1000;
   for (;;) {
     const outputs = await model.run(feeds);
     const stats = model.stats();
-    if (onServedKernels(stats) || performance.now() > deadline) return { outputs, stats };
+    if (done(stats) || performance.now() > deadline) return { outputs, stats };
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * Runs the model until every op runs the gateway's kernel ({@link onServedKernels}): for the
+ * benches and tests that time or check the served kernels rather than the first inference.
+ */
+export const runUntilServed = (model: Model, feeds: Record<string, TensorLike>, maxSeconds = 60) =>
+  runUntil(model, feeds, onServedKernels, maxSeconds);
 
 /** What tuning did to the whole model, from its run timeline. */
 export interface Convergence {

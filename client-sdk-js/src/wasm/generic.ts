@@ -139,25 +139,25 @@ function bindProduct(op: OpSpec, arena: Arena, on: OnArena, { operands, weights 
 function widen(op: OpSpec, dims: MatMulDims, arena: Arena, on: OnArena, weight: Weight | undefined,
   valuesOf: (name: string) => Float32Array | undefined, releases: (() => void)[]): number {
   const floats = dims.k * dims.n;
-  const shared = weight && on.widened.get(weight);
-  if (shared) {
-    shared.binds++;
-  } else {
+  const widened = (): number => {
     const offset = arena.alloc(floats * 4);
     arena.f32(offset, floats).set(widenedB(op, dims, (name) => {
       const words = valuesOf(name);
       return words && operandView(op, name, words);
     }));
-    if (!weight) {
-      releases.push(() => arena.release(offset, floats * 4));
-      return offset;
-    }
-    on.widened.set(weight, { offset, floats, binds: 1 });
+    return offset;
+  };
+  if (!weight) { // an activation's B: this bind's own copy
+    const offset = widened();
+    releases.push(() => arena.release(offset, floats * 4));
+    return offset;
   }
-  const entry = on.widened.get(weight!)!;
+  let entry = on.widened.get(weight);
+  if (!entry) on.widened.set(weight, entry = { offset: widened(), floats, binds: 0 });
+  entry.binds++;
   releases.push(() => {
     if (--entry.binds > 0) return;
-    on.widened.delete(weight!);
+    on.widened.delete(weight);
     arena.release(entry.offset, entry.floats * 4);
   });
   return entry.offset;

@@ -86,12 +86,7 @@ for (const engine of ENGINES) {
       const reloaded = await later.evaluate(async ({ gateway, fingerprint, seq, model: url }) => {
         const j = (globalThis as unknown as { jitzoo: Jitzoo }).jitzoo;
         const model = await j.loadModel(url, { gateway, fingerprint, threads: 2, tuning: { budget: 0 } });
-        const feeds = j.feedsFor(model, seq);
-        for (const end = Date.now() + 60_000; ;) {
-          await model.run(feeds);
-          if (model.stats().ops.every((o) => o.restored) || Date.now() > end) break;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await j.runUntil(model, j.feedsFor(model, seq), (s) => s.ops.every((o) => o.restored));
         const ops = model.stats().ops.map((o) => ({ key: o.key, kernelId: o.kernelId, restored: o.restored }));
         await model.close();
         return ops;

@@ -169,12 +169,7 @@ function compareInPage(page: EnginePage, o: Options, fingerprint: string) {
     const feeds = jitzoo.feedsFor(onMain, seq);
     const ortFeeds = toOrt(feeds);
     // both take the kept kernels (checked while their first runs go on the generic ones) before any is timed
-    for (const model of [inWorker, onMain]) {
-      for (const end = performance.now() + 60_000; performance.now() < end && !model.stats().ops.every((op) => op.restored);) {
-        await model.run(feeds);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    }
+    for (const model of [inWorker, onMain]) await jitzoo.runUntil(model, feeds, (s) => s.ops.every((op) => op.restored));
     const samples = { worker: [] as number[], main: [] as number[], ort: [] as number[] };
     let error = 0;
     for (let r = 0; r <= rounds; r++) { // round 0 warms every path up, untimed

@@ -84,12 +84,12 @@ export const chromiumPath = () => process.env.JITZOO_CHROMIUM ?? "/usr/bin/chrom
 
 /** What a page's `globalThis.jitzoo` is: the public API and the page helpers. */
 export type PageSdk = typeof import("@jitzoo/client") & Pick<typeof import("@jitzoo/client/internal"),
-  "feedsFor" | "maxRelativeError" | "median" | "probeFeatures" | "decodeModel" | "decoderLayout" | "generateTokens" | "runUntilServed" | "genericModuleBytes">;
+  "feedsFor" | "maxRelativeError" | "median" | "probeFeatures" | "decodeModel" | "decoderLayout" | "generateTokens" | "runUntil" | "runUntilServed" | "genericModuleBytes">;
 
 /** What pages get beside the public API: the SDK's own helpers, bundled from its internal entry. */
 async function pageHelpers(): Promise<string> {
   const result = await build({
-    stdin: { contents: `export { feedsFor, maxRelativeError, median, probeFeatures, decodeModel, decoderLayout, generateTokens, runUntilServed, genericModuleBytes } from "./internal.js";`, loader: "js", resolveDir: DIST },
+    stdin: { contents: `export { feedsFor, maxRelativeError, median, probeFeatures, decodeModel, decoderLayout, generateTokens, runUntil, runUntilServed, genericModuleBytes } from "./internal.js";`, loader: "js", resolveDir: DIST },
     bundle: true, format: "esm", write: false, logLevel: "silent",
   });
   return result.outputFiles[0].text;
