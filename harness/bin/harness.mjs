@@ -13,10 +13,11 @@ import { microbench } from '../src/microbench.mjs';
 
 const USAGE = `usage: harness <command> [options]
 
-  check DIR... [--junit FILE] [--suite NAME] [--adapter swiftshader|gpu]
+  check DIR... [--junit FILE] [--suite NAME] [--adapter swiftshader|gpu] [--json]
       run every kernel (.wasm in V8, .wgsl in Dawn) on seeded inputs against the float64
       reference; fails when one is off by more than ${TOLERANCE}, leaves an element of C
-      unwritten, or (Wasm) writes outside C; WebGPU itself keeps shaders inside their buffers
+      unwritten, or (Wasm) writes outside C; WebGPU itself keeps shaders inside their buffers;
+      --json: kernels checked and failed, the worst error, the median and total time
   check-plans DIR PLANS [--junit FILE] [--suite NAME]
       every uKernel of DIR (\`space dynamic --requests\`, compiled) and every plan of PLANS
       (\`space dynamic\`'s JSON) run on row slices of one memory, against the float64 reference
@@ -65,7 +66,17 @@ async function check(dirs, values) {
   const failed = results.filter((r) => !r.ok);
   const worst = Math.max(0, ...results.filter((r) => r.ok).map((r) => r.error));
   const backends = [...new Set(cases.map((c) => c.backend))].join(', ');
+  const ms = results.map((r) => r.ms).sort((a, b) => a - b);
+  const medianMs = ms.length ? ms[Math.floor(ms.length / 2)] : 0;
+  const totalS = ms.reduce((t, m) => t + m, 0) / 1000;
   console.log(`${results.length - failed.length}/${results.length} kernels (${backends}) match the reference; worst relative error ${worst.toExponential(2)}`);
+  console.log(`${totalS.toFixed(1)} s in all, median ${medianMs.toFixed(1)} ms a kernel (build, run and compare)`);
+  if (values.json) {
+    console.log(JSON.stringify({
+      kernels_checked: results.length, kernels_failed: failed.length, worst_relative_error: worst,
+      median_check_ms: Number(medianMs.toFixed(1)), total_s: Number(totalS.toFixed(1)),
+    }));
+  }
   return failed.length ? 1 : 0;
 }
 

@@ -3,6 +3,7 @@ package dev.jitzoo.cli.bench;
 import dev.jitzoo.cli.suite.Models;
 import dev.jitzoo.cli.suite.Prereqs;
 import dev.jitzoo.cli.suite.Suite;
+import dev.jitzoo.cli.test.TestCli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Unmatched;
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Benchmarks that print figures side by side; --json prints them as one JSON object on the last line.",
         subcommands = {BenchCli.Kernels.class, BenchCli.Passes.class, BenchCli.Codegen.class, BenchCli.Space.class,
-                BenchCli.Dynamic.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Exports.class, BenchCli.Generate.class, BenchCli.Extended.class,
+                BenchCli.Dynamic.class, BenchCli.Sweep.class, BenchCli.SpaceSize.class, BenchCli.Model.class, BenchCli.Exports.class, BenchCli.Generate.class, BenchCli.Extended.class,
                 BenchCli.Browser.class, BenchCli.WebGpu.class, BenchCli.ZooLoad.class, BenchCli.GatewayLoad.class, BenchCli.Scale.class})
 public final class BenchCli {
 
@@ -204,6 +205,37 @@ public final class BenchCli {
         }
     }
 
+    @Command(name = "sweep", description = "every kernel of the kernels and wgsl test stages at full size (the stages cut the "
+            + "products' shapes): the paper grids and every bundled device's lite space of K0..K3 at BERT-base's shapes, the "
+            + "quantized, float16-weight and conv spaces at MiniLM's and convnets' shapes, odd shapes and split kernels, each "
+            + "checked against the float64 reference, Wasm in V8 and WGSL in Dawn (tens of minutes; --backend wasm|wgsl|all; "
+            + "harness options: --adapter swiftshader|gpu, --json)")
+    static final class Sweep extends Bench {
+        @Option(names = "--backend", defaultValue = "all", description = "wasm, wgsl or all (default: ${DEFAULT-VALUE})")
+        String backend;
+
+        @Override
+        public void run() {
+            if (!List.of("wasm", "wgsl", "all").contains(backend)) {
+                throw new IllegalArgumentException("--backend must be wasm, wgsl or all, got '" + backend + "'");
+            }
+            Prereqs prereqs = new Prereqs(suite);
+            prereqs.harness();
+            Map<String, String> env = backend.equals("wasm") ? Map.of() : prereqs.webgpu();
+            inTempDir(dir -> {
+                List<String> args = new ArrayList<>(List.of("check"));
+                if (!backend.equals("wgsl")) {
+                    args.add(TestCli.writeWasmCases(suite, dir, false));
+                }
+                if (!backend.equals("wasm")) {
+                    args.add(TestCli.writeWgslCases(suite, dir, false));
+                }
+                Suite.say("each kernel run on seeded inputs and compared (progress every 50)");
+                suite.harness("bench sweep", env, harnessArgs(args.toArray(String[]::new)));
+            });
+        }
+    }
+
     @Command(name = "space-size", description = "lite space size of K0..K3 on every bundled device beside the naive space "
             + "and the paper's Table 6")
     static final class SpaceSize extends Bench {
@@ -261,7 +293,7 @@ public final class BenchCli {
     }
 
     @Command(name = "extended", description = "on a private stack: kernels and time until a new device kind's incumbent is "
-            + "within 5% of its best, alone in the zoo and with a similar kind's results")
+            + "within 5%% of its best, alone in the zoo and with a similar kind's results")
     static final class Extended extends Bench {
         @Override
         public void run() {

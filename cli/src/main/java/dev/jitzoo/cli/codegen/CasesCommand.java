@@ -15,6 +15,7 @@ import dev.jitzoo.compiler.kernel.WasmCompiler;
 import dev.jitzoo.compiler.wasm.passes.Pass;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
+import dev.jitzoo.proto.rules.OpRules;
 import dev.jitzoo.proto.rules.PaperKernels;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -71,6 +72,11 @@ final class CasesCommand implements Callable<Integer> {
             + "`./jitzoo space cases` (one {\"label\", \"request\"} JSON object per line), those of --backend; "
             + "labels.json in --out maps each label to its file")
     Path requests;
+
+    @Option(names = "--cut", description = "products on cut shapes (the test stages' sets): along M, K and N two of the "
+            + "schedule's blocks plus the real extent's remainder, at most 3 batches; every loop, edge, workgroup and "
+            + "split unit of the real shape at a fraction of its work (`./jitzoo bench sweep` checks them at full size)")
+    boolean cut;
 
     private Backends.Backend chosen;
 
@@ -170,6 +176,9 @@ final class CasesCommand implements Callable<Integer> {
             }
             if (!kernel.backend().name().equals(chosen.name())) {
                 continue;
+            }
+            if (cut) {
+                kernel = new KernelRequest(kernel.backend(), cut(kernel.op(), kernel.schedule()), kernel.schedule(), kernel.limits());
             }
             String file = files.get(kernel.kernelId());
             if (file == null) {
@@ -336,8 +345,54 @@ final class CasesCommand implements Callable<Integer> {
 
     /** Writes one kernel of the chosen backend as {@code LABEL-ID.EXT} with its metadata. */
     private void write(String label, Op op, Schedule schedule, Set<Pass> passes) throws IOException {
-        GeneratedKernel kernel = chosen.compile(op, schedule, passes);
+        GeneratedKernel kernel = chosen.compile(cut(op, schedule), schedule, passes);
         Artifacts.write(kernel, out.resolve(label + "-" + kernel.kernelId() + "." + chosen.extension));
+    }
+
+    /**
+     * The op on the shape {@code --cut} gives it with this schedule: along each of M, K and N two blocks
+     * plus the real extent's remainder, a block being the schedule's cache or workgroup tile (64 where
+     * it sets none) rounded up to a multiple of its register tile, k step and split grain; at most 3
+     * batches. Every loop, edge, workgroup and split unit of the real shape is taken, at a fraction of
+     * its work. Ops other than products stay as they are.
+     */
+    private Op cut(Op op, Schedule s) {
+        if (!cut || !op.kind().matmul && !OpRules.hasCompactWeights(op.kind().wire)) {
+            return op;
+        }
+        Split split = s.split();
+        int rowsGrain = split.axis() == Split.Axis.ROWS ? split.grain() : 1;
+        int columnsGrain = split.axis() == Split.Axis.COLUMNS ? split.grain() : 1;
+        List<Integer> dims = new ArrayList<>(op.dims());
+        int m = op.kind().rank - 3;
+        dims.set(m, cut(op.m(), lcm(orDefault(s.y1()), Math.max(1, s.y0()), rowsGrain)));
+        dims.set(m + 1, cut(op.k(), lcm(orDefault(s.r1()), Math.max(1, s.r0()) * Math.max(1, s.unroll()))));
+        dims.set(m + 2, cut(op.n(), lcm(orDefault(s.x1()), Math.max(1, s.x0()), columnsGrain)));
+        if (m > 0) {
+            dims.set(0, Math.min(op.batch(), 3));
+        }
+        return new Op(op.kind(), dims, op.transposeB(), op.broadcastB(), op.epilogue(), op.epsilon(), op.window());
+    }
+
+    private static int orDefault(int block) {
+        return block > 0 ? block : 64;
+    }
+
+    private static int lcm(int... values) {
+        long l = 1;
+        for (int v : values) {
+            l = l / gcd(l, v) * v;
+        }
+        return (int) Math.min(l, Integer.MAX_VALUE / 4);
+    }
+
+    private static long gcd(long a, long b) {
+        return b == 0 ? a : gcd(b, a % b);
+    }
+
+    /** Two blocks and the extent's remainder, never more than the extent. */
+    private static int cut(int extent, int block) {
+        return (int) Math.min(extent, extent % block + 2L * block);
     }
 
     /** 1 when written; 0 when the compiler refuses a drawn schedule (say, over a limit), which is not a case. */

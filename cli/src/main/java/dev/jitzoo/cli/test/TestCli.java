@@ -134,16 +134,9 @@ public final class TestCli implements Callable<Integer> {
             Suite.say("generated Wasm kernels in V8: K0..K3 candidates (paper grid, and every lite-space candidate of each "
                     + "bundled device), every int8, 4-bit, float16-weight and conv lite-space candidate on MiniLM's, convnets' and odd shapes (unsplit, and split for 2 threads), "
                     + "one-row products split by columns for 2 threads, "
-                    + "odd shapes, split kernels (1 to 4 workers, share by share and on threads), the microbenchmark pairs");
-            String wasm = cases.resolve("wasm").toString();
-            suite.jitzoo("codegen", "cases", "--out", wasm, "--set", "all");
-            suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl", "--op", "K0,K1,K2,K3," + INT8_CASES + "," + Q4_CASES + "," + F16_CASES
-                    + "," + CONV_CASES);
-            suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wasm);
-            suite.jitzoo("space", "cases", "--out", cases + "/space-quantized-2t.jsonl", "--op", INT8_CASES + "," + Q4_CASES + "," + F16_CASES
-                    + "," + CONV_CASES + "," + DECODE_CASES,
-                    "--backend", "wasm", "--threads", "2");
-            suite.jitzoo("codegen", "cases", "--requests", cases + "/space-quantized-2t.jsonl", "--out", wasm);
+                    + "odd shapes, split kernels (1 to 4 workers, share by share and on threads), the microbenchmark pairs; "
+                    + "products on cut shapes (every block, edge and split unit of the real ones; `./jitzoo bench sweep` runs them at full size)");
+            String wasm = writeWasmCases(suite, cases, true);
             suite.jitzoo("codegen", "microbench", "--out", cases + "/microbench", "--op", "K0");
             suite.harness("Wasm kernels in V8", "check", wasm, cases + "/microbench", "--junit",
                     results.resolve("wasm-v8.xml").toString(), "--suite", "kernels.wasm.v8");
@@ -172,18 +165,57 @@ public final class TestCli implements Callable<Integer> {
         Map<String, String> webgpu = prereqs.webgpu();
         Path results = harnessResults();
         inCases(cases -> {
-            Suite.say("generated WGSL kernels compiled by Tint and run on SwiftShader (Dawn): K0..K3 candidates, odd "
-                    + "shapes, a GPU's whole conv space on three windows and its float16-weight and 4-bit matmul spaces (several minutes)");
-            String wgsl = cases.resolve("wgsl").toString();
-            suite.jitzoo("codegen", "cases", "--out", wgsl, "--set", "all", "--backend", "wgsl");
-            suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
-            suite.jitzoo("codegen", "cases", "--requests", cases + "/space.jsonl", "--out", wgsl, "--backend", "wgsl");
-            suite.jitzoo("space", "cases", "--out", cases + "/conv.jsonl", "--op", CONV_WGSL_CASES + "," + COMPACT_WGSL_CASES, "--backend", "webgpu",
-                    "--device", "nvidia-ampere-webgpu");
-            suite.jitzoo("codegen", "cases", "--requests", cases + "/conv.jsonl", "--out", wgsl, "--backend", "wgsl");
+            Suite.say("generated WGSL kernels compiled by Tint and run on SwiftShader (Dawn): the paper grid and every bundled GPU's "
+                    + "lite space of K0..K3 on cut shapes (every block, edge and loop of the real ones; `./jitzoo bench sweep` runs "
+                    + "them at full size), odd shapes, a GPU's whole conv space on three windows and its float16-weight and 4-bit "
+                    + "matmul spaces (a few minutes)");
+            String wgsl = writeWgslCases(suite, cases, true);
             suite.harness("WGSL kernels in Dawn", webgpu, "check", wgsl, "--junit", results.resolve("wgsl-dawn.xml").toString(),
                     "--suite", "kernels.wgsl.swiftshader");
         });
+    }
+
+    /**
+     * The kernels stage's Wasm kernels, written to {@code cases/wasm}: the paper grid, odd shapes and split kernels, every
+     * bundled device's lite space of K0..K3, the quantized, float16-weight and conv spaces (one thread, and split for two),
+     * one-row products split by columns; products on cut shapes when {@code cut} (the stage), at full size otherwise
+     * ({@code bench sweep}). Returns the folder.
+     */
+    public static String writeWasmCases(Suite suite, Path cases, boolean cut) {
+        String wasm = cases.resolve("wasm").toString();
+        List<String> codegen = cut ? List.of("codegen", "cases", "--cut") : List.of("codegen", "cases");
+        suite.jitzoo(with(codegen, "--out", wasm, "--set", "all"));
+        suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl", "--op", "K0,K1,K2,K3," + INT8_CASES + "," + Q4_CASES + "," + F16_CASES
+                + "," + CONV_CASES);
+        suite.jitzoo(with(codegen, "--requests", cases + "/space.jsonl", "--out", wasm));
+        suite.jitzoo("space", "cases", "--out", cases + "/space-quantized-2t.jsonl", "--op", INT8_CASES + "," + Q4_CASES + "," + F16_CASES
+                + "," + CONV_CASES + "," + DECODE_CASES,
+                "--backend", "wasm", "--threads", "2");
+        suite.jitzoo(with(codegen, "--requests", cases + "/space-quantized-2t.jsonl", "--out", wasm));
+        return wasm;
+    }
+
+    /**
+     * The wgsl stage's kernels, written to {@code cases/wgsl}: the WGSL paper grid and odd shapes, every bundled
+     * device's lite space of K0..K3, a GPU's conv and compact-weight spaces; K0..K3 on cut shapes when {@code cut}
+     * (the stage), at full size otherwise ({@code bench sweep}). Returns the folder.
+     */
+    public static String writeWgslCases(Suite suite, Path cases, boolean cut) {
+        String wgsl = cases.resolve("wgsl").toString();
+        List<String> codegen = cut ? List.of("codegen", "cases", "--backend", "wgsl", "--cut") : List.of("codegen", "cases", "--backend", "wgsl");
+        suite.jitzoo(with(codegen, "--out", wgsl, "--set", "all"));
+        suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
+        suite.jitzoo(with(codegen, "--requests", cases + "/space.jsonl", "--out", wgsl));
+        suite.jitzoo("space", "cases", "--out", cases + "/conv.jsonl", "--op", CONV_WGSL_CASES + "," + COMPACT_WGSL_CASES, "--backend", "webgpu",
+                "--device", "nvidia-ampere-webgpu");
+        suite.jitzoo(with(codegen, "--requests", cases + "/conv.jsonl", "--out", wgsl));
+        return wgsl;
+    }
+
+    private static String[] with(List<String> head, String... tail) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(List.of(tail));
+        return all.toArray(String[]::new);
     }
 
     private void e2e() {

@@ -143,4 +143,33 @@ class CodegenCliTest extends CliTestSupport {
         assertEquals(2, run("cases", "--requests", refused.toString(), "--out", out.toString()));
         assertTrue(err.toString().contains("line 1 is not a {label, request} object"), err.toString());
     }
+
+    @Test
+    void cutShapesKeepEveryBlockEdgeAndSplitUnitOfTheRealOne() throws IOException {
+        String head = "{\"label\":\"%s\",\"request\":{\"op\":{\"kind\":\"%s\",\"shape\":%s},\"schedule\":%s,\"backend\":\"%s\"}}";
+        Path requests = dir.resolve("cut.jsonl");
+        Files.write(requests, List.of(
+                // rows in tiles of 6: the M block is 192, so 640 keeps its remainder 64 and two blocks
+                String.format(head, "k1", "OP_KIND_MATMUL", "[640,768,3072]", "{\"x0\":8,\"y0\":6,\"vectorize\":true,\"unroll\":2}", "BACKEND_WASM"),
+                // units of 66 rows: M stays whole; columns in tiles of 12: the N block is 192
+                String.format(head, "q4", "OP_KIND_MATMUL_Q4", "[128,384,1536]", "{\"x0\":12,\"y0\":4,\"vectorize\":true,\"unroll\":1,\"relaxedSimd\":true,\"packB\":true,\"columnsOuter\":true,"
+                        + "\"splitAxis\":\"SPLIT_AXIS_ROWS\",\"splitGrain\":66}", "BACKEND_WASM"),
+                // extents under two blocks stay; batches are cut to 3
+                String.format(head, "odd", "OP_KIND_BATCH_MATMUL", "[12,100,40,3]", "{\"x0\":4,\"y0\":2,\"vectorize\":true}", "BACKEND_WASM"),
+                // on WGSL the blocks are the workgroup's: 32 rows, 64 columns, k tiles of 16
+                String.format(head, "gpu", "OP_KIND_MATMUL", "[384,768,770]", "{\"x0\":4,\"y0\":2,\"x1\":64,\"y1\":32,\"r1\":16,"
+                        + "\"vectorize\":true,\"unroll\":4}", "BACKEND_WGSL")));
+        Path out = dir.resolve("cut");
+        assertEquals(0, run("cases", "--requests", requests.toString(), "--out", out.toString(), "--cut"), err.toString());
+        assertEquals(0, run("cases", "--requests", requests.toString(), "--out", out.toString(), "--cut", "--backend", "wgsl"), err.toString());
+        Map<String, String> shapes = new java.util.TreeMap<>();
+        for (Path meta : files(out, ".json")) {
+            String name = meta.getFileName().toString();
+            if (!name.equals("labels.json")) {
+                String json = Files.readString(meta);
+                shapes.put(name.substring(0, name.indexOf('-')), json.substring(json.indexOf("\"shape\":") + 8, json.indexOf(']', json.indexOf("\"shape\":")) + 1));
+            }
+        }
+        assertEquals(Map.of("k1", "[448,128,128]", "q4", "[128,128,384]", "odd", "[3,100,40,3]", "gpu", "[64,32,130]"), shapes);
+    }
 }
