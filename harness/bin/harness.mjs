@@ -10,6 +10,7 @@ import { measurePeak } from '../src/peak.mjs';
 import { benchSpace } from '../src/space.mjs';
 import { benchDynamic, checkPlans } from '../src/dynamic.mjs';
 import { microbench } from '../src/microbench.mjs';
+import { median } from '../src/timing.mjs';
 
 const USAGE = `usage: harness <command> [options]
 
@@ -66,8 +67,8 @@ async function check(dirs, values) {
   const failed = results.filter((r) => !r.ok);
   const worst = Math.max(0, ...results.filter((r) => r.ok).map((r) => r.error));
   const backends = [...new Set(cases.map((c) => c.backend))].join(', ');
-  const ms = results.map((r) => r.ms).sort((a, b) => a - b);
-  const medianMs = ms.length ? ms[Math.floor(ms.length / 2)] : 0;
+  const ms = results.map((r) => r.ms);
+  const medianMs = ms.length ? median(ms) : 0;
   const totalS = ms.reduce((t, m) => t + m, 0) / 1000;
   console.log(`${results.length - failed.length}/${results.length} kernels (${backends}) match the reference; worst relative error ${worst.toExponential(2)}`);
   console.log(`${totalS.toFixed(1)} s in all, median ${medianMs.toFixed(1)} ms a kernel (build, run and compare)`);

@@ -184,7 +184,7 @@ public final class TestCli implements Callable<Integer> {
      */
     public static String writeWasmCases(Suite suite, Path cases, boolean cut) {
         String wasm = cases.resolve("wasm").toString();
-        List<String> codegen = cut ? List.of("codegen", "cases", "--cut") : List.of("codegen", "cases");
+        List<String> codegen = codegenCases(cut);
         suite.jitzoo(with(codegen, "--out", wasm, "--set", "all"));
         suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl", "--op", "K0,K1,K2,K3," + INT8_CASES + "," + Q4_CASES + "," + F16_CASES
                 + "," + CONV_CASES);
@@ -203,7 +203,7 @@ public final class TestCli implements Callable<Integer> {
      */
     public static String writeWgslCases(Suite suite, Path cases, boolean cut) {
         String wgsl = cases.resolve("wgsl").toString();
-        List<String> codegen = cut ? List.of("codegen", "cases", "--backend", "wgsl", "--cut") : List.of("codegen", "cases", "--backend", "wgsl");
+        List<String> codegen = codegenCases(cut, "--backend", "wgsl");
         suite.jitzoo(with(codegen, "--out", wgsl, "--set", "all"));
         suite.jitzoo("space", "cases", "--out", cases + "/space.jsonl");
         suite.jitzoo(with(codegen, "--requests", cases + "/space.jsonl", "--out", wgsl));
@@ -211,6 +211,16 @@ public final class TestCli implements Callable<Integer> {
                 "--device", "nvidia-ampere-webgpu");
         suite.jitzoo(with(codegen, "--requests", cases + "/conv.jsonl", "--out", wgsl));
         return wgsl;
+    }
+
+    /** {@code codegen cases} with these options, and {@code --cut} when cut. */
+    private static List<String> codegenCases(boolean cut, String... options) {
+        List<String> args = new ArrayList<>(List.of("codegen", "cases"));
+        args.addAll(List.of(options));
+        if (cut) {
+            args.add("--cut");
+        }
+        return args;
     }
 
     private static String[] with(List<String> head, String... tail) {
