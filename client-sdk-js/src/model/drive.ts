@@ -63,11 +63,12 @@ export async function runUntilSettled(model: Model, feeds: Record<string, Tensor
 
 /**
  * Whether every op runs a kernel the gateway served (or refused the one it was served and keeps
- * its own): a model's first runs are on its generic and reference kernels, swapped once the
- * Welcome's are checked.
+ * its own), and no step waits for a uKernel plan: a model's first runs are on its generic and
+ * reference kernels, swapped once the Welcome's are checked (a new length's MatMuls, once their
+ * uKernel plan has come).
  */
 export const onServedKernels = (stats: ModelStats): boolean =>
-  stats.ops.every((op) => op.source === "wasm" || op.source === "wgsl" || op.refused > 0);
+  stats.interimSteps === 0 && stats.ops.every((op) => op.source === "wasm" || op.source === "wgsl" || op.refused > 0);
 
 /**
  * Runs the model on `feeds` until its stats say `done`, at most `maxSeconds`, a turn apart (for

@@ -175,6 +175,12 @@ export interface ModelStats {
   hostSteps: number;
   /** MatMul and layer_norm steps of the latest run's plan run as uKernel calls over row slices (their rows changed between runs). */
   dynamicSteps: number;
+  /**
+   * MatMul and layer_norm steps of the latest run's plan whose rows changed, run on the generic
+   * (or reference) kernels while their uKernel plan is still asked for: the first run of a new
+   * length never waits for the gateway.
+   */
+  interimSteps: number;
   /** Why the model runs as it does (e.g. no gateway: the generic and reference kernels). */
   notes: string[];
   /** Every run so far. */

@@ -336,13 +336,16 @@ export interface DynamicMatmul {
 /**
  * Asks the gateway for the uKernel plan of each dynamic MatMul, one at a time, over as few
  * connections as its limit allows. An op the gateway cannot plan (refused, or the space down) is
- * left out of the map, with the reason logged; an unreachable gateway leaves the map empty.
+ * left out of the map, with the reason logged; an unreachable gateway leaves the map empty, and
+ * so does `signal` aborted before the answers (its connection closed).
  */
 export async function requestPlans(url: string, device: DeviceProfile, matmuls: readonly DynamicMatmul[], options: ClientOptions = {},
-  log: (line: string) => void = () => undefined): Promise<Map<DynamicMatmul, DynamicPlan>> {
+  log: (line: string) => void = () => undefined, signal?: AbortSignal): Promise<Map<DynamicMatmul, DynamicPlan>> {
   const plans = new Map<DynamicMatmul, DynamicPlan>();
-  for (let i = 0; i < matmuls.length; i += PlanLimit.REQUESTS_PER_CONNECTION) {
+  for (let i = 0; i < matmuls.length && !signal?.aborted; i += PlanLimit.REQUESTS_PER_CONNECTION) {
     const client = createClient(url, options);
+    const abort = () => client.close();
+    signal?.addEventListener("abort", abort);
     try {
       await client.ready();
       for (const m of matmuls.slice(i, i + PlanLimit.REQUESTS_PER_CONNECTION)) {
@@ -356,9 +359,10 @@ export async function requestPlans(url: string, device: DeviceProfile, matmuls: 
         }
       }
     } catch (e) {
-      log(`  uKernel plans not served (${(e as Error).message})`);
+      log(`  uKernel plans not served (${signal?.aborted ? "no longer asked for" : (e as Error).message})`);
       break;
     } finally {
+      signal?.removeEventListener("abort", abort);
       client.close();
     }
   }

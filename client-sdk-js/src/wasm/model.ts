@@ -18,7 +18,7 @@ import { probeDevice } from "../probe.js";
 import type { WorkerPool } from "../threads/pool.js";
 import { median } from "../timing.js";
 import { Arena, ArenaWeight, layOut, ModelWeight, type Lifetime } from "./arena.js";
-import { type Bindings, type Operand, type Weight } from "./kernels.js";
+import { type Bindings, type Bound, type Operand, type Weight } from "./kernels.js";
 import { baseKernel, genericUnavailable } from "./generic.js";
 import { KernelSlot, OpTuner } from "./op-tuner.js";
 
@@ -34,6 +34,13 @@ interface Plan {
   readonly read: () => Record<string, OutputTensor>;
   readonly hostSteps: number;
   readonly dynamicSteps: number;
+  /**
+   * Steps whose rows changed, run on their generic (or reference) kernels while the uKernel plan
+   * that would cover them is still asked for: once it is answered the plan goes stale, and its
+   * shapes' next run compiles them again (see {@link WasmModel.planDynamic}).
+   */
+  readonly interimSteps: number;
+  stale?: boolean;
   /** The held KV cache its pasts and presents are bound to (see {@link HeldCache}), if any. */
   readonly held?: HeldCache;
   /** Gives its activations' region and its kernels' bindings back (the plan is dropped). */
@@ -99,8 +106,14 @@ export class WasmModel extends GraphModel {
   /** The plan of the latest run. */
   private latest?: Plan;
   private readonly notes: string[] = [];
-  /** MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, and a MatMul's uKernel plan once asked for (null: not served). */
-  private readonly families = new Map<string, { firstRows: number; plan?: DynamicPlan | null }>();
+  /**
+   * MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, whether a MatMul's
+   * uKernel plan was asked for, and that plan once answered (null: not served).
+   */
+  private readonly families = new Map<string, { firstRows: number; asked?: boolean; plan?: DynamicPlan | null }>();
+  /** uKernel plans asked for and not answered yet (see planDynamic); close() stops waiting for them. */
+  private plansAsked = 0;
+  private readonly closing = new AbortController();
   private device?: Promise<DeviceProfile>;
   /** The KV cache of the generate() call under way, when this model holds it (see {@link holdCache}). */
   private held?: HeldCache;
@@ -147,6 +160,7 @@ export class WasmModel extends GraphModel {
 
   /** Waits for every report sent so far to be acknowledged (or refused), then closes the sessions. */
   close(): Promise<void> {
+    this.closing.abort();
     // sessions a decode step opened in the background are opened by then, and closed with the rest
     return this.opening.then(() => this.tuning.close());
   }
@@ -167,6 +181,7 @@ export class WasmModel extends GraphModel {
       ops: [...this.slots.values()].map((s) => this.tuning.opStats(s, s.kernel.source)),
       hostSteps: this.latest?.hostSteps ?? 0,
       dynamicSteps: this.latest?.dynamicSteps ?? 0,
+      interimSteps: this.latest?.interimSteps ?? 0,
       notes: [...this.notes, ...this.tuning.tunerNotes()],
       timeline: this.timeline.map((r) => ({ ...r })),
       settled: this.plans.size > 0 && this.settled,
@@ -208,8 +223,8 @@ export class WasmModel extends GraphModel {
     const shapes = inputShapes(this.graph, feeds);
     const key = JSON.stringify(shapes);
     let plan = this.plans.get(key);
-    if (plan && plan.held !== this.held) {
-      // bound to another cache (or to one freed since): compiled again for this one
+    if (plan && (plan.held !== this.held || plan.stale)) {
+      // bound to another cache (or to one freed since), or compiled before the uKernel plans it waited for: compiled again
       plan.release();
       this.plans.delete(key);
       plan = undefined;
@@ -220,7 +235,7 @@ export class WasmModel extends GraphModel {
       this.touched.clear();
       const folded = fold(this.graph, shapes);
       const program = fuse(folded, this.graph.outputs, { float16: this.graph.half });
-      if (this.options.gateway) await this.planDynamic(program);
+      if (this.options.gateway) this.planDynamic(program);
       plan = this.compile(shapes, folded, program);
       this.plans.set(key, plan);
       this.planOps.set(plan, [...this.touched]);
@@ -282,9 +297,9 @@ export class WasmModel extends GraphModel {
     this.opening = Promise.all([this.opening, opened]).then(() => undefined, () => undefined);
   }
 
-  /** Whether every op tunes no more (sessions still opening have ops to tune). */
+  /** Whether every op tunes no more (sessions still opening have ops to tune, a uKernel plan asked for has uKernels). */
   private get settled(): boolean {
-    return this.sessionsOpening === 0 && this.tuning.settled;
+    return this.sessionsOpening === 0 && this.plansAsked === 0 && this.tuning.settled;
   }
 
   /**
@@ -309,10 +324,12 @@ export class WasmModel extends GraphModel {
 
   /**
    * A MatMul met again with other rows than in the model's first plan has a dynamic M: asks the
-   * gateway once per MatMul for its uKernel plan over 1..dynamicRows. Those not served keep a
-   * kernel per length.
+   * gateway once per MatMul for its uKernel plan over 1..dynamicRows, without waiting for the
+   * answer. Until it comes, the steps it would cover run their generic kernels ({@link awaitsPlan});
+   * then the plans compiled meanwhile go stale and are compiled again at their next run. MatMuls
+   * it does not serve keep a kernel per length.
    */
-  private async planDynamic(program: FusedGraph): Promise<void> {
+  private planDynamic(program: FusedGraph): void {
     const most = this.options.dynamicRows ?? DEFAULT_DYNAMIC_ROWS;
     if (most < 1) return;
     const asks = new Map<string, DynamicMatmul>();
@@ -325,18 +342,50 @@ export class WasmModel extends GraphModel {
       if (rows === 1) continue;
       const known = this.families.get(family);
       if (!known) this.families.set(family, { firstRows: rows });
-      else if (step.op.kind === OpKind.MATMUL && known.plan === undefined && rows !== known.firstRows && !asks.has(family)) {
+      else if (step.op.kind === OpKind.MATMUL && !known.asked && rows !== known.firstRows) {
+        known.asked = true;
         asks.set(family, { op: withRows(step.op, most), lo: 1, hi: most });
       }
     }
     if (asks.size === 0) return;
-    const plans = await requestPlans(this.options.gateway!, await this.probe(), [...asks.values()], this.options.client, this.options.log);
-    for (const [family, ask] of asks) this.families.get(family)!.plan = plans.get(ask) ?? null;
-    this.options.log?.(`uKernel plans for ${plans.size} of ${asks.size} MatMuls whose rows changed`);
-    const missing = asks.size - plans.size;
-    if (missing) {
-      this.notes.push(`${missing} MatMul${missing > 1 ? "s" : ""} whose rows change run${missing > 1 ? "" : "s"} a kernel per length: the gateway served no uKernel plan for ${missing > 1 ? "them" : "it"}`);
-    }
+    this.plansAsked++;
+    const answer = (plans: ReadonlyMap<DynamicMatmul, DynamicPlan>) => {
+      for (const [family, ask] of asks) this.families.get(family)!.plan = plans.get(ask) ?? null;
+      for (const plan of this.plans.values()) if (plan.interimSteps) plan.stale = true;
+      this.options.log?.(`uKernel plans for ${plans.size} of ${asks.size} MatMuls whose rows changed`);
+      const missing = asks.size - plans.size;
+      if (missing) {
+        this.notes.push(`${missing} MatMul${missing > 1 ? "s" : ""} whose rows change run${missing > 1 ? "" : "s"} a kernel per length: the gateway served no uKernel plan for ${missing > 1 ? "them" : "it"}`);
+      }
+    };
+    const answered = this.probe()
+      .then((device) => requestPlans(this.options.gateway!, device, [...asks.values()], this.options.client, this.options.log, this.closing.signal))
+      .then(answer, (e: Error) => {
+        this.options.log?.(`  uKernel plans not served (${e.message})`);
+        answer(new Map());
+      })
+      .finally(() => this.plansAsked--);
+    this.opening = Promise.all([this.opening, answered]).then(() => undefined, () => undefined);
+  }
+
+  /**
+   * The family of a step whose rows changed since its first plan and may run as uKernel calls
+   * (a MatMul or a layer_norm, not one row); undefined for any other step.
+   */
+  private changedRows(step: KernelStep): { firstRows: number; asked?: boolean; plan?: DynamicPlan | null } | undefined {
+    const family = this.families.get(familyOf(step.op));
+    const rows = step.op.shape[0];
+    // one row (a decode step's) is an op of its own, met at every step: a matrix-vector product tuned as such
+    if (!family || rows === family.firstRows || rows === 1 || !ROW_SLICED.has(step.op.kind)) return undefined;
+    return family;
+  }
+
+  /** Whether a step whose rows changed waits for a uKernel plan still asked for (a layer_norm: any MatMul's). */
+  private awaitsPlan(step: KernelStep): boolean {
+    const family = this.changedRows(step);
+    if (!family) return false;
+    const families = step.op.kind === OpKind.MATMUL ? [family] : [...this.families.values()];
+    return families.some((f) => f.asked && f.plan === undefined);
   }
 
   /**
@@ -345,10 +394,9 @@ export class WasmModel extends GraphModel {
    * MatMul's plan (its uKernels are layer_norms of those rows).
    */
   private extentPlan(step: KernelStep): ExtentPlan | undefined {
-    const family = this.families.get(familyOf(step.op));
+    const family = this.changedRows(step);
+    if (!family) return undefined;
     const rows = step.op.shape[0];
-    // one row (a decode step's) is an op of its own, met at every step: a matrix-vector product tuned as such
-    if (!family || rows === family.firstRows || rows === 1 || !ROW_SLICED.has(step.op.kind)) return undefined;
     const plans = step.op.kind === OpKind.MATMUL ? [family.plan] : [...this.families.values()].map((f) => f.plan);
     for (const plan of plans) {
       const extent = plan ? plan.plans[rows - plan.lo] : undefined;
@@ -395,10 +443,12 @@ export class WasmModel extends GraphModel {
     this.graph.outputs.forEach((o) => touch(o, steps.length));
     // a dynamic MatMul's last uKernel call may run past its rows: A, C and the residual get room for the padded rows
     const dynamic = new Map<KernelStep, ExtentPlan>();
+    const interim = new Set<KernelStep>();
     const paddedBytes = new Map<string, number>();
     for (const s of steps) {
       if (s.kind !== "kernel") continue;
       const plan = this.extentPlan(s);
+      if (!plan && this.awaitsPlan(s)) interim.add(s);
       if (!plan) continue;
       dynamic.set(s, plan);
       for (const [name, cols] of rowOperands(s.op)) {
@@ -444,10 +494,17 @@ export class WasmModel extends GraphModel {
       uses.push([slot, call]);
       return call;
     };
+    // a step waiting for its uKernel plan runs its base kernel, with no slot: no op of that length is tuned
+    const interimBound: Bound[] = [];
+    const interimCall = (s: KernelStep) => {
+      const bound = baseKernel(s.op, this.arena).bind(bindings(s));
+      interimBound.push(bound);
+      return bound.call;
+    };
     const calls = steps.map((s): (() => void) => {
       if (s.kind === "kernel") {
         const plan = dynamic.get(s);
-        const call = plan ? this.uKernelCalls(s, plan, bindings(s), use) : use(this.slotFor(s), bindings(s));
+        const call = plan ? this.uKernelCalls(s, plan, bindings(s), use) : interim.has(s) ? interimCall(s) : use(this.slotFor(s), bindings(s));
         if (!half.has(s.operands.C) || s.op.epilogue.at(-1)?.kind === EpilogueKind.ROUND_HALF) return call; // rounded in the kernel
         const c = operand(s.operands.C);
         return () => { call(); roundToHalfInPlace(this.arena.f32(c.offset, c.floats)); };
@@ -480,9 +537,11 @@ export class WasmModel extends GraphModel {
     return {
       hostSteps: steps.length - steps.filter((s) => s.kind === "kernel").length,
       dynamicSteps: dynamic.size,
+      interimSteps: interim.size,
       held: cached.size ? this.held : undefined,
       release: () => {
         for (const [slot, call] of uses) slot.release(call);
+        for (const bound of interimBound) bound.release();
         if (--block.plans === 0 && block !== this.block) this.arena.release(block.offset, block.bytes);
       },
       write: (feeds) => {

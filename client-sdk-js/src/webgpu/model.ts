@@ -269,6 +269,7 @@ export class GpuModel extends GraphModel {
       ops: [...this.slots.values()].map((s) => this.tuning.opStats(s, "wgsl")),
       hostSteps: this.latest?.hostSteps ?? 0,
       dynamicSteps: 0,
+      interimSteps: 0,
       notes: [...this.notes, ...this.tuning.tunerNotes()],
       timeline: this.timeline.map((r) => ({ ...r })),
       settled: this.plans.size > 0 && this.tuning.settled,

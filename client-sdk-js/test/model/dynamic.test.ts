@@ -45,8 +45,14 @@ describe("a MatMul whose rows change between runs", () => {
     await runChecked(model, 16); // the first plan: a kernel for 16 rows (the generic one until the Welcome's is checked)
     await vi.waitFor(() => expect(model.stats().ops[0].source).toBe("wasm"), { timeout: 10_000 });
     expect(model.stats().dynamicSteps).toBe(0);
-    // 8+4 (one padded row), 4 (one), the first plan again (its own kernel), 8·3+4·2 (three)
-    for (const [m, dynamicSteps] of [[11, 1], [3, 1], [16, 0], [29, 1]]) {
+    // the first new length asks for the plan and runs its generic kernel meanwhile; once answered, 8+4 (one padded row)
+    await runChecked(model, 11);
+    await vi.waitFor(async () => {
+      await runChecked(model, 11);
+      expect(model.stats().dynamicSteps).toBe(1);
+    }, { timeout: 10_000 });
+    // 4 (one), the first plan again (its own kernel), 8·3+4·2 (three)
+    for (const [m, dynamicSteps] of [[3, 1], [16, 0], [29, 1]]) {
       await runChecked(model, m);
       expect(model.stats().dynamicSteps, `${m} rows`).toBe(dynamicSteps);
     }
@@ -68,12 +74,58 @@ describe("a MatMul whose rows change between runs", () => {
     });
     const lines: string[] = [];
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
-    for (const m of [16, 11, 7]) await runChecked(model, m);
+    for (const m of [16, 11]) await runChecked(model, m);
+    await vi.waitFor(() => expect(model.stats().notes).toHaveLength(1), { timeout: 10_000 });
+    for (const m of [11, 7]) await runChecked(model, m);
     expect(model.stats().dynamicSteps).toBe(0);
     expect(model.stats().ops.map((o) => o.key).sort()).toEqual(["matmul|11x32x24", "matmul|16x32x24", "matmul|7x32x24"]);
     expect(lines.join("\n")).toMatch(/no uKernel plan for matmul\|512x32x24 over 1\.\.512: .*the fake gateway plans nothing/);
     expect(model.stats().notes).toEqual(["1 MatMul whose rows change runs a kernel per length: the gateway served no uKernel plan for it"]);
     expect(gateway.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1);
     await model.close();
+  });
+
+  it("never waits for the uKernel plan: new lengths run the generic kernel, with no op of their own, until it comes", async () => {
+    gateway = await FakeGateway.start({
+      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
+      offers: [],
+      plan,
+      holdPlans: true,
+    });
+    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", dynamicRows: 64 });
+    await runChecked(model, 16);
+    for (const m of [11, 29, 11]) {
+      await runChecked(model, m);
+      expect([model.stats().dynamicSteps, model.stats().interimSteps], `${m} rows`).toEqual([0, 1]);
+    }
+    await vi.waitFor(() => expect(gateway!.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1));
+    expect(model.stats().settled).toBe(false); // a uKernel plan asked for still has uKernels to tune
+    expect(model.stats().ops.map((o) => o.key)).toEqual(["matmul|16x32x24"]);
+    gateway.releasePlans();
+    // the plans compiled meanwhile are compiled again at their next run, on the uKernels
+    await vi.waitFor(async () => {
+      await runChecked(model, 11);
+      expect([model.stats().dynamicSteps, model.stats().interimSteps]).toEqual([1, 0]);
+    }, { timeout: 10_000 });
+    await runChecked(model, 29);
+    expect([model.stats().dynamicSteps, model.stats().interimSteps]).toEqual([1, 0]);
+    expect(model.stats().ops.map((o) => o.key).sort()).toEqual(["matmul|16x32x24", "matmul|4x32x24", "matmul|8x32x24"]);
+    expect(gateway.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1);
+    await model.close();
+  });
+
+  it("closes without waiting for a uKernel plan the gateway never answers", async () => {
+    gateway = await FakeGateway.start({
+      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
+      offers: [],
+      plan,
+      holdPlans: true,
+    });
+    const lines: string[] = [];
+    const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
+    for (const m of [16, 11]) await runChecked(model, m);
+    await vi.waitFor(() => expect(gateway!.received.filter((f) => f.frame.case === "planRequest")).toHaveLength(1));
+    await model.close();
+    expect(lines.join("\n")).toMatch(/uKernel plans not served \(no longer asked for\)/);
   });
 });

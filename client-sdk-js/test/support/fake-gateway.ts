@@ -30,6 +30,8 @@ export interface FakeGatewayOptions {
   holdWelcomes?: boolean;
   /** The answer to a PlanRequest; without it every PlanRequest is refused with INVALID_PLAN_REQUEST. */
   plan?: (request: PlanRequest) => MessageInitShape<typeof DynamicPlanSchema>;
+  /** Hold every answer to a PlanRequest until {@link FakeGateway.releasePlans}. */
+  holdPlans?: boolean;
 }
 
 const key = (op: OpSpec | undefined) => `${op?.kind}:${op?.shape.join(",")}`;
@@ -56,10 +58,13 @@ export class FakeGateway {
   private dropped = false;
   /** Welcomes held back (see holdWelcomes), to send on release. */
   private held: (() => void)[] | undefined;
+  /** Answers to PlanRequests held back (see holdPlans), to send on release. */
+  private heldPlans: (() => void)[] | undefined;
   private unavailable = 0;
 
   private constructor(private readonly server: WebSocketServer, private readonly options: FakeGatewayOptions) {
     if (options.holdWelcomes) this.held = [];
+    if (options.holdPlans) this.heldPlans = [];
     server.on("connection", (ws, request) => {
       this.requested.push(request.url ?? "");
       this.serve(ws);
@@ -74,6 +79,13 @@ export class FakeGateway {
 
   get url(): string {
     return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1/session`;
+  }
+
+  /** Sends the answers to PlanRequests held so far, and every later one at once. */
+  releasePlans(): void {
+    const held = this.heldPlans ?? [];
+    this.heldPlans = undefined;
+    held.forEach((send) => send());
   }
 
   /** Sends the Welcomes held so far, and every later one at once. */
@@ -172,7 +184,9 @@ export class FakeGateway {
         send({ frame: { case: "reportAck", value: { op: f.value.op } } });
       } else if (f.case === "planRequest") {
         if (!this.options.plan) return fail(ErrorCode.INVALID_PLAN_REQUEST, "the fake gateway plans nothing");
-        send({ frame: { case: "dynamicPlan", value: this.options.plan(f.value) } });
+        const answer = () => send({ frame: { case: "dynamicPlan", value: this.options.plan!(f.value) } });
+        if (this.heldPlans) this.heldPlans.push(answer);
+        else answer();
       } else if (f.case === "microbench") {
         if (f.value.speedups.length === 0) return fail(ErrorCode.INVALID_MICROBENCH, "no primitive measured");
         send({ frame: { case: "microbenchAck", value: {} } });
