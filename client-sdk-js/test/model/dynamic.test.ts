@@ -3,7 +3,7 @@ import type { PlanRequest } from "../../src/gen/jitzoo/gateway/v1/gateway_pb.js"
 import { loadModel } from "../../src/load.js";
 import { type Model } from "../../src/model/model.js";
 import { referenceMatMul, seededFloats } from "../../src/reference.js";
-import { FakeGateway } from "../support/fake-gateway.js";
+import { FakeGateway, type FakeGatewayOptions } from "../support/fake-gateway.js";
 import { matmulModel } from "../support/onnx.js";
 import { naiveMatmulArtifact } from "../support/wasm.js";
 
@@ -21,6 +21,14 @@ function plan(request: PlanRequest) {
   return { op: request.op, lo: request.lo, hi: request.hi, kernels: UKERNEL_ROWS.map((rows) => ({ rows })), plans };
 }
 
+/** A gateway that welcomes every op with a naive kernel of its rows and plans as {@link plan} does (unless told otherwise). */
+const planningGateway = (options: Partial<FakeGatewayOptions> = {}) => FakeGateway.start({
+  initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
+  offers: [],
+  plan,
+  ...options,
+});
+
 const expected = (x: Float32Array, m: number) => referenceMatMul({ batch: 1, m, k: K, n: N }, x, seededFloats(K * N, 3));
 
 async function runChecked(model: Model, m: number): Promise<void> {
@@ -36,11 +44,7 @@ describe("a MatMul whose rows change between runs", () => {
   afterEach(async () => { await gateway?.stop(); gateway = undefined; });
 
   it("runs the gateway's uKernel plan over row slices (padding included), asking for it once, with one kernel per uKernel", async () => {
-    gateway = await FakeGateway.start({
-      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
-      offers: [],
-      plan,
-    });
+    gateway = await planningGateway();
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", dynamicRows: 64 });
     await runChecked(model, 16); // the first plan: a kernel for 16 rows (the generic one until the Welcome's is checked)
     await vi.waitFor(() => expect(model.stats().ops[0].source).toBe("wasm"), { timeout: 10_000 });
@@ -68,10 +72,7 @@ describe("a MatMul whose rows change between runs", () => {
   });
 
   it("keeps a kernel per length, and says why, when the gateway plans nothing", async () => {
-    gateway = await FakeGateway.start({
-      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
-      offers: [],
-    });
+    gateway = await planningGateway({ plan: undefined });
     const lines: string[] = [];
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
     for (const m of [16, 11]) await runChecked(model, m);
@@ -86,12 +87,7 @@ describe("a MatMul whose rows change between runs", () => {
   });
 
   it("never waits for the uKernel plan: new lengths run the generic kernel, with no op of their own, until it comes", async () => {
-    gateway = await FakeGateway.start({
-      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
-      offers: [],
-      plan,
-      holdPlans: true,
-    });
+    gateway = await planningGateway({ holdPlans: true });
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", dynamicRows: 64 });
     await runChecked(model, 16);
     for (const m of [11, 29, 11]) {
@@ -115,12 +111,7 @@ describe("a MatMul whose rows change between runs", () => {
   });
 
   it("closes without waiting for a uKernel plan the gateway never answers", async () => {
-    gateway = await FakeGateway.start({
-      initial: (op) => ({ artifact: naiveMatmulArtifact(`k-${op.shape[0]}`, op.shape as [number, number, number]), fromZoo: false }),
-      offers: [],
-      plan,
-      holdPlans: true,
-    });
+    gateway = await planningGateway({ holdPlans: true });
     const lines: string[] = [];
     const model = await loadModel(matmulModel("rows", K, N), { gateway: gateway.url, threads: 1, fingerprint: "test-device", log: (l) => lines.push(l) });
     for (const m of [16, 11]) await runChecked(model, m);
