@@ -364,7 +364,9 @@ public final class BenchCli {
         @Override
         public void run() {
             Suite.say("a private stack (its gateway: 1 GB heap, client addresses from X-Forwarded-For); then the load (minutes)");
-            Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", "-Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20",
+            // JITZOO_BENCH_GATEWAY_JAVA_OPTS adds JVM options to the bench's gateway: a profiler, a flight recording
+            String extra = System.getenv().getOrDefault("JITZOO_BENCH_GATEWAY_JAVA_OPTS", "");
+            Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", ("-Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 " + extra).trim(),
                     "JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true");
             suite.withPrivateStack("bench gateway", gateway, suite.root(), javaMain(GatewayBench.class));
         }

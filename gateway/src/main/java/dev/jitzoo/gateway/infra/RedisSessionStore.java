@@ -25,7 +25,9 @@ import org.jboss.logging.Logger;
  * Sessions in Redis, one hash per session under {@code jitzoo:session:<sha-256 of the token>}
  * (the token itself is never stored): {@code id}, {@code hello}, {@code k:<kernel id>} per kernel
  * issued, {@code s:<kernel id>} per kernel sent, {@code r:<op index>} per op reported. Every write renews the hash's expiry
- * ({@code jitzoo.gateway.resume-ttl}).
+ * ({@code jitzoo.gateway.resume-ttl}). After the session's first write, its fields go in at most one
+ * write in flight per session ({@link CoalescedWrites}): a page's reports, sent all at once, are
+ * marked in one or two writes, not one each.
  */
 @ApplicationScoped
 public class RedisSessionStore implements SessionStore {
@@ -36,6 +38,7 @@ public class RedisSessionStore implements SessionStore {
 
     private final RedisAsyncCommands<String, byte[]> redis;
     private final long ttlSeconds;
+    private final CoalescedWrites writes = new CoalescedWrites(this::setFields);
 
     public RedisSessionStore(StatefulRedisConnection<String, byte[]> redis, GatewayConfig config) {
         this.redis = redis.async();
@@ -55,12 +58,12 @@ public class RedisSessionStore implements SessionStore {
         fields.put("peak", Double.toString(kindPeakGflops).getBytes(StandardCharsets.UTF_8));
         fields.put("tenant", tenant.getBytes(StandardCharsets.UTF_8));
         fields.put("page", pageOrigin.getBytes(StandardCharsets.UTF_8));
-        return write(token, fields);
+        return Uni.createFrom().completionStage(() -> setFields(key(token), fields)).replaceWithVoid();
     }
 
     @Override
     public Uni<Void> issued(String token, KernelRef kernel) {
-        return write(token, new HashMap<>(Map.of("k:" + kernel.getKernelId(), kernel.toByteArray())));
+        return write(token, Map.of("k:" + kernel.getKernelId(), kernel.toByteArray()));
     }
 
     @Override
@@ -72,7 +75,7 @@ public class RedisSessionStore implements SessionStore {
 
     @Override
     public Uni<Void> reported(String token, int opIndex) {
-        return write(token, new HashMap<>(Map.of("r:" + opIndex, YES)));
+        return write(token, Map.of("r:" + opIndex, YES));
     }
 
     @Override
@@ -111,14 +114,16 @@ public class RedisSessionStore implements SessionStore {
         return field == null ? "" : new String(field, StandardCharsets.UTF_8);
     }
 
-    /** Sets the fields and renews the TTL: both commands sent at once on the connection (one round trip, in order). */
+    /** Sets the fields, with those set meanwhile on the same session ({@link CoalescedWrites}). */
     private Uni<Void> write(String token, Map<String, byte[]> fields) {
-        return Uni.createFrom().deferred(() -> {
-            String key = key(token);
-            CompletionStage<Long> set = redis.hset(key, fields);
-            CompletionStage<Boolean> expire = redis.expire(key, ttlSeconds);
-            return uni(set).chain(() -> uni(expire)).replaceWithVoid();
-        });
+        return Uni.createFrom().completionStage(() -> writes.set(key(token), fields));
+    }
+
+    /** Sets the fields and renews the TTL: both commands sent at once on the connection (one round trip, in order). */
+    private CompletionStage<Boolean> setFields(String key, Map<String, byte[]> fields) {
+        CompletionStage<Long> set = redis.hset(key, fields);
+        CompletionStage<Boolean> expire = redis.expire(key, ttlSeconds);
+        return set.thenCompose(ignored -> expire);
     }
 
     private static <T> Uni<T> uni(CompletionStage<T> stage) {
