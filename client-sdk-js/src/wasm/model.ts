@@ -26,6 +26,16 @@ import { KernelSlot, OpTuner } from "./op-tuner.js";
 const DEFAULT_DYNAMIC_ROWS = 512;
 
 
+/**
+ * A MatMul or layer_norm as its rows vary ({@link familyOf}): the rows of its first plan; for a
+ * MatMul, whether its uKernel plan was asked for, and that plan once answered (null: not served).
+ */
+interface RowFamily {
+  readonly firstRows: number;
+  asked?: boolean;
+  plan?: DynamicPlan | null;
+}
+
 /** A compiled program for one set of input shapes. */
 interface Plan {
   /** Runs every step; returns the milliseconds spent in host steps. */
@@ -106,13 +116,9 @@ export class WasmModel extends GraphModel {
   /** The plan of the latest run. */
   private latest?: Plan;
   private readonly notes: string[] = [];
-  /**
-   * MatMuls and layer_norms by {@link familyOf}: the rows of their first plan, whether a MatMul's
-   * uKernel plan was asked for, and that plan once answered (null: not served).
-   */
-  private readonly families = new Map<string, { firstRows: number; asked?: boolean; plan?: DynamicPlan | null }>();
-  /** uKernel plans asked for and not answered yet (see planDynamic); close() stops waiting for them. */
-  private plansAsked = 0;
+  /** MatMuls and layer_norms by {@link familyOf} (see {@link RowFamily}). */
+  private readonly families = new Map<string, RowFamily>();
+  /** Aborted by close(): a uKernel plan still asked for is waited for no more. */
   private readonly closing = new AbortController();
   private device?: Promise<DeviceProfile>;
   /** The KV cache of the generate() call under way, when this model holds it (see {@link holdCache}). */
@@ -299,7 +305,12 @@ export class WasmModel extends GraphModel {
 
   /** Whether every op tunes no more (sessions still opening have ops to tune, a uKernel plan asked for has uKernels). */
   private get settled(): boolean {
-    return this.sessionsOpening === 0 && this.plansAsked === 0 && this.tuning.settled;
+    return this.sessionsOpening === 0 && !this.plansAsked([...this.families.values()]) && this.tuning.settled;
+  }
+
+  /** Whether any of these families' uKernel plan was asked for and not answered yet. */
+  private plansAsked(families: RowFamily[]): boolean {
+    return families.some((f) => f.asked && f.plan === undefined);
   }
 
   /**
@@ -348,7 +359,6 @@ export class WasmModel extends GraphModel {
       }
     }
     if (asks.size === 0) return;
-    this.plansAsked++;
     const answer = (plans: ReadonlyMap<DynamicMatmul, DynamicPlan>) => {
       for (const [family, ask] of asks) this.families.get(family)!.plan = plans.get(ask) ?? null;
       for (const plan of this.plans.values()) if (plan.interimSteps) plan.stale = true;
@@ -363,8 +373,7 @@ export class WasmModel extends GraphModel {
       .then(answer, (e: Error) => {
         this.options.log?.(`  uKernel plans not served (${e.message})`);
         answer(new Map());
-      })
-      .finally(() => this.plansAsked--);
+      });
     this.opening = Promise.all([this.opening, answered]).then(() => undefined, () => undefined);
   }
 
@@ -372,7 +381,7 @@ export class WasmModel extends GraphModel {
    * The family of a step whose rows changed since its first plan and may run as uKernel calls
    * (a MatMul or a layer_norm, not one row); undefined for any other step.
    */
-  private changedRows(step: KernelStep): { firstRows: number; asked?: boolean; plan?: DynamicPlan | null } | undefined {
+  private changedRows(step: KernelStep): RowFamily | undefined {
     const family = this.families.get(familyOf(step.op));
     const rows = step.op.shape[0];
     // one row (a decode step's) is an op of its own, met at every step: a matrix-vector product tuned as such
@@ -384,8 +393,7 @@ export class WasmModel extends GraphModel {
   private awaitsPlan(step: KernelStep): boolean {
     const family = this.changedRows(step);
     if (!family) return false;
-    const families = step.op.kind === OpKind.MATMUL ? [family] : [...this.families.values()];
-    return families.some((f) => f.asked && f.plan === undefined);
+    return this.plansAsked(step.op.kind === OpKind.MATMUL ? [family] : [...this.families.values()]);
   }
 
   /**
@@ -448,8 +456,10 @@ export class WasmModel extends GraphModel {
     for (const s of steps) {
       if (s.kind !== "kernel") continue;
       const plan = this.extentPlan(s);
-      if (!plan && this.awaitsPlan(s)) interim.add(s);
-      if (!plan) continue;
+      if (!plan) {
+        if (this.awaitsPlan(s)) interim.add(s);
+        continue;
+      }
       dynamic.set(s, plan);
       for (const [name, cols] of rowOperands(s.op)) {
         const v = s.operands[name];

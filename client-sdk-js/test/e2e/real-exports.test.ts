@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadModel } from "../../src/load.js";
 import { runUntilServed } from "../../src/model/drive.js";
 import { ortOutputs } from "../support/models.js";
-import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, realExports, realFeeds } from "../support/real-exports.js";
+import { allowed, distance, formOf, fp32Sibling, nameOf, ortLevel, realExports, realFeeds, SEQ } from "../support/real-exports.js";
 import { noWebGpu, useSwiftShader } from "../support/webgpu.js";
 import { GATEWAY } from "./support.js";
 
@@ -39,6 +39,31 @@ describe.skipIf(!GATEWAY || files.length === 0)("real exports on the suite's ker
 });
 
 const tiny = realExports("tiny");
+const bert = tiny.find((f) => nameOf(f) === "bert");
+
+describe.skipIf(!GATEWAY || !bert)("a real export at a sequence length it has not seen", () => {
+  it("runs it at once on the generic kernels while the uKernel plans are asked for, then on the plans, matching onnxruntime-web", async () => {
+    const bytes = readFileSync(bert!);
+    const model = await loadModel(bytes, { gateway: GATEWAY, fingerprint: `e2e-real-lengths-${randomUUID()}`, tuning: { budget: 0 }, worker: false, store: null });
+    await runUntilServed(model, realFeeds(model.inputs));
+    const feeds = realFeeds(model.inputs, SEQ - 3);
+    const theirs = await ortOutputs(bytes, feeds, ortLevel(formOf(bert!)));
+    const check = (ours: Record<string, { data: unknown }>) => {
+      for (const [output, expected] of Object.entries(theirs)) {
+        const { worst, largest } = distance(ours[output].data as Float32Array, expected);
+        expect(worst, output).toBeLessThanOrEqual(allowed(formOf(bert!), largest));
+      }
+    };
+    check(await model.run(feeds));
+    const first = model.stats();
+    expect([first.dynamicSteps, first.interimSteps > 0]).toEqual([0, true]);
+    const { outputs, stats } = await runUntilServed(model, feeds);
+    await model.close();
+    check(outputs);
+    expect([stats.dynamicSteps, stats.interimSteps]).toEqual([first.interimSteps, 0]);
+    expect(stats.notes).toEqual([]);
+  });
+});
 
 describe.skipIf(!GATEWAY || tiny.length === 0 || noWebGpu)("real exports on WebGPU (Dawn on SwiftShader)", () => {
   afterAll(() => console.log(`real exports on WGSL kernels (max |jitzoo − onnxruntime-web| / allowed):\n  ${gpuLines.join("\n  ")}`));
