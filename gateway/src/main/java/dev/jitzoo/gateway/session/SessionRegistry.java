@@ -30,6 +30,8 @@ public class SessionRegistry {
         /** When the client last sent a frame, and when it was last heard at all (a frame or a pong). */
         volatile long lastFrameMs;
         volatile long lastHeardMs;
+        /** Frames the gateway is still answering (a Hello's Welcome, a Resume's Resumed): the client waits on the gateway, it is not idle. */
+        int answering;
         /** Found stale once: being closed, not swept again. */
         volatile boolean closing;
     }
@@ -92,8 +94,33 @@ public class SessionRegistry {
     }
 
     /**
+     * The gateway starts answering a frame the client waits on (a Hello, a Resume): until
+     * {@link #answered}, the connection cannot be idle, however slow the answer.
+     */
+    public void answering(String connectionId) {
+        Connection connection = connections.get(connectionId);
+        if (connection != null) {
+            synchronized (connection) {
+                connection.answering++;
+            }
+        }
+    }
+
+    /** The gateway answered (or refused) such a frame: the client's idle time counts from now. */
+    public void answered(String connectionId, long nowMs) {
+        Connection connection = connections.get(connectionId);
+        if (connection != null) {
+            synchronized (connection) {
+                connection.answering--;
+                connection.lastFrameMs = Math.max(connection.lastFrameMs, nowMs);
+            }
+        }
+    }
+
+    /**
      * The connections to close now, with why: no frame for {@code idleMs}, or nothing at all (not
-     * even a pong to the heartbeat's pings) for {@code silentMs}. Each is named once.
+     * even a pong to the heartbeat's pings) for {@code silentMs}; one waiting on the gateway's
+     * answer is not idle. Each is named once.
      */
     public Map<String, ProtocolException> stale(long nowMs, long idleMs, long silentMs) {
         Map<String, ProtocolException> stale = new java.util.HashMap<>();
@@ -103,12 +130,18 @@ public class SessionRegistry {
             }
             if (nowMs - c.lastHeardMs > silentMs) {
                 stale.put(id, ProtocolException.idle("no answer to pings for " + (nowMs - c.lastHeardMs) / 1000 + " s"));
-            } else if (nowMs - c.lastFrameMs > idleMs) {
+            } else if (nowMs - c.lastFrameMs > idleMs && !waitsOnGateway(c)) {
                 stale.put(id, ProtocolException.idle("no frame for " + (nowMs - c.lastFrameMs) / 1000 + " s: resume the session when active again"));
             }
             c.closing = stale.containsKey(id);
         });
         return stale;
+    }
+
+    private static boolean waitsOnGateway(Connection c) {
+        synchronized (c) {
+            return c.answering > 0;
+        }
     }
 
     /** Open connections, those before a Hello included. */

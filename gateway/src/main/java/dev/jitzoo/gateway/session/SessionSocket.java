@@ -149,7 +149,7 @@ public class SessionSocket {
             metrics.frame(frame.getFrameCase());
             Session session = registry.session(connection.id());
             return switch (frame.getFrameCase()) {
-                case HELLO -> onHello(frame.getHello(), session, connection);
+                case HELLO -> answering(connection, () -> onHello(frame.getHello(), session, connection));
                 case CREDIT -> {
                     requireSession(session, "Credit");
                     registry.update(session, s -> s.grant(frame.getCredit().getCredits()));
@@ -158,12 +158,25 @@ public class SessionSocket {
                 case REPORT -> onReport(frame.getReport(), requireSession(session, "Report"), connection);
                 case MICROBENCH -> onMicrobench(frame.getMicrobench(), requireSession(session, "Microbench"), connection);
                 case PLAN_REQUEST -> onPlanRequest(frame.getPlanRequest(), connection);
-                case RESUME -> onResume(frame.getResume(), session, connection);
+                case RESUME -> answering(connection, () -> onResume(frame.getResume(), session, connection));
                 case FRAME_NOT_SET -> throw ProtocolException.malformed("frame carries no known message");
             };
         } catch (ProtocolException e) {
             return refused(e, connection);
         }
+    }
+
+    /** A frame the client waits on the answer to: its connection is not idle until the answer (or refusal) is sent. */
+    private Uni<Void> answering(WebSocketConnection connection, Supplier<Uni<Void>> answer) {
+        registry.answering(connection.id());
+        Uni<Void> answered;
+        try {
+            answered = answer.get();
+        } catch (RuntimeException refused) {
+            registry.answered(connection.id(), System.currentTimeMillis());
+            throw refused;
+        }
+        return answered.onTermination().invoke(() -> registry.answered(connection.id(), System.currentTimeMillis()));
     }
 
     @OnTextMessage

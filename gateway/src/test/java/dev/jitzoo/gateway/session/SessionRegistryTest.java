@@ -43,4 +43,15 @@ class SessionRegistryTest {
         assertEquals(ProtocolException.GOING_AWAY, stale.get("idle").closeCode());
         assertTrue(registry.stale(7_000, 4_000, 3_000).isEmpty(), "each is named once, while it closes");
     }
+
+    @Test
+    void aConnectionWaitingOnTheGatewaysAnswerIsNotIdleAndItsIdleTimeCountsFromTheAnswer() {
+        registry.admit("waiting", "o", 10, 10, 0);
+        registry.answering("waiting"); // a Hello whose Welcome is slow to come
+        registry.heard("waiting", false, 5_000);
+        assertTrue(registry.stale(6_000, 4_000, 3_000).isEmpty(), "the client waits on the gateway");
+        registry.answered("waiting", 6_000);
+        assertTrue(registry.stale(9_000, 4_000, 8_000).isEmpty(), "idle time counts from the Welcome");
+        assertTrue(registry.stale(10_001, 4_000, 8_000).get("waiting").getMessage().startsWith("no frame for 4 s"));
+    }
 }
