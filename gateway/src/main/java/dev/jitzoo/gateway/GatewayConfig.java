@@ -35,6 +35,14 @@ public interface GatewayConfig {
     @WithDefault("" + SessionLimit.SESSION_LIMIT_REPORT_TOP_N_VALUE)
     int maxRankedPerReport();
 
+    /**
+     * How long a report may wait for the broker (Kafka unreachable, its topic's metadata not had)
+     * before it is answered UNAVAILABLE and the client sends it again: Kafka's producer
+     * {@code delivery.timeout.ms} and {@code max.block.ms}.
+     */
+    @WithDefault("PT2M")
+    Duration publishTimeout();
+
     /** Offers buffered per session before the client grants credit; generation waits beyond it. */
     @WithDefault("64")
     int maxQueuedOffers();

@@ -145,7 +145,7 @@ class SessionSocketTest {
                 .setDevice(DeviceProfile.newBuilder().setFingerprint("resume-test")).build();
         String token = UUID.randomUUID().toString();
         store.create(token, "session-1", hello, List.of(a, b), Double.NaN, "public", "").await().indefinitely();
-        store.reported(token, 0).await().indefinitely();
+        store.reported(token, 0).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
 
         Outcome outcome = exchange(List.of(
                 frame(ClientFrame.newBuilder().setResume(Resume.newBuilder().setToken(token).setCredits(4))),

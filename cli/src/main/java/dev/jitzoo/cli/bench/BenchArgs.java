@@ -30,4 +30,17 @@ record BenchArgs(List<String> argv) {
         }
         return Integer.parseInt(argv.get(at + 1));
     }
+
+    /** The phases named as {@code --only a,b}, each one of {@code known}; all of {@code known} when not given. */
+    List<String> only(List<String> known) {
+        int at = argv.indexOf("--only");
+        if (at < 0) {
+            return known;
+        }
+        List<String> named = at + 1 < argv.size() ? Arrays.asList(argv.get(at + 1).split(",")) : List.of();
+        if (named.isEmpty() || !known.containsAll(named)) {
+            throw new IllegalArgumentException("--only takes phases among " + String.join(",", known));
+        }
+        return named;
+    }
 }

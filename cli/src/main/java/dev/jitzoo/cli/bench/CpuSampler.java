@@ -20,6 +20,20 @@ final class CpuSampler {
         return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(Double.NaN);
     }
 
+    /** A process's resident memory in bytes (VmRSS: heap, metaspace, code, thread stacks, direct buffers); -1 where the system does not say. */
+    static long residentBytes(ProcessHandle process) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(process.pid()), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc here: said as -1
+        }
+        return -1;
+    }
+
     /** CPU seconds so far of each process, by name; a process the system says nothing of is left out. */
     static Map<String, Double> seconds(Map<String, ProcessHandle> processes) {
         Map<String, Double> cpu = new LinkedHashMap<>();

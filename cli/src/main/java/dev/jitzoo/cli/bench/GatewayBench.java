@@ -89,14 +89,21 @@ public final class GatewayBench {
         int burstSeconds = argv.count("--burst-seconds", 10);
         int reportSessions = argv.count("--report-sessions", 1000);
         long phaseTimeoutMs = argv.count("--phase-timeout", 300) * 1000L;
+        List<String> phases = argv.only(List.of("burst", "reports", "held"));
         URI gateway = URI.create(System.getenv().getOrDefault("JITZOO_GATEWAY_URL", "ws://127.0.0.1:8080/v1/session"));
         GatewayBench bench = new GatewayBench(gateway, phaseTimeoutMs);
         Map<String, Object> figures = new LinkedHashMap<>();
         try {
             bench.warmUp();
-            figures.putAll(bench.burst(burst, burstSeconds));
-            figures.putAll(bench.reports(reportSessions));
-            figures.putAll(bench.held(held));
+            if (phases.contains("burst")) {
+                figures.putAll(bench.burst(burst, burstSeconds));
+            }
+            if (phases.contains("reports")) {
+                figures.putAll(bench.reports(reportSessions));
+            }
+            if (phases.contains("held")) {
+                figures.putAll(bench.held(held));
+            }
         } finally {
             bench.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
@@ -276,7 +283,9 @@ public final class GatewayBench {
                 awaitAll(answered, "echoes");
                 rates.add(connections * (double) frames.size() / ((System.nanoTime() - start) / 1e9));
                 perCpuSecond.add(connections * (double) frames.size() / (CpuSampler.seconds(server.toHandle()) - cpuBefore));
-                clients.forEach(Client::close);
+                // closed before the server goes: one killed under open connections logs a reset for each
+                Future.join(clients.stream().map(Client::close).toList()).toCompletionStage().toCompletableFuture()
+                        .handle((v, e) -> null).get(30, TimeUnit.SECONDS);
             }
             return new double[] {Percentiles.median(rates), Percentiles.median(perCpuSecond)};
         } finally {
@@ -308,6 +317,7 @@ public final class GatewayBench {
         f.put("heap_baseline_bytes", (long) baseline);
         f.put("heap_max_bytes", metrics.values("jvm_memory_max_bytes", "area=\"heap\"").filter(v -> v > 0).sum());
         f.put("heap_per_session_bytes", open == 0 ? 0 : (long) ((heap - baseline) / open));
+        f.put("gateway_rss_bytes", gatewayProcess().map(CpuSampler::residentBytes).orElse(-1L));
         return f;
     }
 
@@ -459,10 +469,8 @@ public final class GatewayBench {
             ws.writeBinaryMessage(Buffer.buffer(frame));
         }
 
-        void close() {
-            if (ws != null && !ws.isClosed()) {
-                ws.close();
-            }
+        Future<Void> close() {
+            return ws != null && !ws.isClosed() ? ws.close() : Future.succeededFuture();
         }
     }
 
@@ -542,28 +550,43 @@ public final class GatewayBench {
         }
     }
 
-    /** The table, always; with {@code --json}, the JSON line after it. */
+    /** The table of the phases run, always; with {@code --json}, the JSON line after it. */
     private static void print(Map<String, Object> f, boolean json) {
-        System.out.printf("""
-                gateway bench (one gateway, 1 GB heap; clients on loopback, each from an address of its own)
-                  sessions held        %s of %s (the gateway counted %s), opened and tuned in %s s
-                  heap after full GC   %.0f MB with them, %.0f MB before (%s bytes a session); max %.0f MB
-                  Welcome, burst       %s sessions in %s s: p50 %s ms, p99 %s ms, max %s ms (%s not welcomed)
-                  offer latency        from codegen's kernel to its frame written: p50 %s ms, p99 %s ms
-                  reports              %s acknowledged a second, median of 3 rounds (first %s; %s from %s sessions a round, %s errors)
-                  echo baseline        %s frames a second, bare Vert.x, same connections and frames: gateway at %s of it
-                  per CPU second       the gateway acknowledges %s reports a second of its own CPU; the echo server echoes %s frames
-                """,
-                f.get("sessions_held"), f.get("sessions_target"), f.get("gateway_sessions"), f.get("held_open_s"),
-                ((Number) f.get("heap_used_bytes")).doubleValue() / 1e6, ((Number) f.get("heap_baseline_bytes")).doubleValue() / 1e6,
-                f.get("heap_per_session_bytes"), ((Number) f.get("heap_max_bytes")).doubleValue() / 1e6,
-                f.get("burst_sessions"), f.get("burst_seconds"), f.get("welcome_p50_ms"), f.get("welcome_p99_ms"), f.get("welcome_max_ms"),
-                f.get("burst_refused"), f.get("offer_p50_ms"), f.get("offer_p99_ms"),
-                f.get("reports_per_s"), f.get("reports_first_round_per_s"), f.get("reports_acked"), f.get("report_sessions"),
-                f.get("report_errors"),
-                f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"));
+        System.out.println("gateway bench (one gateway, 1 GB heap; clients on loopback, each from an address of its own)");
+        if (f.containsKey("sessions_held")) {
+            System.out.printf("""
+                      sessions held        %s of %s (the gateway counted %s), opened and tuned in %s s
+                      heap after full GC   %.0f MB with them, %.0f MB before (%s bytes a session); max %.0f MB
+                      process memory       %.0f MB resident (heap, metaspace, code, thread stacks, direct buffers)
+                    """,
+                    f.get("sessions_held"), f.get("sessions_target"), f.get("gateway_sessions"), f.get("held_open_s"),
+                    megabytes(f.get("heap_used_bytes")), megabytes(f.get("heap_baseline_bytes")), f.get("heap_per_session_bytes"),
+                    megabytes(f.get("heap_max_bytes")), megabytes(f.get("gateway_rss_bytes")));
+        }
+        if (f.containsKey("burst_sessions")) {
+            System.out.printf("""
+                      Welcome, burst       %s sessions in %s s: p50 %s ms, p99 %s ms, max %s ms (%s not welcomed)
+                      offer latency        from codegen's kernel to its frame written: p50 %s ms, p99 %s ms
+                    """,
+                    f.get("burst_sessions"), f.get("burst_seconds"), f.get("welcome_p50_ms"), f.get("welcome_p99_ms"), f.get("welcome_max_ms"),
+                    f.get("burst_refused"), f.get("offer_p50_ms"), f.get("offer_p99_ms"));
+        }
+        if (f.containsKey("report_sessions")) {
+            System.out.printf("""
+                      reports              %s acknowledged a second, median of 3 rounds (first %s; %s from %s sessions a round, %s errors)
+                      echo baseline        %s frames a second, bare Vert.x, same connections and frames: gateway at %s of it
+                      per CPU second       the gateway acknowledges %s reports a second of its own CPU; the echo server echoes %s frames
+                    """,
+                    f.get("reports_per_s"), f.get("reports_first_round_per_s"), f.get("reports_acked"), f.get("report_sessions"),
+                    f.get("report_errors"),
+                    f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"));
+        }
         if (json) {
             System.out.println(BenchReport.json(f));
         }
+    }
+
+    private static double megabytes(Object bytes) {
+        return ((Number) bytes).doubleValue() / 1e6;
     }
 }

@@ -74,8 +74,8 @@ public class RedisSessionStore implements SessionStore {
     }
 
     @Override
-    public Uni<Void> reported(String token, int opIndex) {
-        return write(token, Map.of("r:" + opIndex, YES));
+    public CompletionStage<Void> reported(String token, int opIndex) {
+        return writes.set(key(token), Map.of("r:" + opIndex, YES));
     }
 
     @Override

@@ -52,6 +52,8 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -72,6 +74,8 @@ public class SessionSocket {
     private static final SecureRandom RANDOM = new SecureRandom();
     /** How long a session store call may take before the session goes on without it. */
     private static final Duration STORE_TIMEOUT = Duration.ofSeconds(2);
+    /** What a frame handler returns when its answer goes out later, on its own. */
+    private static final Uni<Void> ANSWERED_LATER = Uni.createFrom().voidItem();
 
     private final RefusalLog refusals = new RefusalLog(LOG);
 
@@ -440,10 +444,15 @@ public class SessionSocket {
             registry.update(session, s -> s.withdrawReport(report));
             throw ProtocolException.reportQuota(tenant.name(), tenant.quotas().reportsPerMinute());
         }
-        Uni<Void> published = publisher.publish(accepted.report());
+        CompletionStage<Void> published = publisher.publish(accepted.report());
         if (accepted.token() != null) {
-            published = published.call(() -> stored(() -> store.reported(accepted.token(), accepted.op()), null,
-                    "session " + session.id() + ": report not marked stored (one sent again is stored once by the zoo)"));
+            String unmarked = "session " + session.id() + ": report not marked stored (one sent again is stored once by the zoo)";
+            published = published.thenCompose(stored -> store.reported(accepted.token(), accepted.op())
+                    .toCompletableFuture().orTimeout(STORE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .exceptionally(failure -> {
+                        LOG.warnf("%s: %s", unmarked, failure.toString());
+                        return null;
+                    }));
         }
         return publishThenAck(published, ack, "report", s -> s.withdrawReport(report), session, connection);
     }
@@ -459,21 +468,25 @@ public class SessionSocket {
      * Acknowledges once the broker has the record; if it cannot, says so and lets the client send it
      * again. The connection's next frame is read meanwhile: a session's reports (one per op, so a
      * handful) are in flight together, not each waiting for the broker's answer to the one before.
+     * Plain callbacks, not a reactive chain: this runs for every report.
      */
-    private Uni<Void> publishThenAck(Uni<Void> published, ServerFrame ack, String what, Consumer<Session> withdraw,
+    private Uni<Void> publishThenAck(CompletionStage<Void> published, ServerFrame ack, String what, Consumer<Session> withdraw,
                                      Session session, WebSocketConnection connection) {
         long start = System.nanoTime();
-        published.invoke(() -> metrics.published(Duration.ofNanos(System.nanoTime() - start)))
-                .chain(() -> send(connection, ack))
-                .onFailure().recoverWithUni(f -> {
-                    LOG.warnf("session %s: %s not published: %s", session.id(), what, f.toString());
-                    registry.update(session, withdraw);
-                    ProtocolException unstored = ProtocolException.unavailable(what + " not stored, try again later");
-                    metrics.refused(unstored.code());
-                    return send(connection, error(unstored));
-                })
-                .subscribe().with(v -> { }, f -> LOG.debugf("session %s: %s answer not sent: %s", session.id(), what, f));
-        return Uni.createFrom().voidItem();
+        published.whenComplete((ok, failure) -> {
+            ServerFrame answer = ack;
+            if (failure == null) {
+                metrics.published(Duration.ofNanos(System.nanoTime() - start));
+            } else {
+                LOG.warnf("session %s: %s not published: %s", session.id(), what, failure.toString());
+                registry.update(session, withdraw);
+                ProtocolException unstored = ProtocolException.unavailable(what + " not stored, try again later");
+                metrics.refused(unstored.code());
+                answer = error(unstored);
+            }
+            send(connection, answer).subscribe().with(v -> { }, f -> LOG.debugf("session %s: %s answer not sent: %s", session.id(), what, f));
+        });
+        return ANSWERED_LATER;
     }
 
     /** Takes a session from the address's and the tenant's quotas; refuses the Hello or Resume when either is used up. */

@@ -6,6 +6,7 @@ import io.smallrye.mutiny.Uni;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Where sessions outlive their connection, so that a client whose network dropped, or whose
@@ -38,8 +39,8 @@ public interface SessionStore {
     /** Marks kernels as sent: a resumed session is offered the issued ones it was not sent. */
     Uni<Void> sent(String token, List<String> kernelIds);
 
-    /** Marks an op of the session (its index in the Hello) as reported and stored. */
-    Uni<Void> reported(String token, int opIndex);
+    /** Marks an op of the session (its index in the Hello) as reported and stored: on every report's path, so no reactive chain. */
+    CompletionStage<Void> reported(String token, int opIndex);
 
     /** The session kept under a token; empty for an unknown or expired one. */
     Uni<Optional<Kept>> find(String token);
