@@ -43,6 +43,13 @@ public interface GatewayConfig {
     @WithDefault("PT2M")
     Duration publishTimeout();
 
+    /**
+     * Bytes of kernels codegen made that the gateway keeps, by what was asked (for 10 minutes
+     * each): the Welcomes and offers of a kind many pages share come from memory, not codegen.
+     */
+    @WithDefault("67108864")
+    long artifactCacheBytes();
+
     /** Offers buffered per session before the client grants credit; generation waits beyond it. */
     @WithDefault("64")
     int maxQueuedOffers();

@@ -101,6 +101,28 @@ class DownstreamFaultsTest {
         }
     }
 
+    /** A second page of the same kind gets the same kernels, its Welcome's and its offers, from the gateway's memory. */
+    @Test
+    void aKindPagesShareIsServedFromTheGatewaysMemoryNotCodegen() throws Exception {
+        OpSpec op = matmul(41);
+        List<List<String>> served = new ArrayList<>();
+        int[] asked = new int[2];
+        for (int page = 0; page < 2; page++) {
+            try (TestSocket socket = new TestSocket(endpoint)) {
+                socket.send(hello(op, 10));
+                List<String> kernels = new ArrayList<>(socket.await(ServerFrame::hasWelcome, "Welcome").getWelcome().getInitialList()
+                        .stream().map(k -> k.getArtifact().getRef().getKernelId()).toList());
+                offers(socket).offers().forEach(o -> kernels.add(o.getArtifact().getRef().getKernelId()));
+                served.add(kernels);
+                asked[page] = FakeDownstreams.generated(41);
+            }
+        }
+        assertEquals(6, served.get(0).size(), "the Welcome's kernel and five offers: " + served.get(0));
+        assertEquals(served.get(0), served.get(1), "the same kernels, in the same order");
+        assertEquals(6, asked[0], "codegen made each kernel once");
+        assertEquals(asked[0], asked[1], "and was not asked again");
+    }
+
     /** The offers a session received, and the OffersDone that ended them. */
     private record Offers(List<KernelOffer> offers, OffersDone done) {
         List<Integer> x0s() {

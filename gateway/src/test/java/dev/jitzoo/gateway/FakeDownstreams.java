@@ -56,12 +56,19 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     private static final Metadata.Key<String> TRACEPARENT = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
     private static final Map<String, List<String>> TRACEPARENTS = new ConcurrentHashMap<>();
     private static final Set<String> TENANTS = ConcurrentHashMap.newKeySet();
+    private static final Map<Integer, java.util.concurrent.atomic.AtomicInteger> GENERATED = new ConcurrentHashMap<>();
 
     private Server server;
 
     /** The traceparent headers of the calls to a method ("jitzoo.zoo.v1.ZooService/Resolve"), in order. */
     static List<String> traceparents(String method) {
         return TRACEPARENTS.getOrDefault(method, List.of());
+    }
+
+    /** Kernels codegen was asked for (Generate and GenerateBatch alike) of MatMuls of M rows. */
+    static int generated(int m) {
+        java.util.concurrent.atomic.AtomicInteger count = GENERATED.get(m);
+        return count == null ? 0 : count.get();
     }
 
     /** Every "Resolve TENANT" and "Compose TENANT" the zoo and the space were asked for. */
@@ -168,6 +175,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
         }
 
         private static GenerateResponse generated(GenerateRequest request) {
+            GENERATED.computeIfAbsent(request.getOp().getShape(0), m -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
             KernelRef ref = KernelRef.newBuilder().setKernelId(kernelId(request.getOp(), request.getSchedule())).setOp(request.getOp())
                     .setSchedule(request.getSchedule()).setBackend(request.getBackend()).setAbiVersion(1).build();
             return GenerateResponse.newBuilder().setArtifact(KernelArtifact.newBuilder().setRef(ref).setWasm(

@@ -35,6 +35,8 @@ import io.quarkus.grpc.GrpcClient;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -50,6 +52,8 @@ import org.jboss.logging.Logger;
 public class KernelSources {
 
     private static final Logger LOG = Logger.getLogger(KernelSources.class);
+    /** How long a kernel codegen made is served from the gateway's memory. */
+    private static final Duration ARTIFACT_TTL = Duration.ofMinutes(10);
 
     /** The safe default of an op when the zoo knows nothing: {@link ScheduleRules#safeDefault}. */
     static Schedule safeDefault(OpSpec op, Backend backend) {
@@ -75,11 +79,13 @@ public class KernelSources {
     private final CodegenService codegen;
     private final GatewayConfig config;
     private final Tracer tracer;
+    private final ArtifactCache artifacts;
 
     public KernelSources(@GrpcClient("zoo") ZooService zoo,
                          @GrpcClient("space") SpaceService space,
                          @GrpcClient("codegen") CodegenService codegen,
-                         GatewayConfig config, Tracer tracer) {
+                         GatewayConfig config, Tracer tracer, MeterRegistry metrics) {
+        this.artifacts = new ArtifactCache(config.artifactCacheBytes(), ARTIFACT_TTL, metrics);
         this.zoo = zoo;
         this.space = space;
         this.codegen = codegen;
@@ -215,11 +221,16 @@ public class KernelSources {
             if (order.isEmpty()) {
                 return Multi.createFrom().empty();
             }
-            GenerateBatchRequest.Builder batch = GenerateBatchRequest.newBuilder();
-            for (Planned p : order) {
-                batch.addRequests(request(hello, p.op(), p.candidate().getSchedule()));
+            List<GenerateRequest> requests = order.stream().map(p -> request(hello, p.op(), p.candidate().getSchedule())).toList();
+            Optional<List<KernelArtifact>> kept = artifacts.getAll(requests);
+            if (kept.isPresent()) { // a kind many pages share: every offer from memory, in the space's order
+                List<Offer> offers = new ArrayList<>(order.size());
+                for (int i = 0; i < order.size(); i++) {
+                    offers.add(offer(order.get(i), kept.get().get(i)));
+                }
+                return Multi.createFrom().iterable(offers);
             }
-            return trace.within(codegen.generateBatch(batch.build()))
+            return trace.within(codegen.generateBatch(GenerateBatchRequest.newBuilder().addAllRequests(requests).build()))
                     .filter(generated -> {
                         if (!generated.getRefused().isEmpty()) {
                             LOG.infof("candidate skipped, codegen refused it: %s", generated.getRefused());
@@ -227,11 +238,15 @@ public class KernelSources {
                         return generated.hasResult();
                     })
                     .map(generated -> {
-                        Planned p = order.get(generated.getIndex());
-                        return new Offer(generated.getResult().getArtifact(), p.rank(),
-                                p.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION, System.nanoTime());
+                        artifacts.put(requests.get(generated.getIndex()), generated.getResult().getArtifact());
+                        return offer(order.get(generated.getIndex()), generated.getResult().getArtifact());
                     });
         });
+    }
+
+    private static Offer offer(Planned planned, KernelArtifact artifact) {
+        return new Offer(artifact, planned.rank(), planned.candidate().getSource() == CandidateSource.CANDIDATE_SOURCE_EXPLOITATION,
+                System.nanoTime());
     }
 
     /**
@@ -296,8 +311,13 @@ public class KernelSources {
     }
 
     private Uni<KernelArtifact> generate(GenerateRequest request, SessionTrace trace) {
+        Optional<KernelArtifact> kept = artifacts.get(request);
+        if (kept.isPresent()) {
+            return Uni.createFrom().item(kept.get());
+        }
         return trace.within(codegen.generate(request)).ifNoItem().after(config.rpcTimeout()).fail()
-                .map(GenerateResponse::getArtifact);
+                .map(GenerateResponse::getArtifact)
+                .invoke(artifact -> artifacts.put(request, artifact));
     }
 
     /** WGSL kernels are made for the limits the device's adapter reported. */
