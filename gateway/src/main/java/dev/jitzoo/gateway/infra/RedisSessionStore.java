@@ -62,8 +62,10 @@ public class RedisSessionStore implements SessionStore {
     }
 
     @Override
-    public Uni<Void> issued(String token, KernelRef kernel) {
-        return write(token, Map.of("k:" + kernel.getKernelId(), kernel.toByteArray()));
+    public Uni<Void> issued(String token, List<KernelRef> kernels) {
+        Map<String, byte[]> fields = new HashMap<>();
+        kernels.forEach(kernel -> fields.put("k:" + kernel.getKernelId(), kernel.toByteArray()));
+        return write(token, fields);
     }
 
     @Override

@@ -215,8 +215,10 @@ public class KernelSources {
      * Every candidate still to offer, compiled and streamed round-robin over the ops (every op's
      * first, then every op's second, ...), so a model's ops all improve from the start rather than
      * one after another; within an op, the space's order. A candidate codegen refuses is skipped.
+     * The offers come in lists of those ready together: all at once when every kernel is in the
+     * gateway's memory, one by one as codegen makes them otherwise.
      */
-    public Multi<Offer> candidates(Hello hello, Uni<List<Planned>> planned, SessionTrace trace) {
+    public Multi<List<Offer>> candidates(Hello hello, Uni<List<Planned>> planned, SessionTrace trace) {
         return planned.onItem().transformToMulti(order -> {
             if (order.isEmpty()) {
                 return Multi.createFrom().empty();
@@ -228,7 +230,7 @@ public class KernelSources {
                 for (int i = 0; i < order.size(); i++) {
                     offers.add(offer(order.get(i), kept.get().get(i)));
                 }
-                return Multi.createFrom().iterable(offers);
+                return Multi.createFrom().item(offers);
             }
             return trace.within(codegen.generateBatch(GenerateBatchRequest.newBuilder().addAllRequests(requests).build()))
                     .filter(generated -> {
@@ -239,7 +241,7 @@ public class KernelSources {
                     })
                     .map(generated -> {
                         artifacts.put(requests.get(generated.getIndex()), generated.getResult().getArtifact());
-                        return offer(order.get(generated.getIndex()), generated.getResult().getArtifact());
+                        return List.of(offer(order.get(generated.getIndex()), generated.getResult().getArtifact()));
                     });
         });
     }
@@ -254,7 +256,7 @@ public class KernelSources {
      * those whose kernels it was sent (the Welcome's and the offers it received); none when the
      * space does not answer.
      */
-    public Multi<Offer> remaining(Hello hello, String tenant, List<KernelRef> sent, SessionTrace trace) {
+    public Multi<List<Offer>> remaining(Hello hello, String tenant, List<KernelRef> sent, SessionTrace trace) {
         List<Set<Schedule>> given = hello.getOpsList().stream()
                 .map(op -> sent.stream().filter(k -> k.getOp().equals(op)).map(KernelRef::getSchedule)
                         .collect(Collectors.toSet()))

@@ -300,25 +300,37 @@ public class SessionSocket {
     }
 
     /**
-     * Queues the offers as they are generated (each kept in the store first) and sends them within
-     * the client's credit. Generation waits while {@code max-queued-offers} wait for credit. When
-     * it fails, or codegen sends nothing for the RPC timeout while kernels are wanted, the offers
-     * end there: OffersDone says why, and the session goes on with the kernels it has.
+     * Queues the offers as they are generated (kept in the store first: those ready together in
+     * one write) and sends them within the client's credit. Generation waits while
+     * {@code max-queued-offers} wait for credit. When it fails, or codegen sends nothing for the RPC
+     * timeout while kernels are wanted, the offers end there: OffersDone says why, and the session
+     * goes on with the kernels it has.
      */
-    private void generate(Session session, Multi<KernelSources.Offer> offers, WebSocketConnection connection) {
+    private void generate(Session session, Multi<List<KernelSources.Offer>> offers, WebSocketConnection connection) {
         String token = registry.read(session, Session::token);
         Tenant tenant = registry.tenant(connection.id());
+        int chunk = Math.max(1, config.maxQueuedOffers());
         AtomicReference<Cancellable> running = new AtomicReference<>();
         StallGuard guard = new StallGuard(config.rpcTimeout(), () -> {
             running.get().cancel();
             endOffers(session, connection, "codegen sent no kernel for " + config.rpcTimeout().toSeconds() + " s");
         });
         running.set(guard.watch(offers)
-                .onItem().transformToUniAndConcatenate(offer -> offerQuota(tenant).chain(() -> keepIssued(token, offer.artifact().getRef())).chain(() -> {
-                    registry.update(session, s -> s.enqueue(KernelOffer.newBuilder()
-                            .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build(), offer.generatedNs()));
-                    return flush(session, connection);
-                }).chain(() -> guard.holding(registry.read(session, s -> s.roomFor(config.maxQueuedOffers())))))
+                .onItem().transformToMultiAndConcatenate(ready -> Multi.createFrom().iterable(chunks(ready, chunk)))
+                .onItem().transformToUniAndConcatenate(ready -> {
+                    List<KernelSources.Offer> allowed = ready.subList(0, offerQuota(tenant, ready.size()));
+                    Uni<Void> queued = keepIssued(token, allowed.stream().map(o -> o.artifact().getRef()).toList()).chain(() -> {
+                        registry.update(session, s -> allowed.forEach(offer -> s.enqueue(KernelOffer.newBuilder()
+                                .setArtifact(offer.artifact()).setRank(offer.rank()).setFromZoo(offer.fromZoo()).build(), offer.generatedNs())));
+                        return flush(session, connection);
+                    });
+                    if (allowed.size() < ready.size()) {
+                        metrics.refused(dev.jitzoo.proto.gateway.v1.ErrorCode.ERROR_CODE_QUOTA_EXCEEDED);
+                        return queued.chain(() -> Uni.createFrom().failure(
+                                ProtocolException.offerQuota(tenant.name(), tenant.quotas().offersPerMinute())));
+                    }
+                    return queued.chain(() -> guard.holding(registry.read(session, s -> s.roomFor(config.maxQueuedOffers()))));
+                })
                 .subscribe().with(
                         ignored -> { },
                         failure -> endOffers(session, connection, failure instanceof ProtocolException quota ? quota.getMessage()
@@ -330,13 +342,22 @@ public class SessionSocket {
         registry.generating(connection.id(), running.get());
     }
 
-    /** Takes one offer from the tenant's quota; fails, ending the offers, when the minute's are used. */
-    private Uni<Void> offerQuota(Tenant tenant) {
-        if (quotas.take(tenant, QuotaMeter.Kind.OFFERS, 1, System.currentTimeMillis())) {
-            return Uni.createFrom().voidItem();
+    /** The list in pieces of at most {@code size}, in order. */
+    private static <T> List<List<T>> chunks(List<T> all, int size) {
+        List<List<T>> chunks = new ArrayList<>();
+        for (int from = 0; from < all.size(); from += size) {
+            chunks.add(all.subList(from, Math.min(all.size(), from + size)));
         }
-        metrics.refused(dev.jitzoo.proto.gateway.v1.ErrorCode.ERROR_CODE_QUOTA_EXCEEDED);
-        return Uni.createFrom().failure(ProtocolException.offerQuota(tenant.name(), tenant.quotas().offersPerMinute()));
+        return chunks;
+    }
+
+    /** Takes up to {@code wanted} offers from the tenant's quota, one by one; says how many it could. */
+    private int offerQuota(Tenant tenant, int wanted) {
+        int taken = 0;
+        while (taken < wanted && quotas.take(tenant, QuotaMeter.Kind.OFFERS, 1, System.currentTimeMillis())) {
+            taken++;
+        }
+        return taken;
     }
 
     /** Ends a session's offers early, saying why in its OffersDone; the session goes on. */
@@ -347,11 +368,11 @@ public class SessionSocket {
         flush(session, connection).subscribe().with(v -> { }, e -> { });
     }
 
-    private Uni<Void> keepIssued(String token, KernelRef kernel) {
-        if (token == null) {
+    private Uni<Void> keepIssued(String token, List<KernelRef> kernels) {
+        if (token == null || kernels.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        return stored(() -> store.issued(token, kernel), null, "kernel " + kernel.getKernelId() + " not kept with its session");
+        return stored(() -> store.issued(token, kernels), null, kernels.size() + " kernels not kept with their session");
     }
 
     /**

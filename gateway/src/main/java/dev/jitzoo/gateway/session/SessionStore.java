@@ -33,8 +33,8 @@ public interface SessionStore {
     Uni<Void> create(String token, String sessionId, Hello hello, List<KernelRef> initial, double kindPeakGflops, String tenant,
                      String pageOrigin);
 
-    /** Adds a kernel issued to the session, before it is queued: a resumed session accepts reports of every kernel it was sent. */
-    Uni<Void> issued(String token, KernelRef kernel);
+    /** Adds kernels issued to the session, before they are queued: a resumed session accepts reports of every kernel it was sent. */
+    Uni<Void> issued(String token, List<KernelRef> kernels);
 
     /** Marks kernels as sent: a resumed session is offered the issued ones it was not sent. */
     Uni<Void> sent(String token, List<String> kernelIds);
