@@ -70,15 +70,8 @@ class ReportPublishingTest {
             assertEquals(OPS, acked.size(), "one acknowledgement per op");
         }
         List<KernelReport> published = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> topic = consumer()) {
-            topic.subscribe(List.of("kernel-reports"));
-            for (long deadline = System.currentTimeMillis() + 20_000; System.currentTimeMillis() < deadline && published.size() < OPS; ) {
-                for (ConsumerRecord<String, byte[]> record : topic.poll(Duration.ofMillis(500))) {
-                    if (device.equals(record.key())) {
-                        published.add(KernelReport.parseFrom(record.value()));
-                    }
-                }
-            }
+        for (ConsumerRecord<String, byte[]> record : published(device)) {
+            published.add(KernelReport.parseFrom(record.value()));
         }
         assertEquals(OPS, published.size(), "each acknowledged report on the topic once");
         Set<String> kernels = new java.util.HashSet<>();
@@ -88,6 +81,25 @@ class ReportPublishingTest {
         });
         assertEquals(OPS, kernels.size(), "every op's report, none twice");
         assertTrue(kernels.contains("k-0") && kernels.contains("k-" + (OPS - 1)), kernels.toString());
+    }
+
+    /** The records on {@code kernel-reports} keyed by the device, read from the topic's start (waiting up to 20 s for one). */
+    static List<ConsumerRecord<String, byte[]>> published(String device) {
+        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> topic = consumer()) {
+            topic.subscribe(List.of("kernel-reports"));
+            long deadline = System.currentTimeMillis() + 20_000;
+            for (int quiet = 0; System.currentTimeMillis() < deadline && (records.isEmpty() || quiet < 2); ) {
+                int before = records.size();
+                for (ConsumerRecord<String, byte[]> record : topic.poll(Duration.ofMillis(500))) {
+                    if (device.equals(record.key())) {
+                        records.add(record);
+                    }
+                }
+                quiet = records.size() == before ? quiet + 1 : 0;
+            }
+        }
+        return records;
     }
 
     private static KafkaConsumer<String, byte[]> consumer() {

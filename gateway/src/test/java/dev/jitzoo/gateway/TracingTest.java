@@ -56,6 +56,9 @@ class TracingTest {
     @Inject
     InMemorySpanExporter spans;
 
+    @Inject
+    dev.jitzoo.gateway.session.SessionStore store;
+
     @Test
     void aSessionsStartIsOneTraceThroughEveryDownstreamCall() throws Exception {
         String sessionId;
@@ -73,13 +76,33 @@ class TracingTest {
         assertTrue(!hello.getParentSpanContext().isValid(), "a session's trace starts at the gateway");
 
         for (String method : DOWNSTREAM) {
-            SpanData call = awaitSpan(s -> s.getName().equals(method) && s.getKind() == SpanKind.CLIENT, method + "'s client span");
-            assertEquals(hello.getTraceId(), call.getTraceId(), method + " is in the session's trace");
+            // other tests' sessions have calls of their own: this session's is the one in its trace
+            SpanData call = awaitSpan(s -> s.getName().equals(method) && s.getKind() == SpanKind.CLIENT
+                    && s.getTraceId().equals(hello.getTraceId()), method + "'s client span in the session's trace");
             assertEquals(hello.getSpanId(), call.getParentSpanId(), method + " is a child of the session's span");
             List<String> sent = FakeDownstreams.traceparents(method);
             assertTrue(sent.stream().anyMatch(t -> t.contains(hello.getTraceId())),
                     method + " carried the trace to its service, got " + sent);
         }
+    }
+
+    /** A report's record is a PRODUCER span, its context in the record's {@code traceparent} header for the zoo's consumer. */
+    @Test
+    void aReportsRecordCarriesItsPublishSpan() throws Exception {
+        String device = "tracing-report-" + java.util.UUID.randomUUID();
+        String token = ReportPublishingTest.keep(store, device, 1);
+        try (TestSocket socket = new TestSocket(endpoint)) {
+            ReportPublishingTest.resume(socket, token);
+            ReportPublishingTest.report(socket, 0);
+            socket.await(ServerFrame::hasReportAck, "the report's acknowledgement");
+        }
+        SpanData publish = awaitSpan(s -> s.getName().equals("kernel-reports publish") && s.getKind() == SpanKind.PRODUCER,
+                "the record's publish span");
+        String traceparent = ReportPublishingTest.published(device).get(0).headers().lastHeader("traceparent") == null ? ""
+                : new String(ReportPublishingTest.published(device).get(0).headers().lastHeader("traceparent").value(),
+                        java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(traceparent.contains(publish.getTraceId()) && traceparent.contains(publish.getSpanId()),
+                "the record carries its span: " + traceparent);
     }
 
     private SpanData awaitSpan(java.util.function.Predicate<SpanData> wanted, String what) throws InterruptedException {

@@ -3,10 +3,17 @@ package dev.jitzoo.gateway.reports;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
 import io.quarkus.runtime.Startup;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +41,8 @@ import org.jboss.logging.Logger;
  * The event loops only queue a record; one thread of its own hands what queued to the producer,
  * all of it at once, so that {@code send}'s waits (the topic's metadata while the broker is
  * unreachable, a full producer buffer) never stall a connection. The producer batches the records
- * per partition on its way to the broker.
+ * per partition on its way to the broker. With traces on, each record is a {@code publish} span
+ * whose context travels in the record's headers to the zoo's consumer.
  */
 @Startup
 @ApplicationScoped
@@ -58,6 +66,8 @@ public class ReportPublisher {
     }
 
     private final Map<String, Object> producerConfig;
+    private final Tracer tracer;
+    private final OpenTelemetry telemetry;
     private final BlockingQueue<Outgoing> queued = new ArrayBlockingQueue<>(BUFFERED);
     /** Records queued or sent and not yet acknowledged or failed. */
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -65,7 +75,10 @@ public class ReportPublisher {
     private volatile Thread sender;
     private volatile boolean stopping;
 
-    public ReportPublisher(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap, GatewayConfig config) {
+    public ReportPublisher(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap, GatewayConfig config,
+                           Tracer tracer, OpenTelemetry telemetry) {
+        this.tracer = tracer;
+        this.telemetry = telemetry;
         int timeoutMs = (int) Math.max(1_000, config.publishTimeout().toMillis());
         this.producerConfig = Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
@@ -117,7 +130,20 @@ public class ReportPublisher {
 
     private CompletionStage<Void> send(String topic, String fingerprint, byte[] payload) {
         CompletableFuture<Void> acked = new CompletableFuture<>();
-        if (stopping || !queued.offer(new Outgoing(new ProducerRecord<>(topic, fingerprint, payload), acked))) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, fingerprint, payload);
+        Span span = tracer.spanBuilder(topic + " publish").setSpanKind(SpanKind.PRODUCER)
+                .setAttribute("messaging.system", "kafka").setAttribute("messaging.destination.name", topic).startSpan();
+        if (span.getSpanContext().isValid()) {
+            telemetry.getPropagators().getTextMapPropagator().inject(Context.current().with(span), record,
+                    (r, header, value) -> r.headers().add(header, value.getBytes(StandardCharsets.UTF_8)));
+        }
+        acked.whenComplete((ok, failure) -> {
+            if (failure != null) {
+                span.setStatus(StatusCode.ERROR, failure.toString());
+            }
+            span.end();
+        });
+        if (stopping || !queued.offer(new Outgoing(record, acked))) {
             acked.completeExceptionally(new IllegalStateException(stopping ? "the gateway is shutting down"
                     : BUFFERED + " records already wait for the broker"));
             return acked;
