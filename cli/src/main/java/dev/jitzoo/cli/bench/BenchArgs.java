@@ -37,7 +37,7 @@ record BenchArgs(List<String> argv) {
         if (at < 0) {
             return known;
         }
-        List<String> named = at + 1 < argv.size() ? Arrays.asList(argv.get(at + 1).split(",")) : List.of();
+        List<String> named = at + 1 < argv.size() ? Arrays.asList(argv.get(at + 1).split(",", -1)) : List.of();
         if (named.isEmpty() || !known.containsAll(named)) {
             throw new IllegalArgumentException("--only takes phases among " + String.join(",", known));
         }

@@ -22,4 +22,16 @@ class BenchArgsTest {
             assertEquals("--burst takes a positive count", message);
         }
     }
+
+    @Test
+    void readsThePhasesToRunAndRefusesAnUnknownOne() {
+        java.util.List<String> known = java.util.List.of("burst", "reports", "held");
+        assertEquals(known, BenchArgs.of(new String[] {"--json"}).only(known), "absent: every phase");
+        assertEquals(java.util.List.of("reports"), BenchArgs.of(new String[] {"--only", "reports"}).only(known));
+        assertEquals(java.util.List.of("burst", "held"), BenchArgs.of(new String[] {"--only", "burst,held"}).only(known));
+        for (String[] bad : new String[][] {{"--only"}, {"--only", "echo"}, {"--only", "burst,"}, {"--only", ""}}) {
+            String message = assertThrows(IllegalArgumentException.class, () -> BenchArgs.of(bad).only(known)).getMessage();
+            assertEquals("--only takes phases among burst,reports,held", message);
+        }
+    }
 }

@@ -36,11 +36,21 @@ class CpuSamplerTest {
     }
 
     @Test
+    void aProcesssResidentMemoryIsAtLeastWhatItHolds() {
+        byte[] held = new byte[64 << 20];
+        java.util.Arrays.fill(held, (byte) 1); // touched: resident, not only reserved
+        long resident = CpuSampler.residentBytes(ProcessHandle.current());
+        assertTrue(resident > held.length, "resident bytes: " + resident);
+        assertEquals(1, held[held.length - 1], "held until measured");
+    }
+
+    @Test
     void anEndedProcessSaysNothing() throws Exception {
         Process gone = new ProcessBuilder("true").start();
         gone.waitFor();
         assertTrue(Double.isNaN(CpuSampler.seconds(gone.toHandle())));
         assertEquals(Map.of(), CpuSampler.seconds(Map.of("gone", gone.toHandle())));
+        assertEquals(-1, CpuSampler.residentBytes(gone.toHandle()));
     }
 
     @Test
