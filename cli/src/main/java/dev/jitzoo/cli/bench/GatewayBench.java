@@ -192,9 +192,10 @@ public final class GatewayBench {
         f.put("burst_offers", offers);
         // the gateway's own latency quantiles, over its last two minutes: none without offers in the burst
         Metrics metrics = metrics();
-        double none = offers == 0 ? Double.NaN : 1;
-        f.put("offer_p50_ms", roundKeepingNaN(none * metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.5\"}", Double.NaN) * 1e3, 2));
-        f.put("offer_p99_ms", roundKeepingNaN(none * metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.99\"}", Double.NaN) * 1e3, 2));
+        double p50 = offers == 0 ? Double.NaN : metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.5\"}", Double.NaN);
+        double p99 = offers == 0 ? Double.NaN : metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.99\"}", Double.NaN);
+        f.put("offer_p50_ms", roundKeepingNaN(p50 * 1e3, 2));
+        f.put("offer_p99_ms", roundKeepingNaN(p99 * 1e3, 2));
         return f;
     }
 

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
@@ -121,11 +122,14 @@ public class RedisSessionStore implements SessionStore {
         return Uni.createFrom().completionStage(() -> writes.set(key(token), fields));
     }
 
-    /** Sets the fields and renews the TTL: both commands sent at once on the connection (one round trip, in order). */
+    /**
+     * Sets the fields and renews the TTL: both commands sent at once on the connection (one round
+     * trip, in order); fails after {@link SessionStore#TIMEOUT}, one timer a write, not a field.
+     */
     private CompletionStage<Boolean> setFields(String key, Map<String, byte[]> fields) {
         CompletionStage<Long> set = redis.hset(key, fields);
         CompletionStage<Boolean> expire = redis.expire(key, ttlSeconds);
-        return set.thenCompose(ignored -> expire);
+        return set.thenCompose(ignored -> expire).toCompletableFuture().orTimeout(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private static <T> Uni<T> uni(CompletionStage<T> stage) {

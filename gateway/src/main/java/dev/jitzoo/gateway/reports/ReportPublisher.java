@@ -137,7 +137,9 @@ public class ReportPublisher {
             telemetry.getPropagators().getTextMapPropagator().inject(Context.current().with(span), record,
                     (r, header, value) -> r.headers().add(header, value.getBytes(StandardCharsets.UTF_8)));
         }
+        inFlight.incrementAndGet();
         acked.whenComplete((ok, failure) -> {
+            inFlight.decrementAndGet();
             if (failure != null) {
                 span.setStatus(StatusCode.ERROR, failure.toString());
             }
@@ -146,10 +148,8 @@ public class ReportPublisher {
         if (stopping || !queued.offer(new Outgoing(record, acked))) {
             acked.completeExceptionally(new IllegalStateException(stopping ? "the gateway is shutting down"
                     : BUFFERED + " records already wait for the broker"));
-            return acked;
         }
-        inFlight.incrementAndGet();
-        return acked.whenComplete((ok, failure) -> inFlight.decrementAndGet());
+        return acked;
     }
 
     /** The sender thread: hands every record queued to the producer, each completing on the broker's answer. */
@@ -166,9 +166,8 @@ public class ReportPublisher {
                 for (Outgoing o : batch) {
                     hand(o);
                 }
-            } catch (InterruptedException e) {
+            } catch (InterruptedException e) { // stopping: what is still queued is refused by stop()
                 Thread.currentThread().interrupt();
-                batch.forEach(o -> o.acked().completeExceptionally(e));
                 return;
             } finally {
                 batch.clear();

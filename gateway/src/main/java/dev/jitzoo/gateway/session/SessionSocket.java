@@ -53,7 +53,6 @@ import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -72,8 +71,6 @@ public class SessionSocket {
 
     private static final Logger LOG = Logger.getLogger(SessionSocket.class);
     private static final SecureRandom RANDOM = new SecureRandom();
-    /** How long a session store call may take before the session goes on without it. */
-    private static final Duration STORE_TIMEOUT = Duration.ofSeconds(2);
     /** What a frame handler returns when its answer goes out later, on its own. */
     private static final Uni<Void> ANSWERED_LATER = Uni.createFrom().voidItem();
 
@@ -244,11 +241,11 @@ public class SessionSocket {
 
     /**
      * A call to the session store that cannot hold a session up: one that fails (a synchronous
-     * throw included, as when Redis cannot be connected) or takes over {@link #STORE_TIMEOUT}
+     * throw included, as when Redis cannot be connected) or takes over {@link SessionStore#TIMEOUT}
      * gives {@code fallback}, with a warning.
      */
     private static <T> Uni<T> stored(Supplier<Uni<? extends T>> call, T fallback, String otherwise) {
-        return Uni.createFrom().<T>deferred(call).ifNoItem().after(STORE_TIMEOUT).fail()
+        return Uni.createFrom().<T>deferred(call).ifNoItem().after(SessionStore.TIMEOUT).fail()
                 .onFailure().recoverWithItem(f -> {
                     LOG.warnf("%s: %s", otherwise, f.toString());
                     return fallback;
@@ -469,7 +466,6 @@ public class SessionSocket {
         if (accepted.token() != null) {
             String unmarked = "session " + session.id() + ": report not marked stored (one sent again is stored once by the zoo)";
             published = published.thenCompose(stored -> store.reported(accepted.token(), accepted.op())
-                    .toCompletableFuture().orTimeout(STORE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                     .exceptionally(failure -> {
                         LOG.warnf("%s: %s", unmarked, failure.toString());
                         return null;

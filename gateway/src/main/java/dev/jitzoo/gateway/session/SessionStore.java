@@ -3,6 +3,7 @@ package dev.jitzoo.gateway.session;
 import dev.jitzoo.proto.gateway.v1.Hello;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import io.smallrye.mutiny.Uni;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -15,6 +16,9 @@ import java.util.concurrent.CompletionStage;
  * expire after a while unused.
  */
 public interface SessionStore {
+
+    /** How long a store call may take before the session goes on without it. */
+    Duration TIMEOUT = Duration.ofSeconds(2);
 
     /**
      * A session as kept: enough to check its reports (against the kernels issued and its device
@@ -39,7 +43,10 @@ public interface SessionStore {
     /** Marks kernels as sent: a resumed session is offered the issued ones it was not sent. */
     Uni<Void> sent(String token, List<String> kernelIds);
 
-    /** Marks an op of the session (its index in the Hello) as reported and stored: on every report's path, so no reactive chain. */
+    /**
+     * Marks an op of the session (its index in the Hello) as reported and stored; fails after
+     * {@link #TIMEOUT}. On every report's path, so no reactive chain.
+     */
     CompletionStage<Void> reported(String token, int opIndex);
 
     /** The session kept under a token; empty for an unknown or expired one. */
