@@ -2,6 +2,7 @@ package dev.jitzoo.zoo;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoDatabase;
 import dev.jitzoo.localstack.TestInfra;
 import dev.jitzoo.zoo.domain.BestKernel;
 import dev.jitzoo.zoo.domain.BestKernelCache;
@@ -43,7 +44,12 @@ final class StoreZoos implements AfterAllCallback {
 
     /** A zoo on this database, as a replica starts, serving elections of {@link Zoo#MIN_ORIGINS} origins or more. */
     Zoo zoo(String database, TenantData tenants) {
-        return new Zoo(new MongoReportStore(client.getDatabase(database)), new MapCache(), new ElectionWindows(64), tenants);
+        return zoo(client.getDatabase(database), tenants);
+    }
+
+    /** A zoo as {@link #zoo(String, TenantData)} builds one, on a database reached through a client of the test's own. */
+    Zoo zoo(MongoDatabase database, TenantData tenants) {
+        return new Zoo(new MongoReportStore(database), new MapCache(), new ElectionWindows(64), tenants);
     }
 
     @Override

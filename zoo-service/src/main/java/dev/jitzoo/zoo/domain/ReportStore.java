@@ -19,7 +19,8 @@ public interface ReportStore {
      * What is stored of some keys' elections, read at once: each key's elected kernel (null when
      * none was served: too few origins yet) and the reports its election counts, oldest first: the
      * latest {@code sessionsPerOrigin} sessions of each of its latest {@code origins} origins. A key
-     * with no report is absent.
+     * with no report is absent. Read before a batch's reports are stored: a key new with the batch
+     * costs no query of the reports.
      */
     Map<ZooKey, History> histories(Collection<ZooKey> keys, int origins, int sessionsPerOrigin);
 
@@ -96,7 +97,6 @@ public interface ReportStore {
     record Elected(BestKernel best, long windowFromMs, Speedups speedups) {
     }
 
-    /** What {@link #histories} read of one key: its election, and its latest sessions' votes oldest first. */
     /** A key's stored election ({@code best} null when none is served) and the sessions it counts, oldest first. */
     record History(BestKernel best, List<SessionVotes> sessions) {
     }

@@ -102,11 +102,12 @@ public class Zoo {
                 refused.add(new Refused(i, e));
             }
         }
-        store.addReports(valid);
-        valid.stream().map(r -> r.key().opKey()).distinct().forEach(timings::forget); // the next lookup of these ops reads them again
+        // the windows not in memory are read before the batch is stored: a key new with it has no reports to look for
         Map<ZooKey, ElectionWindows.Window> touched = windows.windows(
                 valid.stream().map(ReportStore.StoredReport::key).distinct().toList(),
                 cold -> store.histories(cold, ELECTION_ORIGINS, SESSIONS_PER_ORIGIN));
+        store.addReports(valid);
+        valid.stream().map(r -> r.key().opKey()).distinct().forEach(timings::forget); // the next lookup of these ops reads them again
         valid.forEach(r -> touched.get(r.key()).add(r.votes()));
         Map<ZooKey, ReportStore.Elected> bests = new LinkedHashMap<>();
         // a key whose votes all weigh nothing (tenants of trust 0), or from fewer origins than an election needs, has no

@@ -4,6 +4,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoWriteException;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Accumulators;
@@ -32,10 +34,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.bson.types.Binary;
@@ -52,11 +56,23 @@ public class MongoReportStore implements ReportStore {
     public static final String REPORTS = "reports";
     /** The collection of elections, one document per zoo key. */
     public static final String BEST = "best";
+    /**
+     * The keys that have reports, one document per key (its name as {@code _id}): a key not in it
+     * has none, and its reports are not looked for. Read by {@code _id}, which every store indexes;
+     * a query on {@link #REPORTS}' key may scan the collection where the store indexes no more
+     * (the embedded stand-in), once per key a replica starts to hold.
+     */
+    public static final String REPORT_KEYS = "reportKeys";
+    /** The document of {@link #REPORT_KEYS} kept once the keys of reports stored before it were entered (a key's name holds '|'). */
+    private static final String ENTERED_BEFORE = "entered-before";
 
     private final MongoCollection<Document> reports;
     private final MongoCollection<Document> best;
     private final MongoCollection<Document> microbench;
     private final MongoCollection<Document> peaks;
+    private final MongoCollection<Document> reportKeys;
+    /** Keys this replica knows {@link #REPORT_KEYS} holds: not written again. */
+    private final Cache<String, Boolean> entered = Caffeine.newBuilder().maximumSize(100_000).build();
 
     public MongoReportStore(MongoDatabase database) {
         this.reports = database.getCollection(REPORTS);
@@ -69,13 +85,43 @@ public class MongoReportStore implements ReportStore {
         reports.createIndex(Indexes.ascending("fingerprint"));
         reports.createIndex(Indexes.ascending("opKey"));
         reports.createIndex(Indexes.descending("key", "receivedAtMs"));
+        this.reportKeys = database.getCollection(REPORT_KEYS);
+        enterKeysStoredBefore();
     }
 
+    /**
+     * Enters the keys of the reports stored before {@link #REPORT_KEYS} was kept, in one pass over
+     * the reports, once per database (a replica that finds it done skips it; two at once enter the
+     * same keys, once each).
+     */
+    private void enterKeysStoredBefore() {
+        if (reportKeys.find(Filters.eq("_id", ENTERED_BEFORE)).first() != null) {
+            return;
+        }
+        List<Document> keys = new ArrayList<>();
+        for (Document key : reports.aggregate(List.of(Aggregates.group("$key")))) {
+            keys.add(key);
+            if (keys.size() == 10_000) {
+                insertOnce(reportKeys, keys);
+                keys.clear();
+            }
+        }
+        keys.add(new Document("_id", ENTERED_BEFORE));
+        insertOnce(reportKeys, keys);
+    }
+
+    /** Stores reports, their keys entered in {@link #REPORT_KEYS} first: a key with a report always is. */
     @Override
     public void addReports(List<StoredReport> batch) {
-        if (!batch.isEmpty()) {
-            insertOnce(reports, batch.stream().map(MongoReportStore::toDocument).toList());
+        if (batch.isEmpty()) {
+            return;
         }
+        List<String> newKeys = batch.stream().map(r -> r.key().asString()).distinct().filter(k -> entered.getIfPresent(k) == null).toList();
+        if (!newKeys.isEmpty()) {
+            insertOnce(reportKeys, newKeys.stream().map(k -> new Document("_id", k)).toList());
+            newKeys.forEach(k -> entered.put(k, true));
+        }
+        insertOnce(reports, batch.stream().map(MongoReportStore::toDocument).toList());
     }
 
     /** Inserts documents; those a unique index already holds (a redelivered record's) are skipped. */
@@ -149,27 +195,33 @@ public class MongoReportStore implements ReportStore {
         keys.forEach(k -> wanted.put(k.asString(), k));
         Map<String, Document> elected = new HashMap<>();
         best.find(Filters.in("_id", wanted.keySet())).forEach(d -> elected.put(d.getString("_id"), d));
-        // an elected key's reports since the oldest its election counted; a key not elected yet (too few origins), all of
-        // them; newest first, each origin's latest kept (a report stored by a batch not acknowledged comes again, and counts once)
-        List<Bson> since = wanted.keySet().stream().map(name -> elected.containsKey(name)
+        Set<String> stored = new HashSet<>(elected.keySet());
+        reportKeys.find(Filters.in("_id", wanted.keySet())).forEach(d -> stored.add(d.getString("_id")));
+        stored.forEach(k -> entered.put(k, true));
+        // of the keys that have reports: an elected key's since the oldest its election counted; a key not elected yet (too
+        // few origins), all of them; newest first, each origin's latest kept (a report stored by a batch not acknowledged
+        // comes again, and counts once)
+        List<Bson> since = wanted.keySet().stream().filter(stored::contains).map(name -> elected.containsKey(name)
                 ? Filters.and(Filters.eq("key", name), Filters.gte("receivedAtMs", number(elected.get(name), "windowFromMs")))
                 : Filters.eq("key", name)).toList();
         Map<String, List<SessionVotes>> latest = new HashMap<>();
         Map<String, Map<String, Integer>> perOrigin = new HashMap<>();
-        reports.find(since.size() == 1 ? since.get(0) : Filters.or(since))
-                .sort(Sorts.descending("key", "receivedAtMs", "sessionId"))
-                .projection(Projections.include("key", "sessionId", "origin", "tenant", "receivedAtMs", "ranked.ref", "ranked.medianMs",
-                        "initial"))
-                .forEach(doc -> {
-                    String key = doc.getString("key");
-                    Map<String, Integer> seen = perOrigin.computeIfAbsent(key, k -> new HashMap<>());
-                    String origin = doc.getString("origin");
-                    int count = seen.getOrDefault(origin, 0);
-                    if (count < sessionsPerOrigin && (count > 0 || seen.size() < origins)) {
-                        seen.put(origin, count + 1);
-                        latest.computeIfAbsent(key, k -> new ArrayList<>()).add(sessionVotes(doc));
-                    }
-                });
+        if (!since.isEmpty()) {
+            reports.find(since.size() == 1 ? since.get(0) : Filters.or(since))
+                    .sort(Sorts.descending("key", "receivedAtMs", "sessionId"))
+                    .projection(Projections.include("key", "sessionId", "origin", "tenant", "receivedAtMs", "ranked.ref",
+                            "ranked.medianMs", "initial"))
+                    .forEach(doc -> {
+                        String key = doc.getString("key");
+                        Map<String, Integer> seen = perOrigin.computeIfAbsent(key, k -> new HashMap<>());
+                        String origin = doc.getString("origin");
+                        int count = seen.getOrDefault(origin, 0);
+                        if (count < sessionsPerOrigin && (count > 0 || seen.size() < origins)) {
+                            seen.put(origin, count + 1);
+                            latest.computeIfAbsent(key, k -> new ArrayList<>()).add(sessionVotes(doc));
+                        }
+                    });
+        }
         Map<ZooKey, History> out = new LinkedHashMap<>();
         wanted.forEach((name, key) -> {
             List<SessionVotes> oldestFirst = new ArrayList<>(latest.getOrDefault(name, List.of()));
