@@ -343,8 +343,9 @@ public final class BenchCli {
         }
     }
 
-    @Command(name = "zoo", description = "on a private stack: the zoo's ingest throughput from Kafka with elections, report to "
-            + "election latency, Resolve latency at a steady rate, and a poisoning drill at growing attacker shares "
+    @Command(name = "zoo", description = "on a private stack: the zoo's ingest throughput from Kafka with elections beside its "
+            + "store's own, report to election latency, Resolve latency at a steady rate beside a bare gRPC server's, and a "
+            + "poisoning drill at growing attacker shares "
             + "(options: --reports N (5000), --rate N requests/s (1000), --json), and an adversary drill (a 1,000-session flood from "
             + "one origin, a forged peak)")
     static final class ZooLoad extends Bench {

@@ -4,6 +4,7 @@ import static dev.jitzoo.cli.bench.BenchReport.round;
 import static dev.jitzoo.cli.bench.BenchReport.say;
 
 import dev.jitzoo.cli.suite.ServiceLauncher;
+import dev.jitzoo.cli.suite.Suite;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.DeviceProfile;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
@@ -18,9 +19,19 @@ import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.InsertManyOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.util.ArrayList;
@@ -34,15 +45,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.bson.Document;
 
 /**
  * {@code ./jitzoo bench zoo}, run against a stack (the private one BenchCli starts): reports
  * published to Kafka as the gateway would, and the zoo timed as it ingests and elects them, as it
- * answers Resolve at a steady rate, and as it turns one report into an election; then a poisoning
+ * answers Resolve at a steady rate (beside a bare gRPC server under the same load, and the store
+ * beside its ingest), and as it turns one report into an election; then a poisoning
  * drill at growing attacker shares, and an adversary drill: one origin flooding a kind its honest
  * devices elected, and forging its kind's peak. The stack's zoo serves elections of 3 origins or
  * more, as in production. Prints a table, or one JSON line with {@code --json}.
@@ -82,8 +96,10 @@ public final class ZooBench {
             figures.put("store", mongo.isBlank() ? "embedded MongoDB-wire server (H2), Redis cache" : "MongoDB, Redis cache");
             figures.put("reports", reports);
             bench.ingest(reports, figures);
+            bench.storeAlone(reports, figures);
             bench.reportToElected(100, figures);
-            bench.resolveLoad(rate, 3, 10, figures);
+            bench.resolveLoad(bench.channel, "resolve", rate, 3, 10, figures);
+            bench.bareResolveLoad(rate, 3, 10, figures);
             bench.poisoning(figures);
             bench.adversary(1000, figures);
             BenchReport.print(figures, json, BenchReport::list);
@@ -119,6 +135,44 @@ public final class ZooBench {
     }
 
     /**
+     * The store alone, for comparison with ingest: the documents the zoo just stored, written again
+     * as the zoo writes them (unordered inserts of a poll's 2,000, into a scratch collection with the
+     * zoo's indexes) and timed; then the collection is dropped. The zoo's ingest at the store's pace
+     * would be {@code speedup_vs_store} 1.
+     */
+    private void storeAlone(int documents, Map<String, Object> figures) {
+        say("the store alone: " + documents + " of the zoo's documents written again...");
+        String database = System.getenv().getOrDefault("JITZOO_ZOO_DATABASE", "jitzoo");
+        try (MongoClient mongo = MongoClients.create(ServiceLauncher.here().mongoUri())) {
+            MongoDatabase db = mongo.getDatabase(database);
+            List<Document> docs = new ArrayList<>();
+            List<String> kinds = IntStream.range(0, 200).mapToObj(this::kind).toList();
+            db.getCollection("reports").find(Filters.in("fingerprint", kinds)).limit(documents).forEach(d -> {
+                d.remove("_id");
+                docs.add(d);
+            });
+            MongoCollection<Document> scratch = db.getCollection("bench_store_" + run);
+            scratch.createIndex(Indexes.ascending("key", "sessionId"), new IndexOptions().unique(true));
+            scratch.createIndex(Indexes.ascending("fingerprint"));
+            scratch.createIndex(Indexes.ascending("opKey"));
+            scratch.createIndex(Indexes.descending("key", "receivedAtMs"));
+            try {
+                long t0 = System.nanoTime();
+                for (int from = 0; from < docs.size(); from += 2000) {
+                    scratch.insertMany(docs.subList(from, Math.min(docs.size(), from + 2000)), new InsertManyOptions().ordered(false));
+                }
+                double seconds = (System.nanoTime() - t0) / 1e9;
+                long perSecond = Math.round(docs.size() / seconds);
+                figures.put("store_documents_per_s", perSecond);
+                figures.put("speedup_vs_store", round(((Number) figures.get("ingest_reports_per_s")).doubleValue() / perSecond, 3));
+                say("  " + docs.size() + " documents in " + round(seconds, 1) + " s");
+            } finally {
+                scratch.drop();
+            }
+        }
+    }
+
+    /**
      * A new device kind at a time: two origins' reports (an election needs three), then how long
      * from the third one's publishing until Resolve answers its kernel.
      */
@@ -149,9 +203,10 @@ public final class ZooBench {
      * Resolve at a steady rate over the kinds ingested: the first {@code warmUp} seconds warm both
      * JVMs' code paths and are not counted; then latency quantiles over {@code seconds}, and the rate reached.
      */
-    private void resolveLoad(int perSecond, int warmUp, int seconds, Map<String, Object> figures) throws Exception {
-        say("Resolve at " + perSecond + " requests/s for " + warmUp + " s of warm-up, then " + seconds + " s measured...");
-        ZooServiceGrpc.ZooServiceFutureStub zoo = ZooServiceGrpc.newFutureStub(channel);
+    private void resolveLoad(ManagedChannel to, String name, int perSecond, int warmUp, int seconds, Map<String, Object> figures)
+            throws Exception {
+        say(name.replace('_', ' ') + " at " + perSecond + " requests/s for " + warmUp + " s of warm-up, then " + seconds + " s measured...");
+        ZooServiceGrpc.ZooServiceFutureStub zoo = ZooServiceGrpc.newFutureStub(to);
         ConcurrentLinkedQueue<Double> ms = new ConcurrentLinkedQueue<>();
         AtomicInteger failed = new AtomicInteger();
         AtomicInteger answered = new AtomicInteger();
@@ -186,10 +241,34 @@ public final class ZooBench {
         timer.shutdownNow();
         double elapsed = (System.nanoTime() - start) / 1e9 - warmUp;
         List<Double> all = new ArrayList<>(ms);
-        figures.put("resolve_requests_per_s", Math.round(all.size() / elapsed));
-        figures.put("resolve_p50_ms", round(Percentiles.rankAbove(all, 0.5), 2));
-        figures.put("resolve_p99_ms", round(Percentiles.rankAbove(all, 0.99), 2));
-        figures.put("resolve_failed", failed.get());
+        figures.put(name + "_requests_per_s", Math.round(all.size() / elapsed));
+        figures.put(name + "_p50_ms", round(Percentiles.rankAbove(all, 0.5), 2));
+        figures.put(name + "_p99_ms", round(Percentiles.rankAbove(all, 0.99), 2));
+        figures.put(name + "_failed", failed.get());
+    }
+
+    /**
+     * The same Resolve load against a bare gRPC-Java server in a JVM of its own ({@link
+     * BareResolveServer}), on the same machine beside the same stack: what gRPC alone costs here.
+     */
+    private void bareResolveLoad(int perSecond, int warmUp, int seconds, Map<String, Object> figures) throws Exception {
+        Process server = new ProcessBuilder(Suite.javaMain(BareResolveServer.class, List.of("-Xmx256m")))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        ManagedChannel bare = null;
+        try {
+            String port = new BufferedReader(new InputStreamReader(server.getInputStream())).readLine();
+            if (port == null) {
+                throw new IllegalStateException("the bare gRPC server did not start");
+            }
+            bare = ManagedChannelBuilder.forAddress("127.0.0.1", Integer.parseInt(port.trim())).usePlaintext().build();
+            resolveLoad(bare, "bare_grpc_resolve", perSecond, warmUp, seconds, figures);
+        } finally {
+            if (bare != null) {
+                bare.shutdownNow();
+            }
+            server.destroy();
+            server.waitFor(10, TimeUnit.SECONDS);
+        }
     }
 
     /**
