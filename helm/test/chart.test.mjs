@@ -86,7 +86,9 @@ for (const [name, set] of Object.entries(VALUE_SETS)) {
         }
         assert.match(envOf(d).JAVA_TOOL_OPTIONS.value, /MaxRAMPercentage=75/);
       }
-      assert.match(envOf(find(objs, 'Deployment', 'jitzoo-gateway')).JAVA_TOOL_OPTIONS.value, /-XX:\+UseG1GC/);
+      for (const latency of ['jitzoo-gateway', 'jitzoo-zoo']) {
+        assert.match(envOf(find(objs, 'Deployment', latency)).JAVA_TOOL_OPTIONS.value, /-XX:\+UseG1GC -XX:MaxGCPauseMillis=/, latency);
+      }
     });
 
     test('the gateway\'s grace period outlasts its shutdown delay plus the drain', () => {

@@ -37,8 +37,20 @@ public final class ServiceLauncher {
     /** The services, in the order {@code ./jitzoo up} starts them. */
     public static final List<String> SERVICES = List.of("space", "codegen", "zoo", "gateway");
 
-    /** A service's JVM options unless {@code JITZOO_<NAME>_JAVA_OPTS} replaces them: a small heap, so a laptop runs all four. */
+    /**
+     * A service's JVM options unless {@code JITZOO_<NAME>_JAVA_OPTS} replaces them: a small heap, so
+     * a laptop runs all four; the serial collector for the services that compute (space, codegen).
+     */
     public static final String JAVA_OPTS = "-Xmx384m -XX:+UseSerialGC";
+    /**
+     * The same heap on G1 with a pause target for the services that answer on a latency target:
+     * the zoo's Resolve (the serial collector's full collections as it starts paused it 99–146 ms
+     * in {@code bench zoo}, G1's at most 33 ms) and the gateway's sessions (as the chart and
+     * {@code bench gateway} run it).
+     */
+    public static final Map<String, String> LATENCY_JAVA_OPTS = Map.of(
+            "zoo", "-Xmx384m -XX:+UseG1GC -XX:MaxGCPauseMillis=10",
+            "gateway", "-Xmx384m -XX:+UseG1GC -XX:MaxGCPauseMillis=20");
 
     /** How long a service may take to become ready. */
     public static final Duration READY_TIMEOUT = Duration.ofMinutes(2);
@@ -101,9 +113,9 @@ public final class ServiceLauncher {
         return root.resolve(service.equals("gateway") ? "gateway" : service + "-service").resolve("target/quarkus-app/quarkus-run.jar");
     }
 
-    /** {@code JITZOO_<NAME>_JAVA_OPTS}, else {@link #JAVA_OPTS}; split at white space. */
+    /** {@code JITZOO_<NAME>_JAVA_OPTS}, else {@link #LATENCY_JAVA_OPTS} or {@link #JAVA_OPTS}; split at white space. */
     public List<String> javaOptions(String service) {
-        return List.of(setting(variable(service, "JAVA_OPTS"), JAVA_OPTS).trim().split("\\s+"));
+        return List.of(setting(variable(service, "JAVA_OPTS"), LATENCY_JAVA_OPTS.getOrDefault(service, JAVA_OPTS)).trim().split("\\s+"));
     }
 
     /** What a service listening on {@code port} is told: the port, the parts' addresses, the other services' ports. */

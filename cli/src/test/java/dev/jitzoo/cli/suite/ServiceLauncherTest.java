@@ -46,7 +46,8 @@ class ServiceLauncherTest {
         assertEquals(8080, defaults.port("gateway"));
         assertEquals(root.resolve("gateway/target/quarkus-app/quarkus-run.jar"), defaults.jar("gateway"));
         assertEquals(root.resolve("zoo-service/target/quarkus-app/quarkus-run.jar"), defaults.jar("zoo"));
-        assertEquals(List.of("-Xmx384m", "-XX:+UseSerialGC"), defaults.javaOptions("zoo"));
+        assertEquals(List.of("-Xmx384m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=10"), defaults.javaOptions("zoo"));
+        assertEquals(List.of("-Xmx384m", "-XX:+UseSerialGC"), defaults.javaOptions("codegen"));
         Map<String, String> told = new java.util.HashMap<>(defaults.environment(8083));
         String token = told.remove("JITZOO_ZOO_ADMIN_TOKEN");
         String salt = told.remove("JITZOO_GATEWAY_ORIGIN_SALT");
