@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A report's way to the broker: acknowledged only once the record is on {@code kernel-reports},
  * keyed by the device's fingerprint, as the zoo reads it; every report of a page sending them all
- * at once, once each.
+ * at once, once each; with traces off, no trace context in its headers.
  */
 @QuarkusTest
 @QuarkusTestResource(value = GatewayInfraResource.class, restrictToAnnotatedClass = true)
@@ -72,6 +72,8 @@ class ReportPublishingTest {
         List<KernelReport> published = new ArrayList<>();
         for (ConsumerRecord<String, byte[]> record : published(device)) {
             published.add(KernelReport.parseFrom(record.value()));
+            // traces are off here (TracingTest turns them on): no span is made for a record, none travels with it
+            assertEquals(List.of(), java.util.Arrays.stream(record.headers().toArray()).map(h -> h.key()).toList(), "no trace context");
         }
         assertEquals(OPS, published.size(), "each acknowledged report on the topic once");
         Set<String> kernels = new java.util.HashSet<>();

@@ -15,7 +15,8 @@ import io.smallrye.mutiny.subscription.UniSubscriber;
  * The trace of a session's start (a Hello or a Resume): a span, and the context every downstream
  * call it makes is started in, so the zoo's Resolve, the space's Compose and codegen's Generate
  * (and the offers' GenerateBatch, after the span ends) are its children, on this gateway and, by
- * the gRPC metadata, in each service. A no-op when traces are off.
+ * the gRPC metadata, in each service. Nothing is exported when traces are off (the disabled SDK
+ * still records the span, and Quarkus' gRPC and WebSocket instrumentation theirs, and drops them).
  */
 public record SessionTrace(Span span, Context context) {
 

@@ -42,7 +42,8 @@ import org.jboss.logging.Logger;
  * all of it at once, so that {@code send}'s waits (the topic's metadata while the broker is
  * unreachable, a full producer buffer) never stall a connection. The producer batches the records
  * per partition on its way to the broker. With traces on, each record is a {@code publish} span
- * whose context travels in the record's headers to the zoo's consumer.
+ * whose context travels in the record's headers to the zoo's consumer; with traces off, no span is
+ * made (the disabled SDK would still record one a report, and put its context in the headers).
  */
 @Startup
 @ApplicationScoped
@@ -66,6 +67,7 @@ public class ReportPublisher {
     }
 
     private final Map<String, Object> producerConfig;
+    /** Null while traces are off: the SDK then still records every span it is asked for, and drops it. */
     private final Tracer tracer;
     private final OpenTelemetry telemetry;
     private final BlockingQueue<Outgoing> queued = new ArrayBlockingQueue<>(BUFFERED);
@@ -76,8 +78,9 @@ public class ReportPublisher {
     private volatile boolean stopping;
 
     public ReportPublisher(@ConfigProperty(name = "kafka.bootstrap.servers") String bootstrap, GatewayConfig config,
-                           Tracer tracer, OpenTelemetry telemetry) {
-        this.tracer = tracer;
+                           Tracer tracer, OpenTelemetry telemetry,
+                           @ConfigProperty(name = "quarkus.otel.sdk.disabled", defaultValue = "false") boolean tracesOff) {
+        this.tracer = tracesOff ? null : tracer;
         this.telemetry = telemetry;
         int timeoutMs = (int) Math.max(1_000, config.publishTimeout().toMillis());
         this.producerConfig = Map.of(
@@ -131,25 +134,33 @@ public class ReportPublisher {
     private CompletionStage<Void> send(String topic, String fingerprint, byte[] payload) {
         CompletableFuture<Void> acked = new CompletableFuture<>();
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, fingerprint, payload);
-        Span span = tracer.spanBuilder(topic + " publish").setSpanKind(SpanKind.PRODUCER)
-                .setAttribute("messaging.system", "kafka").setAttribute("messaging.destination.name", topic).startSpan();
-        if (span.getSpanContext().isValid()) {
-            telemetry.getPropagators().getTextMapPropagator().inject(Context.current().with(span), record,
-                    (r, header, value) -> r.headers().add(header, value.getBytes(StandardCharsets.UTF_8)));
-        }
         inFlight.incrementAndGet();
+        Span span = tracer == null ? null : publishSpan(topic, record);
         acked.whenComplete((ok, failure) -> {
             inFlight.decrementAndGet();
-            if (failure != null) {
-                span.setStatus(StatusCode.ERROR, failure.toString());
+            if (span != null) {
+                if (failure != null) {
+                    span.setStatus(StatusCode.ERROR, failure.toString());
+                }
+                span.end();
             }
-            span.end();
         });
         if (stopping || !queued.offer(new Outgoing(record, acked))) {
             acked.completeExceptionally(new IllegalStateException(stopping ? "the gateway is shutting down"
                     : BUFFERED + " records already wait for the broker"));
         }
         return acked;
+    }
+
+    /** The record's publish span, its context put in the record's headers for the zoo's consumer. */
+    private Span publishSpan(String topic, ProducerRecord<String, byte[]> record) {
+        Span span = tracer.spanBuilder(topic + " publish").setSpanKind(SpanKind.PRODUCER)
+                .setAttribute("messaging.system", "kafka").setAttribute("messaging.destination.name", topic).startSpan();
+        if (span.getSpanContext().isValid()) {
+            telemetry.getPropagators().getTextMapPropagator().inject(Context.current().with(span), record,
+                    (r, header, value) -> r.headers().add(header, value.getBytes(StandardCharsets.UTF_8)));
+        }
+        return span;
     }
 
     /** The sender thread: hands every record queued to the producer, each completing on the broker's answer. */
