@@ -3,6 +3,13 @@ package dev.jitzoo.cli.bench;
 import static dev.jitzoo.cli.bench.BenchReport.round;
 import static dev.jitzoo.cli.bench.BenchReport.say;
 
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.InsertManyOptions;
 import dev.jitzoo.cli.suite.ServiceLauncher;
 import dev.jitzoo.cli.suite.Suite;
 import dev.jitzoo.proto.kernel.v1.Backend;
@@ -19,14 +26,6 @@ import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import dev.jitzoo.proto.zoo.v1.ResolveRequest;
 import dev.jitzoo.proto.zoo.v1.ResolvedKernel;
 import dev.jitzoo.proto.zoo.v1.ZooServiceGrpc;
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.IndexOptions;
-import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertManyOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import java.io.BufferedReader;
@@ -152,10 +151,11 @@ public final class ZooBench {
                 docs.add(d);
             });
             MongoCollection<Document> scratch = db.getCollection("bench_store_" + run);
-            scratch.createIndex(Indexes.ascending("key", "sessionId"), new IndexOptions().unique(true));
-            scratch.createIndex(Indexes.ascending("fingerprint"));
-            scratch.createIndex(Indexes.ascending("opKey"));
-            scratch.createIndex(Indexes.descending("key", "receivedAtMs"));
+            for (Document index : db.getCollection("reports").listIndexes()) { // the zoo's, as the store keeps them
+                if (!"_id_".equals(index.getString("name"))) {
+                    scratch.createIndex(index.get("key", Document.class), new IndexOptions().unique(index.getBoolean("unique", false)));
+                }
+            }
             try {
                 long t0 = System.nanoTime();
                 for (int from = 0; from < docs.size(); from += 2000) {
