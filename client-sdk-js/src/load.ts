@@ -38,7 +38,7 @@ export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL,
     return new WasmModel(graph, { ...options, gateway: undefined, backend: "wasm" },
       `WebAssembly is unavailable here: every op runs its reference kernel (correct, slow)${options.gateway ? "; the gateway is not asked" : ""}`);
   }
-  const threads = await kernelThreads(options.threads);
+  const threads = await kernelThreads(options.threads, options.log);
   if (threads.pool) options.log?.(`kernels run on ${threads.pool.threads} threads`);
   return new WasmModel(graph, { ...options, backend: "wasm" }, [backend.why, threads.note].filter((n) => n).join("; ") || undefined,
     threads.pool);
@@ -48,14 +48,14 @@ export async function loadModel(source: Uint8Array | ArrayBuffer | string | URL,
 const DEFAULT_THREADS = 4;
 
 /** A worker pool for `cap` threads (the probe's count, at most `cap`), or why kernels run on one. */
-async function kernelThreads(cap = DEFAULT_THREADS): Promise<{ pool?: WorkerPool; note?: string }> {
+async function kernelThreads(cap = DEFAULT_THREADS, log?: (line: string) => void): Promise<{ pool?: WorkerPool; note?: string }> {
   if (!(Number.isInteger(cap) && cap >= 1)) throw new ModelError(`threads must be a whole number of at least 1, got ${cap}`);
   if (cap === 1) return {};
   const probe = probeThreads(cap);
   if (probe.threads === 1) return { note: probe.reason && `kernels run on one thread: ${probe.reason}` };
   try {
     new WebAssembly.Memory({ initial: 1, maximum: SHARED_MAX_PAGES, shared: true }); // the arena's reservation fits here
-    return { pool: await WorkerPool.start({ threads: probe.threads }) };
+    return { pool: await WorkerPool.start({ threads: probe.threads, log }) };
   } catch (e) {
     return { note: `kernels run on one thread: the kernel threads did not start (${(e as Error).message})` };
   }

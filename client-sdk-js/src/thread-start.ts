@@ -4,8 +4,14 @@
 import type { FromHelper } from "./threads/control.js";
 import type { ThreadHandle } from "./threads/pool.js";
 
+/** The kernel thread's module Worker (thread.ts), not yet told how to talk. */
+export function startThreadWorker(): Worker {
+  return new Worker(new URL("./thread.js", import.meta.url), { type: "module", name: "jitzoo-kernels" });
+}
+
+/** A kernel thread this thread starts and talks to directly (where no page starts them for it). */
 export function startThread(): ThreadHandle {
-  const worker = new Worker(new URL("./thread.js", import.meta.url), { type: "module", name: "jitzoo-kernels" });
+  const worker = startThreadWorker();
   return {
     post: (message) => worker.postMessage(message),
     listen: (handler, onError) => {

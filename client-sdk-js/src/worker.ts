@@ -3,6 +3,9 @@
 // worker-start.ts; speaks worker-protocol.ts.
 import type { WasmModel } from "./wasm/model.js";
 import { loadModel } from "./load.js";
+import { usePlatform } from "./platform.js";
+import type { FromHelper } from "./threads/control.js";
+import type { ThreadHandle } from "./threads/pool.js";
 import { LOAD, MODEL_EVENTS, postedError, type FromWorker, type ToWorker } from "./model/worker-protocol.js";
 
 const scope = globalThis as unknown as {
@@ -11,6 +14,30 @@ const scope = globalThis as unknown as {
   dispatchEvent(event: Event): boolean;
 };
 const post = (message: FromWorker, transfer: Transferable[] = []) => scope.postMessage(message, transfer);
+
+/** What each kernel thread the page started for this worker does when it fails, by id. */
+const threadFailures = new Map<number, (error: Error) => void>();
+let nextThread = 1;
+
+/** A kernel thread the page starts (this worker never starts a Worker itself), reached over a MessagePort. */
+function threadFromPage(): ThreadHandle {
+  const id = nextThread++;
+  const { port1, port2 } = new MessageChannel();
+  post({ type: "thread", id, port: port2 }, [port2]);
+  return {
+    post: (message) => port1.postMessage(message),
+    listen: (handler, onError) => {
+      port1.onmessage = (event: MessageEvent<FromHelper>) => handler(event.data);
+      threadFailures.set(id, onError);
+    },
+    terminate: () => {
+      threadFailures.delete(id);
+      port1.close();
+      post({ type: "thread-stop", id });
+    },
+  };
+}
+usePlatform({ thread: threadFromPage });
 
 let model: Promise<WasmModel> | undefined;
 /** The generations under way, by id: aborted when the page asks. */
@@ -69,6 +96,9 @@ scope.onmessage = ({ data: message }) => {
       generations.get(message.id)?.abort(reason);
       return;
     }
+    case "thread-failed":
+      threadFailures.get(message.id)?.(new Error(message.message));
+      return;
     case "pagehide":
       // the page is going away: the model's own pagehide handling reports what every op timed
       scope.dispatchEvent(new Event("pagehide"));

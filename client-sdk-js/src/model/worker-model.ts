@@ -1,5 +1,6 @@
 import { JitzooError, WorkerError } from "../errors.js";
 import { startModelWorker } from "../worker-start.js";
+import { startThreadWorker } from "../thread-start.js";
 import { ModelEmitter, type ModelEvent, type ModelListener } from "./events.js";
 import type { LoadOptions, Model, ModelStats, OutputTensor, TensorLike } from "./model.js";
 import type { GenerateOptions, GenerateResult } from "./generate.js";
@@ -22,6 +23,8 @@ export class WorkerModel implements Model {
   private latest!: ModelStats;
   private graph!: { inputs: GraphInput[]; outputNames: string[] };
   private dead?: Error;
+  /** The kernel threads this page started for the worker's pool, by the worker's id for each. */
+  private readonly threads = new Map<number, Worker>();
   private readonly onPageHide = () => this.post({ type: "pagehide" });
 
   private constructor(private readonly worker: Worker, private readonly log?: (line: string) => void) {
@@ -138,7 +141,28 @@ export class WorkerModel implements Model {
       }
       case "failed": return this.settle(message.id, undefined, revive(message.error));
       case "loaded": return this.settle(LOAD, message);
+      case "thread": return this.startThread(message.id, message.port);
+      case "thread-stop": {
+        this.threads.get(message.id)?.terminate();
+        this.threads.delete(message.id);
+        return;
+      }
       default: return this.settle(message.id, message);
+    }
+  }
+
+  /** Starts a kernel thread for the worker's pool and hands it the worker's port to it. */
+  private startThread(id: number, port: MessagePort): void {
+    try {
+      const thread = startThreadWorker();
+      thread.onerror = (ev) => {
+        ev.preventDefault();
+        this.post({ type: "thread-failed", id, message: ev.message || "the kernel thread's script failed to load" });
+      };
+      thread.postMessage({ type: "port", port }, [port]);
+      this.threads.set(id, thread);
+    } catch (e) {
+      this.post({ type: "thread-failed", id, message: (e as Error).message });
     }
   }
 
@@ -161,6 +185,8 @@ export class WorkerModel implements Model {
   private terminate(): void {
     globalThis.removeEventListener?.("pagehide", this.onPageHide);
     this.worker.terminate();
+    for (const thread of this.threads.values()) thread.terminate();
+    this.threads.clear();
   }
 }
 

@@ -28,7 +28,9 @@ export type ToWorker =
   | { type: "generate"; id: number; prompt: number[]; options: PostedGenerateOptions }
   /** Aborts generation `id` between its steps. */
   | { type: "abort"; id: number; reason: PostedError }
-  | { type: "pagehide" };
+  | { type: "pagehide" }
+  /** The kernel thread the page started for `thread` failed (its script did not load). */
+  | { type: "thread-failed"; id: number; message: string };
 
 /** Generation options as they cross: data only (the callback and the signal stay on the page). */
 export type PostedGenerateOptions = Omit<GenerateOptions, "onToken" | "signal">;
@@ -51,7 +53,15 @@ export type FromWorker =
   | { type: "stats"; stats: ModelStats }
   | { type: "failed"; id: number; error: PostedError }
   | { type: "event"; event: ModelEvent; payload: ModelEvents[ModelEvent] }
-  | { type: "log"; line: string };
+  | { type: "log"; line: string }
+  /**
+   * Asks the page to start a kernel thread (thread.ts) and hand it `port`, the worker's line to it:
+   * a worker starting a Worker of its own waits for the page's main thread, and in Firefox that
+   * wait now and then never ends.
+   */
+  | { type: "thread"; id: number; port: MessagePort }
+  /** The kernel thread `id` is no longer needed: the page stops it. */
+  | { type: "thread-stop"; id: number };
 
 /** The id of the load request (runs and closes count from 1). */
 export const LOAD = 0;

@@ -87,7 +87,19 @@ export interface PoolOptions {
   spin?: number;
   /** How long a join may wait for a helper before the pool gives up on it (default 10 s). */
   joinTimeoutMs?: number;
+  /**
+   * How long a helper may take to start (its script loaded, in its loop) before another is started
+   * in its place, once; then the pool gives up (default 10 s).
+   */
+  startTimeoutMs?: number;
+  /** Starts a helper thread (default: the host's, a module Worker or Node's worker_threads). */
+  thread?: () => ThreadHandle;
+  /** Receives a line when a helper is started again. */
+  log?: (line: string) => void;
 }
+
+/** Starts of one helper before the pool gives up: a worker that never answers is rare, and another starts. */
+const START_ATTEMPTS = 2;
 
 /**
  * A pool of helper threads for split kernels on shared memories. `load` instantiates a kernel on a
@@ -119,7 +131,7 @@ export class WorkerPool {
     if (!callerMayBlock()) throw new KernelError(MAIN_THREAD);
     const pool = new WorkerPool(threads, options.joinTimeoutMs ?? 10_000);
     try {
-      await Promise.all(Array.from({ length: threads - 1 }, (_, i) => pool.startHelper(i + 1, options.spin ?? 200_000)));
+      await Promise.all(Array.from({ length: threads - 1 }, (_, i) => pool.startHelper(i + 1, options)));
     } catch (e) {
       pool.close();
       throw e;
@@ -127,16 +139,35 @@ export class WorkerPool {
     return pool;
   }
 
-  private startHelper(index: number, spin: number): Promise<void> {
-    const helper = (platform().thread ?? startThread)();
-    this.helpers.push(helper);
-    return new Promise((resolve, reject) => {
-      helper.listen(() => resolve(), (error) => {
-        this.failure ??= `helper ${index} stopped: ${error.message}`;
-        reject(new KernelError(`a kernel thread failed to start: ${error.message}`));
-      });
-      helper.post({ type: "init", index, control: this.control.buffer as SharedArrayBuffer, spin });
-    });
+  /**
+   * Starts helper `index` and resolves once it is in its loop. One that does not answer in time
+   * (its script never came, or its host lost it) is stopped and another started, once.
+   */
+  private async startHelper(index: number, options: PoolOptions): Promise<void> {
+    const timeoutMs = options.startTimeoutMs ?? 10_000;
+    for (let attempt = 1; ; attempt++) {
+      const helper = (options.thread ?? platform().thread ?? startThread)();
+      this.helpers.push(helper);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          timer = setTimeout(() => reject(new KernelError(`kernel thread ${index} did not start within ${timeoutMs} ms`)), timeoutMs);
+          helper.listen(() => resolve(), (error) => {
+            this.failure ??= `helper ${index} stopped: ${error.message}`;
+            reject(new KernelError(`a kernel thread failed to start: ${error.message}`));
+          });
+          helper.post({ type: "init", index, control: this.control.buffer as SharedArrayBuffer, spin: options.spin ?? 200_000 });
+        });
+        return;
+      } catch (e) {
+        if (this.failure || attempt === START_ATTEMPTS) throw e;
+        this.helpers.splice(this.helpers.indexOf(helper), 1);
+        helper.terminate();
+        options.log?.(`${(e as Error).message}; starting another`);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
   }
 
   /**

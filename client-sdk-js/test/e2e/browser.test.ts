@@ -293,7 +293,7 @@ describe.skipIf(!GATEWAY || modelsMissing || !existsSync(CHROMIUM))("the SDK in 
       }, { gateway: GATEWAY!, fingerprint: `e2e-browser-threads-${randomUUID()}`, seq: SEQ });
       expect(result).toMatchObject({ isolated: true, threads: 2, settled: true, notes: [], refused: 0, sources: ["wasm"] });
       expect(result.error).toBeLessThanOrEqual(1e-4);
-      // the model's worker started one kernel thread beside itself
+      // the page started one kernel thread for the model's worker
       expect(workers.sort()).toEqual(["/browser/thread.js", "/browser/worker.js"]);
     } finally {
       await isolated.close();

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { KernelError } from "../../src/errors.js";
-import { WorkerPool, probeThreads } from "../../src/threads/pool.js";
+import { WorkerPool, probeThreads, type ThreadHandle } from "../../src/threads/pool.js";
+import { platform } from "../../src/platform.js";
 import { shareOf } from "../../src/threads/control.js";
 import { splitAddWasm } from "../support/wasm.js";
 import { Arena, SHARED_MAX_PAGES } from "../../src/wasm/arena.js";
@@ -88,6 +89,24 @@ describe("the worker pool", () => {
     expect(() => arena.alloc(SHARED_MAX_PAGES * 65536)).toThrow(/shared memory may grow to here; load it with threads: 1/);
     expect(arena.usage.liveBytes).toBe(0);
     expect(arena.alloc(64)).toBeGreaterThan(0); // and goes on serving what fits
+  });
+
+  it("starts another helper in place of one that never answers, and gives up when that one does not either", async () => {
+    const host = platform().thread!;
+    let stopped = 0;
+    const silent = (): ThreadHandle => ({ post: () => undefined, listen: () => undefined, terminate: () => { stopped++; } });
+    const lines: string[] = [];
+    let starts = 0;
+    pool = await WorkerPool.start({ threads: 2, startTimeoutMs: 200, log: (l) => lines.push(l), thread: () => (starts++ === 0 ? silent() : host()) });
+    expect(lines).toEqual(["kernel thread 1 did not start within 200 ms; starting another"]);
+    expect(stopped).toBe(1);
+    const mem = memory();
+    const { f, offsets, c } = operands(mem, 37);
+    pool.run(pool.load(new WebAssembly.Module(splitAddWasm()), "add", 37, mem), offsets, 3);
+    expect(f[c + 36]).toBe(36036); // the helper started second computes its share
+
+    await expect(WorkerPool.start({ threads: 2, startTimeoutMs: 50, thread: silent })).rejects.toThrow(/kernel thread 1 did not start within 50 ms/);
+    expect(stopped).toBe(3);
   });
 
   it("refuses what it cannot run, and runs nothing once closed", async () => {
