@@ -180,9 +180,11 @@ describe('value-set specifics', () => {
     assert.deepEqual(envOf(find(objs, 'Deployment', 'jitzoo-zoo')).JITZOO_ZOO_ADMIN_TOKEN.valueFrom.secretKeyRef,
       { name: 'jitzoo-connections', key: 'admin-token' }, 'the zoo\'s admin surfaces need the token from the Secret');
     const gatewayHpa = find(objs, 'HorizontalPodAutoscaler', 'jitzoo-gateway');
-    assert.deepEqual(gatewayHpa.spec.metrics, [{
-      type: 'Pods', pods: { metric: { name: 'jitzoo_gateway_sessions' }, target: { type: 'AverageValue', averageValue: '2000' } },
-    }]);
+    // sessions per pod, and CPU beside it: the HPA still scales out when the sessions metric cannot be read
+    assert.deepEqual(gatewayHpa.spec.metrics, [
+      { type: 'Pods', pods: { metric: { name: 'jitzoo_gateway_sessions' }, target: { type: 'AverageValue', averageValue: '2000' } } },
+      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+    ]);
     const zooHpa = find(objs, 'HorizontalPodAutoscaler', 'jitzoo-zoo');
     assert.equal(zooHpa.spec.metrics[0].resource.name, 'cpu');
     assert.equal(zooHpa.spec.scaleTargetRef.name, 'jitzoo-zoo');
@@ -197,6 +199,7 @@ describe('value-set specifics', () => {
       'no proxy in front by default: X-Forwarded-For is not trusted');
     assert.equal(all(objs, 'Ingress').length, 0);
     assert.equal(all(objs, 'ServiceMonitor').length, 0);
+    assert.equal(all(objs, 'PrometheusRule').length, 0);
     assert.equal(all(objs, 'PodDisruptionBudget').length, 4);
     assert.equal(find(objs, 'Deployment', 'jitzoo-gateway').spec.template.spec.containers[0].image, 'jitzoo/gateway:0.1.0');
   });
@@ -268,6 +271,30 @@ describe('value-set specifics', () => {
       assert.equal(m.spec.selector.matchLabels['app.kubernetes.io/component'], component(m));
     }
     assert.equal(all(render(['servicemonitor.yaml']), 'ServiceMonitor').length, 0);
+  });
+
+  test('the gateway HPA scales on sessions alone when its CPU target is null', () => {
+    const objs = render(['defaults.yaml'], ['--set', 'gateway.autoscaling.targetCPUUtilizationPercentage=null']);
+    assert.deepEqual(find(objs, 'HorizontalPodAutoscaler', 'jitzoo-gateway').spec.metrics.map((m) => m.type), ['Pods']);
+  });
+
+  test('alerts: the guide\'s rules, the sessions metric absent and the gateway HPA blind or at its maximum, in the release\'s namespace', () => {
+    const objs = render(['servicemonitor.yaml'], SM_API);
+    const [rule] = all(objs, 'PrometheusRule');
+    assert.equal(rule.metadata.labels.release, 'kube-prometheus-stack');
+    const rules = Object.fromEntries(rule.spec.groups[0].rules.map((r) => [r.alert, r]));
+    assert.deepEqual(Object.keys(rules), ['JitzooGatewayNearMaxConnections', 'JitzooZooIngestLag', 'JitzooZooConsumerLag',
+      'JitzooDeadLettersGrowing', 'JitzooPodsNotReady', 'JitzooHttp5xx', 'JitzooGatewaySessionsMetricAbsent',
+      'JitzooGatewayHpaCannotReadMetrics', 'JitzooGatewayHpaAtMax']);
+    assert.equal(rules.JitzooGatewayNearMaxConnections.expr, 'max by (pod) (jitzoo_gateway_connections{namespace="jitzoo"}) > 8000');
+    assert.equal(rules.JitzooGatewayNearMaxConnections.annotations.summary.startsWith('{{ $labels.pod }} holds'), true, 'Prometheus\'s own template left as is');
+    assert.equal(rules.JitzooGatewaySessionsMetricAbsent.expr, 'absent(jitzoo_gateway_sessions{namespace="jitzoo"})');
+    assert.match(rules.JitzooGatewayHpaAtMax.expr, /horizontalpodautoscaler="jitzoo-gateway"\}\n\s+>= kube_horizontalpodautoscaler_spec_max_replicas/);
+    assert.match(rules.JitzooGatewayHpaAtMax.annotations.summary, /maxReplicas \(10\)/);
+    // none where the cluster has no Prometheus Operator; no HPA rules without the gateway HPA
+    assert.equal(all(render(['servicemonitor.yaml']), 'PrometheusRule').length, 0);
+    const fixed = all(render(['servicemonitor.yaml', 'autoscaling-off.yaml'], SM_API), 'PrometheusRule')[0];
+    assert.deepEqual(fixed.spec.groups[0].rules.map((r) => r.alert).filter((a) => a.includes('Hpa') || a.includes('Absent')), []);
   });
 
   test('NOTES tell how to connect: port-forward without an Ingress, wss:// with one', () => {
