@@ -273,6 +273,24 @@ describe('value-set specifics', () => {
     assert.equal(all(render(['servicemonitor.yaml']), 'ServiceMonitor').length, 0);
   });
 
+  test('pods: images pinned by digest where given, a priority class, extra labels, spread over nodes and zones', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const objs = render(['defaults.yaml'], ['--set', `image.digests.zoo=${digest}`, '--set', 'priorityClassName=jitzoo-high',
+      '--set', 'gateway.podLabels.team=inference', '--set', 'gateway.podLabels.app\\.kubernetes\\.io/component=mine']);
+    const pod = (s) => find(objs, 'Deployment', `jitzoo-${s}`).spec.template;
+    assert.equal(containerOf(find(objs, 'Deployment', 'jitzoo-zoo')).image, `jitzoo/zoo@${digest}`);
+    assert.match(containerOf(find(objs, 'Deployment', 'jitzoo-space')).image, /^jitzoo\/space:[^@]+$/);
+    for (const s of SERVICES) {
+      assert.equal(pod(s).spec.priorityClassName, 'jitzoo-high', s);
+      assert.deepEqual(pod(s).spec.topologySpreadConstraints.map((c) => [c.topologyKey, c.whenUnsatisfiable]),
+        [['kubernetes.io/hostname', 'ScheduleAnyway'], ['topology.kubernetes.io/zone', 'ScheduleAnyway']], s);
+    }
+    // an extra label rides along; one of the chart's own is not overridden (the selector still matches)
+    assert.equal(pod('gateway').metadata.labels.team, 'inference');
+    assert.equal(pod('gateway').metadata.labels['app.kubernetes.io/component'], 'gateway');
+    assert.equal(find(render(['defaults.yaml']), 'Deployment', 'jitzoo-gateway').spec.template.spec.priorityClassName, undefined);
+  });
+
   test('the gateway HPA scales on sessions alone when its CPU target is null', () => {
     const objs = render(['defaults.yaml'], ['--set', 'gateway.autoscaling.targetCPUUtilizationPercentage=null']);
     assert.deepEqual(find(objs, 'HorizontalPodAutoscaler', 'jitzoo-gateway').spec.metrics.map((m) => m.type), ['Pods']);
@@ -340,6 +358,7 @@ describe('bad values are refused with a message naming the problem', () => {
     ['an Ingress without trustForwardedFor', { ingress: { enabled: true, host: 'jitzoo.example.com' } }, /ingress\.enabled needs gateway\.trustForwardedFor=true/],
     ['SASL without a JAAS config', { ...external, kafka: { ...external.kafka, securityProtocol: 'SASL_SSL', saslMechanism: 'PLAIN' } }, /needs kafka\.saslJaasConfig/],
     ['a PDB with both maxUnavailable and minAvailable', { space: { podDisruptionBudget: { enabled: true, maxUnavailable: 1, minAvailable: 1 } } }, /space\.podDisruptionBudget: set exactly one of maxUnavailable and minAvailable/],
+    ['a digest that is not sha256', { image: { digests: { zoo: 'latest' } } }, /\/image\/digests\/zoo'.*does not match pattern/],
     ['minReplicas above maxReplicas', { codegen: { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } } }, /codegen\.autoscaling\.minReplicas \(5\) exceeds codegen\.autoscaling\.maxReplicas \(3\)/],
   ];
   for (const [name, values, message] of cases) {

@@ -72,7 +72,11 @@ metadata:
 {{- $root := index . 0 }}
 {{- $repo := printf "jitzoo/%s" (index . 1) }}
 {{- with $root.Values.image.registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" .) $repo }}{{ end }}
+{{- with (index ($root.Values.image.digests | default dict) (index . 1)) }}
+{{- printf "%s@%s" $repo . }}
+{{- else }}
 {{- printf "%s:%s" $repo (default $root.Chart.AppVersion $root.Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{- define "jitzoo.serviceAccountName" -}}
