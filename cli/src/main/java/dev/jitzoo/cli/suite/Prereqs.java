@@ -1,7 +1,6 @@
 package dev.jitzoo.cli.suite;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -91,17 +90,21 @@ public final class Prereqs {
 
     /** The environment that points Dawn at SwiftShader, installing Chromium and the Vulkan loader if missing. */
     public Map<String, String> webgpu() {
-        boolean loader;
-        try (Stream<Path> libs = Files.exists(Path.of("/usr/lib")) ? Files.walk(Path.of("/usr/lib"), 2) : Stream.empty()) {
-            loader = libs.anyMatch(p -> p.getFileName().toString().equals("libvulkan.so.1"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        if (!Files.exists(SWIFTSHADER_ICD) || !loader) {
+        if (!Files.exists(SWIFTSHADER_ICD) || !vulkanLoader(Path.of("/"))) {
             apt("chromium", "libvulkan1");
         }
         String icd = System.getenv("VK_ICD_FILENAMES");
         return Map.of("VK_ICD_FILENAMES", icd != null && !icd.isBlank() ? icd : SWIFTSHADER_ICD.toString());
+    }
+
+    /**
+     * Whether the system's Vulkan loader (Debian's libvulkan1) is under {@code root}: where Dawn's
+     * dlopen finds it. Chromium's own copy in /usr/lib/chromium is not on that path.
+     */
+    static boolean vulkanLoader(Path root) {
+        String multiarch = "aarch64".equals(System.getProperty("os.arch")) ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
+        return Stream.of("usr/lib/" + multiarch, "lib/" + multiarch, "usr/lib")
+                .anyMatch(dir -> Files.exists(root.resolve(dir).resolve("libvulkan.so.1")));
     }
 
     /**
