@@ -4,7 +4,7 @@
 import type { WasmModel } from "./wasm/model.js";
 import { loadModel } from "./load.js";
 import { usePlatform } from "./platform.js";
-import type { FromHelper } from "./threads/control.js";
+import { threadOverPort } from "./thread-start.js";
 import type { ThreadHandle } from "./threads/pool.js";
 import { LOAD, MODEL_EVENTS, postedError, type FromWorker, type ToWorker } from "./model/worker-protocol.js";
 
@@ -24,18 +24,10 @@ function threadFromPage(): ThreadHandle {
   const id = nextThread++;
   const { port1, port2 } = new MessageChannel();
   post({ type: "thread", id, port: port2 }, [port2]);
-  return {
-    post: (message) => port1.postMessage(message),
-    listen: (handler, onError) => {
-      port1.onmessage = (event: MessageEvent<FromHelper>) => handler(event.data);
-      threadFailures.set(id, onError);
-    },
-    terminate: () => {
-      threadFailures.delete(id);
-      port1.close();
-      post({ type: "thread-stop", id });
-    },
-  };
+  return threadOverPort(port1, () => {
+    threadFailures.delete(id);
+    post({ type: "thread-stop", id });
+  }, (failed) => threadFailures.set(id, failed));
 }
 usePlatform({ thread: threadFromPage });
 

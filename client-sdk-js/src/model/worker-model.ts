@@ -154,12 +154,11 @@ export class WorkerModel implements Model {
   /** Starts a kernel thread for the worker's pool and hands it the worker's port to it. */
   private startThread(id: number, port: MessagePort): void {
     try {
-      const thread = startThreadWorker();
+      const thread = startThreadWorker(port);
       thread.onerror = (ev) => {
         ev.preventDefault();
         this.post({ type: "thread-failed", id, message: ev.message || "the kernel thread's script failed to load" });
       };
-      thread.postMessage({ type: "port", port }, [port]);
       this.threads.set(id, thread);
     } catch (e) {
       this.post({ type: "thread-failed", id, message: (e as Error).message });

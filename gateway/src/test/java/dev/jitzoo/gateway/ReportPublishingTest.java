@@ -25,6 +25,7 @@ import jakarta.inject.Inject;
 import java.net.URL;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,7 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
@@ -73,7 +75,7 @@ class ReportPublishingTest {
         for (ConsumerRecord<String, byte[]> record : published(device)) {
             published.add(KernelReport.parseFrom(record.value()));
             // traces are off here (TracingTest turns them on): no span is made for a record, none travels with it
-            assertEquals(List.of(), java.util.Arrays.stream(record.headers().toArray()).map(h -> h.key()).toList(), "no trace context");
+            assertEquals(List.of(), Arrays.stream(record.headers().toArray()).map(Header::key).toList(), "no trace context");
         }
         assertEquals(OPS, published.size(), "each acknowledged report on the topic once");
         Set<String> kernels = new java.util.HashSet<>();

@@ -20,6 +20,9 @@ public final class Prereqs {
     /** Vulkan on the CPU: the SwiftShader device Debian's Chromium ships, which Dawn runs WebGPU on. */
     private static final Path SWIFTSHADER_ICD = Path.of("/usr/lib/chromium/vk_swiftshader_icd.json");
 
+    /** Debian's multiarch folder name of this machine's libraries. */
+    static final String MULTIARCH = "aarch64".equals(System.getProperty("os.arch")) ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
+
     private final Suite suite;
 
     public Prereqs(Suite suite) {
@@ -102,8 +105,7 @@ public final class Prereqs {
      * dlopen finds it. Chromium's own copy in /usr/lib/chromium is not on that path.
      */
     static boolean vulkanLoader(Path root) {
-        String multiarch = "aarch64".equals(System.getProperty("os.arch")) ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
-        return Stream.of("usr/lib/" + multiarch, "lib/" + multiarch, "usr/lib")
+        return Stream.of("usr/lib/" + MULTIARCH, "lib/" + MULTIARCH, "usr/lib")
                 .anyMatch(dir -> Files.exists(root.resolve(dir).resolve("libvulkan.so.1")));
     }
 

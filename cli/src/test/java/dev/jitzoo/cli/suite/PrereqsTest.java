@@ -17,8 +17,7 @@ class PrereqsTest {
         // Debian's Chromium ships a libvulkan.so.1 of its own, where Dawn does not look: it is no loader
         touch(root.resolve("usr/lib/chromium/libvulkan.so.1"));
         assertFalse(Prereqs.vulkanLoader(root));
-        String multiarch = "aarch64".equals(System.getProperty("os.arch")) ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
-        touch(root.resolve("usr/lib/" + multiarch + "/libvulkan.so.1"));
+        touch(root.resolve("usr/lib/" + Prereqs.MULTIARCH + "/libvulkan.so.1"));
         assertTrue(Prereqs.vulkanLoader(root));
     }
 
