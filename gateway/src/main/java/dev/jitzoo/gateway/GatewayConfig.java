@@ -50,6 +50,15 @@ public interface GatewayConfig {
     @WithDefault("67108864")
     long artifactCacheBytes();
 
+    /**
+     * How long the space's answer to a Compose (tenant, op, device profile, backend) is kept and
+     * given to the next Hellos asking the same: a burst of one kind's page loads asks the space and
+     * the zoo once per op and interval. A kind's new election reaches its sessions within it.
+     * Zero asks the space for every Hello.
+     */
+    @WithDefault("PT2S")
+    Duration composeCacheTtl();
+
     /** Offers buffered per session before the client grants credit; generation waits beyond it. */
     @WithDefault("64")
     int maxQueuedOffers();

@@ -39,11 +39,12 @@ import org.junit.jupiter.api.Test;
 @QuarkusTestResource(value = FakeDownstreams.class, restrictToAnnotatedClass = true)
 class DownstreamFaultsTest {
 
-    /** A short RPC timeout, and room for two offers waiting for credit. */
+    /** A short RPC timeout, room for two offers waiting for credit, and the space's answers kept past a slow test. */
     public static class Tight implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("jitzoo.gateway.rpc-timeout", "PT1S", "jitzoo.gateway.max-queued-offers", "2");
+            return Map.of("jitzoo.gateway.rpc-timeout", "PT1S", "jitzoo.gateway.max-queued-offers", "2",
+                    "jitzoo.gateway.compose-cache-ttl", "PT1M");
         }
     }
 
@@ -101,7 +102,10 @@ class DownstreamFaultsTest {
         }
     }
 
-    /** A second page of the same kind gets the same kernels, its Welcome's and its offers, from the gateway's memory. */
+    /**
+     * A second page of the same kind gets the same kernels, its Welcome's and its offers, from the
+     * gateway's memory, and the space's answer too (within {@code compose-cache-ttl}).
+     */
     @Test
     void aKindPagesShareIsServedFromTheGatewaysMemoryNotCodegen() throws Exception {
         OpSpec op = matmul(41);
@@ -121,6 +125,7 @@ class DownstreamFaultsTest {
         assertEquals(served.get(0), served.get(1), "the same kernels, in the same order");
         assertEquals(6, asked[0], "codegen made each kernel once");
         assertEquals(asked[0], asked[1], "and was not asked again");
+        assertEquals(1, FakeDownstreams.composed(41), "the space was asked once for both pages");
     }
 
     /** The offers a session received, and the OffersDone that ended them. */

@@ -57,6 +57,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     private static final Map<String, List<String>> TRACEPARENTS = new ConcurrentHashMap<>();
     private static final Set<String> TENANTS = ConcurrentHashMap.newKeySet();
     private static final Map<Integer, java.util.concurrent.atomic.AtomicInteger> GENERATED = new ConcurrentHashMap<>();
+    private static final Map<Integer, java.util.concurrent.atomic.AtomicInteger> COMPOSED = new ConcurrentHashMap<>();
 
     private Server server;
 
@@ -68,6 +69,12 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     /** Kernels codegen was asked for (Generate and GenerateBatch alike) of MatMuls of M rows. */
     static int generated(int m) {
         java.util.concurrent.atomic.AtomicInteger count = GENERATED.get(m);
+        return count == null ? 0 : count.get();
+    }
+
+    /** Composes the space was asked for MatMuls of M rows. */
+    static int composed(int m) {
+        java.util.concurrent.atomic.AtomicInteger count = COMPOSED.get(m);
         return count == null ? 0 : count.get();
     }
 
@@ -140,6 +147,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
         @Override
         public void compose(ComposeRequest request, StreamObserver<ComposeResponse> answer) {
             TENANTS.add("Compose " + request.getTenant());
+            COMPOSED.computeIfAbsent(request.getOp().getShape(0), m -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
             ComposeResponse.Builder response = ComposeResponse.newBuilder();
             for (int x0 = 1; x0 <= CANDIDATES; x0++) {
                 response.addCandidates(Candidate.newBuilder().setSchedule(Schedule.newBuilder().setY0(1).setX0(x0)).setScore(-x0));

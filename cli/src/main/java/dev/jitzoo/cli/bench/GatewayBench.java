@@ -153,6 +153,7 @@ public final class GatewayBench {
         say("burst: " + sessions + " sessions opened within " + seconds + " s; Hello to Welcome each");
         List<Client> clients = Collections.synchronizedList(new ArrayList<>());
         List<CompletableFuture<?>> finished = new ArrayList<>();
+        Metrics before = metrics();
         long start = System.nanoTime();
         long intervalNs = TimeUnit.SECONDS.toNanos(seconds) / sessions;
         for (int i = 0; i < sessions; i++) {
@@ -190,10 +191,10 @@ public final class GatewayBench {
         f.put("welcome_p99_ms", roundKeepingNaN(Percentiles.nearestRank(welcome, 0.99), 1));
         f.put("welcome_max_ms", roundKeepingNaN(Percentiles.max(welcome), 1));
         f.put("burst_offers", offers);
-        // the gateway's own latency quantiles, over its last two minutes: none without offers in the burst
-        Metrics metrics = metrics();
-        double p50 = offers == 0 ? Double.NaN : metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.5\"}", Double.NaN);
-        double p99 = offers == 0 ? Double.NaN : metrics.get("jitzoo_gateway_offer_seconds{quantile=\"0.99\"}", Double.NaN);
+        // the gateway's own offer latency, from its histogram's counts during the burst alone
+        Metrics after = metrics();
+        double p50 = Metrics.quantileBetween(before, after, "jitzoo_gateway_offer_seconds", 0.5);
+        double p99 = Metrics.quantileBetween(before, after, "jitzoo_gateway_offer_seconds", 0.99);
         f.put("offer_p50_ms", roundKeepingNaN(p50 * 1e3, 2));
         f.put("offer_p99_ms", roundKeepingNaN(p99 * 1e3, 2));
         return f;

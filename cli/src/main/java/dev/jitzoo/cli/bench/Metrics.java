@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.DoubleStream;
 
 /** A service's Prometheus page ({@code /q/metrics}) as read once: each sample by its series, name and labels as printed. */
@@ -45,5 +46,43 @@ record Metrics(Map<String, Double> samples) {
     /** The sum of every sample of {@code name}, whatever its labels; 0 when there is none. */
     double total(String name) {
         return values(name, "").sum();
+    }
+
+    /**
+     * The {@code q} quantile, in the histogram's unit, of what {@code name}'s histogram counted
+     * between two readings of a page ({@code name_bucket{le="..."}} samples: the later's counts less
+     * the earlier's), interpolated within its bucket as Prometheus' {@code histogram_quantile} does;
+     * NaN when nothing was counted between them.
+     */
+    static double quantileBetween(Metrics before, Metrics after, String name, double q) {
+        TreeMap<Double, Double> counted = new TreeMap<>(); // upper bound -> observations at or below it
+        String prefix = name + "_bucket{";
+        after.samples().forEach((series, count) -> {
+            int le = series.indexOf("le=\"");
+            if (series.startsWith(prefix) && le >= 0) {
+                String bound = series.substring(le + 4, series.indexOf('"', le + 4));
+                double upper = bound.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(bound);
+                counted.merge(upper, count - before.get(series, 0.0), Double::sum);
+            }
+        });
+        double total = counted.isEmpty() ? 0 : counted.lastEntry().getValue();
+        if (total <= 0) {
+            return Double.NaN;
+        }
+        double rank = q * total;
+        double lower = 0;
+        double below = 0;
+        for (Map.Entry<Double, Double> bucket : counted.entrySet()) {
+            if (bucket.getValue() >= rank) {
+                if (bucket.getKey().isInfinite()) {
+                    return lower; // past the last finite bound: the most a histogram can say
+                }
+                double inBucket = bucket.getValue() - below;
+                return lower + (bucket.getKey() - lower) * (inBucket == 0 ? 1 : (rank - below) / inBucket);
+            }
+            lower = bucket.getKey();
+            below = bucket.getValue();
+        }
+        return lower;
     }
 }

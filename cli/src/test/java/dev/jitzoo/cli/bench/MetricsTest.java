@@ -36,4 +36,26 @@ class MetricsTest {
         assertEquals(4000.0, PAGE.values("jvm_memory_max_bytes", "area=\"heap\"").filter(v -> v > 0).sum());
         assertEquals(0.0, PAGE.total("jitzoo_zoo_elections_changed_total"));
     }
+
+    /** Buckets of one histogram: 10 at or below 1 ms, 90 at or below 10 ms, 100 in all. */
+    private static Metrics buckets(double upTo1ms, double upTo10ms, double all) {
+        return Metrics.parse("""
+                jitzoo_gateway_offer_seconds_bucket{le="0.001"} %s
+                jitzoo_gateway_offer_seconds_bucket{le="0.01"} %s
+                jitzoo_gateway_offer_seconds_bucket{le="+Inf"} %s
+                jitzoo_gateway_offer_seconds_count %s
+                """.formatted(upTo1ms, upTo10ms, all, all));
+    }
+
+    @Test
+    void aQuantileBetweenTwoReadingsCountsOnlyWhatCameBetween() {
+        Metrics before = buckets(1000, 1000, 5000); // a warm-up's slow offers, all past 10 ms
+        Metrics after = buckets(1010, 1090, 5100);
+        // 10 under 1 ms, 80 in (1, 10] ms, 10 past it: p50 is 40/80 of the way through the second bucket
+        assertEquals(0.001 + 0.009 * 40 / 80, Metrics.quantileBetween(before, after, "jitzoo_gateway_offer_seconds", 0.5), 1e-12);
+        assertEquals(0.001 * 5 / 10, Metrics.quantileBetween(before, after, "jitzoo_gateway_offer_seconds", 0.05), 1e-12);
+        assertEquals(0.01, Metrics.quantileBetween(before, after, "jitzoo_gateway_offer_seconds", 0.99),
+                "past the last finite bound: that bound");
+        assertEquals(Double.NaN, Metrics.quantileBetween(after, after, "jitzoo_gateway_offer_seconds", 0.5), "nothing between");
+    }
 }

@@ -80,12 +80,14 @@ public class KernelSources {
     private final GatewayConfig config;
     private final Tracer tracer;
     private final ArtifactCache artifacts;
+    private final ComposeCache spaceAnswers;
 
     public KernelSources(@GrpcClient("zoo") ZooService zoo,
                          @GrpcClient("space") SpaceService space,
                          @GrpcClient("codegen") CodegenService codegen,
                          GatewayConfig config, Tracer tracer, MeterRegistry metrics) {
         this.artifacts = new ArtifactCache(config.artifactCacheBytes(), ARTIFACT_TTL, metrics);
+        this.spaceAnswers = new ComposeCache(config.composeCacheTtl(), metrics);
         this.zoo = zoo;
         this.space = space;
         this.codegen = codegen;
@@ -204,9 +206,9 @@ public class KernelSources {
 
     private Uni<List<ComposeResponse>> compose(Hello hello, String tenant, SessionTrace trace) {
         List<Uni<ComposeResponse>> spaces = hello.getOpsList().stream()
-                .map(op -> trace.within(space.compose(ComposeRequest.newBuilder().setTenant(tenant)
-                                .setOp(op).setDevice(hello.getDevice()).setBackend(hello.getBackend()).build()))
-                        .ifNoItem().after(config.rpcTimeout()).fail())
+                .map(op -> ComposeRequest.newBuilder().setTenant(tenant)
+                        .setOp(op).setDevice(hello.getDevice()).setBackend(hello.getBackend()).build())
+                .map(request -> spaceAnswers.get(request, () -> trace.within(space.compose(request)).ifNoItem().after(config.rpcTimeout()).fail()))
                 .toList();
         return Uni.join().all(spaces).andFailFast();
     }
@@ -305,10 +307,10 @@ public class KernelSources {
     }
 
     /**
-     * A generated candidate, its place in its op's ordering, and whether it is a similar device's
-     * best from the zoo (the exploitation set) rather than the lite space's own.
+     * A kernel codegen generated, its place in its op's ordering, whether it is a similar device's
+     * best from the zoo (the exploitation set) rather than the lite space's own, and when it reached
+     * the gateway (System.nanoTime).
      */
-    /** A kernel codegen generated, when it reached the gateway (System.nanoTime), to offer with its rank. */
     public record Offer(KernelArtifact artifact, int rank, boolean fromZoo, long generatedNs) {
     }
 

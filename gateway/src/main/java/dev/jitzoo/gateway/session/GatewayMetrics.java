@@ -53,12 +53,20 @@ public class GatewayMetrics {
                 .description("sessions whose offers ended early: generation failed or stalled").register(metrics);
         published = Counter.builder("jitzoo.gateway.published").description("reports and microbenchmarks the broker took")
                 .register(metrics);
-        welcome = Timer.builder("jitzoo.gateway.welcome").description("from Hello to the Welcome sent")
-                .publishPercentiles(0.5, 0.99).register(metrics);
-        publish = Timer.builder("jitzoo.gateway.publish").description("from a report to the broker's acknowledgement")
-                .publishPercentiles(0.5, 0.99).register(metrics);
-        offer = Timer.builder("jitzoo.gateway.offer").description("from codegen's kernel to its offer frame written, "
-                + "waiting for the client's credit included").publishPercentiles(0.5, 0.99).register(metrics);
+        welcome = latency("jitzoo.gateway.welcome", "from Hello to the Welcome sent", metrics);
+        publish = latency("jitzoo.gateway.publish", "from a report to the broker's acknowledgement", metrics);
+        offer = latency("jitzoo.gateway.offer", "from codegen's kernel to its offer frame written, "
+                + "waiting for the client's credit included", metrics);
+    }
+
+    /**
+     * A latency: its p50 and p99 over the last two minutes as this gateway saw them, and buckets
+     * (1 ms to 1 min) that sum across replicas and over any window ({@code histogram_quantile}).
+     */
+    private static Timer latency(String name, String description, MeterRegistry metrics) {
+        return Timer.builder(name).description(description).publishPercentiles(0.5, 0.99)
+                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(1))
+                .register(metrics);
     }
 
     void frame(ClientFrame.FrameCase type) {
