@@ -53,8 +53,9 @@ public interface GatewayConfig {
     /**
      * How long the space's answer to a Compose (tenant, op, device profile, backend) is kept and
      * given to the next Hellos asking the same: a burst of one kind's page loads asks the space and
-     * the zoo once per op and interval. A kind's new election reaches its sessions within it.
-     * Zero asks the space for every Hello.
+     * the zoo once per op and interval. A kind's newer election reaches its sessions within it; an
+     * answer without one is dropped at the kind's next report stored here. Zero asks the space for
+     * every Hello.
      */
     @WithDefault("PT2S")
     Duration composeCacheTtl();

@@ -153,6 +153,15 @@ public class KernelSources {
         }));
     }
 
+    /**
+     * A report of the session's op is stored: the space's answers kept for its device kind that
+     * carry no election are asked again at the next Hello, which then starts on the election the
+     * report may bring ({@link ComposeCache#reported}).
+     */
+    public void reported(Hello hello, String tenant) {
+        spaceAnswers.reported(tenant, hello.getDevice(), hello.getBackend());
+    }
+
     /** The elections the space's answers carry (the zoo's Similar, asked once per op): a Hello's one round trip to the zoo. */
     private static ResolveResponse elections(List<ComposeResponse> composed) {
         ResolveResponse.Builder resolved = ResolveResponse.newBuilder();

@@ -462,7 +462,8 @@ public class SessionSocket {
             registry.update(session, s -> s.withdrawReport(report));
             throw ProtocolException.reportQuota(tenant.name(), tenant.quotas().reportsPerMinute());
         }
-        CompletionStage<Void> published = publisher.publish(accepted.report());
+        CompletionStage<Void> published = publisher.publish(accepted.report())
+                .thenRun(() -> kernels.reported(session.hello(), tenant.name()));
         if (accepted.token() != null) {
             String unmarked = "session " + session.id() + ": report not marked stored (one sent again is stored once by the zoo)";
             published = published.thenCompose(stored -> store.reported(accepted.token(), accepted.op())
