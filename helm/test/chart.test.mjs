@@ -99,6 +99,15 @@ for (const [name, set] of Object.entries(VALUE_SETS)) {
       assert.equal(containerOf(d).lifecycle, undefined, 'no preStop: the Quarkus shutdown delay does its work');
     });
 
+    test('space, codegen and zoo still answer for a shutdown delay, and their grace period outlasts it and the calls in flight', () => {
+      for (const s of ['space', 'codegen', 'zoo']) {
+        const d = find(objs, 'Deployment', `jitzoo-${s}`);
+        const delay = Number(/^PT(\d+)S$/.exec(envOf(d).QUARKUS_SHUTDOWN_DELAY.value)[1]);
+        assert.ok(delay >= 5, `${s}: time for endpoints and callers to let go`);
+        assert.ok(d.spec.template.spec.terminationGracePeriodSeconds > delay + 15, `${s}: the delay, 10 s of calls in flight, a margin`);
+      }
+    });
+
     test('gRPC clients point at the headless Services with round_robin', () => {
       const clients = { gateway: ['space', 'codegen', 'zoo'], space: ['zoo'] };
       for (const [caller, backends] of Object.entries(clients)) {
@@ -351,6 +360,7 @@ describe('bad values are refused with a message naming the problem', () => {
     ['an unknown Kafka security protocol', { kafka: { securityProtocol: 'TLS' } }, /\/kafka\/securityProtocol'.*value must be one of/],
     ['zoo maxReplicas above the partitions', { zoo: { autoscaling: { maxReplicas: 7 } } }, /zoo\.autoscaling\.maxReplicas \(7\) exceeds kafka\.reportPartitions \(6\)/],
     ['zoo replicas above the partitions, autoscaling off', { zoo: { replicas: 8, autoscaling: { enabled: false } } }, /zoo\.replicas \(8\) exceeds kafka\.reportPartitions \(6\)/],
+    ['a zoo grace period no longer than its delay + 15 s', { zoo: { terminationGracePeriodSeconds: 20 } }, /zoo\.terminationGracePeriodSeconds \(20\) must exceed zoo\.shutdownDelaySeconds \+ 15 = 20/],
     ['a gateway grace period no longer than the delay + the drain + 5 s', { gateway: { terminationGracePeriodSeconds: 20 } }, /gateway\.terminationGracePeriodSeconds \(20\) must exceed gateway\.shutdownDelaySeconds \+ gateway\.drainTimeoutSeconds \+ 5 = 20/],
     ['a store with neither in-cluster nor URI', { inCluster: { redis: { enabled: false, image: 'redis:7' } } }, /redis: no store; set redis\.uri/],
     ['a store with both in-cluster and URI', { mongodb: { uri: 'mongodb://m:27017' } }, /mongodb: set exactly one of inCluster\.mongodb\.enabled .* and mongodb\.uri/],

@@ -157,8 +157,6 @@ metadata:
   value: {{ .Values.gateway.maxConnections | quote }}
 - name: JITZOO_GATEWAY_DRAIN_TIMEOUT
   value: {{ printf "PT%vS" .Values.gateway.drainTimeoutSeconds | quote }}
-- name: QUARKUS_SHUTDOWN_DELAY
-  value: {{ printf "PT%vS" .Values.gateway.shutdownDelaySeconds | quote }}
 {{- end }}
 
 {{- define "jitzoo.env.space" -}}
@@ -248,6 +246,13 @@ securityContext:
 {{- $pdb := $c.podDisruptionBudget }}
 {{- if and $pdb.enabled (eq (kindIs "invalid" $pdb.maxUnavailable) (kindIs "invalid" $pdb.minAvailable)) }}
 {{- fail (printf "%s.podDisruptionBudget: set exactly one of maxUnavailable and minAvailable (the other null)" $name) }}
+{{- end }}
+{{- end }}
+{{- range $name := list "space" "codegen" "zoo" }}
+{{- $c := index $v $name }}
+{{- $least := add $c.shutdownDelaySeconds 15 }}
+{{- if le (int $c.terminationGracePeriodSeconds) (int $least) }}
+{{- fail (printf "%s.terminationGracePeriodSeconds (%v) must exceed %s.shutdownDelaySeconds + 15 = %v (the delay, 10 s for calls in flight, a margin), or Kubernetes kills pods mid-call" $name $c.terminationGracePeriodSeconds $name $least) }}
 {{- end }}
 {{- end }}
 {{- $zooMost := ternary $v.zoo.autoscaling.maxReplicas $v.zoo.replicas $v.zoo.autoscaling.enabled }}
