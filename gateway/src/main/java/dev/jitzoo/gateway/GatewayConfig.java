@@ -88,6 +88,13 @@ public interface GatewayConfig {
     @WithDefault("PT1H")
     Duration resumeTtl();
 
+    /**
+     * How often the kernel services' health is asked in the background, for the readiness check's
+     * data and {@code jitzoo_gateway_downstream_serving} (readiness does not depend on it).
+     */
+    @WithDefault("PT5S")
+    Duration downstreamCheckInterval();
+
     /** Deadline of each call to the space, codegen and zoo services. */
     @WithDefault("PT15S")
     Duration rpcTimeout();

@@ -25,6 +25,9 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.UUID;
@@ -82,6 +85,36 @@ class SessionSocketTest {
         assertEquals(1008, outcome.closeCode);
         assertEquals(ErrorCode.ERROR_CODE_INVALID_HELLO, outcome.error.getError().getCode());
         assertEquals(reason, outcome.reason);
+    }
+
+    /**
+     * Nothing listens at the zoo's, the space's or codegen's port here: the gateway stays ready
+     * (it still stores reports and welcomes kinds whose kernels it keeps), says which service is
+     * down in its readiness data and metrics, and answers a Hello that needs a new kernel UNAVAILABLE.
+     */
+    @Test
+    void withTheKernelServicesDownTheGatewayStaysReadySaysSoAndAnswersAHelloUnavailable() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpRequest ready = HttpRequest.newBuilder(endpoint.toURI().resolve("/q/health/ready")).build();
+        HttpResponse<String> health = http.send(ready, HttpResponse.BodyHandlers.ofString());
+        for (long until = System.nanoTime() + 10_000_000_000L; !health.body().contains("\"codegen\": \"UNREACHABLE") && System.nanoTime() < until; ) {
+            Thread.sleep(100);
+            health = http.send(ready, HttpResponse.BodyHandlers.ofString());
+        }
+        assertEquals(200, health.statusCode(), health.body());
+        assertTrue(health.body().contains("\"codegen\": \"UNREACHABLE"), health.body());
+        assertTrue(health.body().contains("\"zoo\": \"UNREACHABLE"), health.body());
+        for (String service : List.of("zoo", "space", "codegen")) {
+            assertEquals(0.0, TestSocket.metric(endpoint, "jitzoo_gateway_downstream_serving{service=\"" + service + "\"}"), service);
+        }
+        try (TestSocket page = new TestSocket(endpoint)) {
+            page.send(ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)
+                    .setDevice(DeviceProfile.newBuilder().setFingerprint("services-down-" + UUID.randomUUID()))
+                    .addOps(OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(8).addShape(8).addShape(8)).setCredits(4)));
+            ServerFrame refused = page.await(ServerFrame::hasError, "the answer to the Hello");
+            assertEquals(ErrorCode.ERROR_CODE_UNAVAILABLE, refused.getError().getCode(), refused.toString());
+            assertTrue(refused.getError().getMessage().startsWith("kernel services unavailable"), refused.toString());
+        }
     }
 
     @Test

@@ -1,42 +1,79 @@
 package dev.jitzoo.gateway.jit;
 
-import grpc.health.v1.HealthGrpc;
+import dev.jitzoo.gateway.GatewayConfig;
+import dev.jitzoo.gateway.session.Drain;
+import grpc.health.v1.Health;
 import grpc.health.v1.HealthOuterClass.HealthCheckRequest;
 import grpc.health.v1.HealthOuterClass.HealthCheckResponse.ServingStatus;
-import dev.jitzoo.gateway.session.Drain;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.grpc.GrpcClient;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Ready while the gateway can serve a session: codegen answers its grpc.health.v1 check (no
- * Welcome without it) and the gateway is not draining. The zoo and the space are reported but
- * not required: without the zoo a session starts from the space's first candidate, without the
- * space from the safe default, and a gateway taken out of service for them would turn away
- * sessions it can serve.
+ * Ready while the gateway is not draining, whatever its kernel services answer: without the zoo a
+ * session starts from the space's first candidate, without the space from the safe default, and
+ * without codegen a kind whose kernels are in the gateway's memory ({@link ArtifactCache}) is
+ * still welcomed and every session's reports are still stored, while a Hello that needs a new
+ * kernel is answered {@code UNAVAILABLE} (the SDK tries again with backoff, inferring meanwhile).
+ * A gateway taken out of service for a downstream would turn away all of that, and with one
+ * codegen outage every gateway at once. What each service last answered its grpc.health.v1 check
+ * (asked every {@code downstream-check-interval} in the background, so a probe never waits on a
+ * slow service) is in the check's data and in {@code jitzoo_gateway_downstream_serving{service}}
+ * (1 serving, 0 not).
  */
 @Readiness
 @ApplicationScoped
 public class DownstreamReadiness implements HealthCheck {
 
-    /** The services the gateway cannot serve a session without. */
-    private static final Set<String> REQUIRED = Set.of("codegen");
+    /** How long one health call may take before the service counts as unreachable. */
+    private static final Duration CHECK_DEADLINE = Duration.ofSeconds(2);
+    private static final String UNKNOWN = "UNKNOWN: not asked yet";
 
-    private final Map<String, HealthGrpc.HealthBlockingStub> services;
+    private final Map<String, Health> services;
+    private final Map<String, String> statuses = new ConcurrentHashMap<>();
     private final Drain drain;
+    private final Duration every;
 
-    public DownstreamReadiness(@GrpcClient("zoo") HealthGrpc.HealthBlockingStub zoo,
-                               @GrpcClient("space") HealthGrpc.HealthBlockingStub space,
-                               @GrpcClient("codegen") HealthGrpc.HealthBlockingStub codegen,
-                               Drain drain) {
+    public DownstreamReadiness(@GrpcClient("zoo") Health zoo, @GrpcClient("space") Health space,
+                               @GrpcClient("codegen") Health codegen, Drain drain, GatewayConfig config, MeterRegistry metrics) {
         this.services = Map.of("zoo", zoo, "space", space, "codegen", codegen);
         this.drain = drain;
+        this.every = config.downstreamCheckInterval();
+        services.keySet().forEach(name -> {
+            statuses.put(name, UNKNOWN);
+            Gauge.builder("jitzoo.gateway.downstream.serving", statuses, s -> serving(s.get(name)) ? 1 : 0)
+                    .tag("service", name).description("1 while the service answers its health check SERVING, else 0")
+                    .register(metrics);
+        });
+    }
+
+    void start(@Observes StartupEvent started, Vertx vertx) {
+        check();
+        vertx.setPeriodic(every.toMillis(), id -> check());
+    }
+
+    /** Asks every service at once, without blocking: each answer (or its failure) lands when it comes. */
+    void check() {
+        services.forEach((name, health) -> health.check(HealthCheckRequest.getDefaultInstance())
+                .ifNoItem().after(CHECK_DEADLINE).fail()
+                .subscribe().with(answer -> statuses.put(name, answer.getStatus().name()),
+                        failure -> statuses.put(name, "UNREACHABLE: " + failure.getMessage())));
+    }
+
+    private static boolean serving(String status) {
+        return ServingStatus.SERVING.name().equals(status);
     }
 
     @Override
@@ -45,19 +82,7 @@ public class DownstreamReadiness implements HealthCheck {
         if (drain.draining()) {
             response.down().withData("draining", true);
         }
-        services.forEach((name, health) -> {
-            String status;
-            try {
-                status = health.withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .check(HealthCheckRequest.getDefaultInstance()).getStatus().name();
-            } catch (RuntimeException e) {
-                status = "UNREACHABLE: " + e.getMessage();
-            }
-            response.withData(name, status);
-            if (REQUIRED.contains(name) && !ServingStatus.SERVING.name().equals(status)) {
-                response.down();
-            }
-        });
+        new TreeMap<>(statuses).forEach(response::withData);
         return response.build();
     }
 }
