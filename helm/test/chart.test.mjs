@@ -198,11 +198,12 @@ describe('value-set specifics', () => {
     assert.equal(zooHpa.spec.metrics[0].resource.name, 'cpu');
     assert.equal(zooHpa.spec.scaleTargetRef.name, 'jitzoo-zoo');
     assert.ok(zooHpa.spec.maxReplicas <= 6);
-    for (const s of ['gateway', 'zoo']) assert.equal(find(objs, 'Deployment', `jitzoo-${s}`).spec.replicas, undefined, `${s}: the HPA owns replicas`);
-    // gRPC callers pin their connections: an HPA's new space or codegen pods would get few calls
+    for (const s of SERVICES) assert.equal(find(objs, 'Deployment', `jitzoo-${s}`).spec.replicas, undefined, `${s}: the HPA owns replicas`);
+    // the gRPC servers retire their callers' connections, so pods an HPA adds to space or codegen get calls
     for (const s of ['space', 'codegen']) {
-      assert.equal(find(objs, 'HorizontalPodAutoscaler', `jitzoo-${s}`), undefined, s);
-      assert.equal(find(objs, 'Deployment', `jitzoo-${s}`).spec.replicas, 2, s);
+      const hpa = find(objs, 'HorizontalPodAutoscaler', `jitzoo-${s}`);
+      assert.deepEqual(hpa.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }], s);
+      assert.equal(hpa.spec.minReplicas, 2, s);
     }
     assert.equal(envOf(find(objs, 'Deployment', 'jitzoo-gateway')).JITZOO_GATEWAY_TRUST_FORWARDED_FOR.value, 'false',
       'no proxy in front by default: X-Forwarded-For is not trusted');
@@ -311,11 +312,12 @@ describe('value-set specifics', () => {
     assert.equal(rule.metadata.labels.release, 'kube-prometheus-stack');
     const rules = Object.fromEntries(rule.spec.groups[0].rules.map((r) => [r.alert, r]));
     assert.deepEqual(Object.keys(rules), ['JitzooGatewayNearMaxConnections', 'JitzooZooIngestLag', 'JitzooZooConsumerLag',
-      'JitzooDeadLettersGrowing', 'JitzooPodsNotReady', 'JitzooHttp5xx', 'JitzooGatewaySessionsMetricAbsent',
+      'JitzooDeadLettersGrowing', 'JitzooPodsNotReady', 'JitzooHttp5xx', 'JitzooKernelServiceUnreachable', 'JitzooGatewaySessionsMetricAbsent',
       'JitzooGatewayHpaCannotReadMetrics', 'JitzooGatewayHpaAtMax']);
     assert.equal(rules.JitzooGatewayNearMaxConnections.expr, 'max by (pod) (jitzoo_gateway_connections{namespace="jitzoo"}) > 8000');
     assert.equal(rules.JitzooGatewayNearMaxConnections.annotations.summary.startsWith('{{ $labels.pod }} holds'), true, 'Prometheus\'s own template left as is');
     assert.equal(rules.JitzooGatewaySessionsMetricAbsent.expr, 'absent(jitzoo_gateway_sessions{namespace="jitzoo"})');
+    assert.equal(rules.JitzooKernelServiceUnreachable.expr, 'max by (service) (jitzoo_gateway_downstream_serving{namespace="jitzoo"}) == 0');
     assert.match(rules.JitzooGatewayHpaAtMax.expr, /horizontalpodautoscaler="jitzoo-gateway"\}\n\s+>= kube_horizontalpodautoscaler_spec_max_replicas/);
     assert.match(rules.JitzooGatewayHpaAtMax.annotations.summary, /maxReplicas \(10\)/);
     // none where the cluster has no Prometheus Operator; no HPA rules without the gateway HPA

@@ -1,0 +1,66 @@
+package dev.jitzoo.space;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import grpc.health.v1.HealthGrpc;
+import grpc.health.v1.HealthOuterClass.HealthCheckRequest;
+import grpc.health.v1.HealthOuterClass.HealthCheckResponse.ServingStatus;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import java.net.URL;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * gRPC's max connection age on the service's HTTP server (GrpcConnectionAge): a client's
+ * connection past it is told to go (GOAWAY) on its next call, which still completes; the client's
+ * channel lets the connection go and its next call connects anew, asking DNS again (how callers
+ * find the pods a scale-out adds).
+ */
+@QuarkusTest
+@TestProfile(GrpcConnectionAgeTest.ShortLived.class)
+class GrpcConnectionAgeTest {
+
+    public static class ShortLived implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("jitzoo.grpc.max-connection-age", "PT0.5S");
+        }
+    }
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @Test
+    void aConnectionPastItsAgeIsToldToGoAndTheNextCallConnectsAnew() throws Exception {
+        ManagedChannel channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
+        try {
+            HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+            HealthCheckRequest ask = HealthCheckRequest.getDefaultInstance();
+            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus());
+            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus());
+            assertEquals(ConnectivityState.READY, channel.getState(false), "a young connection is kept");
+
+            Thread.sleep(700); // past the age, drawn within 10% of 0.5 s
+            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus(),
+                    "the call that finds the connection too old completes");
+            ConnectivityState state = channel.getState(false);
+            for (long until = System.nanoTime() + 5_000_000_000L; state == ConnectivityState.READY && System.nanoTime() < until; ) {
+                Thread.sleep(20);
+                state = channel.getState(false);
+            }
+            assertEquals(ConnectivityState.IDLE, state, "the client let the old connection go");
+
+            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus());
+            assertEquals(ConnectivityState.READY, channel.getState(false), "the next call connected anew");
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+}
