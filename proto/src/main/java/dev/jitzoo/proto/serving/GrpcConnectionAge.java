@@ -20,12 +20,12 @@ import org.jboss.logging.Logger;
  * gRPC's max connection age (gRFC A9) for the services that serve gRPC on Quarkus's HTTP server,
  * which has no such setting of its own: a client's HTTP/2 connection older than
  * {@code jitzoo.grpc.max-connection-age} (30 s, each connection's age drawn 10% either side so
- * that a fleet's clients do not reconnect together; zero: never) is sent GOAWAY on its next call,
- * which still completes, as do the calls already on it, within
- * {@code jitzoo.grpc.max-connection-age-grace} (10 s). The client's channel then connects anew
- * and asks DNS again: behind a headless Service it finds the pods a scale-out added, so their
- * share of calls reaches them without restarting the callers. A connection that sends no call
- * is not told (it carries nothing).
+ * that a fleet's clients do not reconnect together; zero: never) is sent GOAWAY on its next call.
+ * That call and those already on the connection complete, within
+ * {@code jitzoo.grpc.max-connection-age-grace} (30 s: longer than any of their calls, a 4,096-row
+ * plan included). The client's channel then connects anew and asks DNS again: behind a headless
+ * Service it finds the pods a scale-out added, so their share of calls reaches them without
+ * restarting the callers. A connection that sends no call is not told (it carries nothing).
  */
 @ApplicationScoped
 public class GrpcConnectionAge {
@@ -41,7 +41,7 @@ public class GrpcConnectionAge {
     private final Map<HttpConnection, Long> due = Collections.synchronizedMap(new WeakHashMap<>());
 
     public GrpcConnectionAge(@ConfigProperty(name = "jitzoo.grpc.max-connection-age", defaultValue = "PT30S") Duration maxAge,
-                             @ConfigProperty(name = "jitzoo.grpc.max-connection-age-grace", defaultValue = "PT10S") Duration grace) {
+                             @ConfigProperty(name = "jitzoo.grpc.max-connection-age-grace", defaultValue = "PT30S") Duration grace) {
         this.maxAgeNanos = maxAge.toNanos();
         this.grace = grace;
     }
