@@ -3,7 +3,9 @@ package dev.jitzoo.space;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import grpc.health.v1.HealthGrpc;
+import com.google.common.util.concurrent.ListenableFuture;
 import grpc.health.v1.HealthOuterClass.HealthCheckRequest;
+import grpc.health.v1.HealthOuterClass.HealthCheckResponse;
 import grpc.health.v1.HealthOuterClass.HealthCheckResponse.ServingStatus;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
@@ -13,7 +15,10 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.net.URL;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +41,38 @@ class GrpcConnectionAgeTest {
 
     @TestHTTPResource("/")
     URL base;
+
+    /**
+     * Calls on their way while the connection is retired all complete: the server's first GOAWAY
+     * promises to serve every stream the client has opened (a single GOAWAY naming the last stream
+     * it has seen would refuse those still on the wire, and the client would fail them UNAVAILABLE).
+     */
+    @Test
+    void callsInFlightWhileAConnectionIsRetiredAllComplete() throws Exception {
+        ManagedChannel channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
+        try {
+            HealthGrpc.HealthFutureStub health = HealthGrpc.newFutureStub(channel);
+            HealthCheckRequest ask = HealthCheckRequest.getDefaultInstance();
+            int failed = 0;
+            long until = System.nanoTime() + 3_000_000_000L; // several ages: several connections retired under load
+            while (System.nanoTime() < until) {
+                List<ListenableFuture<HealthCheckResponse>> calls = new ArrayList<>();
+                for (int i = 0; i < 50; i++) {
+                    calls.add(health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask));
+                }
+                for (ListenableFuture<HealthCheckResponse> call : calls) {
+                    try {
+                        assertEquals(ServingStatus.SERVING, call.get().getStatus());
+                    } catch (ExecutionException e) {
+                        failed++;
+                    }
+                }
+            }
+            assertEquals(0, failed, "calls that failed while connections were retired");
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
 
     @Test
     void aConnectionPastItsAgeIsToldToGoAndTheNextCallConnectsAnew() throws Exception {

@@ -70,6 +70,9 @@ public final class ScaleBench {
     private static final int PARTITIONS = 2;
     private static final int OPS_PER_SESSION = 4;
     private static final int SESSIONS_IN_FLIGHT = 16;
+    /** Each instance's own count of its work: reports a zoo stored, kernels a codegen compiled. */
+    private static final String INGESTED = "jitzoo_zoo_reports_ingested_total";
+    private static final String COMPILES = "jitzoo_codegen_compile_seconds_count";
 
     /** The private stack's addresses, and how its services start: these instances start the same way. */
     private final ServiceLauncher stack = ServiceLauncher.here();
@@ -143,7 +146,7 @@ public final class ScaleBench {
 
     /** Reports over 200 device kinds (keys, so both partitions get them), timed from the first send until all are ingested. */
     private Round ingest(KafkaProducer<String, byte[]> producer, String topic, List<Instance> zoos, int reports) throws Exception {
-        double before = sum(zoos, "jitzoo_zoo_reports_ingested_total");
+        Map<String, Double> before = counters(zoos, INGESTED);
         Map<String, Double> cpu = cpuByProcess();
         CpuSampler.Machine machine = CpuSampler.Machine.now();
         String batch = UUID.randomUUID().toString().substring(0, 6);
@@ -154,13 +157,14 @@ public final class ScaleBench {
         }
         producer.flush();
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-        while (sum(zoos, "jitzoo_zoo_reports_ingested_total") - before < reports) {
+        while (total(counters(zoos, INGESTED)) - total(before) < reports) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("the zoo ingested too few of " + reports + " reports in 10 minutes");
             }
             Thread.sleep(100);
         }
-        return new Round(reports, (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), zoos, machine.busySince());
+        return new Round(reports, (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), zoos, machine.busySince(),
+                CpuSampler.since(before, counters(zoos, INGESTED)));
     }
 
     private KernelReport report(String kind, String session) {
@@ -208,6 +212,7 @@ public final class ScaleBench {
 
     /** Sessions of new shapes, {@value #SESSIONS_IN_FLIGHT} at a time, each until its last offer: the kernels delivered. */
     private Round generate(WebSocketClient client, Instance gateway, List<Instance> codegens, int sessions) throws Exception {
+        Map<String, Double> compiled = counters(codegens, COMPILES);
         Map<String, Double> cpu = cpuByProcess();
         CpuSampler.Machine machine = CpuSampler.Machine.now();
         AtomicLong kernels = new AtomicLong();
@@ -222,7 +227,7 @@ public final class ScaleBench {
         }
         CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
         return new Round(kernels.get(), (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), codegens,
-                machine.busySince());
+                machine.busySince(), CpuSampler.since(compiled, counters(codegens, COMPILES)));
     }
 
     private CompletableFuture<Void> session(WebSocketClient client, int port, int n, AtomicLong kernels) {
@@ -267,12 +272,18 @@ public final class ScaleBench {
     // ---- rounds ----
 
     /**
-     * What one round did: units of work, seconds, the CPU seconds of the instances doing it, and how
-     * busy the whole machine was (every core, every process).
+     * What one round did: units of work, seconds, the CPU seconds of the instances doing it, how
+     * busy the whole machine was (every core, every process), and the work each instance did by its
+     * own count (reports ingested, kernels compiled).
      */
-    private record Round(double units, double seconds, Map<String, Double> cpuByProcess, List<Instance> doing, double machineBusy) {
+    private record Round(double units, double seconds, Map<String, Double> cpuByProcess, List<Instance> doing, double machineBusy,
+                         Map<String, Double> workByInstance) {
         double perSecond() {
             return units / seconds;
+        }
+
+        double perCpuSecond() {
+            return units / cpuSeconds();
         }
 
         /** The CPU seconds of the instances that did the work. */
@@ -319,7 +330,18 @@ public final class ScaleBench {
         }
         // the capacity model's figure: work per CPU second an instance spends (a pod of c cores: c times it, where nothing else binds)
         figures.put(service + "_" + unit + "_per_cpu_s", Math.round(Percentiles.median(results.values().stream().flatMap(Collection::stream)
-                .map(r -> r.units() / r.cpuSeconds()).toList())));
+                .map(Round::perCpuSecond).toList())));
+        // the coordination cost: the work a CPU second of the service does with two instances, against one
+        // (1.0: none; the chart's scale-out is worth its pods where it stays near 1 and the nodes have cores to give)
+        figures.put(service + "_efficiency_two_vs_one", round(Percentiles.median(results.get(2).stream().map(Round::perCpuSecond).toList())
+                / Percentiles.median(results.get(1).stream().map(Round::perCpuSecond).toList()), 2));
+        // how evenly two instances shared the work (partitions for the zoo, round_robin's calls for codegen)
+        Map<String, Double> work = new java.util.TreeMap<>();
+        results.get(2).forEach(r -> r.workByInstance().forEach((k, v) -> work.merge(k, v, Double::sum)));
+        double allWork = work.values().stream().mapToDouble(Double::doubleValue).sum();
+        Map<String, Long> workShares = new LinkedHashMap<>();
+        work.forEach((k, v) -> workShares.put(k, Math.round(100 * v / allWork)));
+        figures.put(service + "_work_share_pct_2", workShares);
         // where the machine's CPU went in the counted rounds, every process of the stack, the instances and the load
         double serviceShare = 0;
         for (int n : new int[] {1, 2}) {
@@ -359,13 +381,17 @@ public final class ScaleBench {
         ServiceLauncher.stop(started, Duration.ofSeconds(20));
     }
 
-    /** A counter summed over instances, from their Prometheus pages. */
-    private double sum(List<Instance> instances, String series) throws Exception {
-        double total = 0;
+    /** A counter of each instance, from its Prometheus page. */
+    private Map<String, Double> counters(List<Instance> instances, String series) throws Exception {
+        Map<String, Double> values = new LinkedHashMap<>();
         for (Instance i : instances) {
-            total += Metrics.read(http, "http://" + i.host() + ":" + i.port()).total(series);
+            values.put(i.name(), Metrics.read(http, "http://" + i.host() + ":" + i.port()).total(series));
         }
-        return total;
+        return values;
+    }
+
+    private static double total(Map<String, Double> values) {
+        return values.values().stream().mapToDouble(Double::doubleValue).sum();
     }
 
     /** CPU seconds so far of every process here: the stack's parts (their pid files), the instances, this load. */
@@ -385,18 +411,19 @@ public final class ScaleBench {
 
     private static void table(Map<String, Object> f) {
         System.out.println();
-        System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %8s %14s %12s %10s%n", "", "1 instance", "2 instances", "ratio",
-                "per CPU s", "machine busy", "ceiling");
+        System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %8s %14s %11s %12s %10s%n", "", "1 instance", "2 instances", "ratio",
+                "per CPU s", "per CPU s 2÷1", "machine busy", "ceiling");
         for (String[] row : new String[][] {{"zoo consumers (reports/s, 2 partitions)", "zoo", "reports"},
                 {"codegen behind a gateway (kernels/s)", "codegen", "kernels"}}) {
             String p = row[1] + "_" + row[2];
-            System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %7s× %14s %5s%%, %3s%% %9s×%n", row[0], f.get(p + "_per_s_1"),
-                    f.get(p + "_per_s_2"), f.get(row[1] + "_speedup_2_vs_1"), f.get(p + "_per_cpu_s"),
+            System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %7s× %14s %12s× %5s%%, %3s%% %9s×%n", row[0], f.get(p + "_per_s_1"),
+                    f.get(p + "_per_s_2"), f.get(row[1] + "_speedup_2_vs_1"), f.get(p + "_per_cpu_s"), f.get(row[1] + "_efficiency_two_vs_one"),
                     f.get(row[1] + "_machine_busy_pct_1"), f.get(row[1] + "_machine_busy_pct_2"), f.get(row[1] + "_speedup_ceiling_here"));
         }
         System.out.println("(medians of the rounds; machine: " + f.get("cores") + " cores shared by every process of the stack and the load;"
                 + " ceiling: the most a second instance can give here, min(1 / machine busy, 1 / (1 - the service's CPU share)))");
         for (String service : List.of("zoo", "codegen")) {
+            System.out.println("work, " + service + " rounds of 2 (%): " + f.get(service + "_work_share_pct_2"));
             for (int n : new int[] {1, 2}) {
                 System.out.println("CPU, " + service + " rounds of " + n + ": " + f.get(service + "_cpu_share_pct_" + n));
             }

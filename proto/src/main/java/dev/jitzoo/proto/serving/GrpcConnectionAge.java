@@ -1,6 +1,7 @@
 package dev.jitzoo.proto.serving;
 
 import io.quarkus.vertx.http.runtime.filters.Filters;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
@@ -34,6 +35,9 @@ public class GrpcConnectionAge {
     /** Runs before Quarkus's own filters and the routes, the gRPC one among them. */
     private static final int PRIORITY = 1_000;
     private static final long RETIRED = Long.MIN_VALUE;
+    private static final long NO_ERROR = 0;
+    /** Time enough for the first GOAWAY to reach the client, and the streams it sent before to reach us. */
+    private static final Duration GOAWAY_IN_FLIGHT = Duration.ofSeconds(1);
 
     private final long maxAgeNanos;
     private final Duration grace;
@@ -55,18 +59,23 @@ public class GrpcConnectionAge {
     private void filter(RoutingContext context) {
         HttpServerRequest request = context.request();
         if (request.version() == HttpVersion.HTTP_2 && isGrpc(request)) {
-            retireIfDue(request.connection(), System.nanoTime());
+            retireIfDue(context.vertx(), request.connection(), System.nanoTime());
         }
         context.next();
     }
 
-    private void retireIfDue(HttpConnection connection, long now) {
+    private void retireIfDue(Vertx vertx, HttpConnection connection, long now) {
         long at = due.computeIfAbsent(connection, c -> now + jittered());
         if (at == RETIRED || now - at < 0 || !due.replace(connection, at, RETIRED)) {
             return;
         }
         LOG.debugf("gRPC connection from %s reached its max age: GOAWAY", connection.remoteAddress());
-        connection.shutdown(grace.toMillis(), TimeUnit.MILLISECONDS);
+        // two GOAWAYs, as gRPC's own servers retire a connection: the first promises every stream the
+        // client may already have sent (the largest id), so none on the wire is refused; once it has
+        // surely arrived, the second names the last stream seen, and the connection closes when the
+        // calls on it have completed (or the grace is over)
+        connection.goAway(NO_ERROR, Integer.MAX_VALUE);
+        vertx.setTimer(GOAWAY_IN_FLIGHT.toMillis(), id -> connection.shutdown(grace.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     private long jittered() {
