@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,8 +41,22 @@ class GrpcConnectionAgeTest {
         }
     }
 
+    private static final HealthCheckRequest ASK = HealthCheckRequest.getDefaultInstance();
+
     @TestHTTPResource("/")
     URL base;
+
+    private ManagedChannel channel;
+
+    @BeforeEach
+    void connect() {
+        channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
+    }
+
+    @AfterEach
+    void close() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
 
     /**
      * Calls on their way while the connection is retired all complete: the server's first GOAWAY
@@ -49,55 +65,45 @@ class GrpcConnectionAgeTest {
      */
     @Test
     void callsInFlightWhileAConnectionIsRetiredAllComplete() throws Exception {
-        ManagedChannel channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
-        try {
-            HealthGrpc.HealthFutureStub health = HealthGrpc.newFutureStub(channel);
-            HealthCheckRequest ask = HealthCheckRequest.getDefaultInstance();
-            int failed = 0;
-            long until = System.nanoTime() + 3_000_000_000L; // several ages: several connections retired under load
-            while (System.nanoTime() < until) {
-                List<ListenableFuture<HealthCheckResponse>> calls = new ArrayList<>();
-                for (int i = 0; i < 50; i++) {
-                    calls.add(health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask));
-                }
-                for (ListenableFuture<HealthCheckResponse> call : calls) {
-                    try {
-                        assertEquals(ServingStatus.SERVING, call.get().getStatus());
-                    } catch (ExecutionException e) {
-                        failed++;
-                    }
+        HealthGrpc.HealthFutureStub health = HealthGrpc.newFutureStub(channel);
+        int failed = 0;
+        long until = System.nanoTime() + 3_000_000_000L; // several ages: several connections retired under load
+        while (System.nanoTime() < until) {
+            List<ListenableFuture<HealthCheckResponse>> calls = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                calls.add(health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ASK));
+            }
+            for (ListenableFuture<HealthCheckResponse> call : calls) {
+                try {
+                    assertEquals(ServingStatus.SERVING, call.get().getStatus());
+                } catch (ExecutionException e) {
+                    failed++;
                 }
             }
-            assertEquals(0, failed, "calls that failed while connections were retired");
-        } finally {
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
+        assertEquals(0, failed, "calls that failed while connections were retired");
     }
 
     @Test
     void aConnectionPastItsAgeIsToldToGoAndTheNextCallConnectsAnew() throws Exception {
-        ManagedChannel channel = ManagedChannelBuilder.forAddress(base.getHost(), base.getPort()).usePlaintext().build();
-        try {
-            HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
-            HealthCheckRequest ask = HealthCheckRequest.getDefaultInstance();
-            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus());
-            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus());
-            assertEquals(ConnectivityState.READY, channel.getState(false), "a young connection is kept");
+        assertEquals(ServingStatus.SERVING, check());
+        assertEquals(ServingStatus.SERVING, check());
+        assertEquals(ConnectivityState.READY, channel.getState(false), "a young connection is kept");
 
-            Thread.sleep(700); // past the age, drawn within 10% of 0.5 s
-            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus(),
-                    "the call that finds the connection too old completes");
-            ConnectivityState state = channel.getState(false);
-            for (long until = System.nanoTime() + 5_000_000_000L; state == ConnectivityState.READY && System.nanoTime() < until; ) {
-                Thread.sleep(20);
-                state = channel.getState(false);
-            }
-            assertEquals(ConnectivityState.IDLE, state, "the client let the old connection go");
-
-            assertEquals(ServingStatus.SERVING, health.withDeadlineAfter(5, TimeUnit.SECONDS).check(ask).getStatus());
-            assertEquals(ConnectivityState.READY, channel.getState(false), "the next call connected anew");
-        } finally {
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        Thread.sleep(700); // past the age, drawn within 10% of 0.5 s
+        assertEquals(ServingStatus.SERVING, check(), "the call that finds the connection too old completes");
+        ConnectivityState state = channel.getState(false);
+        for (long until = System.nanoTime() + 5_000_000_000L; state == ConnectivityState.READY && System.nanoTime() < until; ) {
+            Thread.sleep(20);
+            state = channel.getState(false);
         }
+        assertEquals(ConnectivityState.IDLE, state, "the client let the old connection go");
+
+        assertEquals(ServingStatus.SERVING, check());
+        assertEquals(ConnectivityState.READY, channel.getState(false), "the next call connected anew");
+    }
+
+    private ServingStatus check() {
+        return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS).check(ASK).getStatus();
     }
 }

@@ -377,7 +377,9 @@ public final class BenchCli {
     @Command(name = "scale", description = "beside a private stack: what a second instance adds, as a second pod would: 1 against 2 "
             + "zoo consumers on a topic of 2 partitions (reports/s), and 1 against 2 codegen instances behind a gateway that "
             + "balances over their addresses as the chart configures (kernels/s); medians of alternating rounds after a warm-up, "
-            + "and the work per CPU second of each service (options: --rounds N (3), --reports N (20000), --sessions N (200), --json)")
+            + "the work per CPU second of each service and its efficiency with two instances (per CPU second, 2 against 1), "
+            + "and how the two shared the work (options: --rounds N (3), --warmup N (4 rounds of two), --reports N (20000), "
+            + "--sessions N (200), --json)")
     static final class Scale extends Bench {
         @Override
         public void run() {

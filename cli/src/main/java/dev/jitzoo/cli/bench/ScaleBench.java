@@ -87,6 +87,9 @@ public final class ScaleBench {
         BenchArgs argv = BenchArgs.of(args);
         boolean json = argv.json();
         int rounds = argv.count("--rounds", 3);
+        // rounds of two instances before counting: the second instance only gets half of their work,
+        // and its JIT is still warming after two (it spent 57% more CPU per kernel than the first)
+        int warmup = argv.count("--warmup", 4);
         int reports = argv.count("--reports", 20_000);
         int sessions = argv.count("--sessions", 200);
         ScaleBench bench = new ScaleBench();
@@ -95,8 +98,8 @@ public final class ScaleBench {
         figures.put("cores", Runtime.getRuntime().availableProcessors());
         try {
             // codegen first: the zoo rounds leave MongoDB with many reports, which the sessions' Resolve and Similar calls read
-            bench.codegen(rounds, sessions, figures);
-            bench.zoo(rounds, reports, figures);
+            bench.codegen(rounds, warmup, sessions, figures);
+            bench.zoo(rounds, warmup, reports, figures);
         } finally {
             bench.stopAll();
         }
@@ -106,7 +109,7 @@ public final class ScaleBench {
 
     // ---- zoo consumers ----
 
-    private void zoo(int rounds, int reports, Map<String, Object> figures) throws Exception {
+    private void zoo(int rounds, int warmup, int reports, Map<String, Object> figures) throws Exception {
         String one = "scale-reports-1-" + run;
         String two = "scale-reports-2-" + run;
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", stack.kafkaBootstrap()));
@@ -119,7 +122,7 @@ public final class ScaleBench {
             List<Instance> pair = List.of(zooInstance("zoo-2a", two, 28302), zooInstance("zoo-2b", two, 28303));
             awaitGroup(admin, "scale-" + one, 1);
             awaitGroup(admin, "scale-" + two, 2);
-            Map<Integer, List<Round>> results = alternate(rounds, n -> ingest(producer, n == 1 ? one : two, n == 1 ? single : pair,
+            Map<Integer, List<Round>> results = alternate(rounds, warmup, n -> ingest(producer, n == 1 ? one : two, n == 1 ? single : pair,
                     reports));
             summarize("zoo", "reports", results, figures);
         }
@@ -182,7 +185,7 @@ public final class ScaleBench {
 
     // ---- codegen instances behind a gateway ----
 
-    private void codegen(int rounds, int sessions, Map<String, Object> figures) throws Exception {
+    private void codegen(int rounds, int warmup, int sessions, Map<String, Object> figures) throws Exception {
         // the headless Service's answer, as a hosts file the gateways' JVMs read instead of the system's
         Path hosts = stack.home().resolve("scale-hosts");
         Files.writeString(hosts, "127.0.0.1 codegen-one.scale\n127.0.0.1 codegen-two.scale\n127.0.0.2 codegen-two.scale\n");
@@ -196,7 +199,7 @@ public final class ScaleBench {
         WebSocketClient client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxFrameSize(1 << 22)
                 .setMaxMessageSize(1 << 24));
         try {
-            Map<Integer, List<Round>> results = alternate(rounds, n -> generate(client, n == 1 ? one : two,
+            Map<Integer, List<Round>> results = alternate(rounds, warmup, n -> generate(client, n == 1 ? one : two,
                     n == 1 ? codegens.subList(0, 1) : codegens, sessions));
             summarize("codegen", "kernels", results, figures);
         } finally {
@@ -297,14 +300,16 @@ public final class ScaleBench {
     }
 
     /**
-     * Warm-up rounds, not counted (two of two instances: the second instance gets half the work, and
-     * its JIT warms as late); then {@code rounds} of one and of two instances, alternating.
+     * Warm-up rounds, not counted (one of one instance, {@code warmup} of two: the second instance
+     * gets half their work, and its JIT warms as late); then {@code rounds} of one and of two
+     * instances, alternating.
      */
-    private static Map<Integer, List<Round>> alternate(int rounds, RoundOf round) throws Exception {
+    private static Map<Integer, List<Round>> alternate(int rounds, int warmup, RoundOf round) throws Exception {
         say("  warm-up rounds (not counted)");
         round.run(1);
-        round.run(2);
-        round.run(2);
+        for (int w = 0; w < warmup; w++) {
+            round.run(2);
+        }
         Map<Integer, List<Round>> results = new LinkedHashMap<>(Map.of(1, new ArrayList<>(), 2, new ArrayList<>()));
         for (int r = 0; r < rounds; r++) {
             for (int n : new int[] {1, 2}) {
