@@ -160,14 +160,16 @@ public final class ScaleBench {
         }
         producer.flush();
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-        while (total(counters(zoos, INGESTED)) - total(before) < reports) {
+        Map<String, Double> ingested = counters(zoos, INGESTED);
+        while (total(ingested) - total(before) < reports) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("the zoo ingested too few of " + reports + " reports in 10 minutes");
             }
             Thread.sleep(100);
+            ingested = counters(zoos, INGESTED);
         }
         return new Round(reports, (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), zoos, machine.busySince(),
-                CpuSampler.since(before, counters(zoos, INGESTED)));
+                CpuSampler.since(before, ingested));
     }
 
     private KernelReport report(String kind, String session) {
@@ -341,20 +343,18 @@ public final class ScaleBench {
         figures.put(service + "_efficiency_two_vs_one", round(Percentiles.median(results.get(2).stream().map(Round::perCpuSecond).toList())
                 / Percentiles.median(results.get(1).stream().map(Round::perCpuSecond).toList()), 2));
         // how evenly two instances shared the work (partitions for the zoo, round_robin's calls for codegen)
-        Map<String, Double> work = new java.util.TreeMap<>();
-        results.get(2).forEach(r -> r.workByInstance().forEach((k, v) -> work.merge(k, v, Double::sum)));
-        double allWork = work.values().stream().mapToDouble(Double::doubleValue).sum();
+        Map<String, Double> work = summed(results.get(2), Round::workByInstance);
+        double allWork = total(work);
         Map<String, Long> workShares = new LinkedHashMap<>();
         work.forEach((k, v) -> workShares.put(k, Math.round(100 * v / allWork)));
         figures.put(service + "_work_share_pct_2", workShares);
         // where the machine's CPU went in the counted rounds, every process of the stack, the instances and the load
         double serviceShare = 0;
         for (int n : new int[] {1, 2}) {
-            Map<String, Double> total = new java.util.TreeMap<>();
-            results.get(n).forEach(r -> r.cpuByProcess().forEach((k, v) -> total.merge(k, v, Double::sum)));
-            double all = total.values().stream().mapToDouble(Double::doubleValue).sum();
+            Map<String, Double> cpu = summed(results.get(n), Round::cpuByProcess);
+            double all = total(cpu);
             Map<String, Long> shares = new LinkedHashMap<>();
-            total.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+            cpu.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
                     .filter(e -> e.getValue() / all >= 0.01).forEach(e -> shares.put(e.getKey(), Math.round(100 * e.getValue() / all)));
             figures.put(service + "_cpu_share_pct_" + n, shares);
             if (n == 1) {
@@ -397,6 +397,13 @@ public final class ScaleBench {
 
     private static double total(Map<String, Double> values) {
         return values.values().stream().mapToDouble(Double::doubleValue).sum();
+    }
+
+    /** Each name's figure summed over the rounds (CPU seconds by process, work by instance). */
+    private static Map<String, Double> summed(List<Round> rounds, java.util.function.Function<Round, Map<String, Double>> of) {
+        Map<String, Double> sums = new java.util.TreeMap<>();
+        rounds.forEach(r -> of.apply(r).forEach((k, v) -> sums.merge(k, v, Double::sum)));
+        return sums;
     }
 
     /** CPU seconds so far of every process here: the stack's parts (their pid files), the instances, this load. */

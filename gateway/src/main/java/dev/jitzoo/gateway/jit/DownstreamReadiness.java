@@ -44,13 +44,11 @@ public class DownstreamReadiness implements HealthCheck {
     private final Map<String, Health> services;
     private final Map<String, String> statuses = new ConcurrentHashMap<>();
     private final Drain drain;
-    private final Duration every;
 
     public DownstreamReadiness(@GrpcClient("zoo") Health zoo, @GrpcClient("space") Health space,
-                               @GrpcClient("codegen") Health codegen, Drain drain, GatewayConfig config, MeterRegistry metrics) {
+                               @GrpcClient("codegen") Health codegen, Drain drain, MeterRegistry metrics) {
         this.services = Map.of("zoo", zoo, "space", space, "codegen", codegen);
         this.drain = drain;
-        this.every = config.downstreamCheckInterval();
         services.keySet().forEach(name -> {
             statuses.put(name, UNKNOWN);
             Gauge.builder("jitzoo.gateway.downstream.serving", statuses, s -> serving(s.get(name)) ? 1 : 0)
@@ -59,9 +57,9 @@ public class DownstreamReadiness implements HealthCheck {
         });
     }
 
-    void start(@Observes StartupEvent started, Vertx vertx) {
+    void start(@Observes StartupEvent started, Vertx vertx, GatewayConfig config) {
         check();
-        vertx.setPeriodic(every.toMillis(), id -> check());
+        vertx.setPeriodic(config.downstreamCheckInterval().toMillis(), id -> check());
     }
 
     /** Asks every service at once, without blocking: each answer (or its failure) lands when it comes. */
