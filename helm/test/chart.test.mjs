@@ -15,6 +15,7 @@ const VALUE_SETS = {
   'autoscaling-off': { file: 'autoscaling-off.yaml' },
   tenants: { file: 'tenants.yaml' },
   servicemonitor: { file: 'servicemonitor.yaml', args: SM_API },
+  pods: { file: 'pods.yaml' },
 };
 
 const find = (objs, kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name);

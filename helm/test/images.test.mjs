@@ -70,6 +70,7 @@ describe('images', { skip }, () => {
       assert.equal(c.WorkingDir, '/deployments');
       assert.deepEqual(Object.keys(c.ExposedPorts), ['8080/tcp']);
       assert.ok(c.Env.includes('QUARKUS_HTTP_PORT=8080'), c.Env.join(' '));
+      assert.ok(c.Env.some((e) => /^PATH=(.*:)?\/usr\/bin(:|$)/.test(e)), `no PATH that finds java: ${c.Env.join(' ')}`);
       assert.equal(c.Labels['org.opencontainers.image.title'], `jitzoo-${service}`);
       assert.match(c.Labels['org.opencontainers.image.revision'], /^[0-9a-f]{40}$|^unknown$/);
     });

@@ -3,19 +3,23 @@
 // the gateway restarted (it drains: Goaway, then the sessions resume on the new one), Kafka stopped
 // for 30 s, codegen killed with kill -9 and started again. Afterwards every report a device sent
 // must be acknowledged and stored once, and every device must have finished; what each device saw
-// is listed. Runs against the stack ./jitzoo started (JITZOO_HOME), parts stopped by their pids.
+// is listed. Runs against the stack ./jitzoo started (JITZOO_HOME), parts stopped by their pids;
+// with --pods, against the chart's pods podman runs (helm/test/pods.test.mjs), the zoo's pod and
+// then the gateway's killed and started again.
 import "@jitzoo/client/node";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseOptions, wholeNumber } from "./args.js";
-import { stopPart, up } from "./stack.js";
+import { killPod, stopPart, up } from "./stack.js";
 import { feedsFor, runUntilSettled, loadModel } from "@jitzoo/client/internal";
 import { zooFetch } from "./zoo.js";
 
-const usage = `usage: drill [--devices N] [--kafka-down S] [--models DIR] [--json]
+const usage = `usage: drill [--devices N] [--kafka-down S] [--pods] [--models DIR] [--json]
   --devices     devices tuning at once (default 3)
   --kafka-down  seconds Kafka stays stopped (default 30)
+  --pods        the services are pods podman runs (JITZOO_PODS: {"zoo": {"pod": NAME, "ready": URL},
+                "gateway": {...}}): the zoo's pod, then the gateway's, is killed and started again
   --models      directory of bert_layer.onnx (default: $JITZOO_MODELS, else .jitzoo/models)
   --json        end with one line of JSON`;
 
@@ -50,12 +54,16 @@ function parse(argv: string[]) {
   const v = parseOptions({ args: argv, strict: true, options: {
     devices: { type: "string", default: "3" },
     "kafka-down": { type: "string", default: "30" },
+    pods: { type: "boolean", default: false },
     models: { type: "string", default: process.env.JITZOO_MODELS ?? join(process.cwd(), ".jitzoo/models") },
     json: { type: "boolean", default: false },
   } }, usage);
-  const home = process.env.JITZOO_HOME;
-  if (!home) throw new Error(`JITZOO_HOME is not set: the drill stops parts of a stack ./jitzoo started\n${usage}`);
+  const home = process.env.JITZOO_HOME ?? "";
+  const pods = v.pods ? JSON.parse(process.env.JITZOO_PODS ?? "null") as Record<"zoo" | "gateway", { pod: string; ready: string }> | null : null;
+  if (v.pods && !(pods?.zoo && pods?.gateway)) throw new Error(`--pods needs JITZOO_PODS naming the zoo's and the gateway's pods\n${usage}`);
+  if (!v.pods && !home) throw new Error(`JITZOO_HOME is not set: the drill stops parts of a stack ./jitzoo started\n${usage}`);
   return {
+    pods,
     devices: wholeNumber("devices", v.devices, usage), kafkaDownS: wholeNumber("kafka-down", v["kafka-down"], usage),
     model: join(v.models, "bert_layer.onnx"), json: v.json, home,
     root: process.env.JITZOO_ROOT ?? resolve(process.cwd()),
@@ -124,33 +132,41 @@ async function main(): Promise<void> {
     faults.push({ name, seconds: Math.round((performance.now() - started) / 100) / 10 });
     phase = `after ${name}`;
   };
-  await fault("gateway restarted (SIGTERM: drain, then ./jitzoo up)", async () => {
-    await stopPart(o.home, "gateway", "SIGTERM");
-    await up(o.root);
-  });
-  await fault(`Kafka stopped for ${o.kafkaDownS} s`, async () => {
-    await stopPart(o.home, "kafka", "SIGTERM");
-    await sleep(o.kafkaDownS * 1000);
-    await up(o.root);
-  });
-  await fault("codegen killed (kill -9) and started again", async () => {
-    await stopPart(o.home, "codegen", "SIGKILL");
-    await up(o.root);
-  });
+  if (o.pods) {
+    const pods = o.pods;
+    await fault(`zoo pod ${pods.zoo.pod} killed (SIGKILL) and started again`, () => killPod(pods.zoo.pod, pods.zoo.ready));
+    await fault(`gateway pod ${pods.gateway.pod} killed (SIGKILL) and started again`, () => killPod(pods.gateway.pod, pods.gateway.ready));
+  } else {
+    await fault("gateway restarted (SIGTERM: drain, then ./jitzoo up)", async () => {
+      await stopPart(o.home, "gateway", "SIGTERM");
+      await up(o.root);
+    });
+    await fault(`Kafka stopped for ${o.kafkaDownS} s`, async () => {
+      await stopPart(o.home, "kafka", "SIGTERM");
+      await sleep(o.kafkaDownS * 1000);
+      await up(o.root);
+    });
+    await fault("codegen killed (kill -9) and started again", async () => {
+      await stopPart(o.home, "codegen", "SIGKILL");
+      await up(o.root);
+    });
+  }
   await sleep(CALM_MS);
   over = true;
   say("  faults over: each device finishes its run");
   await Promise.all(devices);
 
   say("  reading what the zoo stored");
-  for (const deadline = Date.now() + 60_000; ;) { // reports reach the zoo through Kafka, asynchronously
+  // reports reach the zoo through Kafka, asynchronously; a zoo killed holds its partitions until its consumer
+  // group's session times out (45 s), so its reports of the meantime are read after that
+  for (const deadline = Date.now() + 120_000; ;) {
     for (const r of runs) r.reportsStored = await stored(o, r.fingerprint);
     if (runs.every((r) => r.reportsStored >= r.reportsAcked) || Date.now() > deadline) break;
     await sleep(1000);
   }
   const total = (k: "reportsSent" | "reportsAcked" | "reportsStored") => runs.reduce((n, r) => n + r[k], 0);
   const figures = {
-    drill: "suite", devices: o.devices, runs: runs.length, runs_finished: runs.filter((r) => r.settled).length,
+    drill: o.pods ? "pods" : "suite", devices: o.devices, runs: runs.length, runs_finished: runs.filter((r) => r.settled).length,
     reports_sent: total("reportsSent"), reports_acked: total("reportsAcked"), reports_stored: total("reportsStored"),
     faults, all_finished: runs.every((r) => r.settled),
     reports_whole: total("reportsSent") === total("reportsAcked") && total("reportsAcked") === total("reportsStored"),

@@ -45,6 +45,11 @@ public final class ImagesCommand implements Callable<Integer> {
     static final int PORT = 8080;
     /** The user the services run as: not root, in group 0 as OpenShift-style random users are. */
     static final String USER = "185";
+    /**
+     * The entrypoint's search path, in the config: runtimes that set none of their own (podman's
+     * kube play is one) find {@code java} by it.
+     */
+    static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     static final String SUITE = "bookworm";
     static final List<String> PACKAGES = List.of("openjdk-17-jre-headless", "ca-certificates");
 
@@ -183,7 +188,7 @@ public final class ImagesCommand implements Callable<Integer> {
                 List.of("deployments/app", "deployments/quarkus", "deployments/quarkus-run.jar"));
         List<String> config = new ArrayList<>(List.of("config", "--image", image, "--no-history", "--author=jitzoo",
                 "--created=" + Instant.ofEpochSecond(commitTime()), "--config.user=" + USER, "--config.workingdir=/deployments",
-                "--config.exposedports=" + PORT + "/tcp", "--config.env=QUARKUS_HTTP_PORT=" + PORT, "--config.env=LANG=C.UTF-8",
+                "--config.exposedports=" + PORT + "/tcp", "--config.env=PATH=" + PATH, "--config.env=QUARKUS_HTTP_PORT=" + PORT, "--config.env=LANG=C.UTF-8",
                 "--config.entrypoint=java", "--config.entrypoint=-jar", "--config.entrypoint=/deployments/quarkus-run.jar",
                 "--config.stopsignal=SIGTERM",
                 "--config.label=org.opencontainers.image.title=jitzoo-" + service,

@@ -217,6 +217,19 @@ public final class Suite {
      * {@code JITZOO_ZOO_HTTP}; {@code extra} adds settings for the stack and the command.
      */
     public void withPrivateStack(String what, Map<String, String> extra, Path dir, List<String> command) {
+        withPrivate(what, false, extra, dir, command);
+    }
+
+    /**
+     * Runs a command beside a private stack's stores alone ({@code ./jitzoo up stores}), for services
+     * run elsewhere (pods): the command finds them at {@code JITZOO_MONGO_URI}, {@code JITZOO_REDIS_URI}
+     * and {@code JITZOO_KAFKA_BOOTSTRAP}.
+     */
+    public void withPrivateStores(String what, Map<String, String> extra, Path dir, List<String> command) {
+        withPrivate(what, true, extra, dir, command);
+    }
+
+    private void withPrivate(String what, boolean storesOnly, Map<String, String> extra, Path dir, List<String> command) {
         Path home = tempDir("jitzoo-private.");
         Map<String, String> env = new java.util.HashMap<>(PRIVATE_PORTS);
         env.putAll(extra);
@@ -229,13 +242,20 @@ public final class Suite {
         boolean ok = false;
         try {
             // its progress shows on stderr; the banner would only crowd the command's own output
-            if (exitOf(root, env, concat(launcher, "up"), ProcessBuilder.Redirect.DISCARD) != 0) {
+            List<String> up = storesOnly ? concat(launcher, "up", "stores") : concat(launcher, "up");
+            if (exitOf(root, env, up, ProcessBuilder.Redirect.DISCARD) != 0) {
                 throw new StepFailed(what + ": the private stack did not start");
             }
             ServiceLauncher stack = new ServiceLauncher(root, home, env);
-            env.put("JITZOO_GATEWAY_URL", "ws://" + ServiceLauncher.LOOPBACK + ":" + stack.port("gateway") + "/v1/session");
-            env.put("JITZOO_ZOO_HTTP", "http://" + ServiceLauncher.LOOPBACK + ":" + stack.port("zoo"));
-            env.put("JITZOO_ADMIN_TOKEN", stack.adminToken()); // the zoo's admin surfaces' token, for tests and benches
+            if (storesOnly) {
+                env.put("JITZOO_MONGO_URI", stack.mongoUri());
+                env.put("JITZOO_REDIS_URI", stack.redisUri());
+                env.put("JITZOO_KAFKA_BOOTSTRAP", stack.kafkaBootstrap());
+            } else {
+                env.put("JITZOO_GATEWAY_URL", "ws://" + ServiceLauncher.LOOPBACK + ":" + stack.port("gateway") + "/v1/session");
+                env.put("JITZOO_ZOO_HTTP", "http://" + ServiceLauncher.LOOPBACK + ":" + stack.port("zoo"));
+                env.put("JITZOO_ADMIN_TOKEN", stack.adminToken()); // the zoo's admin surfaces' token, for tests and benches
+            }
             run(what, dir, env, command);
             ok = true;
         } finally {

@@ -3,6 +3,7 @@ package dev.jitzoo.cli.test;
 import dev.jitzoo.cli.suite.Models;
 import dev.jitzoo.cli.suite.Prereqs;
 import dev.jitzoo.cli.suite.Suite;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +33,8 @@ import picocli.CommandLine.Parameters;
                 "           kernels, a model tuned and served from the zoo (in Node",
                 "           and in headless Chromium, Firefox and WebKit), bad input",
                 "  deploy   the Helm chart linted, rendered over several value sets and checked against the Kubernetes API",
-                "           models, bad values refused; the four images built (./jitzoo images), inspected, one started by podman"})
+                "           models, bad values refused; the four images built (./jitzoo images), inspected, one started by podman;",
+                "           the chart's pods run by podman kube play beside a private stack's stores, a tune through them across pod kills"})
 public final class TestCli implements Callable<Integer> {
 
     @Parameters(arity = "0..*", paramLabel = "STAGE", description = "java, sdk, kernels, browser, wgsl, e2e, deploy")
@@ -246,20 +248,24 @@ public final class TestCli implements Callable<Integer> {
     /** The chart and the images: what a Kubernetes cluster runs. */
     private void deploy() {
         prereqs.chartTests();
-        if (!Prereqs.onPath("podman") || !Prereqs.onPath("runc")) {
-            prereqs.apt("podman", "runc"); // to start an image; runc, as crun refuses this machine's hybrid cgroups
+        if (!Prereqs.onPath("podman") || !Prereqs.onPath("runc") || !Files.exists(Path.of("/usr/libexec/podman/catatonit"))) {
+            // runc, as crun refuses this machine's hybrid cgroups; catatonit, from which podman builds its pods' pause image
+            prereqs.apt("podman", "runc", "catatonit");
         }
+        prereqs.sdk(); // the pods test tunes through the gateway's pod with the SDK's scripts
+        Path models = new Models(suite).ensure();
         Path images = suite.home().resolve("images");
         Suite.say("the four images (./jitzoo images: a Debian base from Debian's archive, kept between runs, then each service)");
         suite.jitzoo("images", "--out", images.toString());
-        Suite.say("the Helm chart (lint, templates over value sets checked against the Kubernetes API models, bad values) "
-                + "and the images (config, layers, one started by podman)");
+        Suite.say("the Helm chart (lint, templates over value sets checked against the Kubernetes API models, bad values), "
+                + "the images (config, layers, one started by podman) and the chart's pods (podman kube play) beside a private stack's stores");
         Path results = suite.path("helm/test-results");
         results.toFile().mkdirs();
         List<String> test = new ArrayList<>(List.of("node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout",
                 "--test-reporter=junit", "--test-reporter-destination=" + results.resolve("deploy.xml")));
         test.addAll(files(suite.path("helm/test"), ".test.mjs"));
-        suite.run("chart and image tests", suite.path("helm"), Map.of("JITZOO_IMAGES", images.toString()), test);
+        suite.withPrivateStores("chart, image and pod tests", Map.of("JITZOO_IMAGES", images.toString(), "JITZOO_TEST_PODS", "1",
+                "JITZOO_MODELS", models.toString()), suite.path("helm"), test);
     }
 
     private Path harnessResults() {
@@ -274,7 +280,7 @@ public final class TestCli implements Callable<Integer> {
     }
 
     private static List<String> files(Path dir, String suffix) {
-        try (var files = java.nio.file.Files.list(dir)) {
+        try (var files = Files.list(dir)) {
             return files.map(Path::toString).filter(f -> f.endsWith(suffix)).sorted().toList();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
