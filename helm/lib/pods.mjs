@@ -12,7 +12,9 @@
 // - a Secret becomes a podman secret in the form podman 4.3's kube play reads (a JSON object of the
 //   keys' base64 values; the Secret objects it stores itself, as YAML, it then fails to read);
 // - what needs a cluster (Services, HPAs, PDBs, NetworkPolicies, the ServiceAccount, monitoring
-//   objects) is left out, and listed.
+//   objects) is left out, and listed;
+// - `helm test`'s pod (a Pod with the hook annotation) is kept apart, to play after the others, on
+//   the host's network, a URL in its args that names a Service pointing at that service's port.
 // Everything else runs as rendered: image, env (from the Secret too), securityContext (user 185,
 // no capabilities, read-only root, /tmp an emptyDir), resources, terminationGracePeriodSeconds.
 // The probes stay in the pods' spec; the caller waits on them as a kubelet would (probeUrls).
@@ -27,7 +29,7 @@ export const SERVICES = ['gateway', 'space', 'codegen', 'zoo'];
  * Translates rendered objects for `podman kube play`. Returns { objects, ports, leftOut, pods, secrets, volumes }:
  * the objects to play, each service's port on the host, the kinds and names left out, each
  * Deployment's pod name as podman names it, the podman secrets to create first (name: content),
- * and the volumes podman will make for the emptyDirs (to remove with the pods).
+ * the volumes podman will make for the emptyDirs (to remove with the pods), and `helm test`'s pods.
  */
 export function forPodman(rendered, { base = 28080 } = {}) {
   const ports = Object.fromEntries(SERVICES.map((s, i) => [s, base + i]));
@@ -37,7 +39,15 @@ export function forPodman(rendered, { base = 28080 } = {}) {
   const pods = {};
   const secrets = {};
   const volumes = [];
+  const tests = [];
   for (const o of rendered) {
+    if (o.kind === 'Pod' && o.metadata.annotations?.['helm.sh/hook'] === 'test') {
+      const copy = structuredClone(o);
+      copy.spec.hostNetwork = true;
+      for (const c of copy.spec.containers) c.args = (c.args ?? []).map((a) => onTheHostUrl(a, ports, serviceNames));
+      tests.push(copy);
+      continue;
+    }
     if (!PLAYED.has(o.kind)) {
       leftOut.push(`${o.kind}/${o.metadata.name}`);
       continue;
@@ -78,7 +88,7 @@ export function forPodman(rendered, { base = 28080 } = {}) {
     objects.push(copy);
     pods[service ?? o.metadata.name] = `${o.metadata.name}-pod-0`;
   }
-  return { objects, ports, leftOut, pods, secrets, volumes };
+  return { objects, ports, leftOut, pods, secrets, volumes, tests };
 }
 
 /** Where a pod calls another service (JITZOO_<SERVICE>_HOST and _PORT): on the host, on that service's port. */
@@ -87,6 +97,14 @@ function onTheHost(e, ports, serviceNames) {
   if (/^JITZOO_[A-Z]+_HOST$/.test(e.name) && serviceNames.has(e.value)) return { ...e, value: '127.0.0.1' };
   const service = SERVICES.find((s) => e.name === `JITZOO_${s.toUpperCase()}_PORT`);
   return service ? { ...e, value: String(ports[service]) } : e;
+}
+
+/** A URL naming a Service (ws://RELEASE-gateway:8080/...): that service on the host. */
+function onTheHostUrl(arg, ports, serviceNames) {
+  const m = /^([a-z]+:\/\/)([^/:]+):8080(\/.*)?$/.exec(arg);
+  if (!m || !serviceNames.has(m[2])) return arg;
+  const service = SERVICES.find((s) => m[2].endsWith(`-${s}`) || m[2].endsWith(`-${s}-headless`));
+  return service ? `${m[1]}127.0.0.1:${ports[service]}${m[3] ?? ''}` : arg;
 }
 
 /** Each service's probes as URLs on the host: { gateway: { started, live, ready }, ... }. */

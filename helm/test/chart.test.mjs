@@ -138,7 +138,8 @@ for (const [name, set] of Object.entries(VALUE_SETS)) {
       assert.deepEqual(callersOf(policy('space')), ['gateway']);
       assert.deepEqual(callersOf(policy('codegen')), ['gateway']);
       assert.deepEqual(callersOf(policy('zoo')), ['gateway', 'space']);
-      assert.deepEqual(callersOf(policy('gateway')), []);
+      // from the ingress controller's namespace (or anywhere); of the release's pods, only `helm test`'s
+      assert.ok(callersOf(policy('gateway')).every((c) => c === 'helm-test'), callersOf(policy('gateway')));
       for (const s of SERVICES) {
         const p = policy(s);
         assert.deepEqual(p.spec.podSelector.matchLabels['app.kubernetes.io/component'], s);
@@ -247,7 +248,9 @@ describe('value-set specifics', () => {
     assert.equal(rule.host, 'jitzoo.example.com');
     assert.deepEqual(rule.http.paths, [{ path: '/v1/session', pathType: 'Prefix', backend: { service: { name: 'jitzoo-gateway', port: { name: 'http' } } } }]);
     const gwPolicy = find(objs, 'NetworkPolicy', 'jitzoo-gateway');
-    assert.deepEqual(gwPolicy.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }]);
+    assert.deepEqual(gwPolicy.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
+      { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'helm-test', 'app.kubernetes.io/instance': 'jitzoo', 'app.kubernetes.io/name': 'jitzoo' } } }],
+      'the ingress controller and `helm test`\'s pod');
     for (const store of STORES) assert.equal(find(objs, 'NetworkPolicy', `jitzoo-${store}`), undefined);
   });
 
@@ -300,6 +303,25 @@ describe('value-set specifics', () => {
     assert.equal(pod('gateway').metadata.labels.team, 'inference');
     assert.equal(pod('gateway').metadata.labels['app.kubernetes.io/component'], 'gateway');
     assert.equal(find(render(['defaults.yaml']), 'Deployment', 'jitzoo-gateway').spec.template.spec.priorityClassName, undefined);
+  });
+
+  test('helm test: a hook pod tunes the skeleton through the gateway\'s Service, as the services run; none when off', () => {
+    const digest = `sha256:${'cd'.repeat(32)}`;
+    const objs = render(['defaults.yaml'], ['--set', `image.digests.tune=${digest}`, '--set', 'helmTest.apiKey=jz_test_key']);
+    const pod = find(objs, 'Pod', 'jitzoo-helm-test');
+    assert.equal(pod.metadata.annotations['helm.sh/hook'], 'test');
+    assert.equal(pod.spec.restartPolicy, 'Never');
+    const c = pod.spec.containers[0];
+    assert.equal(c.image, `jitzoo/tune@${digest}`);
+    const url = c.args[c.args.indexOf('--url') + 1];
+    assert.equal(url, `ws://${find(objs, 'Service', 'jitzoo-gateway').metadata.name}:8080/v1/session`);
+    assert.equal(c.args[c.args.indexOf('--workload') + 1], 'skeleton');
+    assert.deepEqual(c.env, [{ name: 'JITZOO_API_KEY', value: 'jz_test_key' }]);
+    const gateway = find(objs, 'Deployment', 'jitzoo-gateway').spec.template.spec;
+    assert.deepEqual(pod.spec.securityContext, gateway.securityContext);
+    assert.deepEqual(c.securityContext, gateway.containers[0].securityContext);
+    assert.ok(c.resources.limits.memory && c.resources.requests.cpu);
+    assert.equal(find(render(['defaults.yaml'], ['--set', 'helmTest.enabled=false']), 'Pod', 'jitzoo-helm-test'), undefined);
   });
 
   test('the gateway HPA scales on sessions alone when its CPU target is null', () => {

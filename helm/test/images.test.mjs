@@ -1,5 +1,6 @@
-// The four images `./jitzoo images` writes (docker-archive tarballs): their config, their layers,
-// and one of them started by podman, as the chart runs it (read-only root, no capabilities).
+// The images `./jitzoo images` writes (docker-archive tarballs), the four services' and tune's (the
+// chart's helm test): their config, their layers, and one of them started by podman, as the chart
+// runs it (read-only root, no capabilities).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -96,6 +97,22 @@ describe('images', { skip }, () => {
       assert.ok(!app.some((p) => p.startsWith('deployments/lib/')), 'dependencies stay in their own layer');
     });
   }
+
+  test('tune (helm test\'s client): jitzoo/tune, node running the SDK\'s tune CLI as user 185, on a Node.js base', () => {
+    const { tarball, manifest, config } = inspect('tune');
+    assert.match(manifest.RepoTags[0], /^(docker\.io\/)?jitzoo\/tune:[0-9A-Za-z._-]+$/);
+    const c = config.config;
+    assert.equal(c.User, '185');
+    assert.deepEqual(c.Entrypoint, ['node', '--experimental-wasm-relaxed-simd', '/app/dist/cli/tune.js']);
+    assert.ok(c.Env.some((e) => /^PATH=(.*:)?\/usr\/bin(:|$)/.test(e)), c.Env.join(' '));
+    assert.equal(manifest.Layers.length, 3);
+    const [base, deps, app] = manifest.Layers.map((layer) => layerPaths(tarball, layer));
+    assert.ok(base.includes('usr/bin/node'), 'the base holds Node.js');
+    assert.ok(!base.some((p) => p.startsWith('usr/lib/jvm/')), 'and no Java');
+    assert.ok(deps.every((p) => p.startsWith('app/node_modules')) && deps.some((p) => p.startsWith('app/node_modules/ws/')));
+    assert.ok(!deps.some((p) => p.startsWith('app/node_modules/vitest/')), 'runtime dependencies only');
+    assert.ok(app.includes('app/dist/cli/tune.js') && app.includes('app/package.json'));
+  });
 
   test('the base layer is one and the same in every image (stored and pulled once)', () => {
     const bases = new Set(SERVICES.map((s) => images[s].config.rootfs.diff_ids[0]));

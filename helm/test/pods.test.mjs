@@ -7,7 +7,7 @@
 // JITZOO_KAFKA_BOOTSTRAP, and sets JITZOO_TEST_PODS.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,7 +39,7 @@ function podman(args, options = {}) {
 
 /** The newest tarball of each service and its tag. */
 function tarballs() {
-  return SERVICES.map((service) => {
+  return [...SERVICES, 'tune'].map((service) => {
     const files = fs.readdirSync(images).filter((f) => f.startsWith(`jitzoo-${service}-`) && f.endsWith('.tar'))
       .map((f) => path.join(images, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
     assert.ok(files.length > 0, `no tarball of ${service} in ${images}`);
@@ -73,10 +73,39 @@ async function awaitReady(service, probes) {
   return (Date.now() - started) / 1000;
 }
 
+const UNITS = { B: 1, kB: 1e3, KB: 1e3, MB: 1e6, GB: 1e9, KiB: 1024, MiB: 1 << 20, GiB: 1 << 30 };
+
+/**
+ * Samples the services' containers every 2 s (podman stats) until stopped: each one's highest
+ * memory (the cgroup's usage, what a pod's memory limit bounds) while the tunes and the kills ran.
+ */
+function memorySampler() {
+  const peak = {};
+  const sample = () => {
+    const r = spawnSync('podman', ['stats', '--no-stream', '--format', 'json'], { encoding: 'utf8' });
+    if (r.status !== 0) return;
+    for (const c of JSON.parse(r.stdout)) {
+      const service = SERVICES.find((x) => c.name === `jitzoo-${x}-pod-0-${x}`);
+      const m = /^([\d.]+)\s*([A-Za-z]+)/.exec(c.mem_usage ?? '');
+      if (service && m && UNITS[m[2]]) peak[service] = Math.max(peak[service] ?? 0, Number(m[1]) * UNITS[m[2]]);
+    }
+  };
+  const timer = setInterval(sample, 2_000);
+  return () => {
+    clearInterval(timer);
+    sample();
+    return peak;
+  };
+}
+
 /** A node script of the SDK (built by the deploy stage) against the gateway's pod; its stdout's last line is JSON. */
-function sdkScript(script, args, env) {
-  const r = spawnSync('node', ['--experimental-wasm-relaxed-simd', path.join(root, script), ...args, '--json'],
-    { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 });
+async function sdkScript(script, args, env) {
+  const child = spawn('node', ['--experimental-wasm-relaxed-simd', path.join(root, script), ...args, '--json'],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 });
+  let stdout = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  const status = await new Promise((resolve) => child.on('close', resolve));
+  const r = { status, stdout };
   const lines = (r.stdout ?? '').trim().split('\n');
   process.stderr.write(lines.slice(0, -1).map((l) => `  ${l}\n`).join(''));
   if (r.status !== 0) diagnose();
@@ -95,7 +124,7 @@ function diagnose() {
 
 describe('the chart translated for podman kube play (lib/pods.mjs)', () => {
   const rendered = render(['pods.yaml']);
-  const { objects, ports, leftOut, pods, secrets } = forPodman(rendered);
+  const { objects, ports, leftOut, pods, secrets, tests } = forPodman(rendered);
   const deployments = (list) => list.filter((o) => o.kind === 'Deployment');
 
   test('each Deployment is played once, on the host network, on a port of its own, the rest listed as left out', () => {
@@ -103,7 +132,8 @@ describe('the chart translated for podman kube play (lib/pods.mjs)', () => {
     assert.equal(new Set(Object.values(ports)).size, SERVICES.length);
     for (const o of rendered) {
       const played = objects.some((x) => x.kind === o.kind && x.metadata.name === o.metadata.name);
-      assert.ok(played || leftOut.includes(`${o.kind}/${o.metadata.name}`) || secrets[o.metadata.name], `${o.kind}/${o.metadata.name} neither played nor listed`);
+      const kept = played || secrets[o.metadata.name] || tests.some((t) => t.metadata.name === o.metadata.name);
+      assert.ok(kept || leftOut.includes(`${o.kind}/${o.metadata.name}`), `${o.kind}/${o.metadata.name} neither played nor listed`);
     }
     for (const d of deployments(objects)) {
       const service = d.metadata.labels['app.kubernetes.io/component'];
@@ -132,6 +162,15 @@ describe('the chart translated for podman kube play (lib/pods.mjs)', () => {
       assert.deepEqual(ca.volumeMounts.map((m) => m.mountPath), cb.volumeMounts.map((m) => m.mountPath));
       assert.deepEqual(ca.env.filter((e) => e.valueFrom), cb.env.filter((e) => e.valueFrom));
     }
+  });
+
+  test('`helm test`\'s pod is kept apart, on the host network, calling the gateway on its port', () => {
+    const [hook] = tests;
+    assert.equal(hook.metadata.annotations['helm.sh/hook'], 'test');
+    assert.equal(hook.spec.hostNetwork, true);
+    const args = hook.spec.containers[0].args;
+    assert.equal(args[args.indexOf('--url') + 1], `ws://127.0.0.1:${ports.gateway}/v1/session`);
+    assert.ok(!objects.includes(hook));
   });
 
   test('a Secret becomes the JSON of its keys in base64, as podman 4.3 reads it', () => {
@@ -197,17 +236,37 @@ describe('the chart run as pods by podman kube play', { skip }, () => {
     }
   });
 
-  test('the skeleton tunes through the gateway pod', () => {
-    const result = sdkScript('client-sdk-js/dist/cli/tune.js', ['--workload', 'skeleton', '--url', `ws://127.0.0.1:${played.ports.gateway}/v1/session`,
+  test('the skeleton tunes through the gateway pod', async () => {
+    const result = await sdkScript('client-sdk-js/dist/cli/tune.js', ['--workload', 'skeleton', '--url', `ws://127.0.0.1:${played.ports.gateway}/v1/session`,
       '--fingerprint', `pods-skeleton-${process.pid}`], {});
     say(`skeleton through the chart: ${JSON.stringify(result)}`);
     assert.ok(result.kernels_timed > 0, JSON.stringify(result));
     assert.ok(result.reports_acked > 0, JSON.stringify(result));
   });
 
-  test('a model tunes through the gateway pod while the zoo pod and the gateway pod are killed; every report acknowledged is stored once', () => {
+  test('`helm test`\'s pod (the tune image) passes against the gateway\'s pod', () => {
+    const manifest = path.join(dir, 'helm-test.yaml');
+    fs.writeFileSync(manifest, played.tests.map((o) => stringify(o)).join('---\n'));
+    const [hook] = played.tests;
+    const container = `${hook.metadata.name}-${hook.spec.containers[0].name}`;
+    podman(['pod', 'rm', '--force', hook.metadata.name], { allowFailure: true });
+    podman(['kube', 'play', manifest]);
+    try {
+      const exit = Number(podman(['wait', container], { timeout: 300_000 }).trim());
+      const logs = spawnSync('podman', ['logs', container], { encoding: 'utf8' });
+      const out = `${logs.stdout}${logs.stderr}`;
+      say(`helm test's pod exited ${exit}: ${out.split('\n').filter((l) => /kernels:|reports acknowledged|failed/.test(l)).join(' | ')}`);
+      assert.equal(exit, 0, out);
+      assert.match(out, /[1-9]\d* reports acknowledged/);
+    } finally {
+      podman(['pod', 'rm', '--force', hook.metadata.name], { allowFailure: true });
+    }
+  });
+
+  test('a model tunes through the gateway pod while the zoo pod and the gateway pod are killed; every report acknowledged is stored once', async () => {
     const pods = Object.fromEntries(['zoo', 'gateway'].map((s) => [s, { pod: played.pods[s], ready: probes[s].ready }]));
-    const figures = sdkScript('client-sdk-js/tools/dist/drill.js', ['--pods', '--devices', '2'], {
+    const stop = memorySampler();
+    const figures = await sdkScript('client-sdk-js/tools/dist/drill.js', ['--pods', '--devices', '2'], {
       JITZOO_PODS: JSON.stringify(pods),
       JITZOO_GATEWAY_URL: `ws://127.0.0.1:${played.ports.gateway}/v1/session`,
       JITZOO_ZOO_HTTP: `http://127.0.0.1:${played.ports.zoo}`,
@@ -215,6 +274,11 @@ describe('the chart run as pods by podman kube play', { skip }, () => {
     });
     say(`drill through the pods: ${figures.runs} runs, ${figures.runs_finished} settled; reports ${figures.reports_sent} sent, `
       + `${figures.reports_acked} acknowledged, ${figures.reports_stored} stored`);
+    const peak = stop();
+    const limits = Object.fromEntries(played.objects.filter((o) => o.kind === 'Deployment')
+      .map((o) => [o.metadata.labels['app.kubernetes.io/component'], o.spec.template.spec.containers[0].resources]));
+    say(`each pod's highest memory meanwhile (podman stats, sampled every 2 s) against the chart's request / limit: ${SERVICES
+      .map((x) => `${x} ${Math.round((peak[x] ?? NaN) / 1e6)} MB (${limits[x].requests.memory} / ${limits[x].limits.memory})`).join(', ')}`);
     assert.ok(figures.reports_acked > 0);
     assert.ok(figures.reports_whole, 'a report was lost');
     assert.ok(figures.all_finished, 'a device did not finish');

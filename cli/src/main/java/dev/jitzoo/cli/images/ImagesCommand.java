@@ -33,9 +33,10 @@ import picocli.CommandLine.Parameters;
  * {@code docker load} and {@code podman load} take.
  */
 @Command(name = "images", mixinStandardHelpOptions = true,
-        description = {"Builds the four services' OCI images without a container daemon, as tarballs for docker/podman load:",
-                "a Debian base with a Java runtime and its security updates (mmdebstrap, kept for a week), then each service's Quarkus fast-jar",
-                "as two layers (umoci), written by skopeo to OUT/jitzoo-SERVICE-TAG.tar as [REGISTRY/]jitzoo/SERVICE:TAG."})
+        description = {"Builds the four services' OCI images, and the tune client's (the chart's helm test), without a container",
+                "daemon, as tarballs for docker/podman load: a Debian base with a Java runtime (Node.js for tune) and its security updates",
+                "(mmdebstrap, kept for a week), then each service's Quarkus fast-jar (the SDK for tune) as two layers (umoci), written by",
+                "skopeo to OUT/jitzoo-NAME-TAG.tar as [REGISTRY/]jitzoo/NAME:TAG."})
 public final class ImagesCommand implements Callable<Integer> {
 
     /** The services, by image name, and the folder of each one's Maven module. */
@@ -50,10 +51,20 @@ public final class ImagesCommand implements Callable<Integer> {
      * kube play is one) find {@code java} by it.
      */
     static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    static final String SUITE = "bookworm";
-    static final List<String> PACKAGES = List.of("openjdk-17-jre-headless", "ca-certificates");
+    /** The image of the SDK's tune CLI, which the chart's {@code helm test} runs against the gateway. */
+    static final String TUNE = "tune";
 
-    @Parameters(arity = "0..*", paramLabel = "SERVICE", description = "gateway, space, codegen, zoo (default: all four)")
+    /** A Debian root filesystem images start from: the suite, the packages it adds, the user's home, and its layer's comment. */
+    record Base(String suite, List<String> packages, String home, String comment) {
+    }
+
+    /** The services' base: Debian 12 and its Java 17 runtime. */
+    static final Base JAVA = new Base("bookworm", List.of("openjdk-17-jre-headless", "ca-certificates"), "/deployments",
+            "Debian bookworm, Java 17");
+    /** The tune client's base: Debian 13, whose Node.js (20) the SDK needs. */
+    static final Base NODE = new Base("trixie", List.of("nodejs", "ca-certificates"), "/app", "Debian trixie, Node.js");
+
+    @Parameters(arity = "0..*", paramLabel = "NAME", description = "gateway, space, codegen, zoo, tune (default: all five)")
     List<String> services = new ArrayList<>();
 
     @Option(names = "--out", paramLabel = "DIR", description = "where the tarballs go (default: .jitzoo/images)")
@@ -73,25 +84,30 @@ public final class ImagesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        List<String> chosen = services.isEmpty() ? List.of("gateway", "space", "codegen", "zoo") : services;
+        List<String> chosen = services.isEmpty() ? List.of("gateway", "space", "codegen", "zoo", TUNE) : services;
         for (String service : chosen) {
-            if (!MODULES.containsKey(service)) {
-                throw new IllegalArgumentException("unknown service '" + service + "'; services: gateway, space, codegen, zoo");
+            if (!MODULES.containsKey(service) && !TUNE.equals(service)) {
+                throw new IllegalArgumentException("unknown image '" + service + "'; images: gateway, space, codegen, zoo, tune");
             }
         }
         String version = tag != null ? tag : chartAppVersion();
         Path dir = out != null ? out.toAbsolutePath() : suite.home().resolve("images");
         Files.createDirectories(dir);
         tools();
-        Path base = base(dir.resolve("base"));
         Path work = Suite.tempDir("jitzoo-images.");
         Path layout = work.resolve("oci");
         try {
             umoci("new layout", "init", "--layout", layout.toString());
-            baseImage(layout, base, work.resolve("bundle"));
+            for (Base base : chosen.stream().map(s -> TUNE.equals(s) ? NODE : JAVA).distinct().toList()) {
+                baseImage(layout, base, base(dir.resolve("base"), base), work.resolve("bundle"));
+            }
             for (String service : chosen) {
                 Path tarball = dir.resolve("jitzoo-" + service + "-" + version + ".tar");
-                serviceImage(layout, service, version, tarball);
+                if (TUNE.equals(service)) {
+                    tuneImage(layout, version, tarball);
+                } else {
+                    serviceImage(layout, service, version, tarball);
+                }
                 Suite.say(service + ": " + tarball + " (" + reference(service, version) + ", "
                         + Files.size(tarball) / (1 << 20) + " MiB)");
             }
@@ -114,29 +130,29 @@ public final class ImagesCommand implements Callable<Integer> {
     }
 
     /**
-     * The base root filesystem as a tarball, kept under a name that hashes what went into it: Debian
-     * {@value #SUITE} (minbase) with its updates and security archives, a headless Java 17 runtime,
-     * CA certificates, the user {@value #USER}; and the week, so that a base is at most a week
-     * behind the security archive.
+     * A base root filesystem as a tarball, kept under a name that hashes what went into it: the
+     * Debian suite (minbase) with its updates and security archives, the base's packages, the user
+     * {@value #USER}; and the week, so that a base is at most a week behind the security archive.
      */
-    private Path base(Path dir) throws IOException {
-        List<String> command = new ArrayList<>(List.of("mmdebstrap", "--quiet", "--format=tar", "--variant=minbase", "--include=" + String.join(",", PACKAGES),
+    private Path base(Path dir, Base base) throws IOException {
+        String suiteName = base.suite();
+        List<String> command = new ArrayList<>(List.of("mmdebstrap", "--quiet", "--format=tar", "--variant=minbase", "--include=" + String.join(",", base.packages()),
                 // documentation and translations: no use in a server image, a fifth of its size
                 "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
                 "--dpkgopt=path-exclude=/usr/share/locale/*", "--dpkgopt=path-include=/usr/share/doc/*/copyright",
                 // Java's postinst links its man page into man1 through update-alternatives
                 "--essential-hook=mkdir -p \"$1/usr/share/man/man1\"",
-                "--customize-hook=chroot \"$1\" useradd --system --uid " + USER + " --gid 0 --home-dir /deployments --no-create-home "
+                "--customize-hook=chroot \"$1\" useradd --system --uid " + USER + " --gid 0 --home-dir " + base.home() + " --no-create-home "
                         + "--shell /usr/sbin/nologin jitzoo",
-                "--customize-hook=mkdir -p \"$1/deployments\" && chown " + USER + ":0 \"$1/deployments\"",
-                SUITE));
-        List<String> mirrors = List.of("deb http://deb.debian.org/debian " + SUITE + " main",
-                "deb http://deb.debian.org/debian " + SUITE + "-updates main",
-                "deb http://deb.debian.org/debian-security " + SUITE + "-security main");
+                "--customize-hook=mkdir -p \"$1" + base.home() + "\" && chown " + USER + ":0 \"$1" + base.home() + "\"",
+                suiteName));
+        List<String> mirrors = List.of("deb http://deb.debian.org/debian " + suiteName + " main",
+                "deb http://deb.debian.org/debian " + suiteName + "-updates main",
+                "deb http://deb.debian.org/debian-security " + suiteName + "-security main");
         LocalDate today = LocalDate.now(ZoneOffset.UTC);
         String week = today.get(IsoFields.WEEK_BASED_YEAR) + "-W"
                 + today.get(IsoFields.WEEK_OF_WEEK_BASED_YEAR);
-        Path tarball = dir.resolve("debian-" + SUITE + "-" + week + "-" + hash(String.join("\n", command) + "\n"
+        Path tarball = dir.resolve("debian-" + suiteName + "-" + week + "-" + hash(String.join("\n", command) + "\n"
                 + String.join("\n", mirrors)) + ".tar");
         if (Files.exists(tarball) && !newBase) {
             Suite.say("base: " + tarball + " (kept; --new-base assembles it again)");
@@ -146,11 +162,11 @@ public final class ImagesCommand implements Callable<Integer> {
         Path partial = dir.resolve(tarball.getFileName() + ".partial");
         command.add(partial.toString());
         command.addAll(mirrors);
-        Suite.say("base: Debian " + SUITE + " with " + String.join(", ", PACKAGES) + " from Debian's archive (mmdebstrap, a minute "
-                + "or two)");
+        Suite.say("base: Debian " + suiteName + " with " + String.join(", ", base.packages()) + " from Debian's archive (mmdebstrap, a "
+                + "minute or two)");
         suite.run("mmdebstrap", dir, command);
         Files.move(partial, tarball, StandardCopyOption.REPLACE_EXISTING);
-        try (DirectoryStream<Path> older = Files.newDirectoryStream(dir, "debian-" + SUITE + "-*.tar")) {
+        try (DirectoryStream<Path> older = Files.newDirectoryStream(dir, "debian-" + suiteName + "-*.tar")) {
             for (Path old : older) {
                 if (!old.equals(tarball)) {
                     Files.delete(old); // a base of an earlier week or recipe: this one replaces it
@@ -160,15 +176,19 @@ public final class ImagesCommand implements Callable<Integer> {
         return tarball;
     }
 
-    /** The tag {@code base} of the layout: one layer, the base root filesystem. */
-    private void baseImage(Path layout, Path base, Path bundle) {
-        String image = layout + ":base";
+    /** The tag {@code base-SUITE} of the layout: one layer, the base root filesystem. */
+    private void baseImage(Path layout, Base spec, Path base, Path bundle) {
+        String image = layout + ":" + baseTag(spec);
         umoci("an empty image", "new", "--image", image);
         umoci("unpack", "unpack", "--image", image, bundle.toString());
         suite.run("the base's files", suite.root(), List.of("tar", "-xf", base.toString(), "-C", bundle.resolve("rootfs").toString()));
         umoci("the base layer", "repack", "--image", image, "--history.created_by=mmdebstrap --variant=minbase "
-                + SUITE + " +" + String.join(",", PACKAGES), "--history.comment=Debian " + SUITE + ", Java 17", bundle.toString());
+                + spec.suite() + " +" + String.join(",", spec.packages()), "--history.comment=" + spec.comment(), bundle.toString());
         Suite.remove(bundle);
+    }
+
+    private static String baseTag(Base base) {
+        return "base-" + base.suite();
     }
 
     /** A service's image: the base, its dependencies, then the application; its config; the tarball. */
@@ -178,7 +198,7 @@ public final class ImagesCommand implements Callable<Integer> {
             throw new Suite.StepFailed(app.resolve("quarkus-run.jar") + " is missing: build the suite first (./jitzoo builds it)");
         }
         String image = layout + ":" + service;
-        umoci("tag", "tag", "--image", layout + ":base", service);
+        umoci("tag", "tag", "--image", layout + ":" + baseTag(JAVA), service);
         Path staged = layout.resolveSibling(service);
         Files.createDirectories(staged.resolve("deployments"));
         suite.run("copy " + app, suite.root(), List.of("cp", "-r", app + "/.", staged.resolve("deployments").toString()));
@@ -195,9 +215,44 @@ public final class ImagesCommand implements Callable<Integer> {
                 "--config.label=org.opencontainers.image.version=" + version,
                 "--config.label=org.opencontainers.image.revision=" + revision()));
         umoci(service + "'s config", config.toArray(String[]::new));
+        write(image, tarball, reference(service, version));
+    }
+
+    /**
+     * The tune client's image: the Node.js base, the SDK's runtime dependencies, then the SDK (its
+     * dist and package.json); {@code node dist/cli/tune.js} as its entrypoint, run as user 185.
+     */
+    private void tuneImage(Path layout, String version, Path tarball) throws IOException {
+        new Prereqs(suite).sdk();
+        Path sdk = suite.path("client-sdk-js");
+        String image = layout + ":" + TUNE;
+        umoci("tag", "tag", "--image", layout + ":" + baseTag(NODE), TUNE);
+        Path staged = layout.resolveSibling(TUNE);
+        Path app = staged.resolve("app");
+        Files.createDirectories(app);
+        for (String file : List.of("package.json", "package-lock.json")) {
+            Files.copy(sdk.resolve(file), app.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+        }
+        suite.run("the SDK's runtime dependencies", app, List.of("npm", "ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"));
+        Files.delete(app.resolve("package-lock.json"));
+        suite.run("copy the SDK", suite.root(), List.of("cp", "-r", sdk.resolve("dist").toString(), app.toString()));
+        layer(image, staged, "tune's dependencies", "node_modules (dependencies)", List.of("app/node_modules"));
+        layer(image, staged, "tune's application", "the SDK (dist)", List.of("app/dist", "app/package.json"));
+        umoci("tune's config", "config", "--image", image, "--no-history", "--author=jitzoo",
+                "--created=" + Instant.ofEpochSecond(commitTime()), "--config.user=" + USER, "--config.workingdir=/app",
+                "--config.env=PATH=" + PATH, "--config.env=LANG=C.UTF-8",
+                "--config.entrypoint=node", "--config.entrypoint=--experimental-wasm-relaxed-simd",
+                "--config.entrypoint=/app/dist/cli/tune.js", "--config.stopsignal=SIGTERM",
+                "--config.label=org.opencontainers.image.title=jitzoo-" + TUNE,
+                "--config.label=org.opencontainers.image.version=" + version,
+                "--config.label=org.opencontainers.image.revision=" + revision());
+        write(image, tarball, reference(TUNE, version));
+    }
+
+    /** The image as a docker-archive tarball named {@code reference}. */
+    private void write(String image, Path tarball, String reference) throws IOException {
         Files.deleteIfExists(tarball);
-        suite.run("skopeo copy", suite.root(), List.of("skopeo", "copy", "--quiet", "oci:" + image,
-                "docker-archive:" + tarball + ":" + reference(service, version)));
+        suite.run("skopeo copy", suite.root(), List.of("skopeo", "copy", "--quiet", "oci:" + image, "docker-archive:" + tarball + ":" + reference));
     }
 
     /**

@@ -33,7 +33,7 @@ import picocli.CommandLine.Parameters;
                 "           kernels, a model tuned and served from the zoo (in Node",
                 "           and in headless Chromium, Firefox and WebKit), bad input",
                 "  deploy   the Helm chart linted, rendered over several value sets and checked against the Kubernetes API",
-                "           models, bad values refused; the four images built (./jitzoo images), inspected, one started by podman;",
+                "           models, bad values refused; the five images built (./jitzoo images: the services', tune's), inspected, one started by podman;",
                 "           the chart's pods run by podman kube play beside a private stack's stores, a tune through them across pod kills"})
 public final class TestCli implements Callable<Integer> {
 
@@ -255,7 +255,7 @@ public final class TestCli implements Callable<Integer> {
         prereqs.sdk(); // the pods test tunes through the gateway's pod with the SDK's scripts
         Path models = new Models(suite).ensure();
         Path images = suite.home().resolve("images");
-        Suite.say("the four images (./jitzoo images: a Debian base from Debian's archive, kept between runs, then each service)");
+        Suite.say("the five images (./jitzoo images: Debian bases from Debian's archive, kept between runs, then each service and tune)");
         suite.jitzoo("images", "--out", images.toString());
         Suite.say("the Helm chart (lint, templates over value sets checked against the Kubernetes API models, bad values), "
                 + "the images (config, layers, one started by podman) and the chart's pods (podman kube play) beside a private stack's stores");
