@@ -349,7 +349,7 @@ describe('value-set specifics', () => {
     assert.deepEqual(fixed.spec.groups[0].rules.map((r) => r.alert).filter((a) => a.includes('Hpa') || a.includes('Absent')), []);
   });
 
-  test('NOTES tell how to connect: port-forward without an Ingress, wss:// with one', () => {
+  test('NOTES tell how to connect (port-forward without an Ingress, wss:// with one) and how to check (helm test)', () => {
     const notes = (file) => {
       const r = helm(['install', 'jitzoo', chartDir, '--dry-run=client', '--namespace', 'jitzoo', '-f', path.join(valuesDir, file)]);
       assert.equal(r.status, 0, r.stderr);
@@ -359,6 +359,7 @@ describe('value-set specifics', () => {
     assert.match(trial, /port-forward svc\/jitzoo-gateway 8080:8080/);
     assert.match(trial, /In-cluster trial stores are on \(mongodb, redis, kafka\)/);
     assert.match(trial, /prometheus-adapter/);
+    assert.match(trial, /helm test jitzoo -n jitzoo --logs/);
     const prod = notes('external.yaml');
     assert.match(prod, /wss:\/\/jitzoo\.example\.com\/v1\/session/);
     assert.doesNotMatch(prod, /trial stores/);
