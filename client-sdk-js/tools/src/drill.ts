@@ -76,7 +76,9 @@ type Options = ReturnType<typeof parse>;
 
 /** The reports the zoo stored for a device kind: one per session and op, however many kernels each ranks. */
 async function stored(o: Options, fingerprint: string): Promise<number> {
-  const response = await zooFetch(`${o.zoo}/api/v1/export/measurements?format=jsonl&fingerprint=${encodeURIComponent(fingerprint)}`);
+  // bounded: a zoo that hangs fails the drill with a reason instead of holding it until the caller's timeout
+  const response = await zooFetch(`${o.zoo}/api/v1/export/measurements?format=jsonl&fingerprint=${encodeURIComponent(fingerprint)}`,
+    { signal: AbortSignal.timeout(30_000) });
   if (!response.ok) throw new Error(`the zoo's export answered HTTP ${response.status}`);
   const reports = new Set<string>();
   for (const line of (await response.text()).split("\n")) {
