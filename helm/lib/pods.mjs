@@ -26,17 +26,21 @@ const PLAYED = new Set(['Deployment', 'Secret', 'ConfigMap']);
 export const SERVICES = ['gateway', 'space', 'codegen', 'zoo'];
 
 /**
- * Translates rendered objects for `podman kube play`. Returns { objects, ports, leftOut, pods, secrets, volumes }:
- * the objects to play, each service's port on the host, the kinds and names left out, each
- * Deployment's pod name as podman names it, the podman secrets to create first (name: content),
- * the volumes podman will make for the emptyDirs (to remove with the pods), and `helm test`'s pods.
+ * Translates rendered objects for `podman kube play`. Returns { objects, ports, leftOut, pods,
+ * containers, secrets, volumes, tests }: the objects to play, each service's port on the host, the
+ * kinds and names left out, each Deployment's pod and its container as podman names them, the
+ * podman secrets to create first (name: content), the volumes podman will make for the emptyDirs
+ * (to remove with the pods), and `helm test`'s pods.
  */
 export function forPodman(rendered, { base = 28080 } = {}) {
   const ports = Object.fromEntries(SERVICES.map((s, i) => [s, base + i]));
-  const serviceNames = new Set(rendered.filter((o) => o.kind === 'Service').map((o) => o.metadata.name));
+  // each Service's name (headless ones too), and the service it selects
+  const serviceOf = new Map(rendered.filter((o) => o.kind === 'Service')
+    .map((o) => [o.metadata.name, o.metadata.labels?.['app.kubernetes.io/component']]));
   const objects = [];
   const leftOut = [];
   const pods = {};
+  const containers = {};
   const secrets = {};
   const volumes = [];
   const tests = [];
@@ -44,7 +48,7 @@ export function forPodman(rendered, { base = 28080 } = {}) {
     if (o.kind === 'Pod' && o.metadata.annotations?.['helm.sh/hook'] === 'test') {
       const copy = structuredClone(o);
       copy.spec.hostNetwork = true;
-      for (const c of copy.spec.containers) c.args = (c.args ?? []).map((a) => onTheHostUrl(a, ports, serviceNames));
+      for (const c of copy.spec.containers) c.args = (c.args ?? []).map((a) => onTheHostUrl(a, ports, serviceOf));
       tests.push(copy);
       continue;
     }
@@ -75,46 +79,45 @@ export function forPodman(rendered, { base = 28080 } = {}) {
         v.name = ownName(v.name);
       }
     }
-    for (const c of spec.containers) {
-      const port = ports[service];
-      if (port) {
-        delete c.ports; // on the host's network a pod's port is its process's (podman maps none there)
-        c.env = [...(c.env ?? []).map((e) => onTheHost(e, ports, serviceNames)), { name: 'QUARKUS_HTTP_PORT', value: String(port) }];
-        for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
-          if (c[probe]?.httpGet?.port === 'http') c[probe].httpGet.port = port;
-        }
+    const port = ports[service];
+    for (const c of port ? spec.containers : []) {
+      delete c.ports; // on the host's network a pod's port is its process's (podman maps none there)
+      c.env = [...(c.env ?? []).map((e) => onTheHost(e, ports, serviceOf)), { name: 'QUARKUS_HTTP_PORT', value: String(port) }];
+      for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+        if (c[probe]?.httpGet?.port === 'http') c[probe].httpGet.port = port;
       }
     }
     objects.push(copy);
-    pods[service ?? o.metadata.name] = `${o.metadata.name}-pod-0`;
+    const name = service ?? o.metadata.name;
+    pods[name] = `${o.metadata.name}-pod-0`;
+    containers[name] = `${pods[name]}-${spec.containers[0].name}`;
   }
-  return { objects, ports, leftOut, pods, secrets, volumes, tests };
+  return { objects, ports, leftOut, pods, containers, secrets, volumes, tests };
 }
 
 /** Where a pod calls another service (JITZOO_<SERVICE>_HOST and _PORT): on the host, on that service's port. */
-function onTheHost(e, ports, serviceNames) {
+function onTheHost(e, ports, serviceOf) {
   if (e.value === undefined) return e;
-  if (/^JITZOO_[A-Z]+_HOST$/.test(e.name) && serviceNames.has(e.value)) return { ...e, value: '127.0.0.1' };
+  if (/^JITZOO_[A-Z]+_HOST$/.test(e.name) && serviceOf.has(e.value)) return { ...e, value: '127.0.0.1' };
   const service = SERVICES.find((s) => e.name === `JITZOO_${s.toUpperCase()}_PORT`);
   return service ? { ...e, value: String(ports[service]) } : e;
 }
 
 /** A URL naming a Service (ws://RELEASE-gateway:8080/...): that service on the host. */
-function onTheHostUrl(arg, ports, serviceNames) {
+function onTheHostUrl(arg, ports, serviceOf) {
   const m = /^([a-z]+:\/\/)([^/:]+):8080(\/.*)?$/.exec(arg);
-  if (!m || !serviceNames.has(m[2])) return arg;
-  const service = SERVICES.find((s) => m[2].endsWith(`-${s}`) || m[2].endsWith(`-${s}-headless`));
-  return service ? `${m[1]}127.0.0.1:${ports[service]}${m[3] ?? ''}` : arg;
+  const port = m && ports[serviceOf.get(m[2])];
+  return port ? `${m[1]}127.0.0.1:${port}${m[3] ?? ''}` : arg;
 }
 
-/** Each service's probes as URLs on the host: { gateway: { started, live, ready }, ... }. */
+/** Each service's startup and readiness probes, and their URLs on the host: { gateway: { started, ready, startup, readiness }, ... }. */
 export function probeUrls(objects) {
   const urls = {};
   for (const o of objects.filter((x) => x.kind === 'Deployment')) {
     const c = o.spec.template.spec.containers[0];
     const url = (probe) => c[probe]?.httpGet && `http://127.0.0.1:${c[probe].httpGet.port}${c[probe].httpGet.path}`;
     urls[o.metadata.labels['app.kubernetes.io/component']] = {
-      started: url('startupProbe'), live: url('livenessProbe'), ready: url('readinessProbe'),
+      started: url('startupProbe'), ready: url('readinessProbe'),
       readiness: c.readinessProbe, startup: c.startupProbe,
     };
   }

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { newestTarball } from '../lib/images.mjs';
 
 const SERVICES = ['gateway', 'space', 'codegen', 'zoo'];
 const dir = process.env.JITZOO_IMAGES;
@@ -37,12 +38,11 @@ const ofLayer = (tarball, layer, ...args) => ok('bash', ['-c', 'set -o pipefail;
 
 const layerPaths = (tarball, layer) => ofLayer(tarball, layer, '-t').split('\n').filter(Boolean).map((p) => p.replace(/^\.\//, ''));
 
-/** The newest tarball of a service (a folder may also hold those of earlier tags). */
+/** The newest tarball of a service. */
 function tarballOf(service) {
-  const files = fs.readdirSync(dir).filter((f) => f.startsWith(`jitzoo-${service}-`) && f.endsWith('.tar'))
-    .map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  assert.ok(files.length > 0, `no tarball of ${service} in ${dir}`);
-  return files[0];
+  const tarball = newestTarball(dir, service);
+  assert.ok(tarball, `no tarball of ${service} in ${dir}`);
+  return tarball;
 }
 
 function inspect(service) {

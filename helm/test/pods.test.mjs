@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { helmRoot, render } from '../lib/chart.mjs';
+import { newestTarball } from '../lib/images.mjs';
 import { SERVICES, forPodman, probeUrls } from '../lib/pods.mjs';
 
 const stores = process.env.JITZOO_TEST_PODS
@@ -25,25 +26,29 @@ const skip = !stores || !images ? 'JITZOO_TEST_PODS and JITZOO_IMAGES are not se
 const ADMIN_TOKEN = `pods-${process.pid}-admin`;
 const say = (line) => process.stderr.write(`pods: ${line}\n`);
 
-/** podman with this machine's needs: runc (crun refuses its hybrid cgroups), limits a process without CAP_SYS_RESOURCE may set. */
+/**
+ * podman with this machine's needs: runc (crun refuses its hybrid cgroups), limits a process without
+ * CAP_SYS_RESOURCE may set. The settings go in CONTAINERS_CONF of this process, so the podman the
+ * drill runs (killing and starting pods) reads them too.
+ */
 function podman(args, options = {}) {
-  const conf = path.join(os.tmpdir(), `jitzoo-pods-containers-${process.pid}.conf`);
-  if (!fs.existsSync(conf)) {
+  if (!process.env.CONTAINERS_CONF) {
+    const conf = path.join(os.tmpdir(), `jitzoo-pods-containers-${process.pid}.conf`);
     fs.writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n[engine]\nruntime = "runc"\n');
+    process.env.CONTAINERS_CONF = conf;
   }
-  const r = spawnSync('podman', args, { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, CONTAINERS_CONF: conf }, ...options });
+  const r = spawnSync('podman', args, { encoding: 'utf8', maxBuffer: 1 << 28, ...options });
   if (r.error) throw r.error;
   if (r.status !== 0 && !options.allowFailure) throw new Error(`podman ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
 
-/** The newest tarball of each service and its tag. */
+/** The newest tarball of each image the pods run: the services', and tune's for `helm test`. */
 function tarballs() {
-  return [...SERVICES, 'tune'].map((service) => {
-    const files = fs.readdirSync(images).filter((f) => f.startsWith(`jitzoo-${service}-`) && f.endsWith('.tar'))
-      .map((f) => path.join(images, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-    assert.ok(files.length > 0, `no tarball of ${service} in ${images}`);
-    return files[0];
+  return [...SERVICES, 'tune'].map((name) => {
+    const tarball = newestTarball(images, name);
+    assert.ok(tarball, `no tarball of ${name} in ${images}`);
+    return tarball;
   });
 }
 
@@ -79,13 +84,13 @@ const UNITS = { B: 1, kB: 1e3, KB: 1e3, MB: 1e6, GB: 1e9, KiB: 1024, MiB: 1 << 2
  * Samples the services' containers every 2 s (podman stats) until stopped: each one's highest
  * memory (the cgroup's usage, what a pod's memory limit bounds) while the tunes and the kills ran.
  */
-function memorySampler() {
+function memorySampler(containers) {
   const peak = {};
   const sample = () => {
     const r = spawnSync('podman', ['stats', '--no-stream', '--format', 'json'], { encoding: 'utf8' });
     if (r.status !== 0) return;
     for (const c of JSON.parse(r.stdout)) {
-      const service = SERVICES.find((x) => c.name === `jitzoo-${x}-pod-0-${x}`);
+      const service = SERVICES.find((x) => c.name === containers[x]);
       const m = /^([\d.]+)\s*([A-Za-z]+)/.exec(c.mem_usage ?? '');
       if (service && m && UNITS[m[2]]) peak[service] = Math.max(peak[service] ?? 0, Number(m[1]) * UNITS[m[2]]);
     }
@@ -99,25 +104,24 @@ function memorySampler() {
 }
 
 /** A node script of the SDK (built by the deploy stage) against the gateway's pod; its stdout's last line is JSON. */
-async function sdkScript(script, args, env) {
+async function sdkScript(script, args, env, containers) {
   const child = spawn('node', ['--experimental-wasm-relaxed-simd', path.join(root, script), ...args, '--json'],
     { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 });
   let stdout = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   const status = await new Promise((resolve) => child.on('close', resolve));
-  const r = { status, stdout };
-  const lines = (r.stdout ?? '').trim().split('\n');
+  const lines = stdout.trim().split('\n');
   process.stderr.write(lines.slice(0, -1).map((l) => `  ${l}\n`).join(''));
-  if (r.status !== 0) diagnose();
-  assert.equal(r.status, 0, `${script} exited ${r.status}: ${lines.slice(-5).join('\n')}`);
+  if (status !== 0) diagnose(containers);
+  assert.equal(status, 0, `${script} exited ${status}: ${lines.slice(-5).join('\n')}`);
   return JSON.parse(lines[lines.length - 1]);
 }
 
 /** What each pod of the chart is doing, and its service's last log lines: for a failure's report. */
-function diagnose() {
+function diagnose(containers) {
   process.stderr.write(podman(['pod', 'ps'], { allowFailure: true }));
   for (const service of SERVICES) {
-    const r = spawnSync('podman', ['logs', '--tail', '15', `jitzoo-${service}-pod-0-${service}`], { encoding: 'utf8' });
+    const r = spawnSync('podman', ['logs', '--tail', '15', containers[service]], { encoding: 'utf8' });
     process.stderr.write(`--- ${service}'s last lines\n${r.stdout}${r.stderr}`);
   }
 }
@@ -229,7 +233,7 @@ describe('the chart run as pods by podman kube play', { skip }, () => {
     assert.equal(running.length, SERVICES.length);
     assert.ok(running.every((p) => p.Status === 'Running'), JSON.stringify(running.map((p) => p.Status)));
     for (const service of SERVICES) {
-      const [c] = JSON.parse(podman(['inspect', `${played.pods[service]}-${service}`]));
+      const [c] = JSON.parse(podman(['inspect', played.containers[service]]));
       assert.match(c.Config.User, /^185(:0)?$/, `${service} runs as ${c.Config.User}`);
       assert.equal(c.HostConfig.ReadonlyRootfs, true, `${service}: root filesystem writable`);
       assert.deepEqual(c.EffectiveCaps ?? [], [], `${service} has capabilities ${c.EffectiveCaps}`);
@@ -238,7 +242,7 @@ describe('the chart run as pods by podman kube play', { skip }, () => {
 
   test('the skeleton tunes through the gateway pod', async () => {
     const result = await sdkScript('client-sdk-js/dist/cli/tune.js', ['--workload', 'skeleton', '--url', `ws://127.0.0.1:${played.ports.gateway}/v1/session`,
-      '--fingerprint', `pods-skeleton-${process.pid}`], {});
+      '--fingerprint', `pods-skeleton-${process.pid}`], {}, played.containers);
     say(`skeleton through the chart: ${JSON.stringify(result)}`);
     assert.ok(result.kernels_timed > 0, JSON.stringify(result));
     assert.ok(result.reports_acked > 0, JSON.stringify(result));
@@ -265,13 +269,13 @@ describe('the chart run as pods by podman kube play', { skip }, () => {
 
   test('a model tunes through the gateway pod while the zoo pod and the gateway pod are killed; every report acknowledged is stored once', async () => {
     const pods = Object.fromEntries(['zoo', 'gateway'].map((s) => [s, { pod: played.pods[s], ready: probes[s].ready }]));
-    const stop = memorySampler();
+    const stop = memorySampler(played.containers);
     const figures = await sdkScript('client-sdk-js/tools/dist/drill.js', ['--pods', '--devices', '2'], {
       JITZOO_PODS: JSON.stringify(pods),
       JITZOO_GATEWAY_URL: `ws://127.0.0.1:${played.ports.gateway}/v1/session`,
       JITZOO_ZOO_HTTP: `http://127.0.0.1:${played.ports.zoo}`,
       JITZOO_ADMIN_TOKEN: ADMIN_TOKEN,
-    });
+    }, played.containers);
     say(`drill through the pods: ${figures.runs} runs, ${figures.runs_finished} settled; reports ${figures.reports_sent} sent, `
       + `${figures.reports_acked} acknowledged, ${figures.reports_stored} stored`);
     const peak = stop();

@@ -206,15 +206,8 @@ public final class ImagesCommand implements Callable<Integer> {
         layer(image, staged, service + "'s dependencies", "quarkus-app/lib (dependencies)", List.of("deployments/lib"));
         layer(image, staged, service + "'s application", "quarkus-app (application)",
                 List.of("deployments/app", "deployments/quarkus", "deployments/quarkus-run.jar"));
-        List<String> config = new ArrayList<>(List.of("config", "--image", image, "--no-history", "--author=jitzoo",
-                "--created=" + Instant.ofEpochSecond(commitTime()), "--config.user=" + USER, "--config.workingdir=/deployments",
-                "--config.exposedports=" + PORT + "/tcp", "--config.env=PATH=" + PATH, "--config.env=QUARKUS_HTTP_PORT=" + PORT, "--config.env=LANG=C.UTF-8",
-                "--config.entrypoint=java", "--config.entrypoint=-jar", "--config.entrypoint=/deployments/quarkus-run.jar",
-                "--config.stopsignal=SIGTERM",
-                "--config.label=org.opencontainers.image.title=jitzoo-" + service,
-                "--config.label=org.opencontainers.image.version=" + version,
-                "--config.label=org.opencontainers.image.revision=" + revision()));
-        umoci(service + "'s config", config.toArray(String[]::new));
+        config(image, service, version, "/deployments", List.of("java", "-jar", "/deployments/quarkus-run.jar"),
+                "--config.exposedports=" + PORT + "/tcp", "--config.env=QUARKUS_HTTP_PORT=" + PORT);
         write(image, tarball, reference(service, version));
     }
 
@@ -238,15 +231,25 @@ public final class ImagesCommand implements Callable<Integer> {
         suite.run("copy the SDK", suite.root(), List.of("cp", "-r", sdk.resolve("dist").toString(), app.toString()));
         layer(image, staged, "tune's dependencies", "node_modules (dependencies)", List.of("app/node_modules"));
         layer(image, staged, "tune's application", "the SDK (dist)", List.of("app/dist", "app/package.json"));
-        umoci("tune's config", "config", "--image", image, "--no-history", "--author=jitzoo",
-                "--created=" + Instant.ofEpochSecond(commitTime()), "--config.user=" + USER, "--config.workingdir=/app",
-                "--config.env=PATH=" + PATH, "--config.env=LANG=C.UTF-8",
-                "--config.entrypoint=node", "--config.entrypoint=--experimental-wasm-relaxed-simd",
-                "--config.entrypoint=/app/dist/cli/tune.js", "--config.stopsignal=SIGTERM",
-                "--config.label=org.opencontainers.image.title=jitzoo-" + TUNE,
-                "--config.label=org.opencontainers.image.version=" + version,
-                "--config.label=org.opencontainers.image.revision=" + revision());
+        config(image, TUNE, version, "/app", List.of("node", "--experimental-wasm-relaxed-simd", "/app/dist/cli/tune.js"));
         write(image, tarball, reference(TUNE, version));
+    }
+
+    /**
+     * An image's config, as every image has it: dated at the commit, run as {@value #USER} from
+     * {@code workdir} with {@link #PATH} and UTF-8, stopped by SIGTERM, labelled with its name,
+     * version and revision; then what is its own ({@code more}: ports, settings).
+     */
+    private void config(String image, String name, String version, String workdir, List<String> entrypoint, String... more) {
+        List<String> args = new ArrayList<>(List.of("config", "--image", image, "--no-history", "--author=jitzoo",
+                "--created=" + Instant.ofEpochSecond(commitTime()), "--config.user=" + USER, "--config.workingdir=" + workdir,
+                "--config.env=PATH=" + PATH, "--config.env=LANG=C.UTF-8", "--config.stopsignal=SIGTERM",
+                "--config.label=org.opencontainers.image.title=jitzoo-" + name,
+                "--config.label=org.opencontainers.image.version=" + version,
+                "--config.label=org.opencontainers.image.revision=" + revision()));
+        entrypoint.forEach(part -> args.add("--config.entrypoint=" + part));
+        args.addAll(List.of(more));
+        umoci(name + "'s config", args.toArray(String[]::new));
     }
 
     /** The image as a docker-archive tarball named {@code reference}. */
