@@ -377,9 +377,10 @@ public final class BenchCli {
     @Command(name = "scale", description = "beside a private stack: what a second instance adds, as a second pod would: 1 against 2 "
             + "zoo consumers on a topic of 2 partitions (reports/s), and 1 against 2 codegen instances behind a gateway that "
             + "balances over their addresses as the chart configures (kernels/s); medians of alternating rounds after a warm-up, "
-            + "the work per CPU second of each service and its efficiency with two instances (per CPU second, 2 against 1), "
-            + "and how the two shared the work (options: --rounds N (3), --warmup N (4 rounds of two), --reports N (20000), "
-            + "--sessions N (200), --json)")
+            + "the work per CPU second of each service and its efficiency with two instances (per CPU second, 2 against 1; "
+            + "with and without the JIT compilers' CPU), how the two shared the work, partitions and connections; then a gateway "
+            + "with the chart's JVM options holding sessions, its resident memory (options: --rounds N (3), --warmup N (4 rounds "
+            + "of one and of two), --reports N (20000), --sessions N (200), --held N (10000), --json)")
     static final class Scale extends Bench {
         @Override
         public void run() {

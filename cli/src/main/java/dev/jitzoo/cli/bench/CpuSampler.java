@@ -1,9 +1,11 @@
 package dev.jitzoo.cli.bench;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -18,6 +20,39 @@ final class CpuSampler {
     /** CPU seconds a process has used so far; NaN where the system does not say. */
     static double seconds(ProcessHandle process) {
         return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(Double.NaN);
+    }
+
+    /** The kernel's clock ticks a second in /proc's CPU times (USER_HZ: 100 on Linux). */
+    private static final double TICKS_PER_SECOND = 100;
+
+    /**
+     * CPU seconds so far of a process's threads whose name starts with one of {@code prefixes}
+     * ("C2 CompilerThre": the JIT compiler's): only threads alive now count, so a JVM whose
+     * compiler threads come and go under-counts; start it with
+     * {@code -XX:-UseDynamicNumberOfCompilerThreads}. NaN where /proc does not say.
+     */
+    static double threadSeconds(ProcessHandle process, List<String> prefixes) {
+        Path tasks = Path.of("/proc", String.valueOf(process.pid()), "task");
+        long ticks = 0;
+        try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
+            for (Path thread : threads) {
+                String stat;
+                try {
+                    stat = Files.readString(thread.resolve("stat"));
+                } catch (IOException e) {
+                    continue; // ended meanwhile
+                }
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                if (prefixes.stream().anyMatch(name::startsWith)) {
+                    // after the name: state, ppid, pgrp, session, tty_nr, tpgid, flags, minflt, cminflt, majflt, cmajflt, utime, stime
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+        return ticks / TICKS_PER_SECOND;
     }
 
     /** A process's resident memory in bytes (VmRSS: heap, metaspace, code, thread stacks, direct buffers); -1 where the system does not say. */

@@ -40,6 +40,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * {@code ./jitzoo bench gateway}, run against a stack whose gateway has a 1 GB heap and reads
@@ -73,9 +74,12 @@ public final class GatewayBench {
     private final String run = UUID.randomUUID().toString().substring(0, 8);
     private final AtomicInteger addresses = new AtomicInteger();
     private final long phaseTimeoutMs;
+    /** The gateway's process (its CPU, its resident memory, a full GC before a heap reading); empty when not known. */
+    private final Supplier<Optional<ProcessHandle>> process;
 
-    private GatewayBench(URI gateway, long phaseTimeoutMs) {
+    private GatewayBench(URI gateway, Supplier<Optional<ProcessHandle>> process, long phaseTimeoutMs) {
         this.gateway = gateway;
+        this.process = process;
         this.phaseTimeoutMs = phaseTimeoutMs;
         this.client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxConnections(100_000)
                 .setConnectTimeout(30_000).setMaxFrameSize(1 << 20).setMaxMessageSize(1 << 20));
@@ -91,7 +95,7 @@ public final class GatewayBench {
         long phaseTimeoutMs = argv.count("--phase-timeout", 300) * 1000L;
         List<String> phases = argv.only(List.of("burst", "reports", "held"));
         URI gateway = URI.create(System.getenv().getOrDefault("JITZOO_GATEWAY_URL", "ws://127.0.0.1:8080/v1/session"));
-        GatewayBench bench = new GatewayBench(gateway, phaseTimeoutMs);
+        GatewayBench bench = new GatewayBench(gateway, () -> ServiceLauncher.here().running("gateway"), phaseTimeoutMs);
         Map<String, Object> figures = new LinkedHashMap<>();
         try {
             bench.warmUp();
@@ -108,6 +112,19 @@ public final class GatewayBench {
             bench.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
         print(figures, json);
+    }
+
+    /**
+     * The held phase alone, against another gateway ({@code ./jitzoo bench scale}'s, sized as the
+     * chart's pod): its sessions held, heap and resident memory.
+     */
+    static Map<String, Object> held(URI gateway, ProcessHandle process, int sessions, long phaseTimeoutMs) throws Exception {
+        GatewayBench bench = new GatewayBench(gateway, () -> Optional.of(process), phaseTimeoutMs);
+        try {
+            return bench.held(withinDescriptors(sessions));
+        } finally {
+            bench.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
     }
 
     /** Each session is a descriptor here and one in the gateway (this process's limit is theirs, both started from one shell). */
@@ -218,7 +235,7 @@ public final class GatewayBench {
         int errors = 0;
         int opened = 0;
         List<byte[]> frames = List.of();
-        Optional<ProcessHandle> gatewayProcess = gatewayProcess();
+        Optional<ProcessHandle> gatewayProcess = process.get();
         List<Double> perCpuSecond = new ArrayList<>();
         for (int round = 0; round < 3; round++) {
             List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, round " + (round + 1));
@@ -330,7 +347,7 @@ public final class GatewayBench {
         f.put("heap_baseline_bytes", (long) baseline);
         f.put("heap_max_bytes", metrics.values("jvm_memory_max_bytes", "area=\"heap\"").filter(v -> v > 0).sum());
         f.put("heap_per_session_bytes", open == 0 ? 0 : (long) ((heap - baseline) / open));
-        f.put("gateway_rss_bytes", gatewayProcess().map(CpuSampler::residentBytes).orElse(-1L));
+        f.put("gateway_rss_bytes", process.get().map(CpuSampler::residentBytes).orElse(-1L));
         return f;
     }
 
@@ -534,11 +551,6 @@ public final class GatewayBench {
         }
     }
 
-    /** The gateway's process, as ./jitzoo up recorded it; empty when it did not. */
-    private static Optional<ProcessHandle> gatewayProcess() {
-        return ServiceLauncher.here().running("gateway");
-    }
-
     /** CPU seconds the gateway has used so far; NaN where its process or the system does not say. */
     private static double cpuSeconds(Optional<ProcessHandle> gateway) {
         return gateway.map(CpuSampler::seconds).orElse(Double.NaN);
@@ -546,7 +558,7 @@ public final class GatewayBench {
 
     /** The gateway's heap in use right after a full GC (jcmd on its pid). */
     private double heapAfterGc() throws Exception {
-        Optional<ProcessHandle> gateway = gatewayProcess();
+        Optional<ProcessHandle> gateway = process.get();
         if (gateway.isPresent()) {
             Process gc = new ProcessBuilder("jcmd", String.valueOf(gateway.get().pid()), "GC.run").redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();

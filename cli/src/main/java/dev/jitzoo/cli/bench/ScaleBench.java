@@ -73,6 +73,10 @@ public final class ScaleBench {
     /** Each instance's own count of its work: reports a zoo stored, kernels a codegen compiled. */
     private static final String INGESTED = "jitzoo_zoo_reports_ingested_total";
     private static final String COMPILES = "jitzoo_codegen_compile_seconds_count";
+    /** The JVM's JIT compiler threads, by name (/proc truncates it to 15 characters). */
+    private static final List<String> JIT_THREADS = List.of("C1 CompilerThre", "C2 CompilerThre");
+    /** The chart's gateway JVM (values.yaml gateway.javaToolOptions) in its 1 Gi pod: MaxRAMPercentage=75 of it. */
+    static final String CHART_GATEWAY_JVM = "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Xmx768m";
 
     /** The private stack's addresses, and how its services start: these instances start the same way. */
     private final ServiceLauncher stack = ServiceLauncher.here();
@@ -87,11 +91,12 @@ public final class ScaleBench {
         BenchArgs argv = BenchArgs.of(args);
         boolean json = argv.json();
         int rounds = argv.count("--rounds", 3);
-        // rounds of two instances before counting: the second instance only gets half of their work,
+        // rounds of one and of two instances before counting: an instance of two gets half a round's work,
         // and its JIT is still warming after two (it spent 57% more CPU per kernel than the first)
         int warmup = argv.count("--warmup", 4);
         int reports = argv.count("--reports", 20_000);
         int sessions = argv.count("--sessions", 200);
+        int held = argv.count("--held", 10_000);
         ScaleBench bench = new ScaleBench();
         Runtime.getRuntime().addShutdownHook(new Thread(bench::stopAll)); // a bench stopped by a signal leaves no instance behind
         Map<String, Object> figures = new LinkedHashMap<>();
@@ -100,6 +105,7 @@ public final class ScaleBench {
             // codegen first: the zoo rounds leave MongoDB with many reports, which the sessions' Resolve and Similar calls read
             bench.codegen(rounds, warmup, sessions, figures);
             bench.zoo(rounds, warmup, reports, figures);
+            bench.held(held, figures);
         } finally {
             bench.stopAll();
         }
@@ -121,7 +127,7 @@ public final class ScaleBench {
             List<Instance> single = List.of(zooInstance("zoo-1a", one, 28301));
             List<Instance> pair = List.of(zooInstance("zoo-2a", two, 28302), zooInstance("zoo-2b", two, 28303));
             awaitGroup(admin, "scale-" + one, 1);
-            awaitGroup(admin, "scale-" + two, 2);
+            figures.put("zoo_partitions_per_instance", awaitGroup(admin, "scale-" + two, 2));
             Map<Integer, List<Round>> results = alternate(rounds, warmup, n -> ingest(producer, n == 1 ? one : two, n == 1 ? single : pair,
                     reports));
             summarize("zoo", "reports", results, figures);
@@ -130,17 +136,23 @@ public final class ScaleBench {
 
     private Instance zooInstance(String name, String topic, int port) {
         return start(name, "zoo", "127.0.0.1", port, Map.of("MP_MESSAGING_INCOMING_REPORTS_TOPIC", topic,
-                "MP_MESSAGING_INCOMING_REPORTS_GROUP_ID", "scale-" + topic), List.of());
+                "MP_MESSAGING_INCOMING_REPORTS_GROUP_ID", "scale-" + topic, "MP_MESSAGING_INCOMING_REPORTS_CLIENT_ID", name), List.of());
     }
 
-    /** Until the group has {@code members} consumers that hold every partition between them. */
-    private void awaitGroup(Admin admin, String group, int members) throws Exception {
+    /**
+     * Until the group has {@code members} consumers that hold every partition between them; then
+     * the partitions each holds, by its client id (the instance's name).
+     */
+    private Map<String, Integer> awaitGroup(Admin admin, String group, int members) throws Exception {
         long deadline = System.currentTimeMillis() + 120_000;
         while (System.currentTimeMillis() < deadline) {
             ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS).get(group);
             int assigned = d.members().stream().mapToInt(m -> m.assignment().topicPartitions().size()).sum();
             if (d.groupState() == GroupState.STABLE && d.members().size() == members && assigned == PARTITIONS) {
-                return;
+                Map<String, Integer> partitions = new java.util.TreeMap<>();
+                d.members().forEach(m -> partitions.merge(m.clientId(), m.assignment().topicPartitions().size(), Integer::sum));
+                say("  " + group + ": partitions by consumer " + partitions);
+                return partitions;
             }
             Thread.sleep(500);
         }
@@ -151,6 +163,7 @@ public final class ScaleBench {
     private Round ingest(KafkaProducer<String, byte[]> producer, String topic, List<Instance> zoos, int reports) throws Exception {
         Map<String, Double> before = counters(zoos, INGESTED);
         Map<String, Double> cpu = cpuByProcess();
+        Map<String, Double> jit = jitByInstance(zoos);
         CpuSampler.Machine machine = CpuSampler.Machine.now();
         String batch = UUID.randomUUID().toString().substring(0, 6);
         long t0 = System.nanoTime();
@@ -168,8 +181,8 @@ public final class ScaleBench {
             Thread.sleep(100);
             ingested = counters(zoos, INGESTED);
         }
-        return new Round(reports, (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), zoos, machine.busySince(),
-                CpuSampler.since(before, ingested));
+        return new Round(reports, (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()),
+                CpuSampler.since(jit, jitByInstance(zoos)), zoos, machine.busySince(), CpuSampler.since(before, ingested));
     }
 
     private KernelReport report(String kind, String session) {
@@ -204,9 +217,22 @@ public final class ScaleBench {
             Map<Integer, List<Round>> results = alternate(rounds, warmup, n -> generate(client, n == 1 ? one : two,
                     n == 1 ? codegens.subList(0, 1) : codegens, sessions));
             summarize("codegen", "kernels", results, figures);
+            figures.put("connections_per_instance", connections(two, codegens));
         } finally {
             vertx.close();
         }
+    }
+
+    /**
+     * The gateway's established gRPC connections to each instance, after the rounds: round_robin
+     * keeps one to every address the name resolves to.
+     */
+    private static Map<String, Integer> connections(Instance gateway, List<Instance> instances) {
+        Map<String, Integer> byPeer = gateway.process().map(Sockets::establishedByPeer).orElse(Map.of());
+        Map<String, Integer> byInstance = new LinkedHashMap<>();
+        instances.forEach(i -> byInstance.put(i.name(), byPeer.getOrDefault(i.host() + ":" + i.port(), 0)));
+        say("  " + gateway.name() + "'s connections to each codegen: " + byInstance);
+        return byInstance;
     }
 
     private Instance gateway(String name, int port, String codegenHost, int codegenPort, Path hosts) {
@@ -219,6 +245,7 @@ public final class ScaleBench {
     private Round generate(WebSocketClient client, Instance gateway, List<Instance> codegens, int sessions) throws Exception {
         Map<String, Double> compiled = counters(codegens, COMPILES);
         Map<String, Double> cpu = cpuByProcess();
+        Map<String, Double> jit = jitByInstance(codegens);
         CpuSampler.Machine machine = CpuSampler.Machine.now();
         AtomicLong kernels = new AtomicLong();
         Semaphore inFlight = new Semaphore(SESSIONS_IN_FLIGHT);
@@ -231,8 +258,9 @@ public final class ScaleBench {
             done.add(session);
         }
         CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
-        return new Round(kernels.get(), (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()), codegens,
-                machine.busySince(), CpuSampler.since(compiled, counters(codegens, COMPILES)));
+        return new Round(kernels.get(), (System.nanoTime() - t0) / 1e9, CpuSampler.since(cpu, cpuByProcess()),
+                CpuSampler.since(jit, jitByInstance(codegens)), codegens, machine.busySince(),
+                CpuSampler.since(compiled, counters(codegens, COMPILES)));
     }
 
     private CompletableFuture<Void> session(WebSocketClient client, int port, int n, AtomicLong kernels) {
@@ -274,15 +302,38 @@ public final class ScaleBench {
         return done;
     }
 
+    // ---- a gateway pod's memory ----
+
+    /**
+     * A gateway sized as the chart's pod (its JVM options, the heap at 75% of the 1 Gi limit), and
+     * {@code sessions} held on it by {@code bench gateway}'s held phase: the process's resident
+     * memory with them, which the pod's memory limit must hold.
+     */
+    private void held(int sessions, Map<String, Object> figures) throws Exception {
+        say("gateway pod: " + sessions + " sessions held on a gateway with the chart's JVM options (" + CHART_GATEWAY_JVM + ")");
+        Instance gateway = start("gateway-held", "gateway", "127.0.0.1", 28313, Map.of("JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true"),
+                List.of(CHART_GATEWAY_JVM.split(" ")));
+        ProcessHandle process = gateway.process().orElseThrow(() -> new IllegalStateException("gateway-held has no process"));
+        Map<String, Object> f = GatewayBench.held(java.net.URI.create("ws://127.0.0.1:" + gateway.port() + "/v1/session"), process,
+                sessions, TimeUnit.MINUTES.toMillis(5));
+        long rss = (long) f.get("gateway_rss_bytes");
+        figures.put("gateway_sessions_held", f.get("sessions_held"));
+        figures.put("gateway_heap_used_bytes_held", f.get("heap_used_bytes"));
+        figures.put("gateway_rss_bytes_held", rss);
+        if (((Number) f.get("sessions_held")).longValue() >= 10_000) {
+            figures.put("gateway_rss_bytes_at_10k_sessions", rss);
+        }
+    }
+
     // ---- rounds ----
 
     /**
-     * What one round did: units of work, seconds, the CPU seconds of the instances doing it, how
-     * busy the whole machine was (every core, every process), and the work each instance did by its
-     * own count (reports ingested, kernels compiled).
+     * What one round did: units of work, seconds, the CPU seconds of every process and of the JIT
+     * compiler threads of the instances doing it, how busy the whole machine was (every core, every
+     * process), and the work each instance did by its own count (reports ingested, kernels compiled).
      */
-    private record Round(double units, double seconds, Map<String, Double> cpuByProcess, List<Instance> doing, double machineBusy,
-                         Map<String, Double> workByInstance) {
+    private record Round(double units, double seconds, Map<String, Double> cpuByProcess, Map<String, Double> jitByInstance,
+                         List<Instance> doing, double machineBusy, Map<String, Double> workByInstance) {
         double perSecond() {
             return units / seconds;
         }
@@ -295,6 +346,15 @@ public final class ScaleBench {
         double cpuSeconds() {
             return doing.stream().mapToDouble(i -> cpuByProcess.getOrDefault(i.name(), 0.0)).sum();
         }
+
+        /** Of those, the seconds their JIT compilers took: the warming a new instance pays, not the work. */
+        double jitSeconds() {
+            return doing.stream().mapToDouble(i -> jitByInstance.getOrDefault(i.name(), 0.0)).sum();
+        }
+
+        double perCpuSecondWithoutJit() {
+            return units / (cpuSeconds() - jitSeconds());
+        }
     }
 
     private interface RoundOf {
@@ -302,14 +362,13 @@ public final class ScaleBench {
     }
 
     /**
-     * Warm-up rounds, not counted (one of one instance, {@code warmup} of two: the second instance
-     * gets half their work, and its JIT warms as late); then {@code rounds} of one and of two
-     * instances, alternating.
+     * {@code warmup} rounds of one and of two instances, alternating, not counted (each instance of
+     * two gets half a round's work, so its JIT warms as late); then {@code rounds} of each, counted.
      */
     private static Map<Integer, List<Round>> alternate(int rounds, int warmup, RoundOf round) throws Exception {
         say("  warm-up rounds (not counted)");
-        round.run(1);
         for (int w = 0; w < warmup; w++) {
+            round.run(1);
             round.run(2);
         }
         Map<Integer, List<Round>> results = new LinkedHashMap<>(Map.of(1, new ArrayList<>(), 2, new ArrayList<>()));
@@ -317,9 +376,9 @@ public final class ScaleBench {
             for (int n : new int[] {1, 2}) {
                 Round done = round.run(n);
                 results.get(n).add(done);
-                say(String.format(java.util.Locale.ROOT, "  round %d, %d instance%s: %.0f units in %.1f s (%.0f/s), %.1f CPU s, "
-                        + "machine %.0f%% busy", r + 1, n, n == 1 ? "" : "s", done.units(), done.seconds(), done.perSecond(),
-                        done.cpuSeconds(), 100 * done.machineBusy()));
+                say(String.format(java.util.Locale.ROOT, "  round %d, %d instance%s: %.0f units in %.1f s (%.0f/s), %.1f CPU s "
+                        + "(JIT %.1f), machine %.0f%% busy", r + 1, n, n == 1 ? "" : "s", done.units(), done.seconds(), done.perSecond(),
+                        done.cpuSeconds(), done.jitSeconds(), 100 * done.machineBusy()));
             }
         }
         return results;
@@ -342,6 +401,14 @@ public final class ScaleBench {
         // (1.0: none; the chart's scale-out is worth its pods where it stays near 1 and the nodes have cores to give)
         figures.put(service + "_efficiency_two_vs_one", round(Percentiles.median(results.get(2).stream().map(Round::perCpuSecond).toList())
                 / Percentiles.median(results.get(1).stream().map(Round::perCpuSecond).toList()), 2));
+        // the same with the JIT compilers' CPU left out: what is coordination, once warming is over
+        figures.put(service + "_efficiency_two_vs_one_without_jit", round(Percentiles.median(results.get(2).stream()
+                .map(Round::perCpuSecondWithoutJit).toList()) / Percentiles.median(results.get(1).stream()
+                .map(Round::perCpuSecondWithoutJit).toList()), 2));
+        for (int n : new int[] {1, 2}) {
+            figures.put(service + "_jit_cpu_pct_" + n, Math.round(100 * Percentiles.median(results.get(n).stream()
+                    .map(r -> r.jitSeconds() / r.cpuSeconds()).toList())));
+        }
         // how evenly two instances shared the work (partitions for the zoo, round_robin's calls for codegen)
         Map<String, Double> work = summed(results.get(2), Round::workByInstance);
         double allWork = total(work);
@@ -374,8 +441,10 @@ public final class ScaleBench {
         if (ServiceLauncher.listening(host, port)) {
             throw new IllegalStateException(host + ":" + port + " (for " + name + ") is taken: an instance of an earlier run?");
         }
-        Instance instance = stack.start(new Launch(service, name, host, port, env, jvm, stack.logs().resolve("scale-" + name + ".log"),
-                false));
+        List<String> options = new ArrayList<>(jvm);
+        options.add("-XX:-UseDynamicNumberOfCompilerThreads"); // compiler threads that stay, so their CPU can be read
+        Instance instance = stack.start(new Launch(service, name, host, port, env, options,
+                stack.logs().resolve("scale-" + name + ".log"), false));
         started.add(instance);
         instance.awaitReady(ServiceLauncher.READY_TIMEOUT);
         say("  " + name + " ready on " + host + ":" + port);
@@ -384,6 +453,13 @@ public final class ScaleBench {
 
     private void stopAll() {
         ServiceLauncher.stop(started, Duration.ofSeconds(20));
+    }
+
+    /** CPU seconds so far of each instance's JIT compiler threads. */
+    private static Map<String, Double> jitByInstance(List<Instance> instances) {
+        Map<String, Double> seconds = new LinkedHashMap<>();
+        instances.forEach(i -> i.process().ifPresent(h -> seconds.put(i.name(), CpuSampler.threadSeconds(h, JIT_THREADS))));
+        return seconds;
     }
 
     /** A counter of each instance, from its Prometheus page. */
@@ -423,22 +499,30 @@ public final class ScaleBench {
 
     private static void table(Map<String, Object> f) {
         System.out.println();
-        System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %8s %14s %11s %12s %10s%n", "", "1 instance", "2 instances", "ratio",
-                "per CPU s", "per CPU s 2÷1", "machine busy", "ceiling");
+        System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %8s %14s %11s %12s %12s %10s%n", "", "1 instance", "2 instances",
+                "ratio", "per CPU s", "per CPU s 2÷1", "without JIT", "machine busy", "ceiling");
         for (String[] row : new String[][] {{"zoo consumers (reports/s, 2 partitions)", "zoo", "reports"},
                 {"codegen behind a gateway (kernels/s)", "codegen", "kernels"}}) {
             String p = row[1] + "_" + row[2];
-            System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %7s× %14s %12s× %5s%%, %3s%% %9s×%n", row[0], f.get(p + "_per_s_1"),
-                    f.get(p + "_per_s_2"), f.get(row[1] + "_speedup_2_vs_1"), f.get(p + "_per_cpu_s"), f.get(row[1] + "_efficiency_two_vs_one"),
+            System.out.printf(java.util.Locale.ROOT, "%-44s %14s %14s %7s× %14s %12s× %11s× %5s%%, %3s%% %9s×%n", row[0],
+                    f.get(p + "_per_s_1"), f.get(p + "_per_s_2"), f.get(row[1] + "_speedup_2_vs_1"), f.get(p + "_per_cpu_s"),
+                    f.get(row[1] + "_efficiency_two_vs_one"), f.get(row[1] + "_efficiency_two_vs_one_without_jit"),
                     f.get(row[1] + "_machine_busy_pct_1"), f.get(row[1] + "_machine_busy_pct_2"), f.get(row[1] + "_speedup_ceiling_here"));
         }
         System.out.println("(medians of the rounds; machine: " + f.get("cores") + " cores shared by every process of the stack and the load;"
                 + " ceiling: the most a second instance can give here, min(1 / machine busy, 1 / (1 - the service's CPU share)))");
         for (String service : List.of("zoo", "codegen")) {
+            System.out.println("JIT compilers' share of the " + service + " instances' CPU (%): " + f.get(service + "_jit_cpu_pct_1")
+                    + " with one, " + f.get(service + "_jit_cpu_pct_2") + " with two");
             System.out.println("work, " + service + " rounds of 2 (%): " + f.get(service + "_work_share_pct_2"));
             for (int n : new int[] {1, 2}) {
                 System.out.println("CPU, " + service + " rounds of " + n + ": " + f.get(service + "_cpu_share_pct_" + n));
             }
         }
+        System.out.println("spread: zoo partitions by consumer " + f.get("zoo_partitions_per_instance")
+                + "; the two-codegen gateway's connections by instance " + f.get("connections_per_instance"));
+        System.out.printf(java.util.Locale.ROOT, "gateway pod (%s): %s sessions held, %.0f MB resident, %.0f MB of heap in use%n",
+                CHART_GATEWAY_JVM, f.get("gateway_sessions_held"), ((Number) f.getOrDefault("gateway_rss_bytes_held", -1)).doubleValue() / 1e6,
+                ((Number) f.getOrDefault("gateway_heap_used_bytes_held", -1)).doubleValue() / 1e6);
     }
 }
