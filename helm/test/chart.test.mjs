@@ -324,6 +324,35 @@ describe('value-set specifics', () => {
     assert.equal(find(render(['defaults.yaml'], ['--set', 'helmTest.enabled=false']), 'Pod', 'jitzoo-helm-test'), undefined);
   });
 
+  test('each service\'s memory follows what bench scale measured: the request holds its resident memory, the limit its heap and what the JVM keeps beside it', () => {
+    // `./jitzoo bench scale --json` (docs/kubernetes.md#sizing): the most resident memory an instance
+    // reached (the gateway holding 10,000 sessions under the chart's JVM options), and the most its
+    // JVM counted outside the heap (non-heap pools and buffers). Thread stacks, the collector's own
+    // structures and native allocations come on top: the zoo's resident memory less its whole committed
+    // heap was 1.4–1.7 times its counted figure, so the room beside the heap must be twice the counted figure.
+    const MB = 1e6;
+    const measured = {
+      gateway: { rss: 555 * MB, nonHeap: 107 * MB },
+      space: { rss: 279 * MB, nonHeap: 65 * MB },
+      codegen: { rss: 309 * MB, nonHeap: 74 * MB },
+      zoo: { rss: 628 * MB, nonHeap: 117 * MB },
+    };
+    const bytes = (q) => {
+      const [, n, unit] = /^(\d+)(Mi|Gi)$/.exec(q);
+      return Number(n) * (unit === 'Gi' ? 2 ** 30 : 2 ** 20);
+    };
+    const objs = render(['defaults.yaml']);
+    for (const s of SERVICES) {
+      const d = find(objs, 'Deployment', `jitzoo-${s}`);
+      const { requests, limits } = containerOf(d).resources;
+      const percent = Number(/-XX:MaxRAMPercentage=(\d+)/.exec(envOf(d).JAVA_TOOL_OPTIONS.value)[1]);
+      const beside = bytes(limits.memory) * (1 - percent / 100);
+      assert.ok(bytes(requests.memory) >= 1.2 * measured[s].rss, `${s}: request ${requests.memory} under 1.2 × ${measured[s].rss / MB} MB`);
+      assert.ok(beside >= 2 * measured[s].nonHeap, `${s}: ${Math.round(beside / MB)} MB beside the heap under 2 × ${measured[s].nonHeap / MB} MB`);
+      assert.ok(bytes(limits.memory) > bytes(requests.memory), `${s}: the heap may grow past the request`);
+    }
+  });
+
   test('the gateway HPA scales on sessions alone when its CPU target is null', () => {
     const objs = render(['defaults.yaml'], ['--set', 'gateway.autoscaling.targetCPUUtilizationPercentage=null']);
     assert.deepEqual(find(objs, 'HorizontalPodAutoscaler', 'jitzoo-gateway').spec.metrics.map((m) => m.type), ['Pods']);

@@ -343,11 +343,11 @@ public final class BenchCli {
         }
     }
 
-    @Command(name = "zoo", description = "on a private stack: the zoo's ingest throughput from Kafka with elections beside its "
-            + "store's own, report to election latency, Resolve latency at a steady rate beside a bare gRPC server's, and a "
-            + "poisoning drill at growing attacker shares "
-            + "(options: --reports N (5000), --rate N requests/s (1000), --json), and an adversary drill (a 1,000-session flood from "
-            + "one origin, a forged peak)")
+    @Command(name = "zoo", description = "on a private stack: the zoo's ingest throughput from Kafka with elections, as it "
+            + "started and warm, beside its store's own, report to election latency, Resolve latency at a steady rate beside a "
+            + "bare gRPC server's, and a poisoning drill at growing attacker shares "
+            + "(options: --reports N (5000, as started), --warmup-reports N (20000), --warm-reports N (20000), --rate N "
+            + "requests/s (1000), --json), and an adversary drill (a 1,000-session flood from one origin, a forged peak)")
     static final class ZooLoad extends Bench {
         @Override
         public void run() {
@@ -378,9 +378,12 @@ public final class BenchCli {
             + "zoo consumers on a topic of 2 partitions (reports/s), and 1 against 2 codegen instances behind a gateway that "
             + "balances over their addresses as the chart configures (kernels/s); medians of alternating rounds after a warm-up, "
             + "the work per CPU second of each service and its efficiency with two instances (per CPU second, 2 against 1; "
-            + "with and without the JIT compilers' CPU), how the two shared the work, partitions and connections; then a gateway "
-            + "with the chart's JVM options holding sessions, its resident memory (options: --rounds N (3), --warmup N (4 rounds "
-            + "of one and of two), --reports N (20000), --sessions N (200), --held N (10000), --json)")
+            + "with and without the JIT compilers' CPU; and one codegen at half the sessions in flight, the load each of two sees), "
+            + "how the two shared the work, partitions and connections, each service's "
+            + "resident memory and what its JVM holds outside the heap; then a gateway with the chart's JVM options holding "
+            + "sessions, its resident memory (options: --rounds N (3), --warmup N (4 times a round of one, one of two and one "
+            + "more that gives each of the two as much work as the one alone), --reports N (20000), --sessions N (200), "
+            + "--held N (10000), --json)")
     static final class Scale extends Bench {
         @Override
         public void run() {

@@ -29,11 +29,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -61,8 +61,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * headless Service's DNS answer), both calling it with gRPC's round_robin as the chart configures;
  * sessions of new shapes, every kernel of their lite spaces generated and offered.</li>
  * </ul>
- * Every instance is warmed up by a first round; then rounds alternate one and two instances, and
- * the medians and their ratio are printed, with the CPU seconds each instance used per unit of work
+ * Every instance gets the same warm-up work first; then rounds alternate one and two instances (and,
+ * for codegen, one instance at half the sessions in flight: the load each of two sees), and the
+ * medians and their ratio are printed, with the CPU seconds each instance used per unit of work
  * (the capacity model's figures). One JSON line with {@code --json}.
  */
 public final class ScaleBench {
@@ -70,6 +71,8 @@ public final class ScaleBench {
     private static final int PARTITIONS = 2;
     private static final int OPS_PER_SESSION = 4;
     private static final int SESSIONS_IN_FLIGHT = 16;
+    /** Rounds of one instance at half the sessions in flight: what each of two instances is asked, on one alone. */
+    private static final int ONE_AT_HALF_LOAD = -1;
     /** Each instance's own count of its work: reports a zoo stored, kernels a codegen compiled. */
     private static final String INGESTED = "jitzoo_zoo_reports_ingested_total";
     private static final String COMPILES = "jitzoo_codegen_compile_seconds_count";
@@ -128,9 +131,11 @@ public final class ScaleBench {
             List<Instance> pair = List.of(zooInstance("zoo-2a", two, 28302), zooInstance("zoo-2b", two, 28303));
             awaitGroup(admin, "scale-" + one, 1);
             figures.put("zoo_partitions_per_instance", awaitGroup(admin, "scale-" + two, 2));
-            Map<Integer, List<Round>> results = alternate(rounds, warmup, n -> ingest(producer, n == 1 ? one : two, n == 1 ? single : pair,
-                    reports));
+            RoundOf round = n -> ingest(producer, n == 1 ? one : two, n == 1 ? single : pair, reports);
+            // each zoo of the pair gets half a round's reports: a second round of two warms them as much as the one alone
+            Map<Integer, List<Round>> results = alternate(rounds, warmup, round, () -> round.run(2), 1, 2);
             summarize("zoo", "reports", results, figures);
+            memory("zoo", List.of(single.get(0), pair.get(0), pair.get(1)), figures);
         }
     }
 
@@ -203,20 +208,34 @@ public final class ScaleBench {
     private void codegen(int rounds, int warmup, int sessions, Map<String, Object> figures) throws Exception {
         // the headless Service's answer, as a hosts file the gateways' JVMs read instead of the system's
         Path hosts = stack.home().resolve("scale-hosts");
-        Files.writeString(hosts, "127.0.0.1 codegen-one.scale\n127.0.0.1 codegen-two.scale\n127.0.0.2 codegen-two.scale\n");
+        Files.writeString(hosts, "127.0.0.1 codegen-one.scale\n127.0.0.2 codegen-b.scale\n127.0.0.1 codegen-two.scale\n"
+                + "127.0.0.2 codegen-two.scale\n");
         int port = 28310;
         List<Instance> codegens = List.of(start("codegen-a", "codegen", "127.0.0.1", port, Map.of(), List.of()),
                 start("codegen-b", "codegen", "127.0.0.2", port, Map.of(), List.of()));
         Instance one = gateway("gateway-1", 28311, "codegen-one.scale", port, hosts);
         Instance two = gateway("gateway-2", 28312, "codegen-two.scale", port, hosts);
-        say("codegen: gateway-1 calls codegen-a; gateway-2 calls codegen-a and codegen-b (round_robin over their addresses)");
+        Instance toB = gateway("gateway-1b", 28314, "codegen-b.scale", port, hosts);
+        say("codegen: gateway-1 calls codegen-a; gateway-2 calls codegen-a and codegen-b (round_robin over their addresses); "
+                + "gateway-1b calls codegen-b, in the warm-up only");
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
         WebSocketClient client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxFrameSize(1 << 22)
                 .setMaxMessageSize(1 << 24));
         try {
-            Map<Integer, List<Round>> results = alternate(rounds, warmup, n -> generate(client, n == 1 ? one : two,
-                    n == 1 ? codegens.subList(0, 1) : codegens, sessions));
+            // codegen-a alone warms codegen-a only: a round of codegen-b alone warms the second as much
+            RoundOf round = n -> n == 2 ? generate(client, two, codegens, sessions, SESSIONS_IN_FLIGHT)
+                    : generate(client, one, codegens.subList(0, 1), sessions, n == ONE_AT_HALF_LOAD ? SESSIONS_IN_FLIGHT / 2 : SESSIONS_IN_FLIGHT);
+            Map<Integer, List<Round>> results = alternate(rounds, warmup, round,
+                    () -> generate(client, toB, codegens.subList(1, 2), sessions, SESSIONS_IN_FLIGHT), 1, 2, ONE_AT_HALF_LOAD);
             summarize("codegen", "kernels", results, figures);
+            // is a second instance's cost coordination, or the lighter load each instance then gets? One alone at that load says
+            figures.put("codegen_efficiency_one_at_half_load_vs_one", round(medianPerCpuSecond(results.get(ONE_AT_HALF_LOAD), Round::perCpuSecond)
+                    / medianPerCpuSecond(results.get(1), Round::perCpuSecond), 2));
+            figures.put("codegen_efficiency_one_at_half_load_vs_one_without_jit", round(medianPerCpuSecond(results.get(ONE_AT_HALF_LOAD),
+                    Round::perCpuSecondWithoutJit) / medianPerCpuSecond(results.get(1), Round::perCpuSecondWithoutJit), 2));
+            memory("codegen", codegens, figures);
+            stack.running("space").ifPresent(space -> memory("space", List.of(new Instance("stack space", ServiceLauncher.LOOPBACK,
+                    stack.port("space"), Optional.of(space), stack.logs())), figures));
             figures.put("connections_per_instance", connections(two, codegens));
         } finally {
             vertx.close();
@@ -241,20 +260,20 @@ public final class ScaleBench {
                 "JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true"), List.of("-Djdk.net.hosts.file=" + hosts));
     }
 
-    /** Sessions of new shapes, {@value #SESSIONS_IN_FLIGHT} at a time, each until its last offer: the kernels delivered. */
-    private Round generate(WebSocketClient client, Instance gateway, List<Instance> codegens, int sessions) throws Exception {
+    /** Sessions of new shapes, {@code inFlight} at a time, each until its last offer: the kernels delivered. */
+    private Round generate(WebSocketClient client, Instance gateway, List<Instance> codegens, int sessions, int inFlight) throws Exception {
         Map<String, Double> compiled = counters(codegens, COMPILES);
         Map<String, Double> cpu = cpuByProcess();
         Map<String, Double> jit = jitByInstance(codegens);
         CpuSampler.Machine machine = CpuSampler.Machine.now();
         AtomicLong kernels = new AtomicLong();
-        Semaphore inFlight = new Semaphore(SESSIONS_IN_FLIGHT);
+        Semaphore open = new Semaphore(inFlight);
         List<CompletableFuture<Void>> done = Collections.synchronizedList(new ArrayList<>());
         long t0 = System.nanoTime();
         for (int i = 0; i < sessions; i++) {
-            inFlight.acquire();
+            open.acquire();
             CompletableFuture<Void> session = session(client, gateway.port(), i, kernels);
-            session.whenComplete((v, e) -> inFlight.release());
+            session.whenComplete((v, e) -> open.release());
             done.add(session);
         }
         CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
@@ -318,10 +337,42 @@ public final class ScaleBench {
                 sessions, TimeUnit.MINUTES.toMillis(5));
         long rss = (long) f.get("gateway_rss_bytes");
         figures.put("gateway_sessions_held", f.get("sessions_held"));
+        figures.put("gateway_nonheap_bytes_held", nonHeap(gateway));
         figures.put("gateway_heap_used_bytes_held", f.get("heap_used_bytes"));
         figures.put("gateway_rss_bytes_held", rss);
         if (((Number) f.get("sessions_held")).longValue() >= 10_000) {
             figures.put("gateway_rss_bytes_at_10k_sessions", rss);
+        }
+    }
+
+    // ---- memory ----
+
+    /**
+     * The most memory an instance of the service holds after its rounds (RSS), and the most its JVM
+     * keeps outside the Java heap (metaspace, code, direct and mapped buffers, by its own metrics;
+     * thread stacks and native allocations come on top): a pod's limit must leave room for that
+     * beside the heap its JVM may grow to.
+     */
+    private void memory(String service, List<Instance> instances, Map<String, Object> figures) {
+        long rss = -1;
+        long nonHeap = -1;
+        for (Instance i : instances) {
+            rss = Math.max(rss, i.process().map(CpuSampler::residentBytes).orElse(-1L));
+            nonHeap = Math.max(nonHeap, nonHeap(i));
+        }
+        figures.put(service + "_rss_bytes_max", rss);
+        figures.put(service + "_nonheap_bytes_max", nonHeap);
+    }
+
+    /** What the instance's JVM says it holds outside the heap: non-heap pools committed, and buffers; -1 where it does not say. */
+    private long nonHeap(Instance instance) {
+        try {
+            Metrics m = Metrics.read(http, "http://" + instance.host() + ":" + instance.port());
+            double pools = m.values("jvm_memory_committed_bytes", "area=\"nonheap\"").sum();
+            return pools <= 0 ? -1 : (long) (pools + m.total("jvm_buffer_memory_used_bytes"));
+        } catch (Exception e) {
+            say("  " + instance.name() + ": no memory figures (" + e + ")");
+            return -1;
         }
     }
 
@@ -361,27 +412,41 @@ public final class ScaleBench {
         Round run(int instances) throws Exception;
     }
 
+    /** A warm-up round beside the others, so each instance gets as much warm-up work as the one alone. */
+    private interface WarmUp {
+        void run() throws Exception;
+    }
+
     /**
-     * {@code warmup} rounds of one and of two instances, alternating, not counted (each instance of
-     * two gets half a round's work, so its JIT warms as late); then {@code rounds} of each, counted.
+     * {@code warmup} times a round of one instance, one of two and {@code evenUp} (an instance of two
+     * gets half a round's work, and its JIT would warm as late: a JVM compiles for its first tens of
+     * CPU seconds here), not counted; then {@code rounds} of each of {@code setups} (instances, or
+     * {@link #ONE_AT_HALF_LOAD}), alternating, counted.
      */
-    private static Map<Integer, List<Round>> alternate(int rounds, int warmup, RoundOf round) throws Exception {
+    private static Map<Integer, List<Round>> alternate(int rounds, int warmup, RoundOf round, WarmUp evenUp, int... setups)
+            throws Exception {
         say("  warm-up rounds (not counted)");
         for (int w = 0; w < warmup; w++) {
             round.run(1);
             round.run(2);
+            evenUp.run();
         }
-        Map<Integer, List<Round>> results = new LinkedHashMap<>(Map.of(1, new ArrayList<>(), 2, new ArrayList<>()));
+        Map<Integer, List<Round>> results = new LinkedHashMap<>();
         for (int r = 0; r < rounds; r++) {
-            for (int n : new int[] {1, 2}) {
+            for (int n : setups) {
                 Round done = round.run(n);
-                results.get(n).add(done);
-                say(String.format(java.util.Locale.ROOT, "  round %d, %d instance%s: %.0f units in %.1f s (%.0f/s), %.1f CPU s "
-                        + "(JIT %.1f), machine %.0f%% busy", r + 1, n, n == 1 ? "" : "s", done.units(), done.seconds(), done.perSecond(),
+                results.computeIfAbsent(n, k -> new ArrayList<>()).add(done);
+                String setup = n == ONE_AT_HALF_LOAD ? "1 instance at half the sessions in flight" : n == 1 ? "1 instance" : n + " instances";
+                say(String.format(java.util.Locale.ROOT, "  round %d, %s: %.0f units in %.1f s (%.0f/s), %.1f CPU s "
+                        + "(JIT %.1f), machine %.0f%% busy", r + 1, setup, done.units(), done.seconds(), done.perSecond(),
                         done.cpuSeconds(), done.jitSeconds(), 100 * done.machineBusy()));
             }
         }
         return results;
+    }
+
+    private static double medianPerCpuSecond(List<Round> rounds, java.util.function.ToDoubleFunction<Round> perCpuSecond) {
+        return Percentiles.median(rounds.stream().map(perCpuSecond::applyAsDouble).toList());
     }
 
     private static void summarize(String service, String unit, Map<Integer, List<Round>> results, Map<String, Object> figures) {
@@ -395,16 +460,15 @@ public final class ScaleBench {
             figures.put(service + "_machine_busy_pct_" + n, Math.round(100 * machineBusy));
         }
         // the capacity model's figure: work per CPU second an instance spends (a pod of c cores: c times it, where nothing else binds)
-        figures.put(service + "_" + unit + "_per_cpu_s", Math.round(Percentiles.median(results.values().stream().flatMap(Collection::stream)
-                .map(Round::perCpuSecond).toList())));
+        figures.put(service + "_" + unit + "_per_cpu_s", Math.round(Percentiles.median(java.util.stream.Stream.of(1, 2)
+                .flatMap(n -> results.get(n).stream()).map(Round::perCpuSecond).toList())));
         // the coordination cost: the work a CPU second of the service does with two instances, against one
         // (1.0: none; the chart's scale-out is worth its pods where it stays near 1 and the nodes have cores to give)
-        figures.put(service + "_efficiency_two_vs_one", round(Percentiles.median(results.get(2).stream().map(Round::perCpuSecond).toList())
-                / Percentiles.median(results.get(1).stream().map(Round::perCpuSecond).toList()), 2));
+        figures.put(service + "_efficiency_two_vs_one", round(medianPerCpuSecond(results.get(2), Round::perCpuSecond)
+                / medianPerCpuSecond(results.get(1), Round::perCpuSecond), 2));
         // the same with the JIT compilers' CPU left out: what is coordination, once warming is over
-        figures.put(service + "_efficiency_two_vs_one_without_jit", round(Percentiles.median(results.get(2).stream()
-                .map(Round::perCpuSecondWithoutJit).toList()) / Percentiles.median(results.get(1).stream()
-                .map(Round::perCpuSecondWithoutJit).toList()), 2));
+        figures.put(service + "_efficiency_two_vs_one_without_jit", round(medianPerCpuSecond(results.get(2), Round::perCpuSecondWithoutJit)
+                / medianPerCpuSecond(results.get(1), Round::perCpuSecondWithoutJit), 2));
         for (int n : new int[] {1, 2}) {
             figures.put(service + "_jit_cpu_pct_" + n, Math.round(100 * Percentiles.median(results.get(n).stream()
                     .map(r -> r.jitSeconds() / r.cpuSeconds()).toList())));
@@ -519,10 +583,21 @@ public final class ScaleBench {
                 System.out.println("CPU, " + service + " rounds of " + n + ": " + f.get(service + "_cpu_share_pct_" + n));
             }
         }
+        System.out.printf(java.util.Locale.ROOT, "codegen, one instance at half the sessions in flight (what each of two is asked): "
+                + "%s× the work per CPU s of one at full load (%s× without JIT)%n", f.get("codegen_efficiency_one_at_half_load_vs_one"),
+                f.get("codegen_efficiency_one_at_half_load_vs_one_without_jit"));
         System.out.println("spread: zoo partitions by consumer " + f.get("zoo_partitions_per_instance")
                 + "; the two-codegen gateway's connections by instance " + f.get("connections_per_instance"));
-        System.out.printf(java.util.Locale.ROOT, "gateway pod (%s): %s sessions held, %.0f MB resident, %.0f MB of heap in use%n",
-                CHART_GATEWAY_JVM, f.get("gateway_sessions_held"), ((Number) f.getOrDefault("gateway_rss_bytes_held", -1)).doubleValue() / 1e6,
-                ((Number) f.getOrDefault("gateway_heap_used_bytes_held", -1)).doubleValue() / 1e6);
+        for (String service : List.of("space", "codegen", "zoo")) {
+            System.out.printf(java.util.Locale.ROOT, "memory, %s (most of an instance after its rounds): %.0f MB resident, %.0f MB "
+                    + "outside the heap by the JVM's count%n", service, megabytes(f, service + "_rss_bytes_max"), megabytes(f, service + "_nonheap_bytes_max"));
+        }
+        System.out.printf(java.util.Locale.ROOT, "gateway pod (%s): %s sessions held, %.0f MB resident, %.0f MB outside the heap by the "
+                + "JVM's count, %.0f MB of heap in use%n", CHART_GATEWAY_JVM, f.get("gateway_sessions_held"), megabytes(f, "gateway_rss_bytes_held"),
+                megabytes(f, "gateway_nonheap_bytes_held"), megabytes(f, "gateway_heap_used_bytes_held"));
+    }
+
+    private static double megabytes(Map<String, Object> f, String key) {
+        return ((Number) f.getOrDefault(key, -1)).doubleValue() / 1e6;
     }
 }
