@@ -3,6 +3,8 @@ package dev.jitzoo.codegen;
 import dev.jitzoo.proto.kernel.v1.Backend;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
@@ -47,7 +49,7 @@ public final class GuardedArtifactCache implements ArtifactCache {
         try {
             return cache().get(backend, kernelId);
         } catch (RuntimeException e) {
-            failed("read", e);
+            failed("read", e, 1);
             return Optional.empty();
         }
     }
@@ -60,7 +62,36 @@ public final class GuardedArtifactCache implements ArtifactCache {
         try {
             cache().put(artifact);
         } catch (RuntimeException e) {
-            failed("write", e);
+            failed("write", e, 1);
+        }
+    }
+
+    @Override
+    public Map<Key, KernelArtifact> getAll(Collection<Key> keys) {
+        if (keys.isEmpty()) {
+            return Map.of();
+        }
+        if (down()) {
+            failures.add(keys.size());
+            return Map.of();
+        }
+        try {
+            return cache().getAll(keys);
+        } catch (RuntimeException e) {
+            failed("read", e, keys.size());
+            return Map.of();
+        }
+    }
+
+    @Override
+    public void putAll(Collection<KernelArtifact> artifacts) {
+        if (artifacts.isEmpty() || down()) {
+            return;
+        }
+        try {
+            cache().putAll(artifacts);
+        } catch (RuntimeException e) {
+            failed("write", e, 1);
         }
     }
 
@@ -86,8 +117,9 @@ public final class GuardedArtifactCache implements ArtifactCache {
         return clock.getAsLong() < downUntil;
     }
 
-    private void failed(String what, RuntimeException e) {
-        failures.increment();
+    /** Counts {@code calls} failed (a batch's lookups are each one) and starts the cool-down. */
+    private void failed(String what, RuntimeException e, int calls) {
+        failures.add(calls);
         downUntil = clock.getAsLong() + coolDownNanos;
         LOG.warnf("kernel cache %s failed, kernels are compiled without it for %d ms: %s", what, coolDownNanos / 1_000_000,
                 e.toString());

@@ -2,6 +2,7 @@ package dev.jitzoo.codegen;
 
 import dev.jitzoo.compiler.KernelRequest;
 import dev.jitzoo.compiler.kernel.GeneratedKernel;
+import dev.jitzoo.compiler.kernel.InvalidKernelException;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.kernel.v1.KernelArtifact;
@@ -9,6 +10,10 @@ import dev.jitzoo.proto.kernel.v1.KernelRef;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -29,13 +34,74 @@ public class KernelGenerator {
 
     public GenerateResponse generate(GenerateRequest request) {
         KernelRequest kernelRequest = KernelRequest.of(request);
-        boolean wasm = kernelRequest.backend() == dev.jitzoo.compiler.kernel.Backend.WASM;
-        int abiVersion = kernelRequest.abiVersion();
-        String kernelId = kernelRequest.kernelId();
-        Optional<KernelArtifact> cached = cache.get(request.getBackend(), kernelId);
+        Optional<KernelArtifact> cached = cache.get(request.getBackend(), kernelRequest.kernelId());
         if (cached.isPresent()) {
             return GenerateResponse.newBuilder().setArtifact(cached.get()).build();
         }
+        GenerateResponse compiled = compile(request, kernelRequest);
+        cache.put(compiled.getArtifact());
+        return compiled;
+    }
+
+    /** A batch's generation: the kernels the cache holds looked up at once, before the first is asked for. */
+    public Batch batch(List<GenerateRequest> requests) {
+        return new Batch(requests);
+    }
+
+    /**
+     * The kernels of a batch, in any order, each generated when asked for: from one lookup of the
+     * whole batch in the cache, or compiled. {@link #keep} puts the compiled ones in the cache in one
+     * go; a batch left unfinished (its caller gone) keeps none, and they are compiled again when asked.
+     */
+    public final class Batch {
+        private final List<GenerateRequest> requests;
+        /** Each request as the compiler reads it, and its place in the cache; null for one it cannot read (refused when asked for). */
+        private final List<KernelRequest> kernelRequests = new ArrayList<>();
+        private final List<ArtifactCache.Key> keys = new ArrayList<>();
+        private final Map<ArtifactCache.Key, KernelArtifact> cached;
+        private final List<KernelArtifact> fresh = new ArrayList<>();
+
+        private Batch(List<GenerateRequest> requests) {
+            this.requests = requests;
+            for (GenerateRequest request : requests) {
+                KernelRequest kernelRequest = null;
+                ArtifactCache.Key key = null;
+                try {
+                    kernelRequest = KernelRequest.of(request);
+                    key = new ArtifactCache.Key(request.getBackend(), kernelRequest.kernelId());
+                } catch (InvalidKernelException e) {
+                    // no kernel exists for it: refused, with the reason, when it is asked for
+                }
+                kernelRequests.add(key == null ? null : kernelRequest);
+                keys.add(key);
+            }
+            this.cached = cache.getAll(keys.stream().filter(Objects::nonNull).distinct().toList());
+        }
+
+        /** The kernel of request {@code index}; {@link InvalidKernelException} for one no kernel exists for. */
+        public GenerateResponse generate(int index) {
+            GenerateRequest request = requests.get(index);
+            KernelRequest kernelRequest = kernelRequests.get(index);
+            if (kernelRequest == null) {
+                return KernelGenerator.this.generate(request); // throws again, with the reason
+            }
+            KernelArtifact hit = cached.get(keys.get(index));
+            if (hit != null) {
+                return GenerateResponse.newBuilder().setArtifact(hit).build();
+            }
+            GenerateResponse compiled = compile(request, kernelRequest);
+            fresh.add(compiled.getArtifact());
+            return compiled;
+        }
+
+        /** Puts the kernels this batch compiled in the cache, in one round trip. */
+        public void keep() {
+            cache.putAll(fresh);
+            fresh.clear();
+        }
+    }
+
+    private GenerateResponse compile(GenerateRequest request, KernelRequest kernelRequest) {
         GeneratedKernel kernel = kernelRequest.compile();
         compileTimer.record(kernel.generationNanos(), TimeUnit.NANOSECONDS);
         KernelArtifact.Builder artifact = KernelArtifact.newBuilder()
@@ -44,17 +110,15 @@ public class KernelGenerator {
                         .setBackend(request.getBackend())
                         .setOp(request.getOp())
                         .setSchedule(request.getSchedule())
-                        .setAbiVersion(abiVersion))
+                        .setAbiVersion(kernelRequest.abiVersion()))
                 .setMetadataJson(kernel.metadataJson());
-        if (wasm) {
+        if (kernelRequest.backend() == dev.jitzoo.compiler.kernel.Backend.WASM) {
             artifact.setWasm(com.google.protobuf.ByteString.copyFrom(kernel.wasm()));
         } else {
             artifact.setWgsl(kernel.source());
         }
-        KernelArtifact built = artifact.build();
-        cache.put(built);
         return GenerateResponse.newBuilder()
-                .setArtifact(built)
+                .setArtifact(artifact.build())
                 .setGenerationMicros(Math.max(1, TimeUnit.NANOSECONDS.toMicros(kernel.generationNanos())))
                 .build();
     }

@@ -89,6 +89,30 @@ class CodegenServiceTest {
     }
 
     @Test
+    void aBatchServesWhatTheCacheHoldsAndKeepsWhatItCompiled() {
+        int n = 100 + (int) (System.nanoTime() % 1000);
+        GenerateRequest known = request(matmul(32, 48, n), 1, 4, 0);
+        assertTrue(codegen.generate(known).getGenerationMicros() > 0, "compiled alone first");
+        GenerateBatchRequest batch = GenerateBatchRequest.newBuilder()
+                .addRequests(request(matmul(32, 48, n), 2, 8, 0))
+                .addRequests(known)
+                .addRequests(request(matmul(32, 48, n), 4, 8, 0))
+                .build();
+        List<GenerateBatchResponse> first = new ArrayList<>();
+        codegen.generateBatch(batch).forEachRemaining(first::add);
+        assertEquals(List.of(true, false, true), first.stream().map(r -> r.getResult().getGenerationMicros() > 0).toList(),
+                "the kernel the cache held served from it, the others compiled");
+        List<GenerateBatchResponse> again = new ArrayList<>();
+        codegen.generateBatch(batch).forEachRemaining(again::add);
+        assertEquals(List.of(0L, 0L, 0L), again.stream().map(r -> r.getResult().getGenerationMicros()).toList(),
+                "what the first batch compiled was kept");
+        for (int i = 0; i < 3; i++) {
+            assertEquals(i, again.get(i).getIndex());
+            assertEquals(first.get(i).getResult().getArtifact(), again.get(i).getResult().getArtifact());
+        }
+    }
+
+    @Test
     void generatesFusedAndRowOpsFromTheirProtos() {
         OpSpec fused = OpSpec.newBuilder(matmul(9, 10, 11)).setTransposeB(true)
                 .addEpilogue(Epilogue.newBuilder().setKind(EpilogueKind.EPILOGUE_KIND_SCALE).setValue(0.5f))

@@ -8,6 +8,7 @@ import dev.jitzoo.proto.kernel.v1.KernelArtifact;
 import dev.jitzoo.proto.kernel.v1.KernelRef;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -78,6 +79,30 @@ class GuardedArtifactCacheTest {
         flaky.broken = false;
         assertEquals(Optional.empty(), guarded.get(Backend.BACKEND_WASM, "k1"));
         assertEquals(1, flaky.calls.get(), "the read after the failed write skipped the cache");
+    }
+
+    @Test
+    void aBatchIsLookedUpAndKeptThroughTheGuardAlike() {
+        Flaky flaky = new Flaky();
+        AtomicLong now = new AtomicLong();
+        GuardedArtifactCache guarded = new GuardedArtifactCache(() -> flaky, Duration.ofSeconds(5), now::get);
+        ArtifactCache.Key k1 = new ArtifactCache.Key(Backend.BACKEND_WASM, "k1");
+        ArtifactCache.Key k2 = new ArtifactCache.Key(Backend.BACKEND_WASM, "k2");
+        guarded.putAll(List.of(artifact("k1")));
+        assertEquals(Map.of(k1, artifact("k1")), guarded.getAll(List.of(k1, k2)), "the one held, the other absent");
+
+        flaky.broken = true;
+        assertEquals(Map.of(), guarded.getAll(List.of(k1, k2)), "a failed lookup is a miss for every kernel of the batch");
+        assertEquals(2, guarded.failures(), "each kernel of the batch counted");
+        int callsWhenDown = flaky.calls.get();
+        guarded.putAll(List.of(artifact("k2")));
+        assertEquals(Map.of(), guarded.getAll(List.of(k1)));
+        assertEquals(callsWhenDown, flaky.calls.get(), "not asked during the cool-down");
+
+        flaky.broken = false;
+        now.addAndGet(Duration.ofSeconds(5).toNanos());
+        guarded.putAll(List.of(artifact("k2")));
+        assertEquals(Map.of(k1, artifact("k1"), k2, artifact("k2")), guarded.getAll(List.of(k1, k2)), "asked again after it");
     }
 
     @Test

@@ -12,7 +12,6 @@ import io.quarkus.grpc.GrpcService;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /** gRPC edge of the compiler: converts requests and errors, nothing more. */
 @GrpcService
@@ -30,20 +29,22 @@ public class CodegenGrpcService implements CodegenService {
         return Uni.createFrom().item(() -> generateOrRefuse(request, ""));
     }
 
-    /** In the order given, each response as soon as its kernel is ready. */
+    /**
+     * In the order given, each response as soon as its kernel is ready; the batch's cached kernels
+     * read in one lookup first, the ones compiled kept in one write after the last response.
+     */
     @Override
     @Blocking
     public Multi<GenerateBatchResponse> generateBatch(GenerateBatchRequest batch) {
-        AtomicInteger next = new AtomicInteger();
-        return Multi.createFrom().iterable(batch.getRequestsList()).map(request -> {
-            int index = next.getAndIncrement();
+        KernelGenerator.Batch generation = generator.batch(batch.getRequestsList());
+        return Multi.createFrom().range(0, batch.getRequestsCount()).map(index -> {
             GenerateBatchResponse.Builder response = GenerateBatchResponse.newBuilder().setIndex(index);
             try {
-                return response.setResult(generator.generate(request)).build();
+                return response.setResult(generation.generate(index)).build();
             } catch (InvalidKernelException e) { // one candidate no kernel exists for costs only itself
                 return response.setRefused("requests[" + index + "]: " + e.getMessage()).build();
             }
-        });
+        }).onCompletion().invoke(generation::keep);
     }
 
     private GenerateResponse generateOrRefuse(GenerateRequest request, String where) {

@@ -21,7 +21,7 @@ public class CodegenWiring {
         GuardedArtifactCache cache = new GuardedArtifactCache(() -> {
             StatefulRedisConnection<String, byte[]> connection = redis.get(); // connects here: throws while Redis is away
             connection.setTimeout(config.cacheTimeout());
-            return new RedisArtifactCache(connection.sync(), config.cacheTtl());
+            return new RedisArtifactCache(connection, config.cacheTtl());
         }, config.cacheCoolDown());
         // one left by an earlier start in this JVM (tests restart the application) would stay bound to that start's cache
         metrics.find("jitzoo.codegen.cache.failures").meters().forEach(metrics::remove);
