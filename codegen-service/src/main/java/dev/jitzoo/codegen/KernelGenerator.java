@@ -36,7 +36,7 @@ public class KernelGenerator {
         KernelRequest kernelRequest = KernelRequest.of(request);
         Optional<KernelArtifact> cached = cache.get(request.getBackend(), kernelRequest.kernelId());
         if (cached.isPresent()) {
-            return GenerateResponse.newBuilder().setArtifact(cached.get()).build();
+            return served(cached.get());
         }
         GenerateResponse compiled = compile(request, kernelRequest);
         cache.put(compiled.getArtifact());
@@ -54,42 +54,42 @@ public class KernelGenerator {
      * go; a batch left unfinished (its caller gone) keeps none, and they are compiled again when asked.
      */
     public final class Batch {
+        /** A request as the compiler reads it, and its place in the cache. */
+        private record Read(KernelRequest kernel, ArtifactCache.Key key) {
+        }
+
         private final List<GenerateRequest> requests;
-        /** Each request as the compiler reads it, and its place in the cache; null for one it cannot read (refused when asked for). */
-        private final List<KernelRequest> kernelRequests = new ArrayList<>();
-        private final List<ArtifactCache.Key> keys = new ArrayList<>();
+        /** Each request read; null for one no kernel exists for (refused, with the reason, when it is asked for). */
+        private final List<Read> reads = new ArrayList<>();
         private final Map<ArtifactCache.Key, KernelArtifact> cached;
         private final List<KernelArtifact> fresh = new ArrayList<>();
 
         private Batch(List<GenerateRequest> requests) {
             this.requests = requests;
             for (GenerateRequest request : requests) {
-                KernelRequest kernelRequest = null;
-                ArtifactCache.Key key = null;
+                Read read = null;
                 try {
-                    kernelRequest = KernelRequest.of(request);
-                    key = new ArtifactCache.Key(request.getBackend(), kernelRequest.kernelId());
+                    KernelRequest kernel = KernelRequest.of(request);
+                    read = new Read(kernel, new ArtifactCache.Key(request.getBackend(), kernel.kernelId()));
                 } catch (InvalidKernelException e) {
-                    // no kernel exists for it: refused, with the reason, when it is asked for
+                    // refused when it is asked for
                 }
-                kernelRequests.add(key == null ? null : kernelRequest);
-                keys.add(key);
+                reads.add(read);
             }
-            this.cached = cache.getAll(keys.stream().filter(Objects::nonNull).distinct().toList());
+            this.cached = cache.getAll(reads.stream().filter(Objects::nonNull).map(Read::key).distinct().toList());
         }
 
         /** The kernel of request {@code index}; {@link InvalidKernelException} for one no kernel exists for. */
         public GenerateResponse generate(int index) {
-            GenerateRequest request = requests.get(index);
-            KernelRequest kernelRequest = kernelRequests.get(index);
-            if (kernelRequest == null) {
-                return KernelGenerator.this.generate(request); // throws again, with the reason
+            Read read = reads.get(index);
+            if (read == null) {
+                return KernelGenerator.this.generate(requests.get(index)); // throws again, with the reason
             }
-            KernelArtifact hit = cached.get(keys.get(index));
+            KernelArtifact hit = cached.get(read.key());
             if (hit != null) {
-                return GenerateResponse.newBuilder().setArtifact(hit).build();
+                return served(hit);
             }
-            GenerateResponse compiled = compile(request, kernelRequest);
+            GenerateResponse compiled = compile(requests.get(index), read.kernel());
             fresh.add(compiled.getArtifact());
             return compiled;
         }
@@ -99,6 +99,11 @@ public class KernelGenerator {
             cache.putAll(fresh);
             fresh.clear();
         }
+    }
+
+    /** A kernel from the cache: no generation time. */
+    private static GenerateResponse served(KernelArtifact artifact) {
+        return GenerateResponse.newBuilder().setArtifact(artifact).build();
     }
 
     private GenerateResponse compile(GenerateRequest request, KernelRequest kernelRequest) {

@@ -229,10 +229,9 @@ public final class ScaleBench {
                     () -> generate(client, toB, codegens.subList(1, 2), sessions, SESSIONS_IN_FLIGHT), 1, 2, ONE_AT_HALF_LOAD);
             summarize("codegen", "kernels", results, figures);
             // is a second instance's cost coordination, or the lighter load each instance then gets? One alone at that load says
-            figures.put("codegen_efficiency_one_at_half_load_vs_one", round(medianPerCpuSecond(results.get(ONE_AT_HALF_LOAD), Round::perCpuSecond)
-                    / medianPerCpuSecond(results.get(1), Round::perCpuSecond), 2));
-            figures.put("codegen_efficiency_one_at_half_load_vs_one_without_jit", round(medianPerCpuSecond(results.get(ONE_AT_HALF_LOAD),
-                    Round::perCpuSecondWithoutJit) / medianPerCpuSecond(results.get(1), Round::perCpuSecondWithoutJit), 2));
+            figures.put("codegen_efficiency_one_at_half_load_vs_one", efficiency(results.get(ONE_AT_HALF_LOAD), results.get(1), Round::perCpuSecond));
+            figures.put("codegen_efficiency_one_at_half_load_vs_one_without_jit", efficiency(results.get(ONE_AT_HALF_LOAD), results.get(1),
+                    Round::perCpuSecondWithoutJit));
             memory("codegen", codegens, figures);
             stack.running("space").ifPresent(space -> memory("space", List.of(new Instance("stack space", ServiceLauncher.LOOPBACK,
                     stack.port("space"), Optional.of(space), stack.logs())), figures));
@@ -445,8 +444,10 @@ public final class ScaleBench {
         return results;
     }
 
-    private static double medianPerCpuSecond(List<Round> rounds, java.util.function.ToDoubleFunction<Round> perCpuSecond) {
-        return Percentiles.median(rounds.stream().map(perCpuSecond::applyAsDouble).toList());
+    /** The median work per CPU second of {@code rounds} against that of {@code baseline}, to 2 places. */
+    private static double efficiency(List<Round> rounds, List<Round> baseline, java.util.function.ToDoubleFunction<Round> perCpuSecond) {
+        return round(Percentiles.median(rounds.stream().map(perCpuSecond::applyAsDouble).toList())
+                / Percentiles.median(baseline.stream().map(perCpuSecond::applyAsDouble).toList()), 2);
     }
 
     private static void summarize(String service, String unit, Map<Integer, List<Round>> results, Map<String, Object> figures) {
@@ -464,11 +465,9 @@ public final class ScaleBench {
                 .flatMap(n -> results.get(n).stream()).map(Round::perCpuSecond).toList())));
         // the coordination cost: the work a CPU second of the service does with two instances, against one
         // (1.0: none; the chart's scale-out is worth its pods where it stays near 1 and the nodes have cores to give)
-        figures.put(service + "_efficiency_two_vs_one", round(medianPerCpuSecond(results.get(2), Round::perCpuSecond)
-                / medianPerCpuSecond(results.get(1), Round::perCpuSecond), 2));
+        figures.put(service + "_efficiency_two_vs_one", efficiency(results.get(2), results.get(1), Round::perCpuSecond));
         // the same with the JIT compilers' CPU left out: what is coordination, once warming is over
-        figures.put(service + "_efficiency_two_vs_one_without_jit", round(medianPerCpuSecond(results.get(2), Round::perCpuSecondWithoutJit)
-                / medianPerCpuSecond(results.get(1), Round::perCpuSecondWithoutJit), 2));
+        figures.put(service + "_efficiency_two_vs_one_without_jit", efficiency(results.get(2), results.get(1), Round::perCpuSecondWithoutJit));
         for (int n : new int[] {1, 2}) {
             figures.put(service + "_jit_cpu_pct_" + n, Math.round(100 * Percentiles.median(results.get(n).stream()
                     .map(r -> r.jitSeconds() / r.cpuSeconds()).toList())));
