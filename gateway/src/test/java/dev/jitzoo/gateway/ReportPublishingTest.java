@@ -87,6 +87,29 @@ class ReportPublishingTest {
         assertTrue(kernels.contains("k-0") && kernels.contains("k-" + (OPS - 1)), kernels.toString());
     }
 
+    @Test
+    void framesSentBehindAResumeAreReadAfterItsAnswer() throws Exception {
+        String device = "behind-resume-" + UUID.randomUUID();
+        String token = keep(store, device, 2);
+        try (TestSocket page = new TestSocket(endpoint)) {
+            // no wait for Resumed: the Resume's answer waits on the store, and the frames behind it wait for that answer
+            page.send(ClientFrame.newBuilder().setResume(Resume.newBuilder().setToken(token).setCredits(0)));
+            report(page, 0);
+            report(page, 1);
+            List<ServerFrame> answers = new ArrayList<>();
+            Set<OpSpec> acked = new java.util.HashSet<>();
+            for (ServerFrame frame; acked.size() < 2 && (frame = page.next(Duration.ofSeconds(10))) != null; ) {
+                answers.add(frame);
+                if (frame.hasReportAck()) {
+                    acked.add(frame.getReportAck().getOp());
+                }
+            }
+            assertTrue(answers.get(0).hasResumed(), "Resumed first, not a refusal of a report before the session: " + answers);
+            assertTrue(answers.stream().noneMatch(ServerFrame::hasError), answers.toString());
+            assertEquals(Set.of(op(0), op(1)), acked, answers.toString());
+        }
+    }
+
     /** The records on {@code kernel-reports} keyed by the device, read from the topic's start (waiting up to 20 s for one). */
     static List<ConsumerRecord<String, byte[]>> published(String device) {
         List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();

@@ -135,6 +135,8 @@ class SessionSocketTest {
     void oversizedFrameIsRefused() throws Exception {
         Outcome outcome = exchange(ByteBuffer.wrap(new byte[80 * 1024]));
         assertEquals(1009, outcome.closeCode);
+        // the gateway's own refusal, with its reason: the transport's cap (1 MiB) is far above the gateway's (64 KiB)
+        assertEquals(ErrorCode.ERROR_CODE_MALFORMED_FRAME, outcome.error.getError().getCode());
     }
 
     @Test

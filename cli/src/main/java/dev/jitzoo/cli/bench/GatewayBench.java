@@ -248,6 +248,11 @@ public final class GatewayBench {
                 acked.add(c.acked.handle((v, e) -> null));
             }
             awaitAll(acked, "report acknowledgements");
+            List<String> lost = clients.stream().filter(c -> c.acks.get() < OPS_PER_SESSION)
+                    .map(c -> c.acks.get() + " acks, " + c.errors.get() + " errors, " + (c.closed ? "closed with " + c.closeCode : "open")).toList();
+            if (!lost.isEmpty()) {
+                say("  round " + (round + 1) + ": " + lost.size() + " sessions without all their acknowledgements: " + lost.subList(0, Math.min(5, lost.size())));
+            }
             double seconds = (System.nanoTime() - start) / 1e9;
             int roundAcks = clients.stream().mapToInt(c -> c.acks.get()).sum();
             rates.add(roundAcks / seconds);
@@ -365,12 +370,12 @@ public final class GatewayBench {
                 break;
             }
             open(gateway, hello.get()).whenComplete((c, e) -> {
-                opening.release();
                 if (e == null) {
                     clients.add(c);
                 } else {
                     failed.incrementAndGet();
                 }
+                opening.release(); // after the count: the last permit back means every open is counted
             });
             if (System.currentTimeMillis() - lastSaid > 5000) {
                 lastSaid = System.currentTimeMillis();
@@ -423,6 +428,7 @@ public final class GatewayBench {
         volatile double welcomeMs;
         volatile int expected;
         volatile boolean closed;
+        volatile int closeCode;
         volatile List<String> initial = List.of();
         volatile boolean echo;
 
@@ -466,6 +472,7 @@ public final class GatewayBench {
         }
 
         void onClose(int code) {
+            closeCode = code;
             closed = true;
             IllegalStateException gone = new IllegalStateException("closed with " + code);
             welcome.completeExceptionally(gone);

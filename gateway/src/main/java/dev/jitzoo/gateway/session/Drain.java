@@ -6,9 +6,6 @@ import dev.jitzoo.proto.gateway.v1.Goaway;
 import dev.jitzoo.proto.gateway.v1.ServerFrame;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.websockets.next.CloseReason;
-import io.quarkus.websockets.next.OpenConnections;
-import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -62,14 +59,14 @@ public class Drain {
     /** Tells every client to go, waits for the reports in flight, then closes every connection. */
     public synchronized void drain() throws InterruptedException {
         draining = true;
-        List<WebSocketConnection> connections = List.copyOf(open.listAll());
+        List<ClientConnection> connections = open.all();
         if (connections.isEmpty()) {
             return;
         }
         LOG.infof("draining %d connections", connections.size());
         byte[] goaway = ServerFrame.newBuilder().setGoaway(Goaway.newBuilder().setReason(REASON)).build().toByteArray();
-        for (WebSocketConnection connection : connections) {
-            connection.sendBinary(goaway).subscribe().with(v -> { }, e -> { });
+        for (ClientConnection connection : connections) {
+            connection.write(goaway);
         }
         int left = publisher.awaitInFlight(config.drainTimeout());
         if (left > 0) {
@@ -77,7 +74,7 @@ public class Drain {
                     config.drainTimeout());
         }
         List<Uni<Void>> closing = connections.stream()
-                .map(c -> c.close(new CloseReason(ProtocolException.GOING_AWAY, REASON)).onFailure().recoverWithNull()).toList();
+                .map(c -> c.close(ProtocolException.GOING_AWAY, REASON).onFailure().recoverWithNull()).toList();
         Uni.join().all(closing).andFailFast().await().atMost(Duration.ofSeconds(5));
         LOG.infof("drained %d connections", connections.size());
     }

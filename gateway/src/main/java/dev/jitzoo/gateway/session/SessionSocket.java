@@ -31,21 +31,20 @@ import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.netty.handler.codec.http.QueryStringDecoder;
-import io.quarkus.websockets.next.CloseReason;
-import io.quarkus.websockets.next.OnBinaryMessage;
-import io.quarkus.websockets.next.OnClose;
-import io.quarkus.websockets.next.OnOpen;
-import io.quarkus.websockets.next.OnPongMessage;
-import io.quarkus.websockets.next.OnTextMessage;
-import io.quarkus.websockets.next.OpenConnections;
-import io.quarkus.websockets.next.WebSocket;
-import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.smallrye.mutiny.subscription.Cancellable;
+import io.smallrye.common.vertx.VertxContext;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,6 +52,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -65,14 +65,27 @@ import org.jboss.logging.Logger;
  * Sessions are kept in the {@link SessionStore} as they go, so that a client on a new connection
  * resumes its session with the Welcome's token, on this gateway or another, before or after a
  * restart.
+ *
+ * <p>On Vert.x's own WebSocket (a route of the HTTP server), not an annotated endpoint: a frame is
+ * handled on the connection's event loop as it is read, with no context, task or reactive chain
+ * of its own, so the frames and acknowledgements of one read go out in one flush. Frames whose
+ * answer waits on another service (Hello, Resume, PlanRequest) run on a context of their own
+ * (their traces and gRPC calls carry it), and the connection's next frames wait for that answer,
+ * read in order.
  */
-@WebSocket(path = "/v1/session")
+@ApplicationScoped
 public class SessionSocket {
+
+    /** Where browsers connect. */
+    public static final String PATH = "/v1/session";
 
     private static final Logger LOG = Logger.getLogger(SessionSocket.class);
     private static final SecureRandom RANDOM = new SecureRandom();
     /** What a frame handler returns when its answer goes out later, on its own. */
     private static final Uni<Void> ANSWERED_LATER = Uni.createFrom().voidItem();
+    private static final AtomicLong CONNECTIONS = new AtomicLong();
+    /** What each gateway calls its connections: unique within the process, and across restarts in the logs. */
+    private static final String ID_PREFIX = Long.toString(System.currentTimeMillis(), 36) + "-";
 
     private final RefusalLog refusals = new RefusalLog(LOG);
 
@@ -107,12 +120,66 @@ public class SessionSocket {
         FrameRules.checkSetting("max-plan-requests", config.maxPlanRequests(), 0, PlanLimit.PLAN_LIMIT_REQUESTS_PER_CONNECTION_VALUE);
     }
 
+    void route(@Observes Router router) {
+        router.route(PATH).handler(this::upgrade);
+    }
+
+    /** The WebSocket handshake; a request that is not one is answered 400. */
+    private void upgrade(RoutingContext request) {
+        request.request().toWebSocket().onComplete(upgraded -> {
+            if (upgraded.failed()) {
+                if (!request.response().ended()) {
+                    request.response().setStatusCode(400).end("a WebSocket upgrade is expected here");
+                }
+                return;
+            }
+            ServerWebSocket socket = upgraded.result();
+            ClientConnection connection = new ClientConnection(ID_PREFIX + CONNECTIONS.incrementAndGet(), socket);
+            Context context = Vertx.currentContext();
+            open.opened(connection);
+            socket.binaryMessageHandler(message -> onMessage(message, connection, context));
+            socket.textMessageHandler(text -> onText(connection));
+            socket.pongHandler(pong -> registry.heard(connection.id(), false, System.currentTimeMillis()));
+            socket.exceptionHandler(failure -> LOG.debugf("connection %s: %s", connection.id(), failure));
+            socket.closeHandler(closed -> {
+                open.closed(connection.id());
+                registry.close(connection.id());
+            });
+            serially(connection, context, () -> onOpen(connection));
+        });
+    }
+
+    /**
+     * Runs {@code answer} on a context of its own and reads the connection's next frame once it is
+     * answered; a failure nothing else handled is logged and closes the connection (1011).
+     */
+    private void serially(ClientConnection connection, Context context, Supplier<Uni<Void>> answer) {
+        ServerWebSocket socket = connection.socket();
+        socket.pause();
+        VertxContext.createNewDuplicatedContext(context).runOnContext(ignored -> run(connection, answer)
+                .onTermination().invoke(() -> context.runOnContext(v -> socket.resume()))
+                .subscribe().with(done -> { }, failure -> { }));
+    }
+
+    /** The handler's answer, with a failure no handler took turned into the connection's close (1011). */
+    private static Uni<Void> run(ClientConnection connection, Supplier<Uni<Void>> handler) {
+        Uni<Void> answer;
+        try {
+            answer = handler.get();
+        } catch (RuntimeException unexpected) {
+            answer = Uni.createFrom().failure(unexpected);
+        }
+        return answer.onFailure().recoverWithUni(failure -> {
+            LOG.errorf(failure, "connection %s: frame not handled, closing it", connection.id());
+            return connection.close(ProtocolException.INTERNAL_ERROR, "internal error").onFailure().recoverWithNull();
+        });
+    }
+
     /**
      * Admits the connection within the gateway's and the address's caps, for the tenant its API key
      * names (from an Origin the tenant allows), or refuses it with the reason. Its frames wait for this.
      */
-    @OnOpen
-    public Uni<Void> onOpen(WebSocketConnection connection) {
+    private Uni<Void> onOpen(ClientConnection connection) {
         if (drain.draining()) {
             return refused(ProtocolException.shuttingDown(), connection);
         }
@@ -121,8 +188,7 @@ public class SessionSocket {
         if (refused != null) {
             return refused(refused, connection);
         }
-        return tenants.authenticate(queryParameter(connection.handshakeRequest().query(), "key"),
-                        connection.handshakeRequest().header("Origin"))
+        return tenants.authenticate(queryParameter(connection.query(), "key"), connection.header("Origin"))
                 .invoke(tenant -> registry.authenticated(connection.id(), tenant))
                 .replaceWithVoid()
                 .onFailure(ProtocolException.class).recoverWithUni(f -> refused((ProtocolException) f, connection));
@@ -137,17 +203,29 @@ public class SessionSocket {
         return values == null || values.isEmpty() ? null : values.get(0);
     }
 
-    @OnPongMessage
-    public void onPong(Buffer pong, WebSocketConnection connection) {
-        registry.heard(connection.id(), false, System.currentTimeMillis());
+    /**
+     * One client frame, on the connection's event loop. Credit, Report and Microbench are handled
+     * right here (a report's answer goes out when the broker has it); a frame whose answer waits on
+     * another service is handled {@link #serially}.
+     */
+    private void onMessage(Buffer message, ClientConnection connection, Context context) {
+        registry.heard(connection.id(), true, System.currentTimeMillis());
+        ClientFrame frame;
+        try {
+            frame = rules.parse(message.getBytes());
+        } catch (ProtocolException e) {
+            refused(e, connection).subscribe().with(v -> { }, f -> { });
+            return;
+        }
+        metrics.frame(frame.getFrameCase());
+        switch (frame.getFrameCase()) {
+            case CREDIT, REPORT, MICROBENCH -> run(connection, () -> onFrame(frame, connection)).subscribe().with(v -> { }, f -> { });
+            default -> serially(connection, context, () -> onFrame(frame, connection));
+        }
     }
 
-    @OnBinaryMessage
-    public Uni<Void> onFrame(byte[] message, WebSocketConnection connection) {
-        registry.heard(connection.id(), true, System.currentTimeMillis());
+    private Uni<Void> onFrame(ClientFrame frame, ClientConnection connection) {
         try {
-            ClientFrame frame = rules.parse(message);
-            metrics.frame(frame.getFrameCase());
             Session session = registry.session(connection.id());
             return switch (frame.getFrameCase()) {
                 case HELLO -> answering(connection, () -> onHello(frame.getHello(), session, connection));
@@ -168,7 +246,7 @@ public class SessionSocket {
     }
 
     /** A frame the client waits on the answer to: its connection is not idle until the answer (or refusal) is sent. */
-    private Uni<Void> answering(WebSocketConnection connection, Supplier<Uni<Void>> answer) {
+    private Uni<Void> answering(ClientConnection connection, Supplier<Uni<Void>> answer) {
         registry.answering(connection.id());
         Uni<Void> answered;
         try {
@@ -180,19 +258,13 @@ public class SessionSocket {
         return answered.onTermination().invoke(() -> registry.answered(connection.id(), System.currentTimeMillis()));
     }
 
-    @OnTextMessage
-    public Uni<Void> onText(String message, WebSocketConnection connection) {
+    private void onText(ClientConnection connection) {
         registry.heard(connection.id(), true, System.currentTimeMillis());
-        return refused(ProtocolException.malformed("text messages are not spoken here: send binary ClientFrame protobuf"),
-                connection);
+        refused(ProtocolException.malformed("text messages are not spoken here: send binary ClientFrame protobuf"), connection)
+                .subscribe().with(v -> { }, f -> { });
     }
 
-    @OnClose
-    public void onClose(WebSocketConnection connection) {
-        registry.close(connection.id());
-    }
-
-    private Uni<Void> onHello(Hello hello, Session existing, WebSocketConnection connection) {
+    private Uni<Void> onHello(Hello hello, Session existing, ClientConnection connection) {
         if (existing != null) {
             throw ProtocolException.protocol("Hello was sent twice");
         }
@@ -226,7 +298,7 @@ public class SessionSocket {
      * Keeps a new session in the store under a fresh token, and completes with the token; with
      * an empty one when the store cannot keep it (the session goes on, but cannot be resumed).
      */
-    private Uni<String> keep(Session session, WebSocketConnection connection) {
+    private Uni<String> keep(Session session, ClientConnection connection) {
         byte[] secret = new byte[32];
         RANDOM.nextBytes(secret);
         String token = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
@@ -256,7 +328,7 @@ public class SessionSocket {
      * A new connection going on with a kept session: the session as it was (id, Hello, kernels
      * issued, reports stored), with the client's credit now; then the offers it was not sent.
      */
-    private Uni<Void> onResume(Resume resume, Session existing, WebSocketConnection connection) {
+    private Uni<Void> onResume(Resume resume, Session existing, ClientConnection connection) {
         if (existing != null) {
             throw ProtocolException.protocol("Resume after the connection's session started");
         }
@@ -278,8 +350,8 @@ public class SessionSocket {
                     String before = registry.holder(kept.get().sessionId());
                     if (before != null) {
                         registry.close(before);
-                        open.findByConnectionId(before).ifPresent(old -> old.close(new CloseReason(1008,
-                                "the session was resumed on another connection")).subscribe().with(v -> { }, e -> { }));
+                        open.find(before).ifPresent(old -> old.close(1008, "the session was resumed on another connection")
+                                .subscribe().with(v -> { }, e -> { }));
                     }
                     Session resumed = Session.resumed(kept.get(), resume.getToken(), resume.getCredits());
                     resumed.from(registry.origin(connection.id()), registry.tenant(connection.id()).name());
@@ -303,7 +375,7 @@ public class SessionSocket {
      * timeout while kernels are wanted, the offers end there: OffersDone says why, and the session
      * goes on with the kernels it has.
      */
-    private void generate(Session session, Multi<List<KernelSources.Offer>> offers, WebSocketConnection connection) {
+    private void generate(Session session, Multi<List<KernelSources.Offer>> offers, ClientConnection connection) {
         String token = registry.read(session, Session::token);
         Tenant tenant = registry.tenant(connection.id());
         int chunk = Math.max(1, config.maxQueuedOffers());
@@ -358,7 +430,7 @@ public class SessionSocket {
     }
 
     /** Ends a session's offers early, saying why in its OffersDone; the session goes on. */
-    private void endOffers(Session session, WebSocketConnection connection, String reason) {
+    private void endOffers(Session session, ClientConnection connection, String reason) {
         LOG.warnf("session %s: offers cut short: %s", session.id(), reason);
         metrics.cutShort();
         registry.update(session, s -> s.cutShort(reason));
@@ -377,7 +449,7 @@ public class SessionSocket {
      * learns what was written on the side, once it was: should that fail, a resumed session is
      * only offered a kernel twice.
      */
-    private Uni<Void> flush(Session session, WebSocketConnection connection) {
+    private Uni<Void> flush(Session session, ClientConnection connection) {
         record Due(List<Session.Queued> sendable, boolean done, int sent, String cutShort, String token,
                    CompletableFuture<Void> freedRoom) {
         }
@@ -412,7 +484,7 @@ public class SessionSocket {
     }
 
     /** Needs no session: a plan is a pure function of the device and the op. A request the space refuses is answered with its reason. */
-    private Uni<Void> onPlanRequest(PlanRequest request, WebSocketConnection connection) {
+    private Uni<Void> onPlanRequest(PlanRequest request, ClientConnection connection) {
         int count = registry.countPlanRequest(connection.id());
         if (count > config.maxPlanRequests()) {
             throw ProtocolException.protocol("more than " + config.maxPlanRequests() + " PlanRequests on one connection");
@@ -443,7 +515,7 @@ public class SessionSocket {
      * Publishes a report and marks its op stored in the session; a resumed session's report of an
      * op stored before (its acknowledgement was lost with the connection) is acknowledged again.
      */
-    private Uni<Void> onReport(Report report, Session session, WebSocketConnection connection) {
+    private Uni<Void> onReport(Report report, Session session, ClientConnection connection) {
         ServerFrame ack = ServerFrame.newBuilder().setReportAck(ReportAck.newBuilder().setOp(report.getOp())).build();
         record Accepted(KernelReport report, String token, int op) {
         }
@@ -475,7 +547,7 @@ public class SessionSocket {
         return publishThenAck(published, ack, "report", s -> s.withdrawReport(report), session, connection);
     }
 
-    private Uni<Void> onMicrobench(Microbench microbench, Session session, WebSocketConnection connection) {
+    private Uni<Void> onMicrobench(Microbench microbench, Session session, ClientConnection connection) {
         MicrobenchReport accepted = registry.read(session, s -> s.acceptMicrobench(microbench, System.currentTimeMillis()));
         return publishThenAck(publisher.publish(accepted),
                 ServerFrame.newBuilder().setMicrobenchAck(MicrobenchAck.getDefaultInstance()).build(),
@@ -489,7 +561,7 @@ public class SessionSocket {
      * Plain callbacks, not a reactive chain: this runs for every report.
      */
     private Uni<Void> publishThenAck(CompletionStage<Void> published, ServerFrame ack, String what, Consumer<Session> withdraw,
-                                     Session session, WebSocketConnection connection) {
+                                     Session session, ClientConnection connection) {
         long start = System.nanoTime();
         published.whenComplete((ok, failure) -> {
             ServerFrame answer = ack;
@@ -502,13 +574,14 @@ public class SessionSocket {
                 metrics.refused(unstored.code());
                 answer = error(unstored);
             }
-            send(connection, answer).subscribe().with(v -> { }, f -> LOG.debugf("session %s: %s answer not sent: %s", session.id(), what, f));
+            connection.write(answer.toByteArray())
+                    .onFailure(f -> LOG.debugf("session %s: %s answer not sent: %s", session.id(), what, f));
         });
         return ANSWERED_LATER;
     }
 
     /** Takes a session from the address's and the tenant's quotas; refuses the Hello or Resume when either is used up. */
-    private void takeSession(Tenant tenant, WebSocketConnection connection) {
+    private void takeSession(Tenant tenant, ClientConnection connection) {
         long now = System.currentTimeMillis();
         if (!quotas.takeForAddress(registry.origin(connection.id()), QuotaMeter.Kind.SESSIONS, config.addressSessionsPerMinute(), 1, now)) {
             throw ProtocolException.addressQuota(QuotaMeter.Kind.SESSIONS, config.addressSessionsPerMinute());
@@ -519,8 +592,8 @@ public class SessionSocket {
     }
 
     /** The page's Origin header (empty when none was sent): a resume token works only for the page it was issued to. */
-    private static String pageOrigin(WebSocketConnection connection) {
-        String origin = connection.handshakeRequest().header("Origin");
+    private static String pageOrigin(ClientConnection connection) {
+        String origin = connection.header("Origin");
         return origin == null ? "" : origin;
     }
 
@@ -530,9 +603,9 @@ public class SessionSocket {
      * X-Forwarded-For entry they appended; an IPv6 address by its /64); the address itself is
      * never stored or sent on.
      */
-    private String origin(WebSocketConnection connection) {
-        String network = ClientAddress.of(connection.handshakeRequest().remoteAddress(),
-                connection.handshakeRequest().header("X-Forwarded-For"), config.trustForwardedFor(), config.trustedProxyHops());
+    private String origin(ClientConnection connection) {
+        String network = ClientAddress.of(connection.peer(),
+                connection.header("X-Forwarded-For"), config.trustForwardedFor(), config.trustedProxyHops());
         return Digests.sha256Hex(config.originSalt() + "|" + network, 8);
     }
 
@@ -544,27 +617,27 @@ public class SessionSocket {
     }
 
     /** Counts a refusal by its code, logs it (at a bounded rate), then answers it ({@link #refuse}). */
-    private Uni<Void> refused(ProtocolException e, WebSocketConnection connection) {
+    private Uni<Void> refused(ProtocolException e, ClientConnection connection) {
         metrics.refused(e.code());
         refusals.info(connection.id(), e, System.currentTimeMillis());
         return refuse(e, connection);
     }
 
     /** Answers a refused frame or connection with an Error frame, and closes the connection when the refusal is fatal. */
-    static Uni<Void> refuse(ProtocolException e, WebSocketConnection connection) {
+    static Uni<Void> refuse(ProtocolException e, ClientConnection connection) {
         Uni<Void> sent = send(connection, error(e)).onFailure().recoverWithNull();
         if (!e.fatal()) {
             return sent;
         }
-        return sent.chain(() -> connection.close(new CloseReason(e.closeCode(), closeReason(e.getMessage()))));
+        return sent.chain(() -> connection.close(e.closeCode(), closeReason(e.getMessage())));
     }
 
     private static ServerFrame error(ProtocolException e) {
         return ServerFrame.newBuilder().setError(Error.newBuilder().setCode(e.code()).setMessage(e.getMessage())).build();
     }
 
-    private static Uni<Void> send(WebSocketConnection connection, ServerFrame frame) {
-        return connection.sendBinary(frame.toByteArray());
+    private static Uni<Void> send(ClientConnection connection, ServerFrame frame) {
+        return connection.send(frame.toByteArray());
     }
 
     /** A close reason must fit in 123 bytes of UTF-8. */
