@@ -7,6 +7,8 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
@@ -42,54 +44,47 @@ public final class GuardedArtifactCache implements ArtifactCache {
 
     @Override
     public Optional<KernelArtifact> get(Backend backend, String kernelId) {
-        if (down()) {
-            failures.increment();
-            return Optional.empty();
-        }
-        try {
-            return cache().get(backend, kernelId);
-        } catch (RuntimeException e) {
-            failed("read", e, 1);
-            return Optional.empty();
-        }
+        return read(1, Optional.empty(), cache -> cache.get(backend, kernelId));
     }
 
     @Override
     public void put(KernelArtifact artifact) {
-        if (down()) {
-            return; // compiled again on its next request, as after the cache's own eviction
-        }
-        try {
-            cache().put(artifact);
-        } catch (RuntimeException e) {
-            failed("write", e, 1);
-        }
+        write(cache -> cache.put(artifact));
     }
 
     @Override
     public Map<Key, KernelArtifact> getAll(Collection<Key> keys) {
-        if (keys.isEmpty()) {
-            return Map.of();
-        }
-        if (down()) {
-            failures.add(keys.size());
-            return Map.of();
-        }
-        try {
-            return cache().getAll(keys);
-        } catch (RuntimeException e) {
-            failed("read", e, keys.size());
-            return Map.of();
-        }
+        return keys.isEmpty() ? Map.of() : read(keys.size(), Map.of(), cache -> cache.getAll(keys));
     }
 
     @Override
     public void putAll(Collection<KernelArtifact> artifacts) {
-        if (artifacts.isEmpty() || down()) {
+        if (!artifacts.isEmpty()) {
+            write(cache -> cache.putAll(artifacts));
+        }
+    }
+
+    /** {@code lookups} through the cache, or {@code missed} (each lookup counted failed) while it is down or when it fails. */
+    private <T> T read(int lookups, T missed, Function<ArtifactCache, T> lookup) {
+        if (down()) {
+            failures.add(lookups);
+            return missed;
+        }
+        try {
+            return lookup.apply(cache());
+        } catch (RuntimeException e) {
+            failed("read", e, lookups);
+            return missed;
+        }
+    }
+
+    /** A write to the cache; skipped while it is down (compiled again on its next request, as after the cache's own eviction). */
+    private void write(Consumer<ArtifactCache> keep) {
+        if (down()) {
             return;
         }
         try {
-            cache().putAll(artifacts);
+            keep.accept(cache());
         } catch (RuntimeException e) {
             failed("write", e, 1);
         }

@@ -248,15 +248,16 @@ public final class GatewayBench {
                 acked.add(c.acked.handle((v, e) -> null));
             }
             awaitAll(acked, "report acknowledgements");
+            double seconds = (System.nanoTime() - start) / 1e9;
+            int roundAcks = clients.stream().mapToInt(c -> c.acks.get()).sum();
+            rates.add(roundAcks / seconds);
+            perCpuSecond.add(roundAcks / (cpuSeconds(gatewayProcess) - cpuBefore));
+            // outside the round's time: the sessions that did not get all their acknowledgements, and why
             List<String> lost = clients.stream().filter(c -> c.acks.get() < OPS_PER_SESSION)
                     .map(c -> c.acks.get() + " acks, " + c.errors.get() + " errors, " + (c.closed ? "closed with " + c.closeCode : "open")).toList();
             if (!lost.isEmpty()) {
                 say("  round " + (round + 1) + ": " + lost.size() + " sessions without all their acknowledgements: " + lost.subList(0, Math.min(5, lost.size())));
             }
-            double seconds = (System.nanoTime() - start) / 1e9;
-            int roundAcks = clients.stream().mapToInt(c -> c.acks.get()).sum();
-            rates.add(roundAcks / seconds);
-            perCpuSecond.add(roundAcks / (cpuSeconds(gatewayProcess) - cpuBefore));
             firstRound = round == 0 ? roundAcks / seconds : firstRound;
             ackCount += roundAcks;
             errors += clients.stream().mapToInt(c -> c.errors.get()).sum();

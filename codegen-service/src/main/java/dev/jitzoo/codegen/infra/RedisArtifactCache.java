@@ -67,16 +67,14 @@ public class RedisArtifactCache implements ArtifactCache {
 
     @Override
     public void put(KernelArtifact artifact) {
-        redis.setex(key(artifact.getRef().getBackend(), artifact.getRef().getKernelId()), ttl.toSeconds(),
-                artifact.toByteArray());
+        redis.setex(key(artifact), ttl.toSeconds(), artifact.toByteArray());
     }
 
     @Override
     public void putAll(Collection<KernelArtifact> artifacts) {
         List<RedisFuture<String>> writes = new ArrayList<>(artifacts.size());
         for (KernelArtifact artifact : artifacts) {
-            writes.add(pipelined.setex(key(artifact.getRef().getBackend(), artifact.getRef().getKernelId()), ttl.toSeconds(),
-                    artifact.toByteArray()));
+            writes.add(pipelined.setex(key(artifact), ttl.toSeconds(), artifact.toByteArray()));
         }
         if (!LettuceFutures.awaitAll(timeout, writes.toArray(new RedisFuture<?>[0]))) {
             throw new RedisCommandTimeoutException("writing " + writes.size() + " kernels took over " + timeout.toMillis() + " ms");
@@ -95,6 +93,10 @@ public class RedisArtifactCache implements ArtifactCache {
             redis.del(key);
             return Optional.empty();
         }
+    }
+
+    private static String key(KernelArtifact artifact) {
+        return key(artifact.getRef().getBackend(), artifact.getRef().getKernelId());
     }
 
     private static String key(Backend backend, String kernelId) {

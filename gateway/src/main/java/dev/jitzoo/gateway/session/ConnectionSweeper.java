@@ -41,7 +41,7 @@ public class ConnectionSweeper {
     void start(@Observes StartupEvent started, Vertx vertx) {
         long every = Math.max(250, Math.min(5_000, Math.min(config.idleTimeout().toMillis(), config.heartbeat().toMillis()) / 4));
         vertx.setPeriodic(every, id -> sweep());
-        vertx.setPeriodic(config.heartbeat().toMillis(), id -> open.live().forEach(ClientConnection::ping));
+        vertx.setPeriodic(config.heartbeat().toMillis(), id -> open.all().forEach(ClientConnection::ping));
     }
 
     void sweep() {

@@ -1,7 +1,6 @@
 package dev.jitzoo.gateway.session;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -28,9 +27,5 @@ public class OpenConnections {
     /** A copy: connections open and close meanwhile. */
     public List<ClientConnection> all() {
         return List.copyOf(open.values());
-    }
-
-    Collection<ClientConnection> live() {
-        return open.values();
     }
 }

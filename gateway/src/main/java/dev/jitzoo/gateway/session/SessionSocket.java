@@ -77,7 +77,7 @@ import org.jboss.logging.Logger;
 public class SessionSocket {
 
     /** Where browsers connect. */
-    public static final String PATH = "/v1/session";
+    private static final String PATH = "/v1/session";
 
     private static final Logger LOG = Logger.getLogger(SessionSocket.class);
     private static final SecureRandom RANDOM = new SecureRandom();
