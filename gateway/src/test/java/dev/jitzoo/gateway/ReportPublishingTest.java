@@ -17,6 +17,7 @@ import dev.jitzoo.proto.kernel.v1.KernelRef;
 import dev.jitzoo.proto.kernel.v1.OpKind;
 import dev.jitzoo.proto.kernel.v1.OpSpec;
 import dev.jitzoo.proto.kernel.v1.Schedule;
+import dev.jitzoo.proto.records.ReportRecords;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -73,7 +74,7 @@ class ReportPublishingTest {
         }
         List<KernelReport> published = new ArrayList<>();
         for (ConsumerRecord<String, byte[]> record : published(device)) {
-            published.add(KernelReport.parseFrom(record.value()));
+            published.addAll(ReportRecords.decode(record.value()));
             // traces are off here (TracingTest turns them on): no span is made for a record, none travels with it
             assertEquals(List.of(), Arrays.stream(record.headers().toArray()).map(Header::key).toList(), "no trace context");
         }

@@ -15,6 +15,7 @@ import dev.jitzoo.proto.kernel.v1.Primitive;
 import dev.jitzoo.proto.kernel.v1.PrimitiveSpeedup;
 import dev.jitzoo.proto.kernel.v1.Schedule;
 import dev.jitzoo.proto.kernel.v1.WasmFeatures;
+import dev.jitzoo.proto.records.ReportRecords;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.DevicePrimitives;
 import dev.jitzoo.proto.zoo.v1.Measurement;
@@ -126,6 +127,38 @@ class ZooServiceTest {
         }
         assertEquals(2, resolve(device).getReports(), "two sessions, not three reports");
         assertEquals(2.0, resolve(device).getMedianMs(), 1e-9);
+    }
+
+    /**
+     * A record of one session's reports (as the gateway writes them, the device once): each report
+     * is stored and elected; one refused report dead-letters its record once, and the others are
+     * stored all the same.
+     */
+    @Test
+    void aRecordOfASessionsReportsIsStoredReportByReport() throws Exception {
+        OpSpec other = OP.toBuilder().setShape(0, 96).build();
+        DeviceProfile device = device();
+        String session = "batch-" + UUID.randomUUID();
+        publish(ReportRecords.encode(device, List.of(report(device, session, Map.of("kbatch-a", 1.0)),
+                report(device, other, session, Map.of("kbatch-b", 2.0)))));
+        assertEquals(1, awaitBest(device, "kbatch-a").getReports());
+        assertEquals(2.0, awaitBest(device, other, "kbatch-b").getMedianMs(), 1e-9);
+
+        DeviceProfile partly = device();
+        String refused = "batch-refused-" + UUID.randomUUID();
+        publish(ReportRecords.encode(partly, List.of(report(partly, refused, Map.of()), report(partly, refused, Map.of("kkept", 1.0)),
+                report(partly, other, refused, Map.of()))));
+        awaitBest(partly, "kkept");
+        assertEquals("{\"fingerprint\":\"" + partly.getFingerprint() + "\",\"count\":1}",
+                get("api/v1/reports/count?fingerprint=" + partly.getFingerprint()).body(), "the valid report of the record is stored");
+        Instant deadline = Instant.now().plusSeconds(30);
+        String listed = get("api/v1/dlq/reports?limit=10000").body();
+        while (!listed.contains(refused) && Instant.now().isBefore(deadline)) {
+            Thread.sleep(200);
+            listed = get("api/v1/dlq/reports?limit=10000").body();
+        }
+        assertEquals(1, listed.split(refused, -1).length - 1, "its record dead-lettered once, not once a refused report: " + listed);
+        assertTrue(listed.contains("a report ranks at least one kernel"), listed);
     }
 
     @Test

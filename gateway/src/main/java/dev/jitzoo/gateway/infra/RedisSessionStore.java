@@ -39,7 +39,8 @@ public class RedisSessionStore implements SessionStore {
 
     private final RedisAsyncCommands<String, byte[]> redis;
     private final long ttlSeconds;
-    private final CoalescedWrites writes = new CoalescedWrites(this::setFields);
+    /** By token: a key is hashed once a write, not once a field (a page's reports mark a field each). */
+    private final CoalescedWrites writes = new CoalescedWrites((token, fields) -> setFields(key(token), fields));
 
     public RedisSessionStore(StatefulRedisConnection<String, byte[]> redis, GatewayConfig config) {
         this.redis = redis.async();
@@ -78,7 +79,7 @@ public class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletionStage<Void> reported(String token, int opIndex) {
-        return writes.set(key(token), Map.of("r:" + opIndex, YES));
+        return writes.set(token, Map.of("r:" + opIndex, YES));
     }
 
     @Override
@@ -119,7 +120,7 @@ public class RedisSessionStore implements SessionStore {
 
     /** Sets the fields, with those set meanwhile on the same session ({@link CoalescedWrites}). */
     private Uni<Void> write(String token, Map<String, byte[]> fields) {
-        return Uni.createFrom().completionStage(() -> writes.set(key(token), fields));
+        return Uni.createFrom().completionStage(() -> writes.set(token, fields));
     }
 
     /**

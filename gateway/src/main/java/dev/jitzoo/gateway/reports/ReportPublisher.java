@@ -1,6 +1,8 @@
 package dev.jitzoo.gateway.reports;
 
 import dev.jitzoo.gateway.GatewayConfig;
+import dev.jitzoo.proto.kernel.v1.DeviceProfile;
+import dev.jitzoo.proto.records.ReportRecords;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.opentelemetry.api.OpenTelemetry;
@@ -16,6 +18,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -38,12 +41,15 @@ import org.jboss.logging.Logger;
  * {@code microbench-results}, keyed by device fingerprint, with Kafka's own producer
  * ({@code acks=all}, idempotent): a record is acknowledged only once every in-sync replica has it.
  * <p>
- * The event loops only queue a record; one thread of its own hands what queued to the producer,
+ * The event loops only queue a report; one thread of its own hands what queued to the producer,
  * all of it at once, so that {@code send}'s waits (the topic's metadata while the broker is
- * unreachable, a full producer buffer) never stall a connection. The producer batches the records
- * per partition on its way to the broker. With traces on, each record is a {@code publish} span
- * whose context travels in the record's headers to the zoo's consumer; with traces off, no span is
- * made (the disabled SDK would still record one a report, and put its context in the headers).
+ * unreachable, a full producer buffer) never stall a connection. What queued of one session goes
+ * in one record ({@link ReportRecords}: a page sends its reports together, one per op), serialized
+ * on that thread, its device once; each report is acknowledged with its record. The producer
+ * batches the records per partition on its way to the broker. With traces on, each record is a
+ * {@code publish} span whose context travels in the record's headers to the zoo's consumer; with
+ * traces off, no span is made (the disabled SDK would still record one a record, and put its
+ * context in the headers).
  */
 @Startup
 @ApplicationScoped
@@ -54,16 +60,21 @@ public class ReportPublisher {
     static final String MICROBENCH = "microbench-results";
 
     /**
-     * Records waiting for the producer's thread, past the ones the producer holds: a burst of
-     * sessions sending their reports at once waits here; past it a report is answered UNAVAILABLE,
-     * and the client sends it again after a backoff. About 20 MB at most.
+     * Reports and results waiting for the producer's thread, past the ones the producer holds: a
+     * burst of sessions sending their reports at once waits here; past it a report is answered
+     * UNAVAILABLE, and the client sends it again after a backoff. About 20 MB at most.
      */
     static final int BUFFERED = 65_536;
 
     /** The records of one event-loop tick and the broker's round trip go in one request. */
     private static final int LINGER_MS = 2;
 
-    private record Outgoing(ProducerRecord<String, byte[]> record, CompletableFuture<Void> acked) {
+    /** The most reports in one record: a session's handful, however many queued (a record stays far below the broker's 1 MB). */
+    static final int REPORTS_PER_RECORD = 64;
+
+    /** A report waiting for its session's record (then {@code payload} is null), or a record of its own. */
+    private record Outgoing(String topic, String key, KernelReport report, DeviceProfile device, byte[] payload,
+                            CompletableFuture<Void> acked) {
     }
 
     private final Map<String, Object> producerConfig;
@@ -121,41 +132,98 @@ public class ReportPublisher {
         }
     }
 
-    /** Completes when the broker has acknowledged the record; fails when it cannot be published. */
-    public CompletionStage<Void> publish(KernelReport report) {
-        return send(REPORTS, report.getDevice().getFingerprint(), report.toByteArray());
+    /**
+     * Completes when the broker has acknowledged the record that carries the report (its device
+     * left unset: {@code device} is its session's); fails when it cannot be published.
+     */
+    public CompletionStage<Void> publish(KernelReport report, DeviceProfile device) {
+        return queue(new Outgoing(REPORTS, device.getFingerprint(), report, device, null, new CompletableFuture<>()));
     }
 
     /** Completes when the broker has acknowledged the record; fails when it cannot be published. */
     public CompletionStage<Void> publish(MicrobenchReport result) {
-        return send(MICROBENCH, result.getDevice().getFingerprint(), result.toByteArray());
+        return queue(new Outgoing(MICROBENCH, result.getDevice().getFingerprint(), null, null, result.toByteArray(),
+                new CompletableFuture<>()));
     }
 
-    private CompletionStage<Void> send(String topic, String fingerprint, byte[] payload) {
-        CompletableFuture<Void> acked = new CompletableFuture<>();
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, fingerprint, payload);
+    private CompletionStage<Void> queue(Outgoing o) {
         inFlight.incrementAndGet();
-        Span span = tracer == null ? null : publishSpan(topic, record);
-        acked.whenComplete((ok, failure) -> {
-            inFlight.decrementAndGet();
-            if (span != null) {
-                if (failure != null) {
-                    span.setStatus(StatusCode.ERROR, failure.toString());
-                }
-                span.end();
-            }
-        });
-        if (stopping || !queued.offer(new Outgoing(record, acked))) {
-            acked.completeExceptionally(new IllegalStateException(stopping ? "the gateway is shutting down"
-                    : BUFFERED + " records already wait for the broker"));
+        o.acked().whenComplete((ok, failure) -> inFlight.decrementAndGet());
+        if (stopping || !queued.offer(o)) {
+            o.acked().completeExceptionally(new IllegalStateException(stopping ? "the gateway is shutting down"
+                    : BUFFERED + " reports already wait for the broker"));
         }
-        return acked;
+        return o.acked();
+    }
+
+    /** The sender thread: hands everything queued to the producer, a session's reports in one record. */
+    private void sendQueued() {
+        List<Outgoing> drained = new ArrayList<>();
+        Map<String, List<Outgoing>> bySession = new LinkedHashMap<>();
+        while (!stopping) {
+            try {
+                Outgoing first = queued.poll(1, TimeUnit.SECONDS);
+                if (first == null) {
+                    continue;
+                }
+                drained.add(first);
+                queued.drainTo(drained);
+                for (Outgoing o : drained) {
+                    if (o.payload() != null) {
+                        hand(o.topic(), o.key(), o.payload(), List.of(o));
+                    } else {
+                        List<Outgoing> session = bySession.computeIfAbsent(o.report().getSessionId(), id -> new ArrayList<>());
+                        session.add(o);
+                        if (session.size() == REPORTS_PER_RECORD) {
+                            handReports(bySession.remove(o.report().getSessionId()));
+                        }
+                    }
+                }
+                bySession.values().forEach(this::handReports);
+            } catch (InterruptedException e) { // stopping: what is still queued is refused by stop()
+                Thread.currentThread().interrupt();
+                return;
+            } finally {
+                drained.clear();
+                bySession.clear();
+            }
+        }
+    }
+
+    /** One record for reports of one session. */
+    private void handReports(List<Outgoing> reports) {
+        Outgoing first = reports.get(0);
+        List<KernelReport> carried = new ArrayList<>(reports.size());
+        reports.forEach(o -> carried.add(o.report()));
+        hand(first.topic(), first.key(), ReportRecords.encode(first.device(), carried), reports);
+    }
+
+    /** Sends one record; each of {@code carried} completes on the broker's answer to it. */
+    private void hand(String topic, String key, byte[] value, List<Outgoing> carried) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, value);
+        Span span = tracer == null ? null : publishSpan(record);
+        try {
+            producer.send(record, (metadata, failure) -> {
+                end(span, failure);
+                for (Outgoing o : carried) {
+                    if (failure == null) {
+                        o.acked().complete(null);
+                    } else {
+                        o.acked().completeExceptionally(failure);
+                    }
+                }
+            });
+        } catch (RuntimeException e) { // metadata not had within max.block.ms, a closed producer, a record too large
+            LOG.debugf("record not sent to %s: %s", topic, e);
+            end(span, e);
+            carried.forEach(o -> o.acked().completeExceptionally(e));
+        }
     }
 
     /** The record's publish span, its context put in the record's headers for the zoo's consumer. */
-    private Span publishSpan(String topic, ProducerRecord<String, byte[]> record) {
-        Span span = tracer.spanBuilder(topic + " publish").setSpanKind(SpanKind.PRODUCER)
-                .setAttribute("messaging.system", "kafka").setAttribute("messaging.destination.name", topic).startSpan();
+    private Span publishSpan(ProducerRecord<String, byte[]> record) {
+        Span span = tracer.spanBuilder(record.topic() + " publish").setSpanKind(SpanKind.PRODUCER)
+                .setAttribute("messaging.system", "kafka").setAttribute("messaging.destination.name", record.topic()).startSpan();
         if (span.getSpanContext().isValid()) {
             telemetry.getPropagators().getTextMapPropagator().inject(Context.current().with(span), record,
                     (r, header, value) -> r.headers().add(header, value.getBytes(StandardCharsets.UTF_8)));
@@ -163,41 +231,12 @@ public class ReportPublisher {
         return span;
     }
 
-    /** The sender thread: hands every record queued to the producer, each completing on the broker's answer. */
-    private void sendQueued() {
-        List<Outgoing> batch = new ArrayList<>();
-        while (!stopping) {
-            try {
-                Outgoing first = queued.poll(1, TimeUnit.SECONDS);
-                if (first == null) {
-                    continue;
-                }
-                batch.add(first);
-                queued.drainTo(batch);
-                for (Outgoing o : batch) {
-                    hand(o);
-                }
-            } catch (InterruptedException e) { // stopping: what is still queued is refused by stop()
-                Thread.currentThread().interrupt();
-                return;
-            } finally {
-                batch.clear();
+    private static void end(Span span, Throwable failure) {
+        if (span != null) {
+            if (failure != null) {
+                span.setStatus(StatusCode.ERROR, failure.toString());
             }
-        }
-    }
-
-    private void hand(Outgoing o) {
-        try {
-            producer.send(o.record(), (metadata, failure) -> {
-                if (failure == null) {
-                    o.acked().complete(null);
-                } else {
-                    o.acked().completeExceptionally(failure);
-                }
-            });
-        } catch (RuntimeException e) { // metadata not had within max.block.ms, a closed producer, a record too large
-            LOG.debugf("record not sent to %s: %s", o.record().topic(), e);
-            o.acked().completeExceptionally(e);
+            span.end();
         }
     }
 

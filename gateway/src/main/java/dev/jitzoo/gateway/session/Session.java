@@ -219,7 +219,8 @@ public final class Session {
      * gateway issued and the ceiling it was checked against. Refuses ops never asked for, ids never
      * issued for that op, bad timings, a latency faster than the device can reach
      * ({@link LatencyRules}: the zoo would refuse it after the acknowledgement), and a second
-     * report of the same op.
+     * report of the same op. The record leaves the device to the session's
+     * ({@code ReportPublisher} writes it once for the reports it carries).
      */
     public KernelReport acceptReport(Report report, int maxRanked, long nowMs) {
         int opIndex = opIndex(report);
@@ -237,7 +238,6 @@ public final class Session {
         double ceiling = LatencyRules.ceilingFlops(hello.getBackend(), kindPeakGflops);
         KernelReport.Builder out = KernelReport.newBuilder()
                 .setSessionId(id)
-                .setDevice(hello.getDevice())
                 .setOp(report.getOp())
                 .setBackend(hello.getBackend())
                 .setOrigin(origin).setTenant(tenant)

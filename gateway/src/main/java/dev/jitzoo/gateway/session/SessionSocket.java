@@ -161,13 +161,19 @@ public class SessionSocket {
                 .subscribe().with(done -> { }, failure -> { }));
     }
 
-    /** The handler's answer, with a failure no handler took turned into the connection's close (1011). */
+    /**
+     * The handler's answer, with a failure no handler took turned into the connection's close
+     * (1011); {@link #ANSWERED_LATER} as it is (its answer cannot fail, and no operator is made for it).
+     */
     private static Uni<Void> run(ClientConnection connection, Supplier<Uni<Void>> handler) {
         Uni<Void> answer;
         try {
             answer = handler.get();
         } catch (RuntimeException unexpected) {
             answer = Uni.createFrom().failure(unexpected);
+        }
+        if (answer == ANSWERED_LATER) {
+            return answer;
         }
         return answer.onFailure().recoverWithUni(failure -> {
             LOG.errorf(failure, "connection %s: frame not handled, closing it", connection.id());
@@ -219,7 +225,12 @@ public class SessionSocket {
         }
         metrics.frame(frame.getFrameCase());
         switch (frame.getFrameCase()) {
-            case CREDIT, REPORT, MICROBENCH -> run(connection, () -> onFrame(frame, connection)).subscribe().with(v -> { }, f -> { });
+            case CREDIT, REPORT, MICROBENCH -> {
+                Uni<Void> answer = run(connection, () -> onFrame(frame, connection));
+                if (answer != ANSWERED_LATER) { // a report's answer is a callback of its own: nothing to subscribe to
+                    answer.subscribe().with(v -> { }, f -> { });
+                }
+            }
             default -> serially(connection, context, () -> onFrame(frame, connection));
         }
     }
@@ -534,7 +545,7 @@ public class SessionSocket {
             registry.update(session, s -> s.withdrawReport(report));
             throw ProtocolException.reportQuota(tenant.name(), tenant.quotas().reportsPerMinute());
         }
-        CompletionStage<Void> published = publisher.publish(accepted.report())
+        CompletionStage<Void> published = publisher.publish(accepted.report(), session.hello().getDevice())
                 .thenRun(() -> kernels.reported(session.hello(), tenant.name()));
         if (accepted.token() != null) {
             String unmarked = "session " + session.id() + ": report not marked stored (one sent again is stored once by the zoo)";

@@ -3,7 +3,7 @@ package dev.jitzoo.zoo.kafka;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.LoadingCache;
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.jitzoo.proto.zoo.v1.KernelReport;
+import dev.jitzoo.proto.records.ReportRecords;
 import dev.jitzoo.proto.zoo.v1.MicrobenchReport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -192,7 +192,7 @@ public class DeadLetters {
 
     private static String sessionOf(Channel channel, byte[] value) {
         try {
-            return channel == Channel.REPORTS ? KernelReport.parseFrom(value).getSessionId()
+            return channel == Channel.REPORTS ? ReportRecords.decode(value).get(0).getSessionId()
                     : MicrobenchReport.parseFrom(value).getSessionId();
         } catch (InvalidProtocolBufferException | NullPointerException e) {
             return "";

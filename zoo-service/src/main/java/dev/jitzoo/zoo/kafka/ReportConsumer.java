@@ -1,6 +1,7 @@
 package dev.jitzoo.zoo.kafka;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.jitzoo.proto.records.ReportRecords;
 import dev.jitzoo.proto.zoo.v1.KernelReport;
 import dev.jitzoo.zoo.domain.Zoo;
 import io.micrometer.core.instrument.Counter;
@@ -12,7 +13,10 @@ import io.smallrye.reactive.messaging.kafka.KafkaRecordBatch;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -20,10 +24,12 @@ import org.jboss.logging.Logger;
 
 /**
  * Consumes the gateway's validated reports from Kafka a poll's batch at a time: the zoo stores the
- * batch in one write and elects each key it touches once. A record that cannot be parsed or is
- * refused is nacked on its own, and the channel's failure strategy moves it to the dead-letter
- * topic, so one bad record never stops the stream; a batch MongoDB cannot store for now waits
- * until it can ({@link UntilStored}). Counts what it ingests and refuses (by reason), the
+ * batch in one write and elects each key it touches once. A record carries one session's reports
+ * or one report ({@link ReportRecords}). A record that cannot be parsed, or one of whose reports is
+ * refused, is nacked on its own, and the channel's failure strategy moves it to the dead-letter
+ * topic, so one bad record never stops the stream (its other reports are stored, and stored once
+ * again when it is replayed); a batch MongoDB cannot store for now waits until it can
+ * ({@link UntilStored}). Counts what it ingests and refuses (by reason), the
  * elections whose kernel changed, and the lag from the gateway's acceptance to the election.
  */
 @ApplicationScoped
@@ -49,13 +55,15 @@ public class ReportConsumer {
     @Incoming("reports")
     @Blocking
     public CompletionStage<Void> consume(KafkaRecordBatch<String, byte[]> batch) {
-        List<KafkaRecord<String, byte[]>> parsed = new ArrayList<>();
+        List<KafkaRecord<String, byte[]>> carriers = new ArrayList<>(); // each report's record
         List<KernelReport> reports = new ArrayList<>();
         List<CompletableFuture<Void>> deadLettered = new ArrayList<>();
         for (KafkaRecord<String, byte[]> record : batch.getRecords()) {
             try {
-                reports.add(KernelReport.parseFrom(record.getPayload()));
-                parsed.add(record);
+                for (KernelReport report : ReportRecords.decode(record.getPayload())) {
+                    reports.add(report);
+                    carriers.add(record);
+                }
             } catch (InvalidProtocolBufferException e) {
                 refused("unparsable");
                 LOG.warnf("refused an unparsable report (key %s, partition %d)", record.getKey(), record.getPartition());
@@ -63,11 +71,14 @@ public class ReportConsumer {
             }
         }
         Zoo.Ingested done = UntilStored.call("a batch of " + reports.size() + " reports", () -> zoo.ingest(reports));
+        Set<KafkaRecord<String, byte[]>> nacked = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Zoo.Refused r : done.refused()) {
             KernelReport report = reports.get(r.index());
             refused(r.reason().kind());
             LOG.warnf("refused report of session %s: %s", report.getSessionId(), r.reason().getMessage());
-            deadLettered.add(parsed.get(r.index()).nack(r.reason()).toCompletableFuture());
+            if (nacked.add(carriers.get(r.index()))) { // a record once, with its first refused report's reason
+                deadLettered.add(carriers.get(r.index()).nack(r.reason()).toCompletableFuture());
+            }
         }
         long now = System.currentTimeMillis();
         int stored = reports.size() - done.refused().size();
