@@ -368,7 +368,8 @@ public final class BenchCli {
             Suite.say("a private stack (its gateway: 1 GB heap, client addresses from X-Forwarded-For); then the load (minutes)");
             // JITZOO_BENCH_GATEWAY_JAVA_OPTS adds JVM options to the bench's gateway: a profiler, a flight recording
             String extra = System.getenv().getOrDefault("JITZOO_BENCH_GATEWAY_JAVA_OPTS", "");
-            Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", ("-Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 " + extra).trim(),
+            Map<String, String> gateway = Map.of("JITZOO_GATEWAY_JAVA_OPTS", ("-Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 "
+                    + "-XX:-UseDynamicNumberOfCompilerThreads " + extra).trim(),
                     "JITZOO_GATEWAY_TRUST_FORWARDED_FOR", "true");
             suite.withPrivateStack("bench gateway", gateway, suite.root(), javaMain(GatewayBench.class));
         }

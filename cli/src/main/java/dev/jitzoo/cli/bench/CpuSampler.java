@@ -22,6 +22,9 @@ final class CpuSampler {
         return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(Double.NaN);
     }
 
+    /** The JVM's JIT compiler threads, by name (/proc truncates it to 15 characters). */
+    static final List<String> JIT_THREADS = List.of("C1 CompilerThre", "C2 CompilerThre");
+
     /** The kernel's clock ticks a second in /proc's CPU times (USER_HZ: 100 on Linux). */
     private static final double TICKS_PER_SECOND = 100;
 

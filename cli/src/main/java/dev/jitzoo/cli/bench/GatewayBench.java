@@ -237,11 +237,14 @@ public final class GatewayBench {
         List<byte[]> frames = List.of();
         Optional<ProcessHandle> gatewayProcess = process.get();
         List<Double> perCpuSecond = new ArrayList<>();
+        List<Double> perCpuSecondWithoutJit = new ArrayList<>();
+        List<Double> jitShares = new ArrayList<>();
         for (int round = 0; round < 3; round++) {
             List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, round " + (round + 1));
             awaitQuiet();
             long start = System.nanoTime();
             double cpuBefore = cpuSeconds(gatewayProcess);
+            double jitBefore = jitSeconds(gatewayProcess);
             List<CompletableFuture<?>> acked = new ArrayList<>();
             for (Client c : clients) {
                 c.sendReports(ops);
@@ -251,7 +254,13 @@ public final class GatewayBench {
             double seconds = (System.nanoTime() - start) / 1e9;
             int roundAcks = clients.stream().mapToInt(c -> c.acks.get()).sum();
             rates.add(roundAcks / seconds);
-            perCpuSecond.add(roundAcks / (cpuSeconds(gatewayProcess) - cpuBefore));
+            double cpu = cpuSeconds(gatewayProcess) - cpuBefore;
+            double jit = jitSeconds(gatewayProcess) - jitBefore;
+            perCpuSecond.add(roundAcks / cpu);
+            perCpuSecondWithoutJit.add(roundAcks / (cpu - jit));
+            jitShares.add(jit / cpu);
+            say("  round " + (round + 1) + ": " + Math.round(roundAcks / seconds) + " reports acknowledged a second, "
+                    + Math.round(roundAcks / cpu) + " a second of the gateway's CPU, " + Math.round(100 * jit / cpu) + "% of that CPU its JIT compiler's");
             // outside the round's time: the sessions that did not get all their acknowledgements, and why
             List<String> lost = clients.stream().filter(c -> c.acks.get() < OPS_PER_SESSION)
                     .map(c -> c.acks.get() + " acks, " + c.errors.get() + " errors, " + (c.closed ? "closed with " + c.closeCode : "open")).toList();
@@ -267,7 +276,6 @@ public final class GatewayBench {
             }
             clients.forEach(Client::close);
             awaitNoConnections();
-            say("  round " + (round + 1) + ": " + Math.round(roundAcks / seconds) + " reports acknowledged a second");
         }
         double reportsPerS = Percentiles.median(rates);
         double[] echoed = echo(opened, frames);
@@ -278,6 +286,8 @@ public final class GatewayBench {
         f.put("reports_per_s", roundKeepingNaN(reportsPerS, 0));
         f.put("reports_first_round_per_s", roundKeepingNaN(firstRound, 0));
         f.put("reports_per_gateway_cpu_s", roundKeepingNaN(Percentiles.median(perCpuSecond), 0));
+        f.put("reports_per_gateway_cpu_s_without_jit", roundKeepingNaN(Percentiles.median(perCpuSecondWithoutJit), 0));
+        f.put("gateway_jit_cpu_share", roundKeepingNaN(Percentiles.median(jitShares), 3));
         f.put("echo_frames_per_s", roundKeepingNaN(echoed[0], 0));
         f.put("echo_frames_per_cpu_s", roundKeepingNaN(echoed[1], 0));
         f.put("speedup_vs_echo", roundKeepingNaN(reportsPerS / echoed[0], 3));
@@ -564,6 +574,11 @@ public final class GatewayBench {
         return gateway.map(CpuSampler::seconds).orElse(Double.NaN);
     }
 
+    /** CPU seconds of the gateway's JIT compiler threads (BenchCli keeps them alive: -XX:-UseDynamicNumberOfCompilerThreads). */
+    private static double jitSeconds(Optional<ProcessHandle> gateway) {
+        return gateway.map(g -> CpuSampler.threadSeconds(g, CpuSampler.JIT_THREADS)).orElse(Double.NaN);
+    }
+
     /** The gateway's heap in use right after a full GC (jcmd on its pid). */
     private double heapAfterGc() throws Exception {
         Optional<ProcessHandle> gateway = process.get();
@@ -611,10 +626,12 @@ public final class GatewayBench {
                       reports              %s acknowledged a second, median of 3 rounds (first %s; %s from %s sessions a round, %s errors)
                       echo baseline        %s frames a second, bare Vert.x, same connections and frames: gateway at %s of it
                       per CPU second       the gateway acknowledges %s reports a second of its own CPU; the echo server echoes %s frames
+                      JIT                  %s of the gateway's CPU in the rounds went to its JIT compiler (median); without it, %s reports a CPU second
                     """,
                     f.get("reports_per_s"), f.get("reports_first_round_per_s"), f.get("reports_acked"), f.get("report_sessions"),
                     f.get("report_errors"),
-                    f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"));
+                    f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"),
+                    f.get("gateway_jit_cpu_share"), f.get("reports_per_gateway_cpu_s_without_jit"));
         }
         if (json) {
             System.out.println(BenchReport.json(f));

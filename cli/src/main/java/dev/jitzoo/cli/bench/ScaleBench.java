@@ -76,8 +76,6 @@ public final class ScaleBench {
     /** Each instance's own count of its work: reports a zoo stored, kernels a codegen compiled. */
     private static final String INGESTED = "jitzoo_zoo_reports_ingested_total";
     private static final String COMPILES = "jitzoo_codegen_compile_seconds_count";
-    /** The JVM's JIT compiler threads, by name (/proc truncates it to 15 characters). */
-    private static final List<String> JIT_THREADS = List.of("C1 CompilerThre", "C2 CompilerThre");
     /** The chart's gateway JVM (values.yaml gateway.javaToolOptions) in its 1 Gi pod: MaxRAMPercentage=75 of it. */
     static final String CHART_GATEWAY_JVM = "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Xmx768m";
 
@@ -521,7 +519,7 @@ public final class ScaleBench {
     /** CPU seconds so far of each instance's JIT compiler threads. */
     private static Map<String, Double> jitByInstance(List<Instance> instances) {
         Map<String, Double> seconds = new LinkedHashMap<>();
-        instances.forEach(i -> i.process().ifPresent(h -> seconds.put(i.name(), CpuSampler.threadSeconds(h, JIT_THREADS))));
+        instances.forEach(i -> i.process().ifPresent(h -> seconds.put(i.name(), CpuSampler.threadSeconds(h, CpuSampler.JIT_THREADS))));
         return seconds;
     }
 
