@@ -54,7 +54,8 @@ import java.util.function.Supplier;
  *       gateway's own generation-to-offer latency (its {@code jitzoo_gateway_offer_seconds});</li>
  *   <li>reports: sessions of 16 ops each send all 16 reports at once; reports acknowledged a
  *       second (an acknowledgement means the broker has the record), the median of three rounds
- *       (the first, with the broker and the path cold, printed too);</li>
+ *       ({@code --report-rounds}; the first, with the broker and the path cold, printed too), and
+ *       the share of the gateway's CPU its JIT compiler took meanwhile;</li>
  *   <li>echo: the same connections and frames against a bare Vert.x echo server in its own JVM;</li>
  *   <li>held: sessions opened and kept, then the gateway's heap after a full GC.</li>
  * </ol>
@@ -92,6 +93,7 @@ public final class GatewayBench {
         int burst = argv.count("--burst", 1000);
         int burstSeconds = argv.count("--burst-seconds", 10);
         int reportSessions = argv.count("--report-sessions", 1000);
+        int reportRounds = argv.count("--report-rounds", 3);
         long phaseTimeoutMs = argv.count("--phase-timeout", 300) * 1000L;
         List<String> phases = argv.only(List.of("burst", "reports", "held"));
         URI gateway = URI.create(System.getenv().getOrDefault("JITZOO_GATEWAY_URL", "ws://127.0.0.1:8080/v1/session"));
@@ -103,7 +105,7 @@ public final class GatewayBench {
                 figures.putAll(bench.burst(burst, burstSeconds));
             }
             if (phases.contains("reports")) {
-                figures.putAll(bench.reports(reportSessions));
+                figures.putAll(bench.reports(reportSessions, reportRounds));
             }
             if (phases.contains("held")) {
                 figures.putAll(bench.held(held));
@@ -222,9 +224,9 @@ public final class GatewayBench {
      * never grant), each sends its 16 reports at once. Then the same connections and frames echoed
      * by a bare Vert.x server.
      */
-    private Map<String, Object> reports(int sessions) throws Exception {
+    private Map<String, Object> reports(int sessions, int rounds) throws Exception {
         say("reports: " + sessions + " sessions of " + OPS_PER_SESSION + " ops each send all their reports at once; "
-                + "three rounds, each of new sessions (a session reports an op once), as the echo's");
+                + rounds + " rounds, each of new sessions (a session reports an op once), as the echo's");
         List<OpSpec> ops = new ArrayList<>();
         for (int i = 0; i < OPS_PER_SESSION; i++) {
             ops.add(matmul(8 + i, 16, 16));
@@ -239,7 +241,7 @@ public final class GatewayBench {
         List<Double> perCpuSecond = new ArrayList<>();
         List<Double> perCpuSecondWithoutJit = new ArrayList<>();
         List<Double> jitShares = new ArrayList<>();
-        for (int round = 0; round < 3; round++) {
+        for (int round = 0; round < rounds; round++) {
             List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, round " + (round + 1));
             awaitQuiet();
             long start = System.nanoTime();
@@ -260,7 +262,8 @@ public final class GatewayBench {
             perCpuSecondWithoutJit.add(roundAcks / (cpu - jit));
             jitShares.add(jit / cpu);
             say("  round " + (round + 1) + ": " + Math.round(roundAcks / seconds) + " reports acknowledged a second, "
-                    + Math.round(roundAcks / cpu) + " a second of the gateway's CPU, " + Math.round(100 * jit / cpu) + "% of that CPU its JIT compiler's");
+                    + Math.round(roundAcks / cpu) + " a second of the gateway's CPU, "
+                    + Math.round(100 * jit / cpu) + "% of that CPU its JIT compiler's");
             // outside the round's time: the sessions that did not get all their acknowledgements, and why
             List<String> lost = clients.stream().filter(c -> c.acks.get() < OPS_PER_SESSION)
                     .map(c -> c.acks.get() + " acks, " + c.errors.get() + " errors, " + (c.closed ? "closed with " + c.closeCode : "open")).toList();
@@ -280,6 +283,7 @@ public final class GatewayBench {
         double reportsPerS = Percentiles.median(rates);
         double[] echoed = echo(opened, frames);
         Map<String, Object> f = new LinkedHashMap<>();
+        f.put("report_rounds", rounds);
         f.put("report_sessions", opened);
         f.put("reports_acked", ackCount);
         f.put("report_errors", errors);
@@ -623,13 +627,13 @@ public final class GatewayBench {
         }
         if (f.containsKey("report_sessions")) {
             System.out.printf("""
-                      reports              %s acknowledged a second, median of 3 rounds (first %s; %s from %s sessions a round, %s errors)
+                      reports              %s acknowledged a second, median of %s rounds (first %s; %s from %s sessions a round, %s errors)
                       echo baseline        %s frames a second, bare Vert.x, same connections and frames: gateway at %s of it
                       per CPU second       the gateway acknowledges %s reports a second of its own CPU; the echo server echoes %s frames
                       JIT                  %s of the gateway's CPU in the rounds went to its JIT compiler (median); without it, %s reports a CPU second
                     """,
-                    f.get("reports_per_s"), f.get("reports_first_round_per_s"), f.get("reports_acked"), f.get("report_sessions"),
-                    f.get("report_errors"),
+                    f.get("reports_per_s"), f.get("report_rounds"), f.get("reports_first_round_per_s"), f.get("reports_acked"),
+                    f.get("report_sessions"), f.get("report_errors"),
                     f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"),
                     f.get("gateway_jit_cpu_share"), f.get("reports_per_gateway_cpu_s_without_jit"));
         }
