@@ -72,8 +72,8 @@ public class ReportPublisher {
     /** The most reports in one record: a session's handful, however many queued (a record stays far below the broker's 1 MB). */
     static final int REPORTS_PER_RECORD = 64;
 
-    /** A report waiting for its session's record (then {@code payload} is null), or a record of its own. */
-    private record Outgoing(String topic, String key, KernelReport report, DeviceProfile device, byte[] payload,
+    /** A report waiting for its session's record (then {@code record} is null), or a record of its own. */
+    private record Outgoing(KernelReport report, DeviceProfile device, ProducerRecord<String, byte[]> record,
                             CompletableFuture<Void> acked) {
     }
 
@@ -137,13 +137,13 @@ public class ReportPublisher {
      * left unset: {@code device} is its session's); fails when it cannot be published.
      */
     public CompletionStage<Void> publish(KernelReport report, DeviceProfile device) {
-        return queue(new Outgoing(REPORTS, device.getFingerprint(), report, device, null, new CompletableFuture<>()));
+        return queue(new Outgoing(report, device, null, new CompletableFuture<>()));
     }
 
     /** Completes when the broker has acknowledged the record; fails when it cannot be published. */
     public CompletionStage<Void> publish(MicrobenchReport result) {
-        return queue(new Outgoing(MICROBENCH, result.getDevice().getFingerprint(), null, null, result.toByteArray(),
-                new CompletableFuture<>()));
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(MICROBENCH, result.getDevice().getFingerprint(), result.toByteArray());
+        return queue(new Outgoing(null, null, record, new CompletableFuture<>()));
     }
 
     private CompletionStage<Void> queue(Outgoing o) {
@@ -169,8 +169,8 @@ public class ReportPublisher {
                 drained.add(first);
                 queued.drainTo(drained);
                 for (Outgoing o : drained) {
-                    if (o.payload() != null) {
-                        hand(o.topic(), o.key(), o.payload(), List.of(o));
+                    if (o.record() != null) {
+                        hand(o.record(), List.of(o));
                     } else {
                         List<Outgoing> session = bySession.computeIfAbsent(o.report().getSessionId(), id -> new ArrayList<>());
                         session.add(o);
@@ -195,12 +195,12 @@ public class ReportPublisher {
         Outgoing first = reports.get(0);
         List<KernelReport> carried = new ArrayList<>(reports.size());
         reports.forEach(o -> carried.add(o.report()));
-        hand(first.topic(), first.key(), ReportRecords.encode(first.device(), carried), reports);
+        byte[] value = ReportRecords.encode(first.device(), carried);
+        hand(new ProducerRecord<>(REPORTS, first.device().getFingerprint(), value), reports);
     }
 
     /** Sends one record; each of {@code carried} completes on the broker's answer to it. */
-    private void hand(String topic, String key, byte[] value, List<Outgoing> carried) {
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, value);
+    private void hand(ProducerRecord<String, byte[]> record, List<Outgoing> carried) {
         Span span = tracer == null ? null : publishSpan(record);
         try {
             producer.send(record, (metadata, failure) -> {
@@ -214,7 +214,7 @@ public class ReportPublisher {
                 }
             });
         } catch (RuntimeException e) { // metadata not had within max.block.ms, a closed producer, a record too large
-            LOG.debugf("record not sent to %s: %s", topic, e);
+            LOG.debugf("record not sent to %s: %s", record.topic(), e);
             end(span, e);
             carried.forEach(o -> o.acked().completeExceptionally(e));
         }
