@@ -104,8 +104,11 @@ class SessionSocketTest {
         assertEquals(200, health.statusCode(), health.body());
         assertTrue(health.body().contains("\"codegen\": \"UNREACHABLE"), health.body());
         assertTrue(health.body().contains("\"zoo\": \"UNREACHABLE"), health.body());
+        String metrics = TestSocket.metrics(endpoint);
         for (String service : List.of("zoo", "space", "codegen")) {
-            assertEquals(0.0, TestSocket.metric(endpoint, "jitzoo_gateway_downstream_serving{service=\"" + service + "\"}"), service);
+            String series = "jitzoo_gateway_downstream_serving{service=\"" + service + "\"}";
+            assertEquals(0.0, TestSocket.metric(metrics, series), () -> series + " on the page: "
+                    + metrics.lines().filter(l -> l.contains("downstream_serving") || l.startsWith("HTTP")).toList());
         }
         try (TestSocket page = new TestSocket(endpoint)) {
             page.send(ClientFrame.newBuilder().setHello(Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM)

@@ -138,8 +138,18 @@ final class TestSocket implements AutoCloseable {
      * e.g. {@code jitzoo_gateway_refused_total{code="idle"}}), NaN when absent.
      */
     static double metric(URL endpoint, String series) throws Exception {
-        String page = HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(endpoint.toURI().resolve("/q/metrics"))
-                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        return metric(metrics(endpoint), series);
+    }
+
+    /** The gateway's Prometheus page as scraped now, its status line first when it is not 200. */
+    static String metrics(URL endpoint) throws Exception {
+        java.net.http.HttpResponse<String> page = HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                endpoint.toURI().resolve("/q/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        return page.statusCode() == 200 ? page.body() : "HTTP " + page.statusCode() + "\n" + page.body();
+    }
+
+    /** The value of one series on a scraped page ({@link #metrics}), NaN when absent. */
+    static double metric(String page, String series) {
         return page.lines().filter(l -> l.startsWith(series + " ")).findFirst()
                 .map(l -> Double.parseDouble(l.substring(series.length() + 1).trim())).orElse(Double.NaN);
     }

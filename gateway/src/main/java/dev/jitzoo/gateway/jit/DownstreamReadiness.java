@@ -51,7 +51,8 @@ public class DownstreamReadiness implements HealthCheck {
         this.drain = drain;
         services.keySet().forEach(name -> {
             statuses.put(name, UNKNOWN);
-            Gauge.builder("jitzoo.gateway.downstream.serving", statuses, s -> serving(s.get(name)) ? 1 : 0)
+            // a Supplier gauge holds its function strongly: the value never depends on a weak reference
+            Gauge.builder("jitzoo.gateway.downstream.serving", () -> serving(statuses.get(name)) ? 1 : 0)
                     .tag("service", name).description("1 while the service answers its health check SERVING, else 0")
                     .register(metrics);
         });
