@@ -19,6 +19,11 @@ record BenchArgs(List<String> argv) {
         return argv.contains("--json");
     }
 
+    /** Whether a switch such as {@code --zoo-ingesting} was given. */
+    boolean flag(String name) {
+        return argv.contains(name);
+    }
+
     /** A positive count given as {@code name N}, else {@code otherwise}. */
     int count(String name, int otherwise) {
         int at = argv.indexOf(name);
