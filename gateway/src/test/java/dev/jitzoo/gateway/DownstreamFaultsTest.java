@@ -128,6 +128,29 @@ class DownstreamFaultsTest {
         assertEquals(1, FakeDownstreams.composed(41), "the space was asked once for both pages");
     }
 
+    /**
+     * A page that grants no credit and leaves (its offers parked at {@code max-queued-offers}, two
+     * here) still leaves every kernel of its kind in the gateway's memory: the next page gets its
+     * Welcome and all five offers without codegen being asked again.
+     */
+    @Test
+    void aPageThatLeavesWithoutCreditStillKeepsItsKindsKernels() throws Exception {
+        OpSpec op = matmul(43);
+        try (TestSocket socket = new TestSocket(endpoint)) {
+            socket.send(hello(op, 0));
+            socket.await(ServerFrame::hasWelcome, "Welcome");
+            assertNull(socket.next(Duration.ofSeconds(1)), "nothing is sent without credit");
+        }
+        int asked = FakeDownstreams.generated(43);
+        assertEquals(6, asked, "codegen made the Welcome's kernel and the batch of five once");
+        try (TestSocket socket = new TestSocket(endpoint)) {
+            socket.send(hello(op, 10));
+            socket.await(ServerFrame::hasWelcome, "Welcome");
+            assertEquals(List.of(2, 3, 4, 5, 6), offers(socket).x0s());
+        }
+        assertEquals(asked, FakeDownstreams.generated(43), "the second page was served from the gateway's memory");
+    }
+
     /** The offers a session received, and the OffersDone that ended them. */
     private record Offers(List<KernelOffer> offers, OffersDone done) {
         List<Integer> x0s() {

@@ -227,7 +227,9 @@ public class KernelSources {
      * first, then every op's second, ...), so a model's ops all improve from the start rather than
      * one after another; within an op, the space's order. A candidate codegen refuses is skipped.
      * The offers come in lists of those ready together: all at once when every kernel is in the
-     * gateway's memory, one by one as codegen makes them otherwise.
+     * gateway's memory, one by one as codegen makes them otherwise. Codegen's kernels are taken (and
+     * kept in memory) as they come, and wait here for the session's room: a session that grants no
+     * credit and leaves has still filled the memory for the next of its kind.
      */
     public Multi<List<Offer>> candidates(Hello hello, Uni<List<Planned>> planned, SessionTrace trace) {
         return planned.onItem().transformToMulti(order -> {
@@ -253,7 +255,10 @@ public class KernelSources {
                     .map(generated -> {
                         artifacts.put(requests.get(generated.getIndex()), generated.getResult().getArtifact());
                         return List.of(offer(order.get(generated.getIndex()), generated.getResult().getArtifact()));
-                    });
+                    })
+                    // taken as codegen sends them, whatever the session's credit: every kernel of the batch is
+                    // kept for the next session of the kind, not only those this one had room for before it left
+                    .onOverflow().buffer(requests.size());
         });
     }
 
