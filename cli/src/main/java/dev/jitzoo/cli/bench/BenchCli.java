@@ -361,7 +361,8 @@ public final class BenchCli {
             + "the heap they take, Welcome latency in a burst of page loads, the gateway's generation-to-offer latency, "
             + "reports acknowledged a second beside a bare Vert.x echo server on the same load (options: --sessions N (10000), "
             + "--burst N (1000), --burst-seconds S (10), --report-sessions N (1000), --report-rounds N (3), --phase-timeout S (300), "
-            + "--only burst,reports,held (every phase after the warm-up), --json)")
+            + "--only burst,reports,held (every phase after the warm-up), --zoo-ingesting (the zoo and its store not held while a "
+            + "report round is timed), --json)")
     static final class GatewayLoad extends Bench {
         @Override
         public void run() {
