@@ -60,7 +60,7 @@ public interface GatewayConfig {
     @WithDefault("PT2S")
     Duration composeCacheTtl();
 
-    /** Offers buffered per session before the client grants credit; generation waits beyond it. */
+    /** Offers queued per session before the client grants credit; the session takes no more offers beyond it. */
     @WithDefault("64")
     int maxQueuedOffers();
 

@@ -16,7 +16,7 @@ record BenchArgs(List<String> argv) {
 
     /** Whether the figures go out as one JSON line. */
     boolean json() {
-        return argv.contains("--json");
+        return flag("--json");
     }
 
     /** Whether a switch such as {@code --zoo-ingesting} was given. */

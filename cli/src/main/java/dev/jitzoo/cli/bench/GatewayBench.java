@@ -232,9 +232,10 @@ public final class GatewayBench {
      * by a bare Vert.x server.
      */
     private Map<String, Object> reports(int sessions, int rounds) throws Exception {
+        List<ProcessHandle> held = offTheAckPath.get();
         say("reports: " + sessions + " sessions of " + OPS_PER_SESSION + " ops each send all their reports at once; "
                 + rounds + " rounds, each of new sessions (a session reports an op once), as the echo's"
-                + (offTheAckPath.get().isEmpty() ? "" : "; the zoo and its store held while a round is timed (--zoo-ingesting: not)"));
+                + (held.isEmpty() ? "" : "; the zoo and its store held while a round is timed (--zoo-ingesting: not)"));
         List<OpSpec> ops = new ArrayList<>();
         for (int i = 0; i < OPS_PER_SESSION; i++) {
             ops.add(matmul(8 + i, 16, 16));
@@ -243,7 +244,6 @@ public final class GatewayBench {
         double firstRound = Double.NaN;
         int ackCount = 0;
         int errors = 0;
-        boolean zooHeld = false;
         int opened = 0;
         List<byte[]> frames = List.of();
         Optional<ProcessHandle> gatewayProcess = process.get();
@@ -253,7 +253,6 @@ public final class GatewayBench {
         for (int round = 0; round < rounds; round++) {
             List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, round " + (round + 1));
             awaitQuiet();
-            List<ProcessHandle> held = offTheAckPath.get();
             long start;
             double cpuBefore;
             double jitBefore;
@@ -273,7 +272,6 @@ public final class GatewayBench {
             } finally {
                 signal(held, "CONT");
             }
-            zooHeld = !held.isEmpty();
             int roundAcks = clients.stream().mapToInt(c -> c.acks.get()).sum();
             rates.add(roundAcks / seconds);
             double cpu = cpuSeconds(gatewayProcess) - cpuBefore;
@@ -304,7 +302,7 @@ public final class GatewayBench {
         double[] echoed = echo(opened, frames);
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("report_rounds", rounds);
-        f.put("zoo_held_in_rounds", zooHeld);
+        f.put("zoo_held_in_rounds", !held.isEmpty());
         f.put("report_sessions", opened);
         f.put("reports_acked", ackCount);
         f.put("report_errors", errors);

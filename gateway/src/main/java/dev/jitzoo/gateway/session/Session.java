@@ -175,8 +175,8 @@ public final class Session {
 
     /**
      * Completes once fewer than {@code max} offers wait for credit: at once when they already do,
-     * else when the client grants credit and some go out. Generation waits on it, so a client that
-     * grants no credit holds at most {@code max} kernels of the gateway's memory.
+     * else when the client grants credit and some go out. The session's offers wait on it, so a
+     * client that grants no credit has at most {@code max} offers queued.
      */
     public CompletionStage<Void> roomFor(int max) {
         if (pendingOffers.size() < max) {

@@ -381,8 +381,9 @@ public class SessionSocket {
 
     /**
      * Queues the offers as they are generated (kept in the store first: those ready together in
-     * one write) and sends them within the client's credit. Generation waits while
-     * {@code max-queued-offers} wait for credit. When it fails, or codegen sends nothing for the RPC
+     * one write) and sends them within the client's credit. The offers wait while
+     * {@code max-queued-offers} wait for credit (codegen's batch is taken meanwhile:
+     * {@link KernelSources#candidates}). When it fails, or codegen sends nothing for the RPC
      * timeout while kernels are wanted, the offers end there: OffersDone says why, and the session
      * goes on with the kernels it has.
      */
