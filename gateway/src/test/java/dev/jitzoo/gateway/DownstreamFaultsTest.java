@@ -151,6 +151,37 @@ class DownstreamFaultsTest {
         assertEquals(asked, FakeDownstreams.generated(43), "the second page was served from the gateway's memory");
     }
 
+    @Test
+    void pagesOfAKindThatOpenTogetherShareCodegensCalls() throws Exception {
+        OpSpec op = matmul(FakeDownstreams.SLOW_M);
+        String joined = "jitzoo_gateway_codegen_calls_total{call=\"generate_batch\",joined=\"true\"}";
+        double joinedBefore = orZero(TestSocket.metric(endpoint, joined));
+        List<TestSocket> pages = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) { // all four Hellos within codegen's first answer
+                TestSocket page = new TestSocket(endpoint);
+                pages.add(page);
+                page.send(hello(op, 10));
+            }
+            for (TestSocket page : pages) {
+                page.await(ServerFrame::hasWelcome, "Welcome");
+                assertEquals(List.of(2, 3, 4, 5, 6), offers(page).x0s(), "every page is offered the whole batch");
+            }
+        } finally {
+            for (TestSocket page : pages) {
+                page.close();
+            }
+        }
+        assertEquals(6, FakeDownstreams.generated(FakeDownstreams.SLOW_M),
+                "codegen made the Welcome's kernel and the batch of five once for the four pages");
+        String page = TestSocket.metrics(endpoint);
+        assertEquals(3.0, orZero(TestSocket.metric(page, joined)) - joinedBefore, page);
+    }
+
+    private static double orZero(double value) {
+        return Double.isNaN(value) ? 0 : value;
+    }
+
     /** The offers a session received, and the OffersDone that ended them. */
     private record Offers(List<KernelOffer> offers, OffersDone done) {
         List<Integer> x0s() {

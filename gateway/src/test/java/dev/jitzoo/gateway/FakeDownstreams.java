@@ -43,7 +43,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * for the gateway's tests of downstream faults. The zoo knows nothing; the space offers
  * {@link #CANDIDATES} schedules per op; codegen's stream behaves by the op's M:
  * {@link #REFUSING_M} refuses its second request, {@link #STALLING_M} sends two kernels and then
- * nothing, never ending; any other M generates every request. Also points the gateway at the
+ * nothing, never ending; {@link #SLOW_M} waits {@link #SLOW} before it answers; any other M
+ * generates every request. Also points the gateway at the
  * real Kafka and Redis (see {@link TestInfra}). Keeps the W3C {@code traceparent} each call came
  * with, by method ({@link #traceparents}).
  */
@@ -52,6 +53,9 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     static final int CANDIDATES = 6;
     static final int REFUSING_M = 11;
     static final int STALLING_M = 22;
+    static final int SLOW_M = 33;
+    /** How long codegen thinks before it answers a request of {@link #SLOW_M}. */
+    static final java.time.Duration SLOW = java.time.Duration.ofMillis(600);
 
     private static final Metadata.Key<String> TRACEPARENT = Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
     private static final Map<String, List<String>> TRACEPARENTS = new ConcurrentHashMap<>();
@@ -160,6 +164,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
     private static final class Codegen extends CodegenServiceGrpc.CodegenServiceImplBase {
         @Override
         public void generate(GenerateRequest request, StreamObserver<GenerateResponse> answer) {
+            thinkIfSlow(request.getOp().getShape(0));
             answer.onNext(generated(request));
             answer.onCompleted();
         }
@@ -167,6 +172,7 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
         @Override
         public void generateBatch(GenerateBatchRequest batch, StreamObserver<GenerateBatchResponse> answer) {
             int m = batch.getRequests(0).getOp().getShape(0);
+            thinkIfSlow(m);
             for (int i = 0; i < batch.getRequestsCount(); i++) {
                 if (m == STALLING_M && i == 2) {
                     return; // the stream stays open and silent
@@ -180,6 +186,16 @@ public class FakeDownstreams implements QuarkusTestResourceLifecycleManager {
                 answer.onNext(response.build());
             }
             answer.onCompleted();
+        }
+
+        private static void thinkIfSlow(int m) {
+            if (m == SLOW_M) {
+                try {
+                    Thread.sleep(SLOW.toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
 
         private static GenerateResponse generated(GenerateRequest request) {

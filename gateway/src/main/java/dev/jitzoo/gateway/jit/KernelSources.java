@@ -3,6 +3,7 @@ package dev.jitzoo.gateway.jit;
 import dev.jitzoo.gateway.GatewayConfig;
 import dev.jitzoo.proto.codegen.v1.CodegenService;
 import dev.jitzoo.proto.codegen.v1.GenerateBatchRequest;
+import dev.jitzoo.proto.codegen.v1.GenerateBatchResponse;
 import dev.jitzoo.proto.codegen.v1.GenerateRequest;
 import dev.jitzoo.proto.codegen.v1.GenerateResponse;
 import dev.jitzoo.proto.gateway.v1.DynamicPlan;
@@ -81,6 +82,8 @@ public class KernelSources {
     private final Tracer tracer;
     private final ArtifactCache artifacts;
     private final ComposeCache spaceAnswers;
+    private final InFlight<GenerateRequest, KernelArtifact> kernelCalls;
+    private final InFlight<List<GenerateRequest>, GenerateBatchResponse> batchCalls;
 
     public KernelSources(@GrpcClient("zoo") ZooService zoo,
                          @GrpcClient("space") SpaceService space,
@@ -88,6 +91,8 @@ public class KernelSources {
                          GatewayConfig config, Tracer tracer, MeterRegistry metrics) {
         this.artifacts = new ArtifactCache(config.artifactCacheBytes(), ARTIFACT_TTL, metrics);
         this.spaceAnswers = new ComposeCache(config.composeCacheTtl(), metrics);
+        this.kernelCalls = new InFlight<>("generate", metrics);
+        this.batchCalls = new InFlight<>("generate_batch", metrics);
         this.zoo = zoo;
         this.space = space;
         this.codegen = codegen;
@@ -227,9 +232,10 @@ public class KernelSources {
      * first, then every op's second, ...), so a model's ops all improve from the start rather than
      * one after another; within an op, the space's order. A candidate codegen refuses is skipped.
      * The offers come in lists of those ready together: all at once when every kernel is in the
-     * gateway's memory, one by one as codegen makes them otherwise. Codegen's kernels are taken (and
-     * kept in memory) as they come, and wait here for the session's room: a session that grants no
-     * credit and leaves has still filled the memory for the next of its kind.
+     * gateway's memory, one by one as codegen makes them otherwise. One batch call runs at a time
+     * per list of requests ({@link InFlight}): the sessions of a kind that ask meanwhile join it.
+     * Its kernels are taken (and kept in memory) as they come, whoever is left to take them: a
+     * session that grants no credit and leaves has still filled the memory for the next of its kind.
      */
     public Multi<List<Offer>> candidates(Hello hello, Uni<List<Planned>> planned, SessionTrace trace) {
         return planned.onItem().transformToMulti(order -> {
@@ -245,20 +251,17 @@ public class KernelSources {
                 }
                 return Multi.createFrom().item(offers);
             }
-            return trace.within(codegen.generateBatch(GenerateBatchRequest.newBuilder().addAllRequests(requests).build()))
-                    .filter(generated -> {
-                        if (!generated.getRefused().isEmpty()) {
-                            LOG.infof("candidate skipped, codegen refused it: %s", generated.getRefused());
-                        }
-                        return generated.hasResult();
-                    })
-                    .map(generated -> {
-                        artifacts.put(requests.get(generated.getIndex()), generated.getResult().getArtifact());
-                        return List.of(offer(order.get(generated.getIndex()), generated.getResult().getArtifact()));
-                    })
-                    // taken as codegen sends them, whatever the session's credit: every kernel of the batch is
-                    // kept for the next session of the kind, not only those this one had room for before it left
-                    .onOverflow().buffer(requests.size());
+            return batchCalls.join(requests, () -> trace.within(codegen.generateBatch(GenerateBatchRequest.newBuilder().addAllRequests(requests).build()))
+                            // the sessions' own guards end their offers first (SessionSocket.generate): this releases the call
+                            .ifNoItem().after(config.rpcTimeout().multipliedBy(2)).fail()
+                            .filter(generated -> {
+                                if (!generated.getRefused().isEmpty()) {
+                                    LOG.infof("candidate skipped, codegen refused it: %s", generated.getRefused());
+                                }
+                                return generated.hasResult();
+                            })
+                            .invoke(generated -> artifacts.put(requests.get(generated.getIndex()), generated.getResult().getArtifact())))
+                    .map(generated -> List.of(offer(order.get(generated.getIndex()), generated.getResult().getArtifact())));
         });
     }
 
@@ -333,9 +336,10 @@ public class KernelSources {
         if (kept.isPresent()) {
             return Uni.createFrom().item(kept.get());
         }
-        return trace.within(codegen.generate(request)).ifNoItem().after(config.rpcTimeout()).fail()
+        return kernelCalls.join(request, () -> trace.within(codegen.generate(request)).ifNoItem().after(config.rpcTimeout()).fail()
                 .map(GenerateResponse::getArtifact)
-                .invoke(artifact -> artifacts.put(request, artifact));
+                .invoke(artifact -> artifacts.put(request, artifact))
+                .toMulti()).toUni();
     }
 
     /** WGSL kernels are made for the limits the device's adapter reported. */
