@@ -26,12 +26,21 @@ record BenchArgs(List<String> argv) {
 
     /** A positive count given as {@code name N}, else {@code otherwise}. */
     int count(String name, int otherwise) {
+        return count(name, otherwise, "[1-9][0-9]{0,8}", "a positive count");
+    }
+
+    /** As {@link #count}, zero allowed. */
+    int countOrZero(String name, int otherwise) {
+        return count(name, otherwise, "0|[1-9][0-9]{0,8}", "a count (0 or more)");
+    }
+
+    private int count(String name, int otherwise, String pattern, String what) {
         int at = argv.indexOf(name);
         if (at < 0) {
             return otherwise;
         }
-        if (at + 1 >= argv.size() || !argv.get(at + 1).matches("[1-9][0-9]{0,8}")) {
-            throw new IllegalArgumentException(name + " takes a positive count");
+        if (at + 1 >= argv.size() || !argv.get(at + 1).matches(pattern)) {
+            throw new IllegalArgumentException(name + " takes " + what);
         }
         return Integer.parseInt(argv.get(at + 1));
     }

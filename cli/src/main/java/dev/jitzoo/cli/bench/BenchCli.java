@@ -360,7 +360,7 @@ public final class BenchCli {
     @Command(name = "gateway", description = "on a private stack whose gateway has a 1 GB heap: sessions held at once and "
             + "the heap they take, Welcome latency in a burst of page loads, the gateway's generation-to-offer latency, "
             + "reports acknowledged a second beside a bare Vert.x echo server on the same load (options: --sessions N (10000), "
-            + "--burst N (1000), --burst-seconds S (10), --report-sessions N (1000), --report-rounds N (3), --phase-timeout S (300), "
+            + "--burst N (1000), --burst-seconds S (10), --report-sessions N (1000), --report-rounds N (3), --report-warm-up-rounds N (4), --phase-timeout S (300), "
             + "--only burst,reports,held (every phase after the warm-up), --zoo-ingesting (the zoo and its store not held while a "
             + "report round is timed), --json)")
     static final class GatewayLoad extends Bench {

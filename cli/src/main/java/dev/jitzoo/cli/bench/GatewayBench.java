@@ -54,8 +54,10 @@ import java.util.function.Supplier;
  *       gateway's own generation-to-offer latency (its {@code jitzoo_gateway_offer_seconds});</li>
  *   <li>reports: sessions of 16 ops each send all 16 reports at once; reports acknowledged a
  *       second (an acknowledgement means the broker has the record), the median of three rounds
- *       ({@code --report-rounds}; the first, with the broker and the path cold, printed too), and
- *       the share of the gateway's CPU its JIT compiler took meanwhile;</li>
+ *       ({@code --report-rounds}) after four untimed ones ({@code --report-warm-up-rounds}: the
+ *       report path's code is compiled over its first minute of load, as in service it runs warm);
+ *       the first round, with the broker and the path cold, printed too; and the share of the
+ *       gateway's CPU its JIT compiler took in the timed rounds;</li>
  *   <li>echo: the same connections and frames against a bare Vert.x echo server in its own JVM;</li>
  *   <li>held: sessions opened and kept, then the gateway's heap after a full GC.</li>
  * </ol>
@@ -98,6 +100,7 @@ public final class GatewayBench {
         int burstSeconds = argv.count("--burst-seconds", 10);
         int reportSessions = argv.count("--report-sessions", 1000);
         int reportRounds = argv.count("--report-rounds", 3);
+        int reportWarmUpRounds = argv.countOrZero("--report-warm-up-rounds", 4);
         boolean zooIngesting = argv.flag("--zoo-ingesting");
         long phaseTimeoutMs = argv.count("--phase-timeout", 300) * 1000L;
         List<String> phases = argv.only(List.of("burst", "reports", "held"));
@@ -112,7 +115,7 @@ public final class GatewayBench {
                 figures.putAll(bench.burst(burst, burstSeconds));
             }
             if (phases.contains("reports")) {
-                figures.putAll(bench.reports(reportSessions, reportRounds));
+                figures.putAll(bench.reports(reportSessions, reportWarmUpRounds, reportRounds));
             }
             if (phases.contains("held")) {
                 figures.putAll(bench.held(held));
@@ -231,10 +234,10 @@ public final class GatewayBench {
      * never grant), each sends its 16 reports at once. Then the same connections and frames echoed
      * by a bare Vert.x server.
      */
-    private Map<String, Object> reports(int sessions, int rounds) throws Exception {
+    private Map<String, Object> reports(int sessions, int warmUpRounds, int rounds) throws Exception {
         List<ProcessHandle> held = offTheAckPath.get();
         say("reports: " + sessions + " sessions of " + OPS_PER_SESSION + " ops each send all their reports at once; "
-                + rounds + " rounds, each of new sessions (a session reports an op once), as the echo's"
+                + warmUpRounds + " warm-up rounds, then " + rounds + " timed, each of new sessions (a session reports an op once), as the echo's"
                 + (held.isEmpty() ? "" : "; the zoo and its store held while a round is timed (--zoo-ingesting: not)"));
         List<OpSpec> ops = new ArrayList<>();
         for (int i = 0; i < OPS_PER_SESSION; i++) {
@@ -250,8 +253,10 @@ public final class GatewayBench {
         List<Double> perCpuSecond = new ArrayList<>();
         List<Double> perCpuSecondWithoutJit = new ArrayList<>();
         List<Double> jitShares = new ArrayList<>();
-        for (int round = 0; round < rounds; round++) {
-            List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, round " + (round + 1));
+        for (int round = 0; round < warmUpRounds + rounds; round++) {
+            boolean timed = round >= warmUpRounds;
+            String name = timed ? "round " + (round - warmUpRounds + 1) : "warm-up round " + (round + 1);
+            List<Client> clients = openAll(sessions, () -> hello(ops, 0), "report sessions, " + name);
             awaitQuiet();
             long start;
             double cpuBefore;
@@ -273,20 +278,22 @@ public final class GatewayBench {
                 signal(held, "CONT");
             }
             int roundAcks = clients.stream().mapToInt(c -> c.acks.get()).sum();
-            rates.add(roundAcks / seconds);
             double cpu = cpuSeconds(gatewayProcess) - cpuBefore;
             double jit = jitSeconds(gatewayProcess) - jitBefore;
-            perCpuSecond.add(roundAcks / cpu);
-            perCpuSecondWithoutJit.add(roundAcks / (cpu - jit));
-            jitShares.add(jit / cpu);
-            say("  round " + (round + 1) + ": " + Math.round(roundAcks / seconds) + " reports acknowledged a second, "
+            if (timed) {
+                rates.add(roundAcks / seconds);
+                perCpuSecond.add(roundAcks / cpu);
+                perCpuSecondWithoutJit.add(roundAcks / (cpu - jit));
+                jitShares.add(jit / cpu);
+            }
+            say("  " + name + ": " + Math.round(roundAcks / seconds) + " reports acknowledged a second, "
                     + Math.round(roundAcks / cpu) + " a second of the gateway's CPU, "
                     + Math.round(100 * jit / cpu) + "% of that CPU its JIT compiler's");
             // outside the round's time: the sessions that did not get all their acknowledgements, and why
             List<String> lost = clients.stream().filter(c -> c.acks.get() < OPS_PER_SESSION)
                     .map(c -> c.acks.get() + " acks, " + c.errors.get() + " errors, " + (c.closed ? "closed with " + c.closeCode : "open")).toList();
             if (!lost.isEmpty()) {
-                say("  round " + (round + 1) + ": " + lost.size() + " sessions without all their acknowledgements: " + lost.subList(0, Math.min(5, lost.size())));
+                say("  " + name + ": " + lost.size() + " sessions without all their acknowledgements: " + lost.subList(0, Math.min(5, lost.size())));
             }
             firstRound = round == 0 ? roundAcks / seconds : firstRound;
             ackCount += roundAcks;
@@ -301,6 +308,7 @@ public final class GatewayBench {
         double reportsPerS = Percentiles.median(rates);
         double[] echoed = echo(opened, frames);
         Map<String, Object> f = new LinkedHashMap<>();
+        f.put("report_warm_up_rounds", warmUpRounds);
         f.put("report_rounds", rounds);
         f.put("zoo_held_in_rounds", !held.isEmpty());
         f.put("report_sessions", opened);
@@ -356,6 +364,7 @@ public final class GatewayBench {
                 // closed before the server goes: one killed under open connections logs a reset for each
                 Future.join(clients.stream().map(Client::close).toList()).toCompletionStage().toCompletableFuture()
                         .handle((v, e) -> null).get(30, TimeUnit.SECONDS);
+                sayTransportErrors("  echo round " + (round + 1), clients);
             }
             return new double[] {Percentiles.median(rates), Percentiles.median(perCpuSecond)};
         } finally {
@@ -440,6 +449,8 @@ public final class GatewayBench {
             c.ws = ws;
             ws.binaryMessageHandler(c::onFrame);
             ws.closeHandler(v -> c.onClose(ws.closeStatusCode() == null ? 1006 : ws.closeStatusCode()));
+            // kept with the client (and told once a phase), not logged by Vert.x once a connection
+            ws.exceptionHandler(e -> c.transportError = e.toString());
             if (hello == null) {
                 c.welcome.complete(c);
             } else {
@@ -450,6 +461,14 @@ public final class GatewayBench {
         return c.welcome.orTimeout(phaseTimeoutMs, TimeUnit.MILLISECONDS);
     }
 
+    /** How many of the clients' connections failed in transport (after the frames counted), and the first reason. */
+    private static void sayTransportErrors(String phase, List<Client> clients) {
+        List<String> failed = clients.stream().map(c -> c.transportError).filter(java.util.Objects::nonNull).toList();
+        if (!failed.isEmpty()) {
+            say(phase + ": " + failed.size() + " connections ended with a transport error (" + failed.get(0) + ")");
+        }
+    }
+
     /** One session's connection and what came back on it. */
     private static final class Client {
         final CompletableFuture<Client> welcome = new CompletableFuture<>();
@@ -458,6 +477,8 @@ public final class GatewayBench {
         final AtomicInteger acks = new AtomicInteger();
         final AtomicInteger offers = new AtomicInteger();
         final AtomicInteger errors = new AtomicInteger();
+        /** The connection's last transport failure (a reset by the peer), null when none. */
+        volatile String transportError;
         volatile WebSocket ws;
         volatile long helloNs;
         volatile double welcomeMs;
@@ -668,12 +689,12 @@ public final class GatewayBench {
         }
         if (f.containsKey("report_sessions")) {
             System.out.printf("""
-                      reports              %s acknowledged a second, median of %s rounds (first %s; %s from %s sessions a round, %s errors; zoo held: %s)
+                      reports              %s acknowledged a second, median of %s rounds after %s untimed (first %s; %s from %s sessions a round, %s errors; zoo held: %s)
                       echo baseline        %s frames a second, bare Vert.x, same connections and frames: gateway at %s of it
                       per CPU second       the gateway acknowledges %s reports a second of its own CPU; the echo server echoes %s frames: %s of it
                       JIT                  %s of the gateway's CPU in the rounds went to its JIT compiler (median); without it, %s reports a CPU second
                     """,
-                    f.get("reports_per_s"), f.get("report_rounds"), f.get("reports_first_round_per_s"), f.get("reports_acked"),
+                    f.get("reports_per_s"), f.get("report_rounds"), f.get("report_warm_up_rounds"), f.get("reports_first_round_per_s"), f.get("reports_acked"),
                     f.get("report_sessions"), f.get("report_errors"), f.get("zoo_held_in_rounds"),
                     f.get("echo_frames_per_s"), f.get("speedup_vs_echo"), f.get("reports_per_gateway_cpu_s"), f.get("echo_frames_per_cpu_s"),
                     f.get("cpu_speedup_vs_echo"),

@@ -24,6 +24,17 @@ class BenchArgsTest {
     }
 
     @Test
+    void aCountThatMayBeZeroTakesZeroAndRefusesTheRest() {
+        assertEquals(0, BenchArgs.of(new String[] {"--report-warm-up-rounds", "0"}).countOrZero("--report-warm-up-rounds", 4));
+        assertEquals(7, BenchArgs.of(new String[] {"--report-warm-up-rounds", "7"}).countOrZero("--report-warm-up-rounds", 4));
+        assertEquals(4, BenchArgs.of(new String[] {}).countOrZero("--report-warm-up-rounds", 4), "absent: the default");
+        for (String[] bad : new String[][] {{"--w"}, {"--w", "-1"}, {"--w", "00"}, {"--w", "x"}}) {
+            String message = assertThrows(IllegalArgumentException.class, () -> BenchArgs.of(bad).countOrZero("--w", 1)).getMessage();
+            assertEquals("--w takes a count (0 or more)", message);
+        }
+    }
+
+    @Test
     void readsThePhasesToRunAndRefusesAnUnknownOne() {
         java.util.List<String> known = java.util.List.of("burst", "reports", "held");
         assertEquals(known, BenchArgs.of(new String[] {"--json"}).only(known), "absent: every phase");
