@@ -206,6 +206,39 @@ class SessionSocketTest {
     }
 
     /**
+     * A kept session is one Redis hash under the SHA-256 of its token, each write of its fields
+     * renewing its expiry (a write of many fields too): read back from Redis itself.
+     */
+    @Test
+    void aKeptSessionsHashHoldsItsFieldsAndExpiresAResumeTtlAfterItsLastWrite() throws Exception {
+        OpSpec op = OpSpec.newBuilder().setKind(OpKind.OP_KIND_MATMUL).addShape(4).addShape(4).addShape(4).build();
+        KernelRef kernel = KernelRef.newBuilder().setKernelId("k-ttl").setOp(op).setSchedule(Schedule.newBuilder().setX0(1)).build();
+        Hello hello = Hello.newBuilder().setProtocolVersion(1).setBackend(Backend.BACKEND_WASM).addOps(op)
+                .setDevice(DeviceProfile.newBuilder().setFingerprint("ttl-test")).build();
+        String token = UUID.randomUUID().toString();
+        store.create(token, "session-ttl", hello, List.of(kernel), Double.NaN, "public", "").await().indefinitely();
+        store.reported(token, 0).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        List<String> many = java.util.stream.IntStream.range(0, 1500).mapToObj(i -> "many-" + i).toList();
+        store.sent(token, many).await().indefinitely();
+
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(dev.jitzoo.localstack.TestInfra.redisUri());
+        try (var redis = client.connect()) {
+            String key = "jitzoo:session:" + dev.jitzoo.tenant.Digests.sha256Hex(token, 32);
+            java.util.Set<String> fields = new java.util.HashSet<>(redis.sync().hkeys(key));
+            assertTrue(fields.containsAll(List.of("id", "hello", "peak", "tenant", "page", "k:k-ttl", "s:k-ttl", "r:0")), fields.toString());
+            assertEquals(8 + many.size(), fields.size(), "every field of the three writes, the 1,500 of the last among them");
+            long ttl = redis.sync().ttl(key);
+            assertTrue(ttl > 3500 && ttl <= 3600, "expires within the resume TTL (1 h) of its last write: " + ttl + " s");
+            redis.sync().expire(key, 100);
+            store.reported(token, 1).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(redis.sync().ttl(key) > 3500, "a report renews it");
+            assertEquals(java.util.Set.of(0, 1), store.find(token).await().indefinitely().orElseThrow().reportedOps());
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    /**
      * A resume token works for the tenant and page it was issued to, on one connection at a time:
      * replayed from another page it is refused; resumed again elsewhere, the connection it was on
      * is closed.
