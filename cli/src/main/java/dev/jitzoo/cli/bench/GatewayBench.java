@@ -295,6 +295,7 @@ public final class GatewayBench {
             if (!lost.isEmpty()) {
                 say("  " + name + ": " + lost.size() + " sessions without all their acknowledgements: " + lost.subList(0, Math.min(5, lost.size())));
             }
+            sayTransportErrors("  " + name, clients);
             firstRound = round == 0 ? roundAcks / seconds : firstRound;
             ackCount += roundAcks;
             errors += clients.stream().mapToInt(c -> c.errors.get()).sum();

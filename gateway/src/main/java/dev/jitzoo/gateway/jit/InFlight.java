@@ -16,18 +16,18 @@ import java.util.function.Supplier;
  */
 final class InFlight<K, T> {
 
+    private static final String METER = "jitzoo_gateway_codegen_calls_total";
+    private static final String DESCRIPTION =
+            "Calls to codegen the gateway made (joined=false), and asks that joined one already running (joined=true)";
+
     private final ConcurrentHashMap<K, Multi<T>> running = new ConcurrentHashMap<>();
     private final Counter calls;
     private final Counter joined;
 
     /** Counted as {@code jitzoo_gateway_codegen_calls_total{call=name, joined=false|true}}. */
     InFlight(String name, MeterRegistry metrics) {
-        this.calls = Counter.builder("jitzoo_gateway_codegen_calls_total").tag("call", name).tag("joined", "false")
-                .description("Calls to codegen the gateway made (joined=false), and asks that joined one already running (joined=true)")
-                .register(metrics);
-        this.joined = Counter.builder("jitzoo_gateway_codegen_calls_total").tag("call", name).tag("joined", "true")
-                .description("Calls to codegen the gateway made (joined=false), and asks that joined one already running (joined=true)")
-                .register(metrics);
+        this.calls = Counter.builder(METER).tag("call", name).tag("joined", "false").description(DESCRIPTION).register(metrics);
+        this.joined = Counter.builder(METER).tag("call", name).tag("joined", "true").description(DESCRIPTION).register(metrics);
     }
 
     /** The call running for {@code key}, or {@code call}'s, started now and shared until it ends. */
